@@ -1,0 +1,351 @@
+/*
+ * strata.h -- the one public header of libstrata, a finite-difference
+ * (stencil) engine for structured grids on GPUs and CPUs.
+ *
+ * Plain C11, no CUDA types.  Conventions:
+ *   - every function that can fail returns a strata_status; STRATA_OK is 0;
+ *   - handles are opaque; strata_X_destroy(&h) releases h, sets it to NULL
+ *     and accepts NULL;
+ *   - the detailed message of the last failure is kept on the context and
+ *     read with strata_context_error(); the library never prints and never
+ *     exits;
+ *   - a call that fails validation touches nothing.
+ *
+ * Lifecycle: create a context (which picks the backend), create fields on
+ * it, describe an operator as a strata_stencil, fill ghost layers with
+ * strata_field_fill_ghosts(), apply the operator with strata_apply(), read
+ * results back with strata_field_read().
+ */
+#ifndef STRATA_H
+#define STRATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRATA_VERSION_MAJOR 0
+#define STRATA_VERSION_MINOR 1
+#define STRATA_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------ */
+/* Status codes: one table, X(name, message).                               */
+/* ------------------------------------------------------------------------ */
+#define STRATA_STATUS_MAP(X)                                                  \
+  X(OK, "success")                                                            \
+  X(EINVAL, "invalid argument")                                               \
+  X(ENOMEM, "out of memory")                                                  \
+  X(ESHAPE, "field shapes do not match")                                      \
+  X(EPRECISION, "field precisions do not match")                              \
+  X(EGHOST, "ghost width too small for the operator")                         \
+  X(EOVERFLOW, "size overflows the address space")                            \
+  X(ENOBACKEND, "backend not available")                                      \
+  X(EDEVICE, "device (CUDA) error")                                           \
+  X(EIO, "input/output error")                                                \
+  X(EFORMAT, "malformed input")                                               \
+  X(EUNSTABLE, "parameters violate a stability limit")                        \
+  X(ENOTSUP, "operation not supported by this backend or build")              \
+  X(EINTERRUPTED, "interrupted")
+
+typedef enum strata_status {
+#define STRATA__STATUS_ENUM(name, msg) STRATA_##name,
+  STRATA_STATUS_MAP(STRATA__STATUS_ENUM)
+#undef STRATA__STATUS_ENUM
+  STRATA__STATUS_COUNT
+} strata_status;
+
+/* Short message for a status ("invalid argument"); never NULL. */
+const char *strata_strerror(strata_status s);
+/* The code's name ("STRATA_EINVAL"); never NULL. */
+const char *strata_status_name(strata_status s);
+
+/* Library version as "MAJOR.MINOR.PATCH"; build options are described by
+ * strata_build_info(). */
+const char *strata_version(void);
+/* One line naming the build options (CUDA, OpenMP, compiler). */
+const char *strata_build_info(void);
+
+/* ------------------------------------------------------------------------ */
+/* Context and backend                                                      */
+/* ------------------------------------------------------------------------ */
+typedef struct strata_context strata_context;
+
+typedef enum strata_backend {
+  STRATA_BACKEND_AUTO = 0, /* CUDA when a usable GPU is present, else CPU */
+  STRATA_BACKEND_CPU = 1,
+  STRATA_BACKEND_CUDA = 2
+} strata_backend;
+
+/* "auto", "cpu", "cuda"; "?" for anything else. */
+const char *strata_backend_name(strata_backend b);
+/* Parses "auto", "cpu" or "cuda" into *b.  Returns STRATA_EINVAL otherwise. */
+strata_status strata_backend_parse(const char *name, strata_backend *b);
+/* 1 when backend b can be used in this build on this machine, else 0; when
+ * 0 and why != NULL, a reason is written to why (at most why_size bytes). */
+int strata_backend_available(strata_backend b, char *why, size_t why_size);
+
+typedef struct strata_context_options {
+  strata_backend backend; /* default STRATA_BACKEND_AUTO */
+  int device;             /* CUDA device ordinal, default 0 */
+  int threads;            /* CPU threads, 0 = OpenMP default */
+  int autotune;           /* CUDA: time variants on first use (default 1) */
+  const char *tune_cache; /* CUDA: autotune cache file, NULL = default path,
+                             "" = keep results in memory only */
+  char *errbuf;           /* optional: receives the reason a create failed */
+  size_t errbuf_size;
+} strata_context_options;
+
+/* Fills *o with the defaults listed above. */
+void strata_context_options_init(strata_context_options *o);
+
+/* Creates a context.  opt may be NULL for defaults.  Errors: STRATA_EINVAL
+ * (bad options), STRATA_ENOBACKEND (the backend asked for is not usable;
+ * the reason goes to opt->errbuf), STRATA_ENOMEM. */
+strata_status strata_context_create(strata_context **out,
+                                    const strata_context_options *opt);
+/* Releases the context (fields must be destroyed first); sets *ctx = NULL;
+ * NULL and *ctx == NULL are harmless. */
+void strata_context_destroy(strata_context **ctx);
+/* The backend the context runs on (never AUTO). */
+strata_backend strata_context_backend(const strata_context *ctx);
+/* The detailed message of the last failure on this context ("" if none). */
+const char *strata_context_error(const strata_context *ctx);
+/* Waits until all work queued on the context is done. */
+strata_status strata_context_sync(strata_context *ctx);
+
+typedef struct strata_device_info {
+  char name[128];        /* CPU model or GPU name */
+  size_t memory_bytes;   /* device memory (GPU) or physical memory (CPU) */
+  size_t memory_free;    /* free memory when asked, 0 if unknown */
+  int multiprocessors;   /* SMs (GPU) or logical CPUs usable (CPU) */
+  size_t l2_bytes;       /* L2 (GPU) or last-level cache (CPU), 0 if unknown */
+  int cc_major, cc_minor;/* compute capability (GPU), 0 on CPU */
+  int threads;           /* OpenMP threads (CPU backend) */
+} strata_device_info;
+
+/* Describes the machine the context runs on. */
+strata_status strata_context_device_info(strata_context *ctx,
+                                         strata_device_info *info);
+
+/* ------------------------------------------------------------------------ */
+/* Fields: 1D, 2D and 3D grids with ghost layers                             */
+/* ------------------------------------------------------------------------ */
+typedef struct strata_field strata_field;
+
+typedef enum strata_precision {
+  STRATA_F32 = 4,
+  STRATA_F64 = 8
+} strata_precision;
+
+#define STRATA_MAX_GHOST 8
+
+typedef struct strata_field_desc {
+  int dims;          /* 1, 2 or 3 */
+  size_t n[3];       /* interior points along x, y, z; unused dims must be 1 */
+  int ghost;         /* ghost layers on every side of every used axis, 1..8 */
+  strata_precision precision;
+} strata_field_desc;
+
+/* The memory layout, for backends, I/O and tests.  Element (i,j,k) of the
+ * interior (ghost points have indices -ghost..-1 and n..n+ghost-1) lives at
+ * element offset  origin + i + j*pitch_x + k*pitch_x*pitch_y.  origin is
+ * chosen so that every row's first interior point is 128-byte aligned. */
+typedef struct strata_field_layout {
+  size_t pitch_x;    /* elements per row (>= n[0] + 2*ghost) */
+  size_t pitch_y;    /* rows per plane (n[1] + 2*ghost in 2D/3D, else 1) */
+  size_t planes;     /* n[2] + 2*ghost in 3D, else 1 */
+  size_t origin;     /* element offset of interior point (0,0,0) */
+  size_t elements;   /* elements allocated */
+  size_t bytes;      /* bytes allocated */
+} strata_field_layout;
+
+/* Bytes a field of this description needs, without creating it.
+ * Errors: STRATA_EINVAL, STRATA_EOVERFLOW. */
+strata_status strata_field_bytes(const strata_field_desc *d, size_t *bytes);
+
+/* Creates a field on the context's backend.  Contents start at zero.
+ * Errors: STRATA_EINVAL (dims, sizes, ghost, precision), STRATA_EOVERFLOW
+ * (byte count overflows), STRATA_ENOMEM (does not fit: the message names
+ * the bytes needed and the bytes available), STRATA_EDEVICE. */
+strata_status strata_field_create(strata_context *ctx,
+                                  const strata_field_desc *d,
+                                  strata_field **out);
+/* Releases the field; sets *f = NULL; NULL is harmless. */
+void strata_field_destroy(strata_field **f);
+/* The description and layout the field was created with. */
+strata_status strata_field_get_desc(const strata_field *f,
+                                    strata_field_desc *d);
+strata_status strata_field_get_layout(const strata_field *f,
+                                      strata_field_layout *L);
+/* The field's context. */
+strata_context *strata_field_context(const strata_field *f);
+
+/* Copies a dense host array into the field.  The host array has the field's
+ * precision, x fastest.  strata_field_write covers the interior only
+ * (n[0]*n[1]*n[2] values); the _ghosted forms cover interior and ghosts
+ * ((n[0]+2g)*(n[1]+2g)*(n[2]+2g) values, unused axes without ghosts). */
+strata_status strata_field_write(strata_field *f, const void *host);
+strata_status strata_field_read(const strata_field *f, void *host);
+strata_status strata_field_write_ghosted(strata_field *f, const void *host);
+strata_status strata_field_read_ghosted(const strata_field *f, void *host);
+
+/* Sets every point, ghosts included, to value (NaN is a good poison). */
+strata_status strata_field_fill(strata_field *f, double value);
+/* Sets every point, ghosts included, to fn(i, j, k, user); indices run from
+ * -ghost to n+ghost-1 on used axes, 0 on unused ones. */
+typedef double (*strata_point_fn)(long i, long j, long k, void *user);
+strata_status strata_field_fill_fn(strata_field *f, strata_point_fn fn,
+                                   void *user);
+/* Sets every point, ghosts included, to a uniform pseudo-random value in
+ * [lo, hi).  The value at a point depends only on seed and the point's
+ * indices, so every backend gives the same field. */
+strata_status strata_field_fill_random(strata_field *f, uint64_t seed,
+                                       double lo, double hi);
+/* dst = src, ghosts included.  Shapes and precisions must match. */
+strata_status strata_field_copy(strata_field *dst, const strata_field *src);
+
+typedef enum strata_norm {
+  STRATA_NORM_L2 = 0,  /* sqrt(sum x^2) */
+  STRATA_NORM_RMS = 1, /* sqrt(sum x^2 / N) */
+  STRATA_NORM_MAX = 2, /* max |x| */
+  STRATA_NORM_SUM = 3  /* plain sum (not a norm: for conservation checks) */
+} strata_norm;
+
+/* A norm of the interior, accumulated in double.  NaN in the field gives
+ * NaN (never a silently small number). */
+strata_status strata_field_norm(const strata_field *f, strata_norm which,
+                                double *out);
+/* The norm of (a - b) over the interior. */
+strata_status strata_field_diff(const strata_field *a, const strata_field *b,
+                                strata_norm which, double *out);
+
+/* ------------------------------------------------------------------------ */
+/* Boundary conditions                                                       */
+/* ------------------------------------------------------------------------ */
+typedef enum strata_bc_kind {
+  STRATA_BC_DIRICHLET = 0, /* every ghost layer = value */
+  STRATA_BC_NEUMANN = 1,   /* zero flux: ghost(-k) = interior(k-1), a mirror
+                              about the face halfway between points, so the
+                              discrete Laplacian conserves the sum */
+  STRATA_BC_PERIODIC = 2,  /* ghost(-k) = interior(n-k); both faces of the
+                              axis must be periodic */
+  STRATA_BC_NONE = 3       /* leave the ghost layers as they are */
+} strata_bc_kind;
+
+enum { STRATA_FACE_XLO, STRATA_FACE_XHI, STRATA_FACE_YLO, STRATA_FACE_YHI,
+       STRATA_FACE_ZLO, STRATA_FACE_ZHI };
+
+typedef struct strata_boundary {
+  strata_bc_kind kind[6]; /* per face, in STRATA_FACE_* order */
+  double value[6];        /* Dirichlet values */
+} strata_boundary;
+
+/* The same condition (and Dirichlet value) on every face. */
+void strata_boundary_uniform(strata_boundary *bc, strata_bc_kind kind,
+                             double value);
+/* "dirichlet", "neumann", "periodic", "none"; "?" for anything else. */
+const char *strata_bc_name(strata_bc_kind k);
+/* Parses the names above. */
+strata_status strata_bc_parse(const char *name, strata_bc_kind *k);
+
+/* Fills all ghost layers of f from its interior and bc.  Faces are filled
+ * axis by axis (x, then y over the x-extended rows, then z over whole
+ * planes), so edges and corners are consistent for box stencils.
+ * Errors: STRATA_EINVAL (periodic on one face only, bad kind). */
+strata_status strata_field_fill_ghosts(strata_field *f,
+                                       const strata_boundary *bc);
+
+/* ------------------------------------------------------------------------ */
+/* Operators as data                                                         */
+/* ------------------------------------------------------------------------ */
+#define STRATA_MAX_RADIUS 4
+
+typedef enum strata_stencil_kind {
+  STRATA_STENCIL_STAR = 1,          /* center + symmetric axis pairs, r=1..4 */
+  STRATA_STENCIL_DERIVATIVE = 2,    /* antisymmetric pairs along one axis */
+  STRATA_STENCIL_BOX = 3,           /* general 3x3 (2D) or 3x3x3 (3D) */
+  STRATA_STENCIL_BOX_SYMMETRIC = 4  /* 3x3x3 with C0..C3 */
+} strata_stencil_kind;
+
+/* out(p) = sum over the stencil's points q of w(q) * in(p + q).
+ *  STAR:           w(0) = center; w(+-k e_a) = coef[a][k], k = 1..radius
+ *  DERIVATIVE:     w(+k e_axis) = coef[axis][k], w(-k e_axis) = -coef[axis][k]
+ *  BOX:            w(dx,dy,dz) = box[(dz+1)*9 + (dy+1)*3 + (dx+1)] in 3D,
+ *                  box[(dy+1)*3 + (dx+1)] in 2D
+ *  BOX_SYMMETRIC:  C0 center, C1 the 6 faces, C2 the 12 edges, C3 the 8
+ *                  corners (sym[0..3]); 3D only. */
+typedef struct strata_stencil {
+  strata_stencil_kind kind;
+  int dims;   /* 1, 2 or 3: must equal the fields' dims */
+  int radius; /* ghost width the stencil needs */
+  int axis;   /* DERIVATIVE: 0 = x, 1 = y, 2 = z */
+  double center;
+  double coef[3][STRATA_MAX_RADIUS + 1]; /* index 0 unused */
+  double sym[4];
+  double box[27];
+} strata_stencil;
+
+/* The standard central Laplacian of order 2, 4, 6 or 8 (radius order/2) on
+ * spacing h in 1, 2 or 3 dimensions.  The 3D order-8 one is the 25-point
+ * stencil of seismic wave propagation. */
+strata_status strata_stencil_laplacian(strata_stencil *s, int dims, int order,
+                                       double h);
+/* An isotropic star: center and coef[k-1] for offsets +-k on every axis. */
+strata_status strata_stencil_star(strata_stencil *s, int dims, int radius,
+                                  double center, const double *coef);
+/* The central first derivative d/d(axis) of order 2, 4, 6 or 8 on spacing
+ * h (order 8: coefficients 4/5, -1/5, 4/105, -1/280, over h). */
+strata_status strata_stencil_derivative(strata_stencil *s, int dims, int axis,
+                                        int order, double h);
+/* The symmetric 27-point stencil.  Presets of seed 004: the 7-point
+ * finite-difference stencil is (1, -1/6, 0, 0); the trilinear finite-element
+ * stencil is (8/3, 0, -1/6, -1/12). */
+strata_status strata_stencil_box_symmetric(strata_stencil *s, double c0,
+                                           double c1, double c2, double c3);
+/* A general box: K has 9 (2D) or 27 (3D) weights, layout as above. */
+strata_status strata_stencil_box(strata_stencil *s, int dims, const double *K);
+/* The compact 9-point 2D Laplacian (1/(6h^2)) [1 4 1; 4 -20 4; 1 4 1]. */
+strata_status strata_stencil_laplacian9(strata_stencil *s, double h);
+
+/* Checks a hand-filled stencil.  Errors: STRATA_EINVAL. */
+strata_status strata_stencil_validate(const strata_stencil *s);
+/* Number of points with a (structurally) non-zero weight slot. */
+int strata_stencil_points(const strata_stencil *s);
+
+/* ------------------------------------------------------------------------ */
+/* Applying operators                                                        */
+/* ------------------------------------------------------------------------ */
+typedef struct strata_apply_options {
+  const char *variant; /* kernel variant by name; NULL or "auto" = fastest */
+  int block[3];        /* CUDA thread-block shape, 0 = the variant's default */
+} strata_apply_options;
+
+/* out = op(in) over the interior of out.  The ghost layers of in must
+ * already hold what the boundary conditions say (strata_field_fill_ghosts);
+ * the ghost layers of out are not written.  in and out must be distinct
+ * fields of the same context, shape and precision, with ghost >= radius.
+ * opt may be NULL.  Errors: STRATA_EINVAL, STRATA_ESHAPE, STRATA_EPRECISION,
+ * STRATA_EGHOST, STRATA_ENOTSUP (unknown variant for this backend and
+ * operator; the message lists the known ones), STRATA_EDEVICE. */
+strata_status strata_apply(const strata_stencil *op, const strata_field *in,
+                           strata_field *out, const strata_apply_options *opt);
+
+/* The bandwidth ceilings: out = in over the interior, with the traversal of
+ * variant ("copy" on the CPU; "copycube", a plain 2.5D copy, and
+ * "copycube_halo", the copy with the halo reads of the "kd" variant, on
+ * CUDA; NULL = the backend's plain copy).  Ghost layers of out are not
+ * written.  Used by benchmarks to measure the machine's own ceiling. */
+strata_status strata_copy_kernel(const strata_field *in, strata_field *out,
+                                 const char *variant);
+
+/* Names of the kernel variants the context's backend has for op, separated
+ * by commas, written to buf.  Errors: STRATA_EINVAL. */
+strata_status strata_variants(strata_context *ctx, const strata_stencil *op,
+                              char *buf, size_t buf_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STRATA_H */

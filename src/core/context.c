@@ -1,0 +1,227 @@
+/* Status table, context lifecycle and backend selection. */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static const char *const status_msg[] = {
+#define X(name, msg) msg,
+    STRATA_STATUS_MAP(X)
+#undef X
+};
+static const char *const status_names[] = {
+#define X(name, msg) "STRATA_" #name,
+    STRATA_STATUS_MAP(X)
+#undef X
+};
+
+const char *strata_strerror(strata_status s) {
+  if ((int)s < 0 || s >= STRATA__STATUS_COUNT) return "unknown status";
+  return status_msg[s];
+}
+
+const char *strata_status_name(strata_status s) {
+  if ((int)s < 0 || s >= STRATA__STATUS_COUNT) return "STRATA_UNKNOWN";
+  return status_names[s];
+}
+
+#define STRATA__STR2(x) #x
+#define STRATA__STR(x) STRATA__STR2(x)
+
+const char *strata_version(void) {
+  return STRATA__STR(STRATA_VERSION_MAJOR) "." STRATA__STR(
+      STRATA_VERSION_MINOR) "." STRATA__STR(STRATA_VERSION_PATCH);
+}
+
+const char *strata_build_info(void) {
+  return "cuda="
+#ifdef STRATA_HAVE_CUDA
+         "yes"
+#else
+         "no"
+#endif
+         " openmp="
+#ifdef _OPENMP
+         "yes"
+#else
+         "no"
+#endif
+         " compiler="
+#if defined(__clang__)
+         "clang-" __clang_version__
+#elif defined(__GNUC__)
+         "gcc-" __VERSION__
+#else
+         "unknown"
+#endif
+      ;
+}
+
+strata_status strata__fail(strata_context *ctx, strata_status s,
+                           const char *fmt, ...) {
+  if (ctx) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
+double strata__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *strata_backend_name(strata_backend b) {
+  switch (b) {
+  case STRATA_BACKEND_AUTO: return "auto";
+  case STRATA_BACKEND_CPU: return "cpu";
+  case STRATA_BACKEND_CUDA: return "cuda";
+  }
+  return "?";
+}
+
+strata_status strata_backend_parse(const char *name, strata_backend *b) {
+  if (!name || !b) return STRATA_EINVAL;
+  static const strata_backend all[] = {STRATA_BACKEND_AUTO, STRATA_BACKEND_CPU,
+                                       STRATA_BACKEND_CUDA};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (strcmp(name, strata_backend_name(all[i])) == 0) {
+      *b = all[i];
+      return STRATA_OK;
+    }
+  return STRATA_EINVAL;
+}
+
+int strata_backend_available(strata_backend b, char *why, size_t n) {
+  if (why && n) why[0] = '\0';
+  switch (b) {
+  case STRATA_BACKEND_CPU:
+  case STRATA_BACKEND_AUTO:
+    return 1;
+  case STRATA_BACKEND_CUDA:
+#ifdef STRATA_HAVE_CUDA
+    return strata__cuda_probe(why, n);
+#else
+    if (why && n)
+      snprintf(why, n, "this build of strata has no CUDA support "
+                       "(configure with nvcc installed and STRATA_CUDA=ON)");
+    return 0;
+#endif
+  }
+  if (why && n) snprintf(why, n, "unknown backend %d", (int)b);
+  return 0;
+}
+
+void strata_context_options_init(strata_context_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->backend = STRATA_BACKEND_AUTO;
+  o->autotune = 1;
+}
+
+static void set_errbuf(const strata_context_options *o, const char *fmt,
+                       const char *arg) {
+  if (o && o->errbuf && o->errbuf_size)
+    snprintf(o->errbuf, o->errbuf_size, fmt, arg);
+}
+
+strata_status strata_context_create(strata_context **out,
+                                    const strata_context_options *opt) {
+  if (!out) return STRATA_EINVAL;
+  *out = NULL;
+  strata_context_options o;
+  if (opt)
+    o = *opt;
+  else
+    strata_context_options_init(&o);
+  if (o.threads < 0) {
+    set_errbuf(opt, "threads must be >= 0%s", "");
+    return STRATA_EINVAL;
+  }
+  if (o.device < 0) {
+    set_errbuf(opt, "device ordinal must be >= 0%s", "");
+    return STRATA_EINVAL;
+  }
+  char why[512] = "";
+  strata_backend kind = o.backend;
+  if (kind == STRATA_BACKEND_AUTO)
+    kind = strata_backend_available(STRATA_BACKEND_CUDA, why, sizeof why)
+               ? STRATA_BACKEND_CUDA
+               : STRATA_BACKEND_CPU;
+  else if (kind == STRATA_BACKEND_CUDA &&
+           !strata_backend_available(kind, why, sizeof why)) {
+    set_errbuf(opt, "CUDA backend not available: %s", why);
+    return STRATA_ENOBACKEND;
+  } else if (kind != STRATA_BACKEND_CPU && kind != STRATA_BACKEND_CUDA) {
+    set_errbuf(opt, "unknown backend%s", "");
+    return STRATA_EINVAL;
+  }
+
+  strata_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return STRATA_ENOMEM;
+  ctx->kind = kind;
+  ctx->threads = o.threads;
+  ctx->autotune = o.autotune;
+  if (o.tune_cache) {
+    ctx->tune_cache = strdup(o.tune_cache);
+    if (!ctx->tune_cache) {
+      free(ctx);
+      return STRATA_ENOMEM;
+    }
+  }
+#ifdef STRATA_HAVE_CUDA
+  ctx->be = kind == STRATA_BACKEND_CUDA ? &strata__cuda_backend
+                                        : &strata__cpu_backend;
+#else
+  ctx->be = &strata__cpu_backend;
+#endif
+  strata_status s = ctx->be->init ? ctx->be->init(ctx, &o) : STRATA_OK;
+  if (s != STRATA_OK) {
+    set_errbuf(opt, "%s", ctx->error);
+    free(ctx->tune_cache);
+    free(ctx);
+    return s;
+  }
+  *out = ctx;
+  return STRATA_OK;
+}
+
+void strata_context_destroy(strata_context **pctx) {
+  if (!pctx || !*pctx) return;
+  strata_context *ctx = *pctx;
+  if (ctx->be && ctx->be->fini) ctx->be->fini(ctx);
+  free(ctx->tune_cache);
+  free(ctx);
+  *pctx = NULL;
+}
+
+strata_backend strata_context_backend(const strata_context *ctx) {
+  return ctx ? ctx->kind : STRATA_BACKEND_AUTO;
+}
+
+const char *strata_context_error(const strata_context *ctx) {
+  return ctx ? ctx->error : "no context";
+}
+
+strata_status strata_context_sync(strata_context *ctx) {
+  if (!ctx) return STRATA_EINVAL;
+  return ctx->be->sync ? ctx->be->sync(ctx) : STRATA_OK;
+}
+
+strata_status strata_context_device_info(strata_context *ctx,
+                                         strata_device_info *info) {
+  if (!ctx) return STRATA_EINVAL;
+  if (!info) return strata__fail(ctx, STRATA_EINVAL, "info is NULL");
+  memset(info, 0, sizeof *info);
+  return ctx->be->info(ctx, info);
+}

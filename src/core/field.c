@@ -1,0 +1,408 @@
+/* Fields: validation, layout, lifecycle, host transfers, fills and norms.
+ * Backends provide memory and the hot operations; what is not hot goes
+ * through a host image of the whole allocation (host_image/host_commit). */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int mul_ovf(size_t a, size_t b, size_t *r) {
+  return __builtin_mul_overflow(a, b, r);
+}
+static int add_ovf(size_t a, size_t b, size_t *r) {
+  return __builtin_add_overflow(a, b, r);
+}
+
+/* Validates d and computes the layout; msg receives the reason on failure. */
+static strata_status layout_of(const strata_field_desc *d,
+                               strata_field_layout *L, int g[3], char *msg,
+                               size_t msgn) {
+  if (!d) {
+    snprintf(msg, msgn, "field description is NULL");
+    return STRATA_EINVAL;
+  }
+  if (d->dims < 1 || d->dims > 3) {
+    snprintf(msg, msgn, "dims is %d; it must be 1, 2 or 3", d->dims);
+    return STRATA_EINVAL;
+  }
+  if (d->precision != STRATA_F32 && d->precision != STRATA_F64) {
+    snprintf(msg, msgn, "precision is %d; it must be STRATA_F32 or STRATA_F64",
+             (int)d->precision);
+    return STRATA_EINVAL;
+  }
+  if (d->ghost < 1 || d->ghost > STRATA_MAX_GHOST) {
+    snprintf(msg, msgn, "ghost width is %d; it must be 1..%d", d->ghost,
+             STRATA_MAX_GHOST);
+    return STRATA_EINVAL;
+  }
+  static const char axes[] = "xyz";
+  for (int a = 0; a < 3; a++) {
+    if (a < d->dims && d->n[a] < 1) {
+      snprintf(msg, msgn, "size along %c is 0; it must be at least 1",
+               axes[a]);
+      return STRATA_EINVAL;
+    }
+    if (a < d->dims && d->n[a] > (size_t)1 << 40) {
+      snprintf(msg, msgn, "size along %c is %zu; it exceeds 2^40 points "
+               "(a negative size passed as size_t?)", axes[a], d->n[a]);
+      return STRATA_EOVERFLOW;
+    }
+    if (a >= d->dims && d->n[a] != 1) {
+      snprintf(msg, msgn, "size along unused axis %c is %zu; it must be 1 "
+               "for a %dD field", axes[a], d->n[a], d->dims);
+      return STRATA_EINVAL;
+    }
+    g[a] = a < d->dims ? d->ghost : 0;
+  }
+  size_t es = (size_t)d->precision;
+  size_t ae = STRATA__ALIGN_BYTES / es; /* elements per alignment unit >= 16 */
+  size_t px, py, pz, plane, elems, bytes, t;
+  /* row: [pad of ae elements whose last g are ghosts][n0][g ghosts][pad] */
+  if (add_ovf(d->n[0], ae + (size_t)g[0] + ae - 1, &t)) goto overflow;
+  px = t / ae * ae;
+  py = d->n[1] + 2 * (size_t)g[1];
+  pz = d->n[2] + 2 * (size_t)g[2];
+  if (mul_ovf(px, py, &plane) || mul_ovf(plane, pz, &elems) ||
+      mul_ovf(elems, es, &bytes) || bytes > (size_t)PTRDIFF_MAX / 2)
+    goto overflow;
+  L->pitch_x = px;
+  L->pitch_y = py;
+  L->planes = pz;
+  L->origin = ae + px * ((size_t)g[1] + py * (size_t)g[2]);
+  L->elements = elems;
+  L->bytes = bytes;
+  return STRATA_OK;
+overflow:
+  snprintf(msg, msgn, "field of %zu x %zu x %zu points (ghost %d, %zu-byte "
+           "values) needs more bytes than the address space holds",
+           d->n[0], d->n[1], d->n[2], d->ghost, es);
+  return STRATA_EOVERFLOW;
+}
+
+strata_status strata_field_bytes(const strata_field_desc *d, size_t *bytes) {
+  strata_field_layout L;
+  int g[3];
+  char msg[256];
+  if (!bytes) return STRATA_EINVAL;
+  strata_status s = layout_of(d, &L, g, msg, sizeof msg);
+  if (s == STRATA_OK) *bytes = L.bytes;
+  return s;
+}
+
+strata_status strata_field_create(strata_context *ctx,
+                                  const strata_field_desc *d,
+                                  strata_field **out) {
+  if (!ctx) return STRATA_EINVAL;
+  if (!out) return strata__fail(ctx, STRATA_EINVAL, "output pointer is NULL");
+  *out = NULL;
+  strata_field_layout L;
+  int g[3];
+  char msg[256];
+  strata_status s = layout_of(d, &L, g, msg, sizeof msg);
+  if (s != STRATA_OK) return strata__fail(ctx, s, "%s", msg);
+  strata_field *f = calloc(1, sizeof *f);
+  if (!f) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  f->ctx = ctx;
+  f->d = *d;
+  f->L = L;
+  f->esize = (size_t)d->precision;
+  memcpy(f->g, g, sizeof f->g);
+  s = ctx->be->alloc(ctx, L.bytes, &f->data);
+  if (s != STRATA_OK) {
+    free(f);
+    return s;
+  }
+  ctx->live_fields++;
+  *out = f;
+  return STRATA_OK;
+}
+
+void strata_field_destroy(strata_field **pf) {
+  if (!pf || !*pf) return;
+  strata_field *f = *pf;
+  f->ctx->be->release(f->ctx, f->data);
+  f->ctx->live_fields--;
+  free(f);
+  *pf = NULL;
+}
+
+strata_status strata_field_get_desc(const strata_field *f,
+                                    strata_field_desc *d) {
+  if (!f || !d) return STRATA_EINVAL;
+  *d = f->d;
+  return STRATA_OK;
+}
+
+strata_status strata_field_get_layout(const strata_field *f,
+                                      strata_field_layout *L) {
+  if (!f || !L) return STRATA_EINVAL;
+  *L = f->L;
+  return STRATA_OK;
+}
+
+strata_context *strata_field_context(const strata_field *f) {
+  return f ? f->ctx : NULL;
+}
+
+strata_status strata__check_pair(const strata_field *a, const strata_field *b,
+                                 const char *what) {
+  strata_context *ctx = a->ctx;
+  if (a->ctx != b->ctx)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "%s: the fields belong to different contexts", what);
+  if (a->d.precision != b->d.precision)
+    return strata__fail(ctx, STRATA_EPRECISION,
+                        "%s: precisions differ (%d-byte vs %d-byte values)",
+                        what, (int)a->d.precision, (int)b->d.precision);
+  if (a->d.dims != b->d.dims || a->d.n[0] != b->d.n[0] ||
+      a->d.n[1] != b->d.n[1] || a->d.n[2] != b->d.n[2])
+    return strata__fail(ctx, STRATA_ESHAPE,
+                        "%s: shapes differ (%dD %zux%zux%zu vs %dD "
+                        "%zux%zux%zu)",
+                        what, a->d.dims, a->d.n[0], a->d.n[1], a->d.n[2],
+                        b->d.dims, b->d.n[0], b->d.n[1], b->d.n[2]);
+  return STRATA_OK;
+}
+
+/* ---- host images ---------------------------------------------------- */
+
+/* A host-addressable image of f's whole allocation: the data itself on a
+ * host backend, else a staged copy (fetched when fetch != 0). */
+static strata_status host_image(const strata_field *f, int fetch,
+                                void **img) {
+  strata_context *ctx = f->ctx;
+  if (ctx->be->host_accessible) {
+    *img = f->data;
+    return STRATA_OK;
+  }
+  void *p = fetch ? malloc(f->L.bytes) : calloc(1, f->L.bytes);
+  if (!p)
+    return strata__fail(ctx, STRATA_ENOMEM,
+                        "cannot stage %zu bytes in host memory", f->L.bytes);
+  if (fetch) {
+    strata_status s = ctx->be->to_host(ctx, p, f->data, f->L.bytes);
+    if (s != STRATA_OK) {
+      free(p);
+      return s;
+    }
+  }
+  *img = p;
+  return STRATA_OK;
+}
+
+/* Ends the use of an image: uploads it when store != 0, frees staging. */
+static strata_status host_done(const strata_field *f, void *img, int store) {
+  strata_context *ctx = f->ctx;
+  if (ctx->be->host_accessible) return STRATA_OK;
+  strata_status s = STRATA_OK;
+  if (store) s = ctx->be->from_host(ctx, f->data, img, f->L.bytes);
+  free(img);
+  return s;
+}
+
+/* Copies rows between a dense host array and an image.  to_field selects
+ * the direction; ghosted selects the interior or the ghosted box. */
+static void dense_rows(const strata_field *f, char *img, char *dense,
+                       int ghosted, int to_field) {
+  long g0 = ghosted ? f->g[0] : 0, g1 = ghosted ? f->g[1] : 0,
+       g2 = ghosted ? f->g[2] : 0;
+  long nx = (long)f->d.n[0] + 2 * g0, ny = (long)f->d.n[1] + 2 * g1,
+       nz = (long)f->d.n[2] + 2 * g2;
+  size_t row = (size_t)nx * f->esize;
+  for (long k = 0; k < nz; k++)
+    for (long j = 0; j < ny; j++) {
+      char *fp = img + strata__offset(f, -g0, j - g1, k - g2) * f->esize;
+      char *dp = dense + ((size_t)k * (size_t)ny + (size_t)j) * row;
+      if (to_field)
+        memcpy(fp, dp, row);
+      else
+        memcpy(dp, fp, row);
+    }
+}
+
+static strata_status transfer(const strata_field *f, void *host, int ghosted,
+                              int to_field) {
+  if (!f) return STRATA_EINVAL;
+  if (!host)
+    return strata__fail(f->ctx, STRATA_EINVAL, "host array is NULL");
+  void *img = NULL;
+  /* writing the interior only must keep the ghosts: fetch first */
+  strata_status s = host_image(f, !to_field || !ghosted, &img);
+  if (s != STRATA_OK) return s;
+  dense_rows(f, img, host, ghosted, to_field);
+  return host_done(f, img, to_field);
+}
+
+strata_status strata_field_write(strata_field *f, const void *host) {
+  return transfer(f, (void *)host, 0, 1);
+}
+strata_status strata_field_read(const strata_field *f, void *host) {
+  return transfer(f, host, 0, 0);
+}
+strata_status strata_field_write_ghosted(strata_field *f, const void *host) {
+  return transfer(f, (void *)host, 1, 1);
+}
+strata_status strata_field_read_ghosted(const strata_field *f, void *host) {
+  return transfer(f, host, 1, 0);
+}
+
+/* ---- fills -------------------------------------------------------------- */
+
+/* Calls body(i, j, k, element pointer) for every point of the ghosted box
+ * of an image. */
+#define FOR_GHOSTED(f, img, BODY)                                              \
+  do {                                                                         \
+    long g0_ = (f)->g[0], g1_ = (f)->g[1], g2_ = (f)->g[2];                    \
+    long nx_ = (long)(f)->d.n[0], ny_ = (long)(f)->d.n[1],                     \
+         nz_ = (long)(f)->d.n[2];                                              \
+    _Pragma("omp parallel for collapse(2) schedule(static)")                   \
+    for (long k = -g2_; k < nz_ + g2_; k++)                                    \
+      for (long j = -g1_; j < ny_ + g1_; j++)                                  \
+        for (long i = -g0_; i < nx_ + g0_; i++) {                              \
+          size_t off_ = strata__offset((f), i, j, k);                          \
+          BODY;                                                                \
+        }                                                                      \
+  } while (0)
+
+static void store_value(const strata_field *f, void *img, size_t off,
+                        double v) {
+  if (f->d.precision == STRATA_F32)
+    ((float *)img)[off] = (float)v;
+  else
+    ((double *)img)[off] = v;
+}
+
+strata_status strata_field_fill(strata_field *f, double value) {
+  if (!f) return STRATA_EINVAL;
+  if (f->ctx->be->fill_value) return f->ctx->be->fill_value(f, value);
+  void *img = NULL;
+  strata_status s = host_image(f, 1, &img);
+  if (s != STRATA_OK) return s;
+  FOR_GHOSTED(f, img, store_value(f, img, off_, value));
+  return host_done(f, img, 1);
+}
+
+strata_status strata_field_fill_fn(strata_field *f, strata_point_fn fn,
+                                   void *user) {
+  if (!f) return STRATA_EINVAL;
+  if (!fn) return strata__fail(f->ctx, STRATA_EINVAL, "function is NULL");
+  void *img = NULL;
+  strata_status s = host_image(f, 1, &img);
+  if (s != STRATA_OK) return s;
+  /* the user's function may not be thread-safe: call it serially */
+  long g0 = f->g[0], g1 = f->g[1], g2 = f->g[2];
+  long nx = (long)f->d.n[0], ny = (long)f->d.n[1], nz = (long)f->d.n[2];
+  for (long k = -g2; k < nz + g2; k++)
+    for (long j = -g1; j < ny + g1; j++)
+      for (long i = -g0; i < nx + g0; i++)
+        store_value(f, img, strata__offset(f, i, j, k), fn(i, j, k, user));
+  return host_done(f, img, 1);
+}
+
+strata_status strata_field_fill_random(strata_field *f, uint64_t seed,
+                                       double lo, double hi) {
+  if (!f) return STRATA_EINVAL;
+  if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi))
+    return strata__fail(f->ctx, STRATA_EINVAL,
+                        "random range [%g, %g) is not a finite interval", lo,
+                        hi);
+  if (f->ctx->be->fill_random) return f->ctx->be->fill_random(f, seed, lo, hi);
+  void *img = NULL;
+  strata_status s = host_image(f, 1, &img);
+  if (s != STRATA_OK) return s;
+  double w = hi - lo;
+  FOR_GHOSTED(f, img,
+              store_value(f, img, off_,
+                          lo + w * strata__rand01(
+                                       seed, strata__ghosted_index(f, i, j,
+                                                                   k))));
+  return host_done(f, img, 1);
+}
+
+strata_status strata_field_copy(strata_field *dst, const strata_field *src) {
+  if (!dst || !src) return STRATA_EINVAL;
+  strata_status s = strata__check_pair(dst, src, "copy");
+  if (s != STRATA_OK) return s;
+  if (dst->d.ghost != src->d.ghost)
+    return strata__fail(dst->ctx, STRATA_ESHAPE,
+                        "copy: ghost widths differ (%d vs %d)", dst->d.ghost,
+                        src->d.ghost);
+  if (dst == src) return STRATA_OK;
+  return dst->ctx->be->copy(dst->ctx, dst->data, src->data, dst->L.bytes);
+}
+
+/* ---- norms -------------------------------------------------------------- */
+
+static strata_status norm_host(const strata_field *a, const strata_field *b,
+                               strata_norm which, double *out) {
+  void *ia = NULL, *ib = NULL;
+  strata_status s = host_image(a, 1, &ia);
+  if (s != STRATA_OK) return s;
+  if (b) {
+    s = host_image(b, 1, &ib);
+    if (s != STRATA_OK) {
+      host_done(a, ia, 0);
+      return s;
+    }
+  }
+  long nx = (long)a->d.n[0], ny = (long)a->d.n[1], nz = (long)a->d.n[2];
+  double acc = 0.0, mx = 0.0;
+  int nan = 0;
+  int f32 = a->d.precision == STRATA_F32;
+#pragma omp parallel for collapse(2) reduction(+ : acc, nan) \
+    reduction(max : mx) schedule(static)
+  for (long k = 0; k < nz; k++)
+    for (long j = 0; j < ny; j++)
+      for (long i = 0; i < nx; i++) {
+        size_t oa = strata__offset(a, i, j, k);
+        double v = f32 ? (double)((float *)ia)[oa] : ((double *)ia)[oa];
+        if (b) {
+          size_t ob = strata__offset(b, i, j, k);
+          v -= f32 ? (double)((float *)ib)[ob] : ((double *)ib)[ob];
+        }
+        if (v != v) nan = 1;
+        switch (which) {
+        case STRATA_NORM_SUM: acc += v; break;
+        case STRATA_NORM_MAX: mx = fabs(v) > mx ? fabs(v) : mx; break;
+        default: acc += v * v; break;
+        }
+      }
+  host_done(a, ia, 0);
+  if (b) host_done(b, ib, 0);
+  double npts = (double)nx * (double)ny * (double)nz;
+  switch (which) {
+  case STRATA_NORM_L2: *out = sqrt(acc); break;
+  case STRATA_NORM_RMS: *out = sqrt(acc / npts); break;
+  case STRATA_NORM_MAX: *out = mx; break;
+  case STRATA_NORM_SUM: *out = acc; break;
+  }
+  if (nan) *out = NAN;
+  return STRATA_OK;
+}
+
+static strata_status norm_common(const strata_field *a, const strata_field *b,
+                                 strata_norm which, double *out) {
+  if (!out)
+    return strata__fail(a->ctx, STRATA_EINVAL, "output pointer is NULL");
+  if (which < STRATA_NORM_L2 || which > STRATA_NORM_SUM)
+    return strata__fail(a->ctx, STRATA_EINVAL, "unknown norm %d", (int)which);
+  if (a->ctx->be->norm) return a->ctx->be->norm(a, b, which, out);
+  return norm_host(a, b, which, out);
+}
+
+strata_status strata_field_norm(const strata_field *f, strata_norm which,
+                                double *out) {
+  if (!f) return STRATA_EINVAL;
+  return norm_common(f, NULL, which, out);
+}
+
+strata_status strata_field_diff(const strata_field *a, const strata_field *b,
+                                strata_norm which, double *out) {
+  if (!a || !b) return STRATA_EINVAL;
+  strata_status s = strata__check_pair(a, b, "diff");
+  if (s != STRATA_OK) return s;
+  return norm_common(a, b, which, out);
+}

@@ -1,0 +1,189 @@
+/* The CPU engine: OpenMP, vectorised inner loops.  It is the fallback
+ * without a GPU and the oracle every GPU kernel is checked against. */
+#define _GNU_SOURCE
+#include "../core/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static int nthreads(const strata_context *ctx) {
+#ifdef _OPENMP
+  return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+#else
+  (void)ctx;
+  return 1;
+#endif
+}
+
+#define T float
+#define FN(x) x##_f32
+#include "cpu_kernels.inc"
+#undef T
+#undef FN
+#define T double
+#define FN(x) x##_f64
+#include "cpu_kernels.inc"
+#undef T
+#undef FN
+
+static strata_status cpu_apply(const strata_stencil *op, const strata_field *in,
+                               strata_field *out,
+                               const strata_apply_options *opt) {
+  if (opt && opt->variant && strcmp(opt->variant, "auto") != 0 &&
+      strcmp(opt->variant, "omp") != 0)
+    return strata__fail(in->ctx, STRATA_ENOTSUP,
+                        "apply: the CPU backend has no variant '%s' (known: "
+                        "auto, omp)", opt->variant);
+  int nt = nthreads(in->ctx);
+  if (in->d.precision == STRATA_F32)
+    apply_f32(op, in, out, 0, nt);
+  else
+    apply_f64(op, in, out, 0, nt);
+  return STRATA_OK;
+}
+
+static strata_status cpu_copy_kernel(const strata_field *in, strata_field *out,
+                                     const char *variant) {
+  if (variant && strcmp(variant, "copy") != 0)
+    return strata__fail(in->ctx, STRATA_ENOTSUP,
+                        "copy_kernel: the CPU backend has no copy variant "
+                        "'%s' (known: copy)", variant);
+  int nt = nthreads(in->ctx);
+  if (in->d.precision == STRATA_F32)
+    apply_f32(NULL, in, out, 1, nt);
+  else
+    apply_f64(NULL, in, out, 1, nt);
+  return STRATA_OK;
+}
+
+static strata_status cpu_variants(strata_context *ctx, const strata_stencil *op,
+                                  char *buf, size_t n) {
+  (void)ctx;
+  (void)op;
+  snprintf(buf, n, "omp");
+  return STRATA_OK;
+}
+
+static size_t meminfo_kb(const char *key) {
+  FILE *fp = fopen("/proc/meminfo", "r");
+  if (!fp) return 0;
+  char line[256];
+  size_t v = 0, klen = strlen(key);
+  while (fgets(line, sizeof line, fp))
+    if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+      v = strtoull(line + klen + 1, NULL, 10);
+      break;
+    }
+  fclose(fp);
+  return v;
+}
+
+static strata_status cpu_alloc(strata_context *ctx, size_t bytes, void **p) {
+  size_t total = meminfo_kb("MemTotal") * 1024;
+  if (total && bytes > total)
+    return strata__fail(ctx, STRATA_ENOMEM,
+                        "field needs %zu bytes (%.2f GiB) but this machine "
+                        "has %zu bytes (%.2f GiB) of memory",
+                        bytes, bytes / 1073741824.0, total,
+                        total / 1073741824.0);
+  size_t rounded = (bytes + STRATA__ALIGN_BYTES - 1) / STRATA__ALIGN_BYTES *
+                   STRATA__ALIGN_BYTES;
+  void *q = aligned_alloc(STRATA__ALIGN_BYTES, rounded);
+  if (!q)
+    return strata__fail(ctx, STRATA_ENOMEM,
+                        "cannot allocate %zu bytes (%.2f GiB) of host memory "
+                        "(%zu bytes available)",
+                        bytes, bytes / 1073741824.0,
+                        meminfo_kb("MemAvailable") * 1024);
+  /* zero in parallel: defined contents, and pages first touched by the
+   * threads that will use them */
+  char *c = q;
+  long chunks = (long)((rounded + 65535) / 65536);
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx))
+  for (long i = 0; i < chunks; i++) {
+    size_t lo = (size_t)i * 65536, len = rounded - lo < 65536 ? rounded - lo
+                                                               : 65536;
+    memset(c + lo, 0, len);
+  }
+  *p = q;
+  return STRATA_OK;
+}
+
+static void cpu_release(strata_context *ctx, void *p) {
+  (void)ctx;
+  free(p);
+}
+
+static strata_status cpu_memcpy(strata_context *ctx, void *dst, const void *src,
+                                size_t bytes) {
+  const char *s = src;
+  char *d = dst;
+  long chunks = (long)((bytes + 65535) / 65536);
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx))
+  for (long i = 0; i < chunks; i++) {
+    size_t lo = (size_t)i * 65536, len = bytes - lo < 65536 ? bytes - lo
+                                                             : 65536;
+    memcpy(d + lo, s + lo, len);
+  }
+  return STRATA_OK;
+}
+
+static strata_status cpu_fill_ghosts(strata_field *f, const strata_boundary *bc) {
+  return strata__fill_ghosts_host(f, f->data, bc);
+}
+
+static strata_status cpu_info(strata_context *ctx, strata_device_info *info) {
+  snprintf(info->name, sizeof info->name, "CPU");
+  FILE *fp = fopen("/proc/cpuinfo", "r");
+  if (fp) {
+    char line[512];
+    while (fgets(line, sizeof line, fp))
+      if (strncmp(line, "model name", 10) == 0) {
+        char *c = strchr(line, ':');
+        if (c) {
+          c++;
+          while (*c == ' ') c++;
+          c[strcspn(c, "\n")] = '\0';
+          snprintf(info->name, sizeof info->name, "%s", c);
+        }
+        break;
+      }
+    fclose(fp);
+  }
+  info->memory_bytes = meminfo_kb("MemTotal") * 1024;
+  info->memory_free = meminfo_kb("MemAvailable") * 1024;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  info->multiprocessors = ncpu > 0 ? (int)ncpu : 1;
+  long l3 = -1;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 <= 0) l3 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  info->l2_bytes = l3 > 0 ? (size_t)l3 : 0;
+  info->threads = nthreads(ctx);
+  return STRATA_OK;
+}
+
+const strata__backend strata__cpu_backend = {
+    .name = "cpu",
+    .host_accessible = 1,
+    .init = NULL,
+    .fini = NULL,
+    .info = cpu_info,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .to_host = cpu_memcpy,
+    .from_host = cpu_memcpy,
+    .copy = cpu_memcpy,
+    .sync = NULL,
+    .apply = cpu_apply,
+    .fill_ghosts = cpu_fill_ghosts,
+    .copy_kernel = cpu_copy_kernel,
+    .variants = cpu_variants,
+};

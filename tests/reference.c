@@ -1,0 +1,273 @@
+#include "reference.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int ref_points(const strata_stencil *op, ref_point *pts) {
+  int n = 0;
+  switch (op->kind) {
+  case STRATA_STENCIL_STAR:
+    pts[n++] = (ref_point){{0, 0, 0}, op->center};
+    for (int a = 0; a < op->dims; a++)
+      for (int k = 1; k <= op->radius; k++)
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+          ref_point p = {{0, 0, 0}, op->coef[a][k]};
+          p.d[a] = sgn * k;
+          pts[n++] = p;
+        }
+    break;
+  case STRATA_STENCIL_DERIVATIVE:
+    for (int k = 1; k <= op->radius; k++)
+      for (int sgn = -1; sgn <= 1; sgn += 2) {
+        ref_point p = {{0, 0, 0}, sgn * op->coef[op->axis][k]};
+        p.d[op->axis] = sgn * k;
+        pts[n++] = p;
+      }
+    break;
+  case STRATA_STENCIL_BOX:
+  case STRATA_STENCIL_BOX_SYMMETRIC: {
+    int zr = op->dims == 3 ? 1 : 0;
+    for (int dz = -zr; dz <= zr; dz++)
+      for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+          double w;
+          if (op->kind == STRATA_STENCIL_BOX)
+            w = op->box[(dz + zr) * 9 + (dy + 1) * 3 + (dx + 1)];
+          else
+            w = op->sym[abs(dx) + abs(dy) + abs(dz)];
+          pts[n++] = (ref_point){{dx, dy, dz}, w};
+        }
+    break;
+  }
+  }
+  return n;
+}
+
+size_t ref_count(const strata_field_desc *d, int ghosted) {
+  size_t c = 1;
+  for (int a = 0; a < 3; a++)
+    c *= d->n[a] + (ghosted && a < d->dims ? 2 * (size_t)d->ghost : 0);
+  return c;
+}
+
+void ref_apply(const strata_stencil *op, const strata_field_desc *d, int g,
+               const double *in, double *out, double *scale) {
+  ref_point pts[27];
+  int np = ref_points(op, pts);
+  long n[3] = {(long)d->n[0], (long)d->n[1], (long)d->n[2]};
+  long gg[3];
+  for (int a = 0; a < 3; a++) gg[a] = a < d->dims ? g : 0;
+  long gx = n[0] + 2 * gg[0], gy = n[1] + 2 * gg[1];
+  for (long k = 0; k < n[2]; k++)
+    for (long j = 0; j < n[1]; j++)
+      for (long i = 0; i < n[0]; i++) {
+        long double acc = 0, mag = 0;
+        for (int q = 0; q < np; q++) {
+          long ii = i + pts[q].d[0] + gg[0], jj = j + pts[q].d[1] + gg[1],
+               kk = k + pts[q].d[2] + gg[2];
+          long double v = in[ii + gx * (jj + gy * kk)];
+          acc += (long double)pts[q].w * v;
+          mag += fabsl((long double)pts[q].w * v);
+        }
+        size_t o = (size_t)(i + n[0] * (j + n[1] * k));
+        out[o] = (double)acc;
+        if (scale) scale[o] = (double)mag;
+      }
+}
+
+double *ref_read(const strata_field *f, int ghosted) {
+  strata_field_desc d;
+  strata_field_get_desc(f, &d);
+  size_t n = ref_count(&d, ghosted);
+  double *out = malloc(n * sizeof(double));
+  if (!out) return NULL;
+  strata_status s;
+  if (d.precision == STRATA_F64) {
+    s = ghosted ? strata_field_read_ghosted(f, out) : strata_field_read(f, out);
+  } else {
+    float *tmp = malloc(n * sizeof(float));
+    if (!tmp) {
+      free(out);
+      return NULL;
+    }
+    s = ghosted ? strata_field_read_ghosted(f, tmp) : strata_field_read(f, tmp);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[i];
+    free(tmp);
+  }
+  if (s != STRATA_OK) {
+    fprintf(stderr, "  ref_read: %s: %s\n", strata_status_name(s),
+            strata_context_error(strata_field_context(f)));
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+double ref_eps(strata_precision p) {
+  return p == STRATA_F32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2;
+}
+
+double ref_error_ratio(const double *got, const double *want,
+                       const double *scale, size_t n, int npts,
+                       strata_precision p, size_t *worst) {
+  double tol = (npts + 2) * ref_eps(p);
+  double tiny = p == STRATA_F32 ? FLT_MIN : DBL_MIN;
+  double r = 0;
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs(got[i] - want[i]) / (tol * scale[i] + tiny);
+    if (!(e <= r)) { /* catches NaN */
+      r = e;
+      w = i;
+      if (e != e) break;
+    }
+  }
+  if (worst) *worst = w;
+  return r;
+}
+
+strata_field *ref_random_field(strata_context *ctx, int dims, size_t nx,
+                               size_t ny, size_t nz, int ghost,
+                               strata_precision p, uint64_t seed) {
+  strata_field_desc d = {dims, {nx, ny, nz}, ghost, p};
+  strata_field *f = NULL;
+  strata_status s = strata_field_create(ctx, &d, &f);
+  if (s == STRATA_OK) s = strata_field_fill_random(f, seed, -1.0, 1.0);
+  if (s != STRATA_OK) {
+    fprintf(stderr, "  ref_random_field: %s: %s\n", strata_status_name(s),
+            strata_context_error(ctx));
+    strata_field_destroy(&f);
+  }
+  return f;
+}
+
+static long ref_src(strata_bc_kind k, long t, long n) {
+  if (k == STRATA_BC_PERIODIC) return t < 0 ? t + n : t - n;
+  return t < 0 ? -t - 1 : 2 * n - 1 - t; /* Neumann mirror */
+}
+
+double ref_ghost_value(const strata_field_desc *d, const double *gh,
+                       const strata_boundary *bc, long i, long j, long k) {
+  long n[3] = {(long)d->n[0], (long)d->n[1], (long)d->n[2]};
+  long idx[3] = {i, j, k};
+  for (int a = d->dims - 1; a >= 0; a--) {
+    long t = idx[a];
+    if (t >= 0 && t < n[a]) continue;
+    strata_bc_kind kind = bc->kind[2 * a + (t < 0 ? 0 : 1)];
+    if (kind == STRATA_BC_DIRICHLET) return bc->value[2 * a + (t < 0 ? 0 : 1)];
+    if (kind == STRATA_BC_NONE) break; /* keeps the original value */
+    idx[a] = ref_src(kind, t, n[a]);
+  }
+  long g = d->ghost;
+  long gg[3];
+  for (int a = 0; a < 3; a++) gg[a] = a < d->dims ? g : 0;
+  long gx = n[0] + 2 * gg[0], gy = n[1] + 2 * gg[1];
+  return gh[(idx[0] + gg[0]) + gx * ((idx[1] + gg[1]) + gy * (idx[2] + gg[2]))];
+}
+
+int ref_check_apply(strata_context *ctx, const strata_stencil *op,
+                    const size_t n[3], int ghost, strata_precision p,
+                    const strata_boundary *bc, const char *variant,
+                    uint64_t seed, double *ratio, double **result) {
+  int rc = 1;
+  strata_field *in = NULL, *out = NULL;
+  double *before = NULL, *gin = NULL, *gout = NULL, *want = NULL, *scale = NULL,
+         *got = NULL;
+  strata_field_desc d = {op->dims, {n[0], n[1], n[2]}, ghost, p};
+  in = ref_random_field(ctx, op->dims, n[0], n[1], n[2], ghost, p, seed);
+  strata_field_desc od = d;
+  if (!in || strata_field_create(ctx, &od, &out) != STRATA_OK) goto done;
+  before = ref_read(in, 1);
+  strata_status s = strata_field_fill_ghosts(in, bc);
+  if (s != STRATA_OK) {
+    fprintf(stderr, "  fill_ghosts: %s: %s\n", strata_status_name(s),
+            strata_context_error(ctx));
+    goto done;
+  }
+  gin = ref_read(in, 1);
+  if (!before || !gin) goto done;
+  /* ghosts must match the plain reference bit for bit */
+  {
+    long g[3];
+    for (int a = 0; a < 3; a++) g[a] = a < d.dims ? ghost : 0;
+    long gx = (long)n[0] + 2 * g[0], gy = (long)n[1] + 2 * g[1],
+         gz = (long)n[2] + 2 * g[2];
+    for (long k = 0; k < gz; k++)
+      for (long j = 0; j < gy; j++)
+        for (long i = 0; i < gx; i++) {
+          long ii = i - g[0], jj = j - g[1], kk = k - g[2];
+          int interior = ii >= 0 && ii < (long)n[0] && jj >= 0 &&
+                         jj < (long)n[1] && kk >= 0 && kk < (long)n[2];
+          size_t o = (size_t)(i + gx * (j + gy * k));
+          double want_v = interior ? before[o]
+                                   : ref_ghost_value(&d, before, bc, ii, jj, kk);
+          if (p == STRATA_F32) want_v = (float)want_v;
+          if (gin[o] != want_v) {
+            fprintf(stderr, "  ghost (%ld,%ld,%ld) is %.9g, expected %.9g\n",
+                    ii, jj, kk, gin[o], want_v);
+            goto done;
+          }
+        }
+  }
+  if (strata_field_fill(out, NAN) != STRATA_OK) goto done;
+  strata_apply_options opt = {variant, {0, 0, 0}};
+  s = strata_apply(op, in, out, &opt);
+  if (s != STRATA_OK) {
+    fprintf(stderr, "  apply: %s: %s\n", strata_status_name(s),
+            strata_context_error(ctx));
+    goto done;
+  }
+  gout = ref_read(out, 1);
+  size_t cnt = ref_count(&d, 0);
+  want = malloc(cnt * sizeof(double));
+  scale = malloc(cnt * sizeof(double));
+  got = malloc(cnt * sizeof(double));
+  if (!gout || !want || !scale || !got) goto done;
+  ref_apply(op, &d, ghost, gin, want, scale);
+  {
+    long g[3];
+    for (int a = 0; a < 3; a++) g[a] = a < d.dims ? ghost : 0;
+    long gx = (long)n[0] + 2 * g[0], gy = (long)n[1] + 2 * g[1],
+         gz = (long)n[2] + 2 * g[2];
+    for (long k = 0; k < gz; k++)
+      for (long j = 0; j < gy; j++)
+        for (long i = 0; i < gx; i++) {
+          long ii = i - g[0], jj = j - g[1], kk = k - g[2];
+          int interior = ii >= 0 && ii < (long)n[0] && jj >= 0 &&
+                         jj < (long)n[1] && kk >= 0 && kk < (long)n[2];
+          double v = gout[i + gx * (j + gy * k)];
+          if (interior)
+            got[ii + (long)n[0] * (jj + (long)n[1] * kk)] = v;
+          else if (v == v) {
+            fprintf(stderr, "  output ghost (%ld,%ld,%ld) was written (%g)\n",
+                    ii, jj, kk, v);
+            goto done;
+          }
+        }
+  }
+  size_t worst = 0;
+  double r = ref_error_ratio(got, want, scale, cnt, ref_points(op, (ref_point[27]){0}), p, &worst);
+  if (ratio) *ratio = r;
+  if (!(r <= 1.0)) {
+    fprintf(stderr, "  point %zu: got %.10g, reference %.10g (error %.3g x "
+            "the bound)\n", worst, got[worst], want[worst], r);
+    goto done;
+  }
+  if (result) {
+    *result = got;
+    got = NULL;
+  }
+  rc = 0;
+done:
+  free(before);
+  free(gin);
+  free(gout);
+  free(want);
+  free(scale);
+  free(got);
+  strata_field_destroy(&in);
+  strata_field_destroy(&out);
+  return rc;
+}

@@ -1,0 +1,68 @@
+/* The oracle's own check: a deliberately plain scalar stencil, computed in
+ * long double on dense ghosted host arrays, with no shared code with the
+ * engines beyond the public strata_stencil description.  Also helpers the
+ * tests and benchmarks share. */
+#ifndef STRATA_TEST_REFERENCE_H
+#define STRATA_TEST_REFERENCE_H
+
+#include "strata.h"
+
+/* One stencil point: offset and weight. */
+typedef struct {
+  int d[3];
+  double w;
+} ref_point;
+
+/* Expands op into its points; returns the count (at most 27). */
+int ref_points(const strata_stencil *op, ref_point *pts);
+
+/* out[interior] = op(in), where in is a dense ghosted array (ghost width g on
+ * used axes, as strata_field_read_ghosted writes it) and out is a dense
+ * interior array.  scale[p] (if not NULL) receives sum |w_q * in(p+q)|, the
+ * magnitude that bounds rounding error at p. */
+void ref_apply(const strata_stencil *op, const strata_field_desc *d, int g,
+               const double *in, double *out, double *scale);
+
+/* Reads f (interior or ghosted) into a newly allocated double array. */
+double *ref_read(const strata_field *f, int ghosted);
+
+/* Number of points in the interior, and in the ghosted box. */
+size_t ref_count(const strata_field_desc *d, int ghosted);
+
+/* Worst ratio |got - want| / (tol * scale + tiny) over all points, where
+ * tol = (npts + 2) * eps of the precision: the classical bound for a dot
+ * product of npts terms in any summation order (with or without fused
+ * multiply-add), plus one rounding of the coefficients and one of the
+ * result.  A ratio <= 1 means every point is within the bound.  *worst
+ * receives the index of the worst point. */
+double ref_error_ratio(const double *got, const double *want,
+                       const double *scale, size_t n, int npts,
+                       strata_precision p, size_t *worst);
+
+/* A field created, checked and filled with random values in [-1, 1). */
+strata_field *ref_random_field(strata_context *ctx, int dims, size_t nx,
+                               size_t ny, size_t nz, int ghost,
+                               strata_precision p, uint64_t seed);
+
+/* Unit roundoff of a precision. */
+double ref_eps(strata_precision p);
+#endif
+
+/* The value the ghost point (i,j,k) of a dense ghosted array must hold
+ * after strata_field_fill_ghosts(bc), computed plainly, axis by axis from
+ * z down to x (equivalent to filling x, then y, then z). */
+double ref_ghost_value(const strata_field_desc *d, const double *ghosted,
+                       const strata_boundary *bc, long i, long j, long k);
+
+/* The whole check of one operator on one backend: a random input (ghosts
+ * random too) of shape n with ghost width ghost, ghosts filled with bc and
+ * compared bit for bit with ref_ghost_value, an output poisoned with NaN,
+ * apply with variant (NULL = default), the interior compared with
+ * ref_apply within the bound of ref_error_ratio, the output's ghosts
+ * checked untouched.  If result != NULL it receives the output interior
+ * (malloc'd; the caller frees).  Returns 0 when everything holds; prints
+ * what failed. */
+int ref_check_apply(strata_context *ctx, const strata_stencil *op,
+                    const size_t n[3], int ghost, strata_precision p,
+                    const strata_boundary *bc, const char *variant,
+                    uint64_t seed, double *ratio, double **result);

@@ -1,0 +1,299 @@
+/* Fields: layout and alignment, transfers, fills, norms, and the refusal of
+ * bad input with a clear status and message, touching nothing. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference.h"
+#include "runner.h"
+
+static strata_context *cpu(void) {
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  return strata_context_create(&ctx, &o) == STRATA_OK ? ctx : NULL;
+}
+
+TEST(status_table) {
+  CHECK(strcmp(strata_strerror(STRATA_OK), "success") == 0);
+  CHECK(strcmp(strata_status_name(STRATA_EGHOST), "STRATA_EGHOST") == 0);
+  CHECK(strcmp(strata_strerror((strata_status)999), "unknown status") == 0);
+  for (int s = 0; s < STRATA__STATUS_COUNT; s++)
+    CHECK(strlen(strata_strerror((strata_status)s)) > 0);
+  strata_backend b;
+  CHECK(strata_backend_parse("cpu", &b) == STRATA_OK && b == STRATA_BACKEND_CPU);
+  CHECK(strata_backend_parse("gpu", &b) == STRATA_EINVAL);
+  strata_bc_kind k;
+  CHECK(strata_bc_parse("periodic", &k) == STRATA_OK && k == STRATA_BC_PERIODIC);
+  CHECK(strata_bc_parse("mirror", &k) == STRATA_EINVAL);
+  return 0;
+}
+
+TEST(context_lifecycle) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  CHECK(strata_context_backend(ctx) == STRATA_BACKEND_CPU);
+  strata_device_info info;
+  CHECK_OK(strata_context_device_info(ctx, &info), ctx);
+  CHECK(info.multiprocessors >= 1 && info.memory_bytes > 0);
+  strata_context_destroy(&ctx);
+  CHECK(ctx == NULL);
+  strata_context_destroy(&ctx); /* NULL is harmless */
+  strata_context_destroy(NULL);
+  /* bad options, with the reason in errbuf */
+  char why[256] = "";
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.threads = -3;
+  o.errbuf = why;
+  o.errbuf_size = sizeof why;
+  CHECK(strata_context_create(&ctx, &o) == STRATA_EINVAL && ctx == NULL);
+  CHECK(strstr(why, "threads") != NULL);
+  /* auto always gives a usable backend */
+  strata_context_options_init(&o);
+  CHECK(strata_context_create(&ctx, &o) == STRATA_OK);
+  CHECK(strata_context_backend(ctx) != STRATA_BACKEND_AUTO);
+  strata_context_destroy(&ctx);
+  /* CUDA asked for without a device (or without CUDA) fails cleanly */
+  char reason[256];
+  if (!strata_backend_available(STRATA_BACKEND_CUDA, reason, sizeof reason)) {
+    strata_context_options_init(&o);
+    o.backend = STRATA_BACKEND_CUDA;
+    o.errbuf = why;
+    o.errbuf_size = sizeof why;
+    CHECK(strata_context_create(&ctx, &o) == STRATA_ENOBACKEND);
+    CHECK(ctx == NULL && strlen(why) > 0);
+    printf("  cuda unavailable: %s\n", why);
+  }
+  return 0;
+}
+
+TEST(layout_alignment) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  for (int p = 0; p < 2; p++)
+    for (int dims = 1; dims <= 3; dims++)
+      for (int g = 1; g <= STRATA_MAX_GHOST; g++) {
+        strata_precision prec = p ? STRATA_F64 : STRATA_F32;
+        strata_field_desc d = {dims, {37, dims > 1 ? 5 : 1, dims > 2 ? 3 : 1},
+                               g, prec};
+        strata_field *f = NULL;
+        CHECK_OK(strata_field_create(ctx, &d, &f), ctx);
+        strata_field_layout L;
+        CHECK_OK(strata_field_get_layout(f, &L), ctx);
+        size_t es = (size_t)prec;
+        CHECK((L.pitch_x * es) % 128 == 0);
+        CHECK((L.origin * es) % 128 == 0);
+        CHECK(L.pitch_x >= d.n[0] + 2 * (size_t)g);
+        CHECK(L.origin >= (size_t)g);
+        CHECK(L.elements * es == L.bytes);
+        size_t bytes = 0;
+        CHECK(strata_field_bytes(&d, &bytes) == STRATA_OK && bytes == L.bytes);
+        strata_field_destroy(&f);
+        CHECK(f == NULL);
+      }
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(write_read_roundtrip) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field_desc d = {3, {19, 7, 5}, 3, STRATA_F64};
+  strata_field *f = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &f), ctx);
+  size_t n = 19 * 7 * 5, ng = 25 * 13 * 11;
+  double *a = malloc(ng * sizeof(double)), *b = malloc(ng * sizeof(double));
+  CHECK(a && b);
+  for (size_t i = 0; i < ng; i++) a[i] = (double)i * 0.5 - 3;
+  CHECK_OK(strata_field_write_ghosted(f, a), ctx);
+  CHECK_OK(strata_field_read_ghosted(f, b), ctx);
+  CHECK(memcmp(a, b, ng * sizeof(double)) == 0);
+  /* writing the interior keeps the ghosts */
+  for (size_t i = 0; i < n; i++) a[i] = -(double)i;
+  CHECK_OK(strata_field_write(f, a), ctx);
+  CHECK_OK(strata_field_read(f, b), ctx);
+  CHECK(memcmp(a, b, n * sizeof(double)) == 0);
+  CHECK_OK(strata_field_read_ghosted(f, b), ctx);
+  CHECK(b[0] == -3.0); /* ghost corner from the ghosted write */
+  CHECK(b[3 + 25 * (3 + 13 * 3)] == 0.0); /* interior (0,0,0) = -0 */
+  free(a);
+  free(b);
+  strata_field_destroy(&f);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(fills_and_norms) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field *a = ref_random_field(ctx, 3, 21, 11, 9, 2, STRATA_F32, 7);
+  strata_field *b = ref_random_field(ctx, 3, 21, 11, 9, 2, STRATA_F32, 7);
+  strata_field *c = ref_random_field(ctx, 3, 21, 11, 9, 2, STRATA_F32, 8);
+  CHECK(a && b && c);
+  double v;
+  CHECK_OK(strata_field_diff(a, b, STRATA_NORM_MAX, &v), ctx);
+  CHECK(v == 0.0); /* same seed, same field */
+  CHECK_OK(strata_field_diff(a, c, STRATA_NORM_MAX, &v), ctx);
+  CHECK(v > 0.5 && v < 2.0); /* other seed: different, within [-1,1) */
+  /* random values fill [-1, 1) and look uniform */
+  CHECK_OK(strata_field_norm(a, STRATA_NORM_MAX, &v), ctx);
+  CHECK(v <= 1.0 && v > 0.99);
+  CHECK_OK(strata_field_norm(a, STRATA_NORM_RMS, &v), ctx);
+  CHECK(fabs(v - sqrt(1.0 / 3.0)) < 0.03);
+  CHECK_OK(strata_field_norm(a, STRATA_NORM_SUM, &v), ctx);
+  CHECK(fabs(v) < 0.05 * 21 * 11 * 9);
+  /* constant fill: exact norms */
+  CHECK_OK(strata_field_fill(a, 2.0), ctx);
+  CHECK_OK(strata_field_norm(a, STRATA_NORM_L2, &v), ctx);
+  CHECK(fabs(v - 2.0 * sqrt(21.0 * 11 * 9)) < 1e-9);
+  CHECK_OK(strata_field_norm(a, STRATA_NORM_SUM, &v), ctx);
+  CHECK(v == 2.0 * 21 * 11 * 9);
+  /* copy includes ghosts */
+  CHECK_OK(strata_field_copy(a, c), ctx);
+  double *ga = ref_read(a, 1), *gc = ref_read(c, 1);
+  CHECK(ga && gc);
+  CHECK(memcmp(ga, gc, 25 * 15 * 13 * sizeof(double)) == 0);
+  free(ga);
+  free(gc);
+  /* NaN shows in every norm */
+  CHECK_OK(strata_field_fill(b, NAN), ctx);
+  CHECK_OK(strata_field_norm(b, STRATA_NORM_MAX, &v), ctx);
+  CHECK(isnan(v));
+  CHECK_OK(strata_field_norm(b, STRATA_NORM_L2, &v), ctx);
+  CHECK(isnan(v));
+  strata_field_destroy(&a);
+  strata_field_destroy(&b);
+  strata_field_destroy(&c);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+static double fn_index(long i, long j, long k, void *u) {
+  (void)u;
+  return (double)(i + 100 * j + 10000 * k);
+}
+
+TEST(fill_function_covers_ghosts) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field_desc d = {2, {6, 4, 1}, 2, STRATA_F64};
+  strata_field *f = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &f), ctx);
+  CHECK_OK(strata_field_fill_fn(f, fn_index, NULL), ctx);
+  double g[10 * 8];
+  CHECK_OK(strata_field_read_ghosted(f, g), ctx);
+  for (int j = 0; j < 8; j++)
+    for (int i = 0; i < 10; i++)
+      CHECK(g[i + 10 * j] == (double)((i - 2) + 100 * (j - 2)));
+  strata_field_destroy(&f);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* Bad input: a clear status and message, and nothing touched. */
+TEST(bad_input) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field *f = NULL;
+  strata_field_desc d = {3, {0, 4, 4}, 1, STRATA_F32};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  CHECK(f == NULL && strstr(strata_context_error(ctx), "size along x is 0"));
+  d = (strata_field_desc){3, {(size_t)-5, 4, 4}, 1, STRATA_F32}; /* negative */
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EOVERFLOW, ctx);
+  CHECK(strstr(strata_context_error(ctx), "negative") != NULL);
+  d = (strata_field_desc){3, {1u << 30, 1u << 30, 1u << 30}, 1, STRATA_F64};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EOVERFLOW, ctx);
+  d = (strata_field_desc){3, {4, 4, 4}, 0, STRATA_F32};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  CHECK(strstr(strata_context_error(ctx), "ghost width is 0"));
+  d = (strata_field_desc){3, {4, 4, 4}, 9, STRATA_F32};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  d = (strata_field_desc){4, {4, 4, 4}, 1, STRATA_F32};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  d = (strata_field_desc){2, {4, 4, 4}, 1, STRATA_F32}; /* nz must be 1 */
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  d = (strata_field_desc){3, {4, 4, 4}, 1, (strata_precision)2};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  /* larger than the machine's memory: refused before allocating, with both
+   * numbers in the message */
+  d = (strata_field_desc){3, {1u << 14, 1u << 14, 1u << 12}, 1, STRATA_F64};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_ENOMEM, ctx);
+  CHECK(strstr(strata_context_error(ctx), "bytes") != NULL);
+  printf("  %s\n", strata_context_error(ctx));
+  CHECK(f == NULL);
+  CHECK(strata_field_create(NULL, &d, &f) == STRATA_EINVAL);
+  CHECK_STATUS(strata_field_create(ctx, NULL, &f), STRATA_EINVAL, ctx);
+
+  /* operator misuse */
+  strata_field *a = ref_random_field(ctx, 3, 9, 8, 7, 1, STRATA_F32, 1);
+  strata_field *b = ref_random_field(ctx, 3, 9, 8, 7, 1, STRATA_F32, 2);
+  strata_field *c64 = ref_random_field(ctx, 3, 9, 8, 7, 4, STRATA_F64, 3);
+  strata_field *small = ref_random_field(ctx, 3, 9, 8, 6, 4, STRATA_F32, 4);
+  strata_field *two = ref_random_field(ctx, 2, 9, 8, 1, 4, STRATA_F32, 5);
+  CHECK(a && b && c64 && small && two);
+  double *before = ref_read(b, 1);
+  CHECK(before);
+  strata_stencil lap8, lap2, lap2d;
+  CHECK(strata_stencil_laplacian(&lap8, 3, 8, 1.0) == STRATA_OK);
+  CHECK(strata_stencil_laplacian(&lap2, 3, 2, 1.0) == STRATA_OK);
+  CHECK(strata_stencil_laplacian(&lap2d, 2, 2, 1.0) == STRATA_OK);
+  CHECK_STATUS(strata_apply(&lap8, a, b, NULL), STRATA_EGHOST, ctx);
+  CHECK(strstr(strata_context_error(ctx), "radius 4"));
+  CHECK_STATUS(strata_apply(&lap2, a, c64, NULL), STRATA_EPRECISION, ctx);
+  CHECK_STATUS(strata_apply(&lap2, small, b, NULL), STRATA_ESHAPE, ctx);
+  CHECK_STATUS(strata_apply(&lap2d, a, b, NULL), STRATA_ESHAPE, ctx);
+  CHECK_STATUS(strata_apply(&lap2, a, a, NULL), STRATA_EINVAL, ctx);
+  CHECK_STATUS(strata_apply(NULL, a, b, NULL), STRATA_EINVAL, ctx);
+  CHECK(strata_apply(&lap2, NULL, b, NULL) == STRATA_EINVAL);
+  CHECK_STATUS(strata_apply(&lap2, a, NULL, NULL), STRATA_EINVAL, ctx);
+  strata_apply_options opt = {"warp-speed", {0, 0, 0}};
+  CHECK_STATUS(strata_apply(&lap2, a, b, &opt), STRATA_ENOTSUP, ctx);
+  CHECK(strstr(strata_context_error(ctx), "known"));
+  strata_stencil bad = lap2;
+  bad.radius = 7;
+  CHECK_STATUS(strata_apply(&bad, a, b, NULL), STRATA_EINVAL, ctx);
+  bad = lap2;
+  bad.center = NAN;
+  CHECK_STATUS(strata_apply(&bad, a, b, NULL), STRATA_EINVAL, ctx);
+  CHECK(strata_stencil_laplacian(&bad, 3, 3, 1.0) == STRATA_EINVAL);
+  CHECK(strata_stencil_laplacian(&bad, 3, 2, 0.0) == STRATA_EINVAL);
+  CHECK(strata_stencil_derivative(&bad, 2, 2, 8, 1.0) == STRATA_EINVAL);
+  /* boundary misuse */
+  strata_boundary bc;
+  strata_boundary_uniform(&bc, STRATA_BC_NEUMANN, 0);
+  bc.kind[STRATA_FACE_YLO] = STRATA_BC_PERIODIC;
+  CHECK_STATUS(strata_field_fill_ghosts(b, &bc), STRATA_EINVAL, ctx);
+  CHECK(strstr(strata_context_error(ctx), "both faces"));
+  strata_boundary_uniform(&bc, STRATA_BC_DIRICHLET, INFINITY);
+  CHECK_STATUS(strata_field_fill_ghosts(b, &bc), STRATA_EINVAL, ctx);
+  CHECK_STATUS(strata_field_fill_ghosts(b, NULL), STRATA_EINVAL, ctx);
+  /* mismatched copies and diffs */
+  CHECK_STATUS(strata_field_copy(a, small), STRATA_ESHAPE, ctx);
+  CHECK_STATUS(strata_field_copy(a, c64), STRATA_EPRECISION, ctx);
+  double v;
+  CHECK_STATUS(strata_field_diff(a, two, STRATA_NORM_MAX, &v), STRATA_ESHAPE, ctx);
+  CHECK_STATUS(strata_field_norm(a, (strata_norm)9, &v), STRATA_EINVAL, ctx);
+  CHECK_STATUS(strata_field_fill_random(a, 1, 1.0, 0.0), STRATA_EINVAL, ctx);
+  CHECK_STATUS(strata_field_fill_fn(a, NULL, NULL), STRATA_EINVAL, ctx);
+  CHECK_STATUS(strata_field_write(a, NULL), STRATA_EINVAL, ctx);
+  /* nothing touched: b is as it was */
+  double *after = ref_read(b, 1);
+  CHECK(after);
+  CHECK(memcmp(before, after, 11 * 10 * 9 * sizeof(double)) == 0);
+  free(before);
+  free(after);
+  strata_field_destroy(&a);
+  strata_field_destroy(&b);
+  strata_field_destroy(&c64);
+  strata_field_destroy(&small);
+  strata_field_destroy(&two);
+  strata_field_destroy(NULL);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+RUN_TESTS(status_table, context_lifecycle, layout_alignment,
+          write_read_roundtrip, fills_and_norms, fill_function_covers_ghosts,
+          bad_input)

@@ -345,6 +345,120 @@ strata_status strata_copy_kernel(const strata_field *in, strata_field *out,
 strata_status strata_variants(strata_context *ctx, const strata_stencil *op,
                               char *buf, size_t buf_size);
 
+/* ------------------------------------------------------------------------ */
+/* Output: NumPy, VTK image data, PNG images, seismic traces                 */
+/* ------------------------------------------------------------------------ */
+/* Every writer writes PATH.tmp.<pid> and renames it to PATH only when the
+ * whole file is written and synced, so an interrupted run never leaves a
+ * truncated file under the final name; on failure the temporary file is
+ * removed and PATH is left as it was.  Writers that take a context put
+ * their message there (ctx may be NULL); field writers use the field's.
+ * Common errors: STRATA_EINVAL, STRATA_EIO (cannot create, write or rename:
+ * the message names the file and the system's reason), STRATA_ENOMEM. */
+
+/* Writes a dense host array as a NumPy .npy file, format 1.0, dtype '<f4'
+ * or '<f8' by p, C order: shape[0] is the slowest axis, ndim 1..4.  Also
+ * STRATA_EOVERFLOW when the shape's byte count overflows. */
+strata_status strata_npy_write(strata_context *ctx, const char *path,
+                               strata_precision p, int ndim,
+                               const size_t *shape, const void *data);
+/* Reads an .npy file of dtype '<f4' or '<f8', C order, format 1.0 to 3.0
+ * into *data (malloc'd: the caller frees it with free()); *ndim and
+ * shape[0..*ndim-1] receive its shape (ndim 0..4).  Errors: STRATA_EIO
+ * (cannot open), STRATA_EFORMAT (not .npy, other dtype, Fortran order,
+ * truncated or longer than its shape), STRATA_ENOMEM. */
+strata_status strata_npy_read(strata_context *ctx, const char *path,
+                              strata_precision *p, int *ndim, size_t shape[4],
+                              void **data);
+/* Writes f's interior as .npy of shape (nz, ny, nx), (ny, nx) or (nx,):
+ * element [k][j][i] is point (i, j, k). */
+strata_status strata_field_save_npy(const strata_field *f, const char *path);
+
+/* Writes fields (all of one shape) as point data of one VTK XML ImageData
+ * file (.vti, appended raw little-endian data, opens in ParaView), named
+ * names[i] (no quotes, <, > or &).  spacing and origin (3 values each, NULL
+ * = 1 and 0) place the points: point (i,j,k) is at origin + (i,j,k) *
+ * spacing.  Errors also STRATA_ESHAPE; the message goes to fields[0]'s
+ * context. */
+strata_status strata_vti_write(const char *path, int nfields,
+                               const strata_field *const *fields,
+                               const char *const *names,
+                               const double spacing[3],
+                               const double origin[3]);
+/* strata_vti_write of one field (name NULL = "u"). */
+strata_status strata_field_save_vti(const strata_field *f, const char *name,
+                                    const char *path, const double spacing[3],
+                                    const double origin[3]);
+
+typedef enum strata_colormap {
+  STRATA_CMAP_VIRIDIS = 0, /* perceptually uniform, dark blue to yellow */
+  STRATA_CMAP_INFERNO = 1, /* black to yellow through red */
+  STRATA_CMAP_GRAY = 2,
+  STRATA_CMAP_SEISMIC = 3  /* diverging blue-white-red; the automatic range
+                              is symmetric about 0 */
+} strata_colormap;
+
+/* "viridis", "inferno", "gray", "seismic"; "?" for anything else. */
+const char *strata_colormap_name(strata_colormap c);
+/* Parses the names above.  Returns STRATA_EINVAL otherwise. */
+strata_status strata_colormap_parse(const char *name, strata_colormap *c);
+
+typedef struct strata_png_options {
+  int axis;        /* 3D fields: the slice's normal, 0 = x (image y-z),
+                      1 = y (image x-z), 2 = z (image x-y); default 2 */
+  long index;      /* 3D fields: the slice's index along axis, -1 (default)
+                      = the middle */
+  strata_colormap cmap;  /* default viridis */
+  double lo, hi;   /* colour range; both 0 (default) = the finite values'
+                      range (symmetric for diverging maps) */
+  int colorbar;    /* 1 (default): a colour bar labelled max, mid, min */
+  int scale;       /* pixels per point, 0 (default) = chosen so that the
+                      longer side is about 512 pixels (1..16) */
+  int flip;        /* 0 (default): the vertical axis's index 0 is the top
+                      row, as NumPy and imshow show it; 1: the bottom row */
+} strata_png_options;
+
+/* Fills *o with the defaults listed above. */
+void strata_png_options_init(strata_png_options *o);
+/* Writes an RGB image (3 bytes per pixel, rows top to bottom) as PNG. */
+strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
+                                   size_t width, size_t height,
+                                   const unsigned char *rgb);
+/* Writes a w x h array of values (data[row * w + col], precision p) as a
+ * colour-mapped PNG image, NaN shown magenta.  opt may be NULL. */
+strata_status strata_png_write_image(strata_context *ctx, const char *path,
+                                     strata_precision p, size_t w, size_t h,
+                                     const void *data,
+                                     const strata_png_options *opt);
+/* Writes a slice of f's interior as a PNG image: the whole field in 1D and
+ * 2D (x across, y down), the slice opt->axis / opt->index in 3D.  Errors
+ * also: STRATA_EINVAL for an axis or index outside the field. */
+strata_status strata_field_save_png(const strata_field *f, const char *path,
+                                    const strata_png_options *opt);
+
+/* Receiver traces: ntraces traces of nsamples samples, trace r's samples
+ * at data[r * nsamples + s]. */
+typedef struct strata_traces {
+  size_t ntraces, nsamples;
+  double dt;                  /* sample interval in seconds */
+  strata_precision precision; /* of data */
+  const void *data;
+  const double *receivers;    /* NULL or 3 * ntraces: x, y, z of each
+                                 receiver in metres (z = depth) */
+  double source[3];           /* x, y, z of the source in metres */
+} strata_traces;
+
+/* Writes traces as .npy of shape (ntraces, nsamples). */
+strata_status strata_traces_save_npy(strata_context *ctx, const char *path,
+                                     const strata_traces *t);
+/* Writes traces as SEG-Y revision 1: EBCDIC textual header, binary header,
+ * 240-byte trace headers with coordinates scaled by -100, samples as
+ * big-endian 4-byte IEEE floats (format code 5).  Errors: STRATA_EINVAL
+ * also when nsamples > 32767, when dt is not 1..65535 microseconds, or a
+ * coordinate does not fit. */
+strata_status strata_segy_write(strata_context *ctx, const char *path,
+                                const strata_traces *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,139 @@
+/* Output files written under a temporary name and renamed when complete:
+ * an interrupted run never leaves a truncated file under the final name. */
+#define _POSIX_C_SOURCE 200809L
+#include "io_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
+                                 const char *path) {
+  memset(o, 0, sizeof *o);
+  o->ctx = ctx;
+  if (!path || !*path)
+    return o->status = strata__fail(ctx, STRATA_EINVAL, "output path is %s",
+                                    path ? "empty" : "NULL");
+  size_t n = strlen(path);
+  o->path = malloc(n + 1);
+  o->tmp = malloc(n + 32);
+  if (!o->path || !o->tmp) {
+    free(o->path);
+    free(o->tmp);
+    o->path = o->tmp = NULL;
+    return o->status = strata__fail(ctx, STRATA_ENOMEM,
+                                    "out of memory naming '%s'", path);
+  }
+  memcpy(o->path, path, n + 1);
+  snprintf(o->tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+  o->fp = fopen(o->tmp, "wb");
+  if (!o->fp) {
+    int e = errno;
+    strata__fail(ctx, STRATA_EIO, "cannot create '%s': %s", o->tmp,
+                 strerror(e));
+    free(o->path);
+    free(o->tmp);
+    o->path = o->tmp = NULL;
+    return o->status = STRATA_EIO;
+  }
+  return STRATA_OK;
+}
+
+strata_status strata__ofile_write(strata__ofile *o, const void *p, size_t n) {
+  if (o->status != STRATA_OK) return o->status;
+  if (n && fwrite(p, 1, n, o->fp) != n) {
+    int e = errno;
+    o->status = strata__fail(o->ctx, STRATA_EIO, "cannot write '%s': %s",
+                             o->tmp, strerror(e));
+  }
+  return o->status;
+}
+
+strata_status strata__ofile_printf(strata__ofile *o, const char *fmt, ...) {
+  if (o->status != STRATA_OK) return o->status;
+  va_list ap;
+  va_start(ap, fmt);
+  int r = vfprintf(o->fp, fmt, ap);
+  va_end(ap);
+  if (r < 0) {
+    int e = errno;
+    o->status = strata__fail(o->ctx, STRATA_EIO, "cannot write '%s': %s",
+                             o->tmp, strerror(e));
+  }
+  return o->status;
+}
+
+strata_status strata__ofile_write_le(strata__ofile *o, const void *p,
+                                     size_t n, size_t es) {
+  if (strata__little_endian()) return strata__ofile_write(o, p, n * es);
+  unsigned char buf[4096];
+  const unsigned char *src = p;
+  size_t per = sizeof buf / es;
+  while (n && o->status == STRATA_OK) {
+    size_t m = n < per ? n : per;
+    for (size_t i = 0; i < m; i++)
+      for (size_t b = 0; b < es; b++) buf[i * es + b] = src[i * es + es - 1 - b];
+    strata__ofile_write(o, buf, m * es);
+    src += m * es;
+    n -= m;
+  }
+  return o->status;
+}
+
+static void release(strata__ofile *o) {
+  free(o->path);
+  free(o->tmp);
+  o->path = o->tmp = NULL;
+  o->fp = NULL;
+}
+
+void strata__ofile_abort(strata__ofile *o) {
+  if (o->fp) {
+    fclose(o->fp);
+    remove(o->tmp);
+  }
+  release(o);
+}
+
+strata_status strata__ofile_commit(strata__ofile *o) {
+  if (!o->fp) return o->status != STRATA_OK ? o->status : STRATA_EINVAL;
+  if (o->status == STRATA_OK && (fflush(o->fp) != 0 || fsync(fileno(o->fp)))) {
+    int e = errno;
+    o->status = strata__fail(o->ctx, STRATA_EIO, "cannot write '%s': %s",
+                             o->tmp, strerror(e));
+  }
+  if (fclose(o->fp) != 0 && o->status == STRATA_OK) {
+    int e = errno;
+    o->status = strata__fail(o->ctx, STRATA_EIO, "cannot close '%s': %s",
+                             o->tmp, strerror(e));
+  }
+  o->fp = NULL;
+  if (o->status == STRATA_OK && rename(o->tmp, o->path) != 0) {
+    int e = errno;
+    o->status = strata__fail(o->ctx, STRATA_EIO, "cannot rename '%s' to "
+                             "'%s': %s", o->tmp, o->path, strerror(e));
+  }
+  if (o->status != STRATA_OK) remove(o->tmp);
+  strata_status s = o->status;
+  release(o);
+  return s;
+}
+
+strata_status strata__field_to_host(const strata_field *f, void **out) {
+  *out = NULL;
+  size_t n = f->d.n[0] * f->d.n[1] * f->d.n[2];
+  void *p = malloc(n * f->esize);
+  if (!p)
+    return strata__fail(f->ctx, STRATA_ENOMEM,
+                        "cannot allocate %zu bytes of host memory for output",
+                        n * f->esize);
+  strata_status s = strata_field_read(f, p);
+  if (s != STRATA_OK) {
+    free(p);
+    return s;
+  }
+  *out = p;
+  return STRATA_OK;
+}

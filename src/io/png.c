@@ -1,0 +1,402 @@
+/* PNG images of fields: a colour map, optional colour bar with labelled
+ * ends and middle, written without any library (zlib stream of stored
+ * deflate blocks, CRC-32 per chunk, Adler-32 over the image data). */
+#define _POSIX_C_SOURCE 200809L
+#include "io_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- checksums ------------------------------------------------------------ */
+
+static uint32_t crc_table[256];
+static int crc_ready;
+
+static void crc_init(void) {
+  if (crc_ready) return;
+  for (uint32_t n = 0; n < 256; n++) {
+    uint32_t c = n;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    crc_table[n] = c;
+  }
+  crc_ready = 1;
+}
+
+static uint32_t crc_update(uint32_t c, const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i++) c = crc_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  return c;
+}
+
+static uint32_t adler_update(uint32_t a, const unsigned char *p, size_t n) {
+  uint32_t s1 = a & 0xffff, s2 = a >> 16;
+  while (n) {
+    size_t m = n < 5552 ? n : 5552; /* no overflow before the modulo */
+    for (size_t i = 0; i < m; i++) {
+      s1 += p[i];
+      s2 += s1;
+    }
+    s1 %= 65521;
+    s2 %= 65521;
+    p += m;
+    n -= m;
+  }
+  return s2 << 16 | s1;
+}
+
+static void chunk(strata__ofile *o, const char *type, const unsigned char *d,
+                  size_t n) {
+  unsigned char b[4];
+  strata__put_be32(b, (uint32_t)n);
+  strata__ofile_write(o, b, 4);
+  strata__ofile_write(o, type, 4);
+  strata__ofile_write(o, d, n);
+  uint32_t c = crc_update(0xffffffffu, (const unsigned char *)type, 4);
+  c = crc_update(c, d, n) ^ 0xffffffffu;
+  strata__put_be32(b, c);
+  strata__ofile_write(o, b, 4);
+}
+
+strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
+                                   size_t width, size_t height,
+                                   const unsigned char *rgb) {
+  if (!rgb || width < 1 || height < 1 || width > (1u << 24) ||
+      height > (1u << 24) || width * height > ((size_t)1 << 28))
+    return strata__fail(ctx, STRATA_EINVAL, "image of %zu x %zu pixels: each "
+                        "side must be 1..2^24 and the area at most 2^28",
+                        width, height);
+  crc_init();
+  size_t row = 1 + 3 * width, raw = row * height;
+  size_t nblocks = (raw + 65534) / 65535;
+  size_t zn = 2 + raw + 5 * nblocks + 4;
+  unsigned char *z = malloc(zn);
+  if (!z)
+    return strata__fail(ctx, STRATA_ENOMEM, "cannot allocate %zu bytes for "
+                        "the image", zn);
+  /* the raw scanlines (filter byte 0 = None), packed straight into stored
+   * deflate blocks of at most 65535 bytes */
+  unsigned char *q = z;
+  *q++ = 0x78;
+  *q++ = 0x01;
+  uint32_t adler = 1;
+  size_t left = raw, pos = 0; /* position in the virtual raw stream */
+  while (left) {
+    size_t m = left < 65535 ? left : 65535;
+    *q++ = left == m ? 1 : 0;
+    strata__put_le16(q, (unsigned)m);
+    strata__put_le16(q + 2, (unsigned)(~m & 0xffff));
+    q += 4;
+    unsigned char *start = q;
+    for (size_t i = 0; i < m; i++, pos++) {
+      size_t r = pos / row, c = pos % row;
+      *q++ = c == 0 ? 0 : rgb[r * 3 * width + c - 1];
+    }
+    adler = adler_update(adler, start, m);
+    left -= m;
+  }
+  strata__put_be32(q, adler);
+  q += 4;
+  strata__ofile o;
+  strata_status s = strata__ofile_open(&o, ctx, path);
+  if (s != STRATA_OK) {
+    free(z);
+    return s;
+  }
+  static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a,
+                                       '\n'};
+  strata__ofile_write(&o, sig, 8);
+  unsigned char ihdr[13];
+  strata__put_be32(ihdr, (uint32_t)width);
+  strata__put_be32(ihdr + 4, (uint32_t)height);
+  ihdr[8] = 8;  /* bits per channel */
+  ihdr[9] = 2;  /* RGB */
+  ihdr[10] = 0; /* deflate */
+  ihdr[11] = 0; /* adaptive filtering */
+  ihdr[12] = 0; /* no interlace */
+  chunk(&o, "IHDR", ihdr, 13);
+  chunk(&o, "IDAT", z, (size_t)(q - z));
+  chunk(&o, "IEND", NULL, 0);
+  free(z);
+  return strata__ofile_commit(&o);
+}
+
+/* ---- colour maps ------------------------------------------------------- */
+
+typedef struct {
+  const char *name;
+  int diverging;
+  unsigned char a[9][3]; /* anchors at 0, 1/8, ..., 1 */
+} cmap_def;
+
+static const cmap_def cmaps[] = {
+    [STRATA_CMAP_VIRIDIS] = {"viridis", 0,
+                             {{68, 1, 84}, {71, 44, 122}, {59, 81, 139},
+                              {44, 113, 142}, {33, 144, 141}, {39, 173, 129},
+                              {92, 200, 99}, {170, 220, 50}, {253, 231, 37}}},
+    [STRATA_CMAP_INFERNO] = {"inferno", 0,
+                             {{0, 0, 4}, {31, 12, 72}, {85, 15, 109},
+                              {136, 34, 106}, {186, 54, 85}, {227, 89, 51},
+                              {249, 140, 10}, {249, 201, 50},
+                              {252, 255, 164}}},
+    [STRATA_CMAP_GRAY] = {"gray", 0,
+                          {{0, 0, 0}, {32, 32, 32}, {64, 64, 64},
+                           {96, 96, 96}, {128, 128, 128}, {159, 159, 159},
+                           {191, 191, 191}, {223, 223, 223},
+                           {255, 255, 255}}},
+    [STRATA_CMAP_SEISMIC] = {"seismic", 1,
+                             {{5, 48, 97}, {33, 102, 172}, {67, 147, 195},
+                              {146, 197, 222}, {247, 247, 247},
+                              {244, 165, 130}, {214, 96, 77}, {178, 24, 43},
+                              {103, 0, 31}}},
+};
+#define NCMAPS (sizeof cmaps / sizeof cmaps[0])
+
+const char *strata_colormap_name(strata_colormap c) {
+  if ((unsigned)c >= NCMAPS) return "?";
+  return cmaps[c].name;
+}
+
+strata_status strata_colormap_parse(const char *name, strata_colormap *c) {
+  if (!name || !c) return STRATA_EINVAL;
+  for (unsigned i = 0; i < NCMAPS; i++)
+    if (strcmp(name, cmaps[i].name) == 0) {
+      *c = (strata_colormap)i;
+      return STRATA_OK;
+    }
+  return STRATA_EINVAL;
+}
+
+static void cmap_rgb(strata_colormap c, double t, unsigned char *out) {
+  if (!(t >= 0)) t = 0; /* also NaN t, though callers catch NaN first */
+  if (t > 1) t = 1;
+  double x = t * 8;
+  int i = (int)x;
+  if (i > 7) i = 7;
+  double w = x - i;
+  for (int k = 0; k < 3; k++)
+    out[k] = (unsigned char)lround((1 - w) * cmaps[c].a[i][k] +
+                                   w * cmaps[c].a[i + 1][k]);
+}
+
+/* ---- a 5x7 font for the colour bar's numbers ----------------------------- */
+
+static const struct {
+  char c;
+  unsigned char rows[7];
+} glyphs[] = {
+    {'0', {14, 17, 19, 21, 25, 17, 14}}, {'1', {4, 12, 4, 4, 4, 4, 14}},
+    {'2', {14, 17, 1, 2, 4, 8, 31}},     {'3', {31, 2, 4, 2, 1, 17, 14}},
+    {'4', {2, 6, 10, 18, 31, 2, 2}},     {'5', {31, 16, 30, 1, 1, 17, 14}},
+    {'6', {6, 8, 16, 30, 17, 17, 14}},   {'7', {31, 1, 2, 4, 8, 8, 8}},
+    {'8', {14, 17, 17, 14, 17, 17, 14}}, {'9', {14, 17, 17, 15, 1, 2, 12}},
+    {'-', {0, 0, 0, 31, 0, 0, 0}},       {'+', {0, 4, 4, 31, 4, 4, 0}},
+    {'.', {0, 0, 0, 0, 0, 12, 12}},      {'e', {0, 0, 14, 17, 31, 16, 14}},
+};
+
+static void put_px(unsigned char *img, size_t W, size_t H, long x, long y,
+                   const unsigned char *c) {
+  if (x < 0 || y < 0 || (size_t)x >= W || (size_t)y >= H) return;
+  memcpy(img + 3 * ((size_t)y * W + (size_t)x), c, 3);
+}
+
+static void draw_text(unsigned char *img, size_t W, size_t H, long x, long y,
+                      const char *s, int fs) {
+  static const unsigned char black[3] = {0, 0, 0};
+  for (; *s; s++, x += 6 * fs) {
+    for (size_t g = 0; g < sizeof glyphs / sizeof glyphs[0]; g++) {
+      if (glyphs[g].c != *s) continue;
+      for (int r = 0; r < 7; r++)
+        for (int b = 0; b < 5; b++)
+          if (glyphs[g].rows[r] >> (4 - b) & 1)
+            for (int dy = 0; dy < fs; dy++)
+              for (int dx = 0; dx < fs; dx++)
+                put_px(img, W, H, x + b * fs + dx, y + r * fs + dy, black);
+    }
+  }
+}
+
+/* ---- images of 2D arrays ------------------------------------------------ */
+
+void strata_png_options_init(strata_png_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->axis = 2;
+  o->index = -1;
+  o->cmap = STRATA_CMAP_VIRIDIS;
+  o->colorbar = 1;
+}
+
+static double value_at(const void *data, strata_precision p, size_t i) {
+  return p == STRATA_F32 ? (double)((const float *)data)[i]
+                         : ((const double *)data)[i];
+}
+
+strata_status strata_png_write_image(strata_context *ctx, const char *path,
+                                     strata_precision p, size_t w, size_t h,
+                                     const void *data,
+                                     const strata_png_options *opt) {
+  strata_png_options o;
+  if (opt)
+    o = *opt;
+  else
+    strata_png_options_init(&o);
+  if (p != STRATA_F32 && p != STRATA_F64)
+    return strata__fail(ctx, STRATA_EINVAL, "precision is %d", (int)p);
+  if (!data || w < 1 || h < 1 || w > 65536 || h > 65536)
+    return strata__fail(ctx, STRATA_EINVAL, "image of %zu x %zu values: each "
+                        "side must be 1..65536", w, h);
+  if ((unsigned)o.cmap >= NCMAPS)
+    return strata__fail(ctx, STRATA_EINVAL, "unknown colour map %d",
+                        (int)o.cmap);
+  if (o.scale < 0 || o.scale > 64)
+    return strata__fail(ctx, STRATA_EINVAL, "scale is %d; it must be 0 "
+                        "(automatic) to 64", o.scale);
+  if (!isfinite(o.lo) || !isfinite(o.hi) || o.lo > o.hi)
+    return strata__fail(ctx, STRATA_EINVAL, "colour range [%g, %g] must be "
+                        "finite with lo <= hi", o.lo, o.hi);
+  double lo = o.lo, hi = o.hi;
+  if (lo == hi && lo == 0) { /* automatic: the finite values' range */
+    double mn = INFINITY, mx = -INFINITY;
+    for (size_t i = 0; i < w * h; i++) {
+      double v = value_at(data, p, i);
+      if (!isfinite(v)) continue;
+      if (v < mn) mn = v;
+      if (v > mx) mx = v;
+    }
+    if (mn > mx) mn = mx = 0;
+    if (cmaps[o.cmap].diverging) {
+      double a = fmax(fabs(mn), fabs(mx));
+      mn = -a;
+      mx = a;
+    }
+    lo = mn;
+    hi = mx;
+  }
+  if (lo == hi) { /* a constant image: centre it in the map */
+    double d = lo != 0 ? fabs(lo) * 0.5 : 1.0;
+    lo -= d;
+    hi += d;
+  }
+  size_t sc = (size_t)o.scale;
+  if (sc == 0) {
+    size_t big = w > h ? w : h;
+    sc = big >= 512 ? 1 : 512 / big;
+    if (sc > 16) sc = 16;
+  }
+  size_t iw = w * sc, ih = h * sc, m = 8;
+  int fs = ih >= 400 ? 2 : 1;
+  char lab[3][32];
+  size_t labw = 0;
+  if (o.colorbar) {
+    double v[3] = {hi, 0.5 * (lo + hi), lo};
+    for (int k = 0; k < 3; k++) {
+      snprintf(lab[k], sizeof lab[k], "%.3g", v[k]);
+      size_t L = strlen(lab[k]) * 6 * (size_t)fs;
+      if (L > labw) labw = L;
+    }
+  }
+  size_t barh = ih < 64 ? 64 : ih;
+  size_t W = m + iw + (o.colorbar ? 12 + 16 + 6 + labw : 0) + m;
+  size_t H = m + (o.colorbar ? barh : ih) + m;
+  if (o.colorbar) H += 8 * (size_t)fs; /* room for half a label above/below */
+  if (W * H > ((size_t)1 << 28))
+    return strata__fail(ctx, STRATA_EINVAL, "the image would be %zu x %zu "
+                        "pixels; lower the scale", W, H);
+  unsigned char *img = malloc(W * H * 3);
+  if (!img)
+    return strata__fail(ctx, STRATA_ENOMEM, "cannot allocate %zu bytes for "
+                        "the image", W * H * 3);
+  memset(img, 255, W * H * 3);
+  size_t top = m + (o.colorbar ? 4 * (size_t)fs : 0);
+  static const unsigned char nan_rgb[3] = {255, 0, 255};
+  for (size_t r = 0; r < h; r++) {
+    size_t src_r = o.flip ? h - 1 - r : r;
+    for (size_t c = 0; c < w; c++) {
+      double v = value_at(data, p, src_r * w + c);
+      unsigned char rgb[3];
+      if (isnan(v))
+        memcpy(rgb, nan_rgb, 3);
+      else
+        cmap_rgb(o.cmap, (v - lo) / (hi - lo), rgb);
+      for (size_t dy = 0; dy < sc; dy++)
+        for (size_t dx = 0; dx < sc; dx++)
+          memcpy(img + 3 * ((top + r * sc + dy) * W + m + c * sc + dx), rgb,
+                 3);
+    }
+  }
+  if (o.colorbar) {
+    static const unsigned char black[3] = {0, 0, 0};
+    long bx = (long)(m + iw + 12), by = (long)top;
+    for (size_t y = 0; y < barh; y++) {
+      unsigned char rgb[3];
+      cmap_rgb(o.cmap, 1.0 - (double)y / (double)(barh - 1), rgb);
+      for (long x = 1; x < 15; x++)
+        put_px(img, W, H, bx + x, by + (long)y, rgb);
+    }
+    for (long x = 0; x < 16; x++) { /* frame */
+      put_px(img, W, H, bx + x, by, black);
+      put_px(img, W, H, bx + x, by + (long)barh - 1, black);
+    }
+    for (long y = 0; y < (long)barh; y++) {
+      put_px(img, W, H, bx, by + y, black);
+      put_px(img, W, H, bx + 15, by + y, black);
+    }
+    long ys[3] = {by, by + (long)barh / 2, by + (long)barh - 1};
+    for (int k = 0; k < 3; k++) {
+      for (long x = 16; x < 20; x++) put_px(img, W, H, bx + x, ys[k], black);
+      draw_text(img, W, H, bx + 22, ys[k] - 3 * fs, lab[k], fs);
+    }
+  }
+  strata_status s = strata_png_write_rgb(ctx, path, W, H, img);
+  free(img);
+  return s;
+}
+
+/* ---- slices of fields -------------------------------------------------- */
+
+strata_status strata_field_save_png(const strata_field *f, const char *path,
+                                    const strata_png_options *opt) {
+  if (!f) return STRATA_EINVAL;
+  strata_png_options o;
+  if (opt)
+    o = *opt;
+  else
+    strata_png_options_init(&o);
+  size_t n0 = f->d.n[0], n1 = f->d.n[1], n2 = f->d.n[2];
+  /* the slice's horizontal axis ha and vertical axis va */
+  int ha = 0, va = 1, na = 2;
+  if (f->d.dims == 3) {
+    if (o.axis < 0 || o.axis > 2)
+      return strata__fail(f->ctx, STRATA_EINVAL, "slice axis is %d; it must "
+                          "be 0 (x), 1 (y) or 2 (z)", o.axis);
+    na = o.axis;
+    ha = na == 0 ? 1 : 0;
+    va = na == 2 ? 1 : 2;
+  }
+  long nn = (long)f->d.n[na];
+  long idx = f->d.dims == 3 ? o.index : 0;
+  if (f->d.dims == 3 && idx == -1) idx = nn / 2;
+  if (idx < 0 || idx >= nn)
+    return strata__fail(f->ctx, STRATA_EINVAL, "slice index %ld along %c is "
+                        "outside 0..%ld", idx, "xyz"[na], nn - 1);
+  void *host = NULL;
+  strata_status s = strata__field_to_host(f, &host);
+  if (s != STRATA_OK) return s;
+  size_t w = f->d.n[ha], h = f->d.n[va], es = f->esize;
+  unsigned char *sl = malloc(w * h * es);
+  if (!sl) {
+    free(host);
+    return strata__fail(f->ctx, STRATA_ENOMEM, "out of memory for a slice");
+  }
+  size_t st[3] = {1, n0, n0 * n1};
+  (void)n2;
+  for (size_t r = 0; r < h; r++)
+    for (size_t c = 0; c < w; c++) {
+      size_t src = c * st[ha] + r * st[va] + (size_t)idx * st[na];
+      memcpy((char *)sl + (r * w + c) * es, (char *)host + src * es, es);
+    }
+  free(host);
+  s = strata_png_write_image(f->ctx, path, f->d.precision, w, h, sl, &o);
+  free(sl);
+  return s;
+}

@@ -1,0 +1,169 @@
+/* Receiver traces (seismograms): NumPy arrays and SEG-Y revision 1 with
+ * 4-byte IEEE floats (format code 5), big-endian, EBCDIC textual header. */
+#define _POSIX_C_SOURCE 200809L
+#include "io_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static strata_status check_traces(strata_context *ctx, const strata_traces *t) {
+  if (!t) return strata__fail(ctx, STRATA_EINVAL, "traces are NULL");
+  if (t->precision != STRATA_F32 && t->precision != STRATA_F64)
+    return strata__fail(ctx, STRATA_EINVAL, "trace precision is %d",
+                        (int)t->precision);
+  if (t->ntraces < 1 || t->nsamples < 1 || !t->data)
+    return strata__fail(ctx, STRATA_EINVAL, "%zu traces of %zu samples: both "
+                        "must be at least 1 and data not NULL", t->ntraces,
+                        t->nsamples);
+  return STRATA_OK;
+}
+
+strata_status strata_traces_save_npy(strata_context *ctx, const char *path,
+                                     const strata_traces *t) {
+  strata_status s = check_traces(ctx, t);
+  if (s != STRATA_OK) return s;
+  size_t shape[2] = {t->ntraces, t->nsamples};
+  return strata_npy_write(ctx, path, t->precision, 2, shape, t->data);
+}
+
+static unsigned char ebcdic(char c) {
+  static const char *punct = " .<(+|&!$*);-/,%_>?:#@'=\"";
+  static const unsigned char pcode[] = {0x40, 0x4b, 0x4c, 0x4d, 0x4e, 0x4f,
+                                        0x50, 0x5a, 0x5b, 0x5c, 0x5d, 0x5e,
+                                        0x60, 0x61, 0x6b, 0x6c, 0x6d, 0x6e,
+                                        0x6f, 0x7a, 0x7b, 0x7c, 0x7d, 0x7e,
+                                        0x7f};
+  if (c >= '0' && c <= '9') return (unsigned char)(0xf0 + (c - '0'));
+  if (c >= 'a' && c <= 'i') return (unsigned char)(0x81 + (c - 'a'));
+  if (c >= 'j' && c <= 'r') return (unsigned char)(0x91 + (c - 'j'));
+  if (c >= 's' && c <= 'z') return (unsigned char)(0xa2 + (c - 's'));
+  if (c >= 'A' && c <= 'I') return (unsigned char)(0xc1 + (c - 'A'));
+  if (c >= 'J' && c <= 'R') return (unsigned char)(0xd1 + (c - 'J'));
+  if (c >= 'S' && c <= 'Z') return (unsigned char)(0xe2 + (c - 'S'));
+  const char *q = c ? strchr(punct, c) : NULL;
+  return q ? pcode[q - punct] : 0x40;
+}
+
+/* value * 100 as a 32-bit integer (coordinates with scalar -100). */
+static int scaled(double v, int32_t *out) {
+  double s = nearbyint(v * 100.0);
+  if (!isfinite(s) || fabs(s) > 2147483647.0) return 0;
+  *out = (int32_t)s;
+  return 1;
+}
+
+strata_status strata_segy_write(strata_context *ctx, const char *path,
+                                const strata_traces *t) {
+  strata_status s = check_traces(ctx, t);
+  if (s != STRATA_OK) return s;
+  if (t->nsamples > 32767)
+    return strata__fail(ctx, STRATA_EINVAL, "%zu samples per trace; SEG-Y "
+                        "rev 1 allows at most 32767", t->nsamples);
+  double us = nearbyint(t->dt * 1e6);
+  if (!(us >= 1 && us <= 65535))
+    return strata__fail(ctx, STRATA_EINVAL, "sample interval %g s is %.0f "
+                        "microseconds; SEG-Y needs 1..65535", t->dt, us);
+  int32_t src[3] = {0, 0, 0};
+  for (int a = 0; a < 3; a++)
+    if (!scaled(t->source[a], &src[a]))
+      return strata__fail(ctx, STRATA_EINVAL, "source coordinate %g does not "
+                          "fit SEG-Y's scaled 32-bit integers", t->source[a]);
+  if (t->receivers)
+    for (size_t i = 0; i < 3 * t->ntraces; i++) {
+      int32_t dummy;
+      if (!scaled(t->receivers[i], &dummy))
+        return strata__fail(ctx, STRATA_EINVAL, "receiver coordinate %g does "
+                            "not fit SEG-Y's scaled 32-bit integers",
+                            t->receivers[i]);
+    }
+  strata__ofile o;
+  if ((s = strata__ofile_open(&o, ctx, path)) != STRATA_OK) return s;
+  /* 3200-byte textual header: 40 card images of 80 characters */
+  unsigned char text[3200];
+  for (int line = 0; line < 40; line++) {
+    char card[96];
+    switch (line) {
+    case 0:
+      snprintf(card, sizeof card, "C 1 SYNTHETIC SEISMOGRAMS WRITTEN BY "
+               "STRATA %s", strata_version());
+      break;
+    case 1:
+      snprintf(card, sizeof card, "C 2 TRACES %zu  SAMPLES PER TRACE %zu  "
+               "SAMPLE INTERVAL %.0f US", t->ntraces, t->nsamples, us);
+      break;
+    case 2:
+      snprintf(card, sizeof card, "C 3 FORMAT 5 (IEEE FLOAT)  COORDINATES "
+               "IN METRES, SCALAR -100");
+      break;
+    case 38: snprintf(card, sizeof card, "C39 SEG Y REV1"); break;
+    case 39: snprintf(card, sizeof card, "C40 END TEXTUAL HEADER"); break;
+    default: snprintf(card, sizeof card, "C%2d", line + 1); break;
+    }
+    size_t L = strlen(card);
+    for (int c = 0; c < 80; c++)
+      text[line * 80 + c] = ebcdic(c < (int)L ? card[c] : ' ');
+  }
+  strata__ofile_write(&o, text, sizeof text);
+  /* 400-byte binary header; offsets below are from its start */
+  unsigned char bin[400];
+  memset(bin, 0, sizeof bin);
+  strata__put_be32(bin + 0, 1);  /* job */
+  strata__put_be32(bin + 4, 1);  /* line */
+  strata__put_be32(bin + 8, 1);  /* reel */
+  strata__put_be16(bin + 12, t->ntraces > 32767 ? 0 : (unsigned)t->ntraces);
+  strata__put_be16(bin + 16, (unsigned)us);
+  strata__put_be16(bin + 18, (unsigned)us);
+  strata__put_be16(bin + 20, (unsigned)t->nsamples);
+  strata__put_be16(bin + 22, (unsigned)t->nsamples);
+  strata__put_be16(bin + 24, 5); /* 4-byte IEEE floating point */
+  strata__put_be16(bin + 26, 1); /* ensemble fold */
+  strata__put_be16(bin + 28, 1); /* sorting: as recorded */
+  strata__put_be16(bin + 54, 1); /* metres */
+  strata__put_be16(bin + 300, 0x0100); /* SEG-Y revision 1.0 */
+  strata__put_be16(bin + 302, 1);      /* fixed-length traces */
+  strata__put_be16(bin + 304, 0);      /* no extended textual headers */
+  strata__ofile_write(&o, bin, sizeof bin);
+  unsigned char *buf = malloc(4 * t->nsamples);
+  if (!buf) {
+    strata__ofile_abort(&o);
+    return strata__fail(ctx, STRATA_ENOMEM, "out of memory");
+  }
+  for (size_t r = 0; r < t->ntraces && o.status == STRATA_OK; r++) {
+    unsigned char th[240];
+    memset(th, 0, sizeof th);
+    strata__put_be32(th + 0, (uint32_t)(r + 1));  /* sequence in line */
+    strata__put_be32(th + 4, (uint32_t)(r + 1));  /* sequence in file */
+    strata__put_be32(th + 8, 1);                  /* field record */
+    strata__put_be32(th + 12, (uint32_t)(r + 1)); /* trace in record */
+    strata__put_be16(th + 28, 1);                 /* seismic data */
+    strata__put_be16(th + 34, 1);                 /* production */
+    int32_t rc[3] = {0, 0, 0};
+    if (t->receivers)
+      for (int a = 0; a < 3; a++) scaled(t->receivers[3 * r + a], &rc[a]);
+    strata__put_be32(th + 40, (uint32_t)-rc[2]); /* receiver elevation */
+    strata__put_be32(th + 48, (uint32_t)src[2]); /* source depth */
+    strata__put_be16(th + 68, (unsigned)(uint16_t)-100);
+    strata__put_be16(th + 70, (unsigned)(uint16_t)-100);
+    strata__put_be32(th + 72, (uint32_t)src[0]);
+    strata__put_be32(th + 76, (uint32_t)src[1]);
+    strata__put_be32(th + 80, (uint32_t)rc[0]);
+    strata__put_be32(th + 84, (uint32_t)rc[1]);
+    strata__put_be16(th + 88, 1); /* length units */
+    strata__put_be16(th + 114, (unsigned)t->nsamples);
+    strata__put_be16(th + 116, (unsigned)us);
+    strata__ofile_write(&o, th, sizeof th);
+    for (size_t i = 0; i < t->nsamples; i++) {
+      size_t k = r * t->nsamples + i;
+      float v = t->precision == STRATA_F32
+                    ? ((const float *)t->data)[k]
+                    : (float)((const double *)t->data)[k];
+      uint32_t u;
+      memcpy(&u, &v, 4);
+      strata__put_be32(buf + 4 * i, u);
+    }
+    strata__ofile_write(&o, buf, 4 * t->nsamples);
+  }
+  free(buf);
+  return strata__ofile_commit(&o);
+}

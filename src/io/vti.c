@@ -1,0 +1,101 @@
+/* VTK XML ImageData (.vti): point data in one appended raw block, 64-bit
+ * block headers, little-endian; opens in ParaView and VisIt. */
+#define _POSIX_C_SOURCE 200809L
+#include "io_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int name_ok(const char *s) {
+  if (!s || !*s) return 0;
+  for (; *s; s++)
+    if (*s == '"' || *s == '<' || *s == '>' || *s == '&' || *s < ' ')
+      return 0;
+  return 1;
+}
+
+strata_status strata_vti_write(const char *path, int nfields,
+                               const strata_field *const *fields,
+                               const char *const *names,
+                               const double spacing[3],
+                               const double origin[3]) {
+  if (nfields < 1 || !fields || !fields[0] || !names) return STRATA_EINVAL;
+  strata_context *ctx = fields[0]->ctx;
+  const strata_field *f0 = fields[0];
+  double h[3] = {1, 1, 1}, o0[3] = {0, 0, 0};
+  for (int a = 0; a < 3; a++) {
+    if (spacing) h[a] = spacing[a];
+    if (origin) o0[a] = origin[a];
+    if (!(h[a] > 0) || !isfinite(h[a]) || !isfinite(o0[a]))
+      return strata__fail(ctx, STRATA_EINVAL, "spacing must be positive and "
+                          "finite and origin finite (axis %c: %g, %g)",
+                          "xyz"[a], h[a], o0[a]);
+  }
+  for (int i = 0; i < nfields; i++) {
+    if (!fields[i])
+      return strata__fail(ctx, STRATA_EINVAL, "field %d is NULL", i);
+    for (int a = 0; a < 3; a++)
+      if (fields[i]->d.n[a] != f0->d.n[a])
+        return strata__fail(ctx, STRATA_ESHAPE, "field %d ('%s') has a "
+                            "different shape from field 0", i,
+                            names[i] ? names[i] : "?");
+    if (!name_ok(names[i]))
+      return strata__fail(ctx, STRATA_EINVAL, "field %d's name is empty or "
+                          "holds one of the characters \" < > &", i);
+  }
+  size_t n[3] = {f0->d.n[0], f0->d.n[1], f0->d.n[2]};
+  strata__ofile o;
+  strata_status s = strata__ofile_open(&o, ctx, path);
+  if (s != STRATA_OK) return s;
+  strata__ofile_printf(&o,
+      "<?xml version=\"1.0\"?>\n"
+      "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\""
+      " header_type=\"UInt64\">\n"
+      "  <ImageData WholeExtent=\"0 %zu 0 %zu 0 %zu\" Origin=\"%.17g %.17g "
+      "%.17g\" Spacing=\"%.17g %.17g %.17g\" Direction=\"1 0 0 0 1 0 0 0 1\">\n"
+      "    <Piece Extent=\"0 %zu 0 %zu 0 %zu\">\n"
+      "      <PointData Scalars=\"%s\">\n",
+      n[0] - 1, n[1] - 1, n[2] - 1, o0[0], o0[1], o0[2], h[0], h[1], h[2],
+      n[0] - 1, n[1] - 1, n[2] - 1, names[0]);
+  uint64_t offset = 0, count = (uint64_t)n[0] * n[1] * n[2];
+  for (int i = 0; i < nfields; i++) {
+    int es = (int)fields[i]->d.precision;
+    strata__ofile_printf(&o,
+        "        <DataArray type=\"Float%d\" Name=\"%s\" "
+        "NumberOfComponents=\"1\" format=\"appended\" offset=\"%llu\"/>\n",
+        es * 8, names[i], (unsigned long long)offset);
+    offset += 8 + count * (uint64_t)es;
+  }
+  strata__ofile_printf(&o,
+      "      </PointData>\n"
+      "      <CellData>\n"
+      "      </CellData>\n"
+      "    </Piece>\n"
+      "  </ImageData>\n"
+      "  <AppendedData encoding=\"raw\">\n"
+      "   _");
+  for (int i = 0; i < nfields && o.status == STRATA_OK; i++) {
+    void *host = NULL;
+    s = strata__field_to_host(fields[i], &host);
+    if (s != STRATA_OK) {
+      strata__ofile_abort(&o);
+      return s;
+    }
+    uint64_t bytes = count * (uint64_t)fields[i]->d.precision;
+    strata__ofile_write_le(&o, &bytes, 1, 8);
+    strata__ofile_write_le(&o, host, count, (size_t)fields[i]->d.precision);
+    free(host);
+  }
+  strata__ofile_printf(&o, "\n  </AppendedData>\n</VTKFile>\n");
+  return strata__ofile_commit(&o);
+}
+
+strata_status strata_field_save_vti(const strata_field *f, const char *name,
+                                    const char *path, const double spacing[3],
+                                    const double origin[3]) {
+  if (!f) return STRATA_EINVAL;
+  const strata_field *fs[1] = {f};
+  const char *ns[1] = {name ? name : "u"};
+  return strata_vti_write(path, 1, fs, ns, spacing, origin);
+}

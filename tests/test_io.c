@@ -1,0 +1,636 @@
+/* The output writers, read back by plain independent parsers: .npy headers
+ * and data, .vti XML and appended data, PNG chunks (CRC-32 of each), the
+ * zlib stream (stored blocks, Adler-32) and its pixels, SEG-Y headers and
+ * big-endian samples.  Random data at odd sizes, fp32 and fp64; and the
+ * temporary-name rule: nothing but the final file is left behind, and a
+ * failed write leaves nothing. */
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reference.h"
+#include "runner.h"
+
+static char tmpdir[256];
+
+static const char *tpath(const char *name) {
+  static char buf[4][512];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+  return buf[k];
+}
+
+static unsigned char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long L = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc((size_t)L + 1);
+  if (b && fread(b, 1, (size_t)L, f) != (size_t)L) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  if (b) b[L] = 0;
+  *n = (size_t)L;
+  return b;
+}
+
+/* Files in tmpdir whose name contains ".tmp." (leftovers). */
+static int leftovers(void) {
+  DIR *d = opendir(tmpdir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (strstr(e->d_name, ".tmp.")) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static strata_context *cpu(void) {
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  if (!tmpdir[0]) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata_test_io.XXXXXX");
+    if (!mkdtemp(tmpdir)) return NULL;
+  }
+  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
+  return ctx;
+}
+
+static double val(const void *p, strata_precision pr, size_t i) {
+  return pr == STRATA_F32 ? ((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static uint32_t le32(const unsigned char *p) {
+  return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+static uint32_t be32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         p[3];
+}
+static unsigned be16(const unsigned char *p) { return (unsigned)p[0] << 8 | p[1]; }
+
+/* ---- npy ---------------------------------------------------------------- */
+
+TEST(npy_fields_read_back) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  const size_t shapes[3][3] = {{37, 1, 1}, {13, 7, 1}, {11, 5, 3}};
+  for (int dims = 1; dims <= 3; dims++)
+    for (int pi = 0; pi < 2; pi++) {
+      strata_precision p = pi ? STRATA_F64 : STRATA_F32;
+      const size_t *n = shapes[dims - 1];
+      strata_field *f = ref_random_field(ctx, dims, n[0], n[1], n[2], 2, p,
+                                         100 + dims);
+      CHECK(f);
+      const char *path = tpath("f.npy");
+      CHECK_OK(strata_field_save_npy(f, path), ctx);
+      size_t len;
+      unsigned char *b = slurp(path, &len);
+      CHECK(b);
+      CHECK(memcmp(b, "\x93NUMPY\x01\x00", 8) == 0);
+      size_t hl = b[8] | (size_t)b[9] << 8;
+      CHECK((10 + hl) % 64 == 0);
+      CHECK(b[10 + hl - 1] == '\n');
+      char want[200];
+      if (dims == 1)
+        snprintf(want, sizeof want, "{'descr': '<f%d', 'fortran_order': "
+                 "False, 'shape': (%zu,), }", (int)p, n[0]);
+      else if (dims == 2)
+        snprintf(want, sizeof want, "{'descr': '<f%d', 'fortran_order': "
+                 "False, 'shape': (%zu, %zu), }", (int)p, n[1], n[0]);
+      else
+        snprintf(want, sizeof want, "{'descr': '<f%d', 'fortran_order': "
+                 "False, 'shape': (%zu, %zu, %zu), }", (int)p, n[2], n[1],
+                 n[0]);
+      CHECKF(memcmp(b + 10, want, strlen(want)) == 0, "header %.*s",
+             (int)hl, b + 10);
+      for (size_t i = 10 + strlen(want); i < 10 + hl - 1; i++)
+        CHECK(b[i] == ' ');
+      size_t count = n[0] * n[1] * n[2];
+      CHECK(len == 10 + hl + count * (size_t)p);
+      void *host = malloc(count * (size_t)p);
+      CHECK_OK(strata_field_read(f, host), ctx);
+      CHECK(memcmp(b + 10 + hl, host, count * (size_t)p) == 0);
+      /* and through the library's reader */
+      strata_precision rp;
+      int nd;
+      size_t sh[4];
+      void *data = NULL;
+      CHECK_OK(strata_npy_read(ctx, path, &rp, &nd, sh, &data), ctx);
+      CHECK(rp == p && nd == dims);
+      for (int a = 0; a < dims; a++) CHECK(sh[a] == n[dims - 1 - a]);
+      CHECK(memcmp(data, host, count * (size_t)p) == 0);
+      /* values are not trivially equal: the data are random, not zero */
+      CHECK(val(host, p, 0) != val(host, p, count - 1));
+      free(data);
+      free(host);
+      free(b);
+      strata_field_destroy(&f);
+    }
+  CHECK(leftovers() == 0);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+static int write_bytes(const char *path, const void *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return 0;
+  size_t w = fwrite(p, 1, n, f);
+  fclose(f);
+  return w == n;
+}
+
+TEST(npy_bad_files_refused) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  double d[6] = {1, 2, 3, 4, 5, 6};
+  size_t shape[2] = {2, 3};
+  const char *path = tpath("g.npy");
+  CHECK_OK(strata_npy_write(ctx, path, STRATA_F64, 2, shape, d), ctx);
+  size_t len;
+  unsigned char *b = slurp(path, &len);
+  CHECK(b);
+  strata_precision p;
+  int nd;
+  size_t sh[4];
+  void *data = NULL;
+  const char *bad = tpath("bad.npy");
+  /* truncated data */
+  CHECK(write_bytes(bad, b, len - 3));
+  CHECK_STATUS(strata_npy_read(ctx, bad, &p, &nd, sh, &data), STRATA_EFORMAT,
+               ctx);
+  CHECK(strstr(strata_context_error(ctx), "truncated"));
+  /* extra data */
+  unsigned char *b2 = malloc(len + 8);
+  memcpy(b2, b, len);
+  memset(b2 + len, 0, 8);
+  CHECK(write_bytes(bad, b2, len + 8));
+  CHECK_STATUS(strata_npy_read(ctx, bad, &p, &nd, sh, &data), STRATA_EFORMAT,
+               ctx);
+  /* another dtype */
+  memcpy(b2, b, len);
+  char *q = strstr((char *)b2 + 10, "<f8");
+  CHECK(q);
+  q[1] = 'i';
+  CHECK(write_bytes(bad, b2, len));
+  CHECK_STATUS(strata_npy_read(ctx, bad, &p, &nd, sh, &data), STRATA_EFORMAT,
+               ctx);
+  CHECK(strstr(strata_context_error(ctx), "<i8"));
+  /* Fortran order */
+  memcpy(b2, b, len);
+  q = strstr((char *)b2 + 10, "False");
+  memcpy(q, "True ", 5);
+  CHECK(write_bytes(bad, b2, len));
+  CHECK_STATUS(strata_npy_read(ctx, bad, &p, &nd, sh, &data), STRATA_EFORMAT,
+               ctx);
+  /* not npy at all */
+  CHECK(write_bytes(bad, "hello world", 11));
+  CHECK_STATUS(strata_npy_read(ctx, bad, &p, &nd, sh, &data), STRATA_EFORMAT,
+               ctx);
+  CHECK(data == NULL);
+  CHECK_STATUS(strata_npy_read(ctx, tpath("missing.npy"), &p, &nd, sh, &data),
+               STRATA_EIO, ctx);
+  free(b2);
+  free(b);
+  remove(bad);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ---- the temporary-name rule -------------------------------------------- */
+
+TEST(failed_writes_leave_nothing) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  double d[3] = {1, 2, 3};
+  size_t shape[1] = {3};
+  /* a directory that does not exist: nothing can be created */
+  CHECK_STATUS(strata_npy_write(ctx, tpath("nodir/x.npy"), STRATA_F64, 1,
+                                shape, d),
+               STRATA_EIO, ctx);
+  CHECK(strstr(strata_context_error(ctx), "nodir"));
+  /* the final name is a directory: the rename fails, the temporary file
+   * must be removed and the directory left alone */
+  const char *dir = tpath("adir");
+  CHECK(mkdir(dir, 0755) == 0);
+  CHECK_STATUS(strata_npy_write(ctx, dir, STRATA_F64, 1, shape, d),
+               STRATA_EIO, ctx);
+  CHECK(strstr(strata_context_error(ctx), "rename"));
+  struct stat st;
+  CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK(leftovers() == 0);
+  rmdir(dir);
+  /* an existing file is replaced whole */
+  const char *path = tpath("replace.npy");
+  CHECK(write_bytes(path, "old contents", 12));
+  CHECK_OK(strata_npy_write(ctx, path, STRATA_F64, 1, shape, d), ctx);
+  size_t len;
+  unsigned char *b = slurp(path, &len);
+  CHECK(b && len == 10 + (b[8] | (size_t)b[9] << 8) + 24 &&
+        memcmp(b, "\x93NUMPY", 6) == 0);
+  free(b);
+  remove(path);
+  CHECK(leftovers() == 0);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ---- vti ---------------------------------------------------------------- */
+
+static int attr(const char *s, const char *name, char *out, size_t n) {
+  char key[64];
+  snprintf(key, sizeof key, " %s=\"", name);
+  const char *p = strstr(s, key);
+  if (!p) return 0;
+  p += strlen(key);
+  const char *e = strchr(p, '"');
+  if (!e || (size_t)(e - p) >= n) return 0;
+  memcpy(out, p, (size_t)(e - p));
+  out[e - p] = 0;
+  return 1;
+}
+
+TEST(vti_two_fields_read_back) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field *a = ref_random_field(ctx, 3, 9, 6, 5, 1, STRATA_F32, 7);
+  strata_field *b = ref_random_field(ctx, 3, 9, 6, 5, 2, STRATA_F64, 8);
+  CHECK(a && b);
+  const strata_field *fs[2] = {a, b};
+  const char *names[2] = {"pressure", "velocity"};
+  double h[3] = {0.5, 0.25, 2}, o[3] = {-1, 0, 3.5};
+  const char *path = tpath("f.vti");
+  CHECK_OK(strata_vti_write(path, 2, fs, names, h, o), ctx);
+  size_t len;
+  unsigned char *buf = slurp(path, &len);
+  CHECK(buf);
+  const char *s = (const char *)buf;
+  CHECK(strncmp(s, "<?xml", 5) == 0);
+  CHECK(strstr(s, "type=\"ImageData\""));
+  CHECK(strstr(s, "byte_order=\"LittleEndian\""));
+  char v[128];
+  CHECK(attr(s, "WholeExtent", v, sizeof v) && strcmp(v, "0 8 0 5 0 4") == 0);
+  CHECK(attr(s, "Spacing", v, sizeof v));
+  double x, y, z;
+  CHECK(sscanf(v, "%lf %lf %lf", &x, &y, &z) == 3 && x == 0.5 && y == 0.25 &&
+        z == 2);
+  CHECK(attr(s, "Origin", v, sizeof v));
+  CHECK(sscanf(v, "%lf %lf %lf", &x, &y, &z) == 3 && x == -1 && y == 0 &&
+        z == 3.5);
+  const char *app = strstr(s, "<AppendedData encoding=\"raw\">");
+  CHECK(app);
+  const unsigned char *raw = (const unsigned char *)strchr(app, '_') + 1;
+  size_t count = 9 * 6 * 5;
+  const char *da = s;
+  for (int i = 0; i < 2; i++) {
+    da = strstr(da + 1, "<DataArray");
+    CHECK(da && (const char *)da < app);
+    char type[32], name[32], off[32];
+    CHECK(attr(da, "type", type, sizeof type));
+    CHECK(attr(da, "Name", name, sizeof name));
+    CHECK(attr(da, "offset", off, sizeof off));
+    CHECK(strcmp(name, names[i]) == 0);
+    strata_precision p = i ? STRATA_F64 : STRATA_F32;
+    CHECK(strcmp(type, i ? "Float64" : "Float32") == 0);
+    const unsigned char *blk = raw + strtoull(off, NULL, 10);
+    uint64_t nb = le32(blk) | (uint64_t)le32(blk + 4) << 32;
+    CHECK(nb == count * (size_t)p);
+    void *host = malloc(nb);
+    CHECK_OK(strata_field_read(fs[i], host), ctx);
+    CHECK(memcmp(blk + 8, host, nb) == 0);
+    if (i == 1)
+      CHECK(strncmp((const char *)blk + 8 + nb, "\n  </AppendedData>", 18) ==
+            0);
+    free(host);
+  }
+  free(buf);
+  /* mismatched shapes and bad names are refused, leaving nothing */
+  strata_field *c = ref_random_field(ctx, 3, 9, 6, 4, 1, STRATA_F32, 9);
+  fs[1] = c;
+  remove(path);
+  CHECK_STATUS(strata_vti_write(path, 2, fs, names, h, o), STRATA_ESHAPE, ctx);
+  const char *badn[1] = {"a\"b"};
+  CHECK_STATUS(strata_vti_write(path, 1, fs, badn, h, o), STRATA_EINVAL, ctx);
+  double h0[3] = {1, 0, 1};
+  CHECK_STATUS(strata_vti_write(path, 1, fs, names, h0, o), STRATA_EINVAL,
+               ctx);
+  CHECK(access(path, F_OK) != 0 && leftovers() == 0);
+  strata_field_destroy(&a);
+  strata_field_destroy(&b);
+  strata_field_destroy(&c);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ---- png ---------------------------------------------------------------- */
+
+static uint32_t crc32_plain(const unsigned char *p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+  }
+  return c ^ 0xffffffffu;
+}
+
+/* Decodes a PNG written with stored deflate blocks into RGB; checks the
+ * signature, every chunk's CRC, IHDR, the zlib header, the block lengths,
+ * the filter bytes and the Adler-32.  Returns NULL (after printing) on any
+ * violation. */
+static unsigned char *png_decode(const char *path, size_t *w, size_t *h) {
+  size_t len;
+  unsigned char *b = slurp(path, &len), *rgb = NULL, *z = NULL;
+  size_t zn = 0;
+  if (!b) return NULL;
+  if (len < 8 || memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0) goto bad;
+  size_t pos = 8;
+  int seen_end = 0;
+  while (pos + 12 <= len && !seen_end) {
+    uint32_t n = be32(b + pos);
+    if (pos + 12 + n > len) goto bad;
+    const unsigned char *type = b + pos + 4, *data = b + pos + 8;
+    if (crc32_plain(type, 4 + n) != be32(data + n)) {
+      fprintf(stderr, "  CRC mismatch in chunk %.4s\n", type);
+      goto bad;
+    }
+    if (memcmp(type, "IHDR", 4) == 0) {
+      if (n != 13 || data[8] != 8 || data[9] != 2 || data[12] != 0) goto bad;
+      *w = be32(data);
+      *h = be32(data + 4);
+    } else if (memcmp(type, "IDAT", 4) == 0) {
+      z = realloc(z, zn + n);
+      memcpy(z + zn, data, n);
+      zn += n;
+    } else if (memcmp(type, "IEND", 4) == 0) {
+      seen_end = 1;
+    }
+    pos += 12 + n;
+  }
+  if (!seen_end || pos != len || !z || zn < 6) goto bad;
+  if (((unsigned)z[0] << 8 | z[1]) % 31 != 0 || (z[0] & 15) != 8) goto bad;
+  size_t row = 1 + 3 * *w, raw = row * *h, got = 0, zp = 2;
+  unsigned char *r = malloc(raw);
+  for (;;) {
+    if (zp + 5 > zn) goto bad_r;
+    int final = z[zp] & 1, btype = (z[zp] >> 1) & 3;
+    if (btype != 0) goto bad_r;
+    unsigned L = z[zp + 1] | (unsigned)z[zp + 2] << 8;
+    unsigned NL = z[zp + 3] | (unsigned)z[zp + 4] << 8;
+    if ((L ^ NL) != 0xffff || got + L > raw || zp + 5 + L > zn) goto bad_r;
+    memcpy(r + got, z + zp + 5, L);
+    got += L;
+    zp += 5 + L;
+    if (final) break;
+  }
+  if (got != raw || zp + 4 != zn) goto bad_r;
+  uint32_t s1 = 1, s2 = 0;
+  for (size_t i = 0; i < raw; i++) {
+    s1 = (s1 + r[i]) % 65521;
+    s2 = (s2 + s1) % 65521;
+  }
+  if ((s2 << 16 | s1) != be32(z + zp)) {
+    fprintf(stderr, "  Adler-32 mismatch\n");
+    goto bad_r;
+  }
+  rgb = malloc(3 * *w * *h);
+  for (size_t y = 0; y < *h; y++) {
+    if (r[y * row] != 0) goto bad_r;
+    memcpy(rgb + 3 * *w * y, r + y * row + 1, 3 * *w);
+  }
+  free(r);
+  free(z);
+  free(b);
+  return rgb;
+bad_r:
+  free(r);
+bad:
+  fprintf(stderr, "  %s: not a valid PNG as written by strata\n", path);
+  free(rgb);
+  free(z);
+  free(b);
+  return NULL;
+}
+
+TEST(png_pixels_and_checksums) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  /* a 3D fp64 field of known values: v = i + 10 j + 100 k, one NaN */
+  strata_field *f = ref_random_field(ctx, 3, 7, 5, 3, 1, STRATA_F64, 1);
+  CHECK(f);
+  double *host = malloc(7 * 5 * 3 * sizeof *host);
+  for (int k = 0; k < 3; k++)
+    for (int j = 0; j < 5; j++)
+      for (int i = 0; i < 7; i++) host[i + 7 * (j + 5 * k)] = i + 10 * j + 100 * k;
+  host[3 + 7 * (2 + 5 * 1)] = NAN;
+  CHECK_OK(strata_field_write(f, host), ctx);
+  strata_png_options o;
+  strata_png_options_init(&o);
+  o.cmap = STRATA_CMAP_GRAY;
+  o.colorbar = 0;
+  o.scale = 2;
+  o.lo = 0;
+  o.hi = 300;
+  for (int axis = 0; axis < 3; axis++) {
+    o.axis = axis;
+    o.index = 1;
+    const char *path = tpath("s.png");
+    CHECK_OK(strata_field_save_png(f, path, &o), ctx);
+    size_t w = 0, h = 0;
+    unsigned char *rgb = png_decode(path, &w, &h);
+    CHECK(rgb);
+    size_t sw = axis == 0 ? 5 : 7, sh = axis == 2 ? 5 : 3;
+    CHECKF(w == 2 * sw + 16 && h == 2 * sh + 16, "%zu x %zu", w, h);
+    for (size_t y = 0; y < h; y++)
+      for (size_t x = 0; x < w; x++) {
+        const unsigned char *px = rgb + 3 * (y * w + x);
+        if (x < 8 || y < 8 || x >= 8 + 2 * sw || y >= 8 + 2 * sh) {
+          CHECK(px[0] == 255 && px[1] == 255 && px[2] == 255);
+          continue;
+        }
+        size_t c = (x - 8) / 2, r = (y - 8) / 2;
+        size_t i = axis == 0 ? 1 : c, j = axis == 0 ? c : axis == 1 ? 1 : r,
+               k = axis == 2 ? 1 : r;
+        double v = host[i + 7 * (j + 5 * k)];
+        if (isnan(v)) {
+          CHECK(px[0] == 255 && px[1] == 0 && px[2] == 255);
+          continue;
+        }
+        double want = 255.0 * v / 300.0;
+        CHECKF(px[0] == px[1] && px[1] == px[2] && fabs(px[0] - want) <= 1.0,
+               "axis %d pixel (%zu,%zu) = %d for value %g", axis, x, y, px[0],
+               v);
+      }
+    free(rgb);
+  }
+  /* flip puts index 0 at the bottom */
+  o.axis = 2;
+  o.flip = 1;
+  o.scale = 1;
+  CHECK_OK(strata_field_save_png(f, tpath("flip.png"), &o), ctx);
+  size_t w, h;
+  unsigned char *rgb = png_decode(tpath("flip.png"), &w, &h);
+  CHECK(rgb && w == 7 + 16 && h == 5 + 16);
+  /* bottom-left interior pixel is (0, 0, 1): 100 -> 85 */
+  CHECK(abs(rgb[3 * ((8 + 4) * w + 8)] - 85) <= 1);
+  free(rgb);
+  /* a colour bar and automatic range: the image grows to the right and the
+   * bar runs from the map's top colour (max) to its bottom colour (min) */
+  strata_png_options_init(&o);
+  o.cmap = STRATA_CMAP_GRAY;
+  CHECK_OK(strata_field_save_png(f, tpath("bar.png"), &o), ctx);
+  rgb = png_decode(tpath("bar.png"), &w, &h);
+  CHECK(rgb);
+  size_t sc = 16 /* 512 / 7, capped */, iw = 7 * sc, ih = 5 * sc;
+  CHECKF(w > 8 + iw + 12 + 16 && h >= 16 + ih, "%zu x %zu", w, h);
+  size_t bx = 8 + iw + 12 + 8, top = 8 + (ih >= 400 ? 8 : 4);
+  CHECK(rgb[3 * ((top + 1) * w + bx)] >= 250);
+  size_t barh = ih < 64 ? 64 : ih;
+  CHECK(rgb[3 * ((top + barh - 2) * w + bx)] <= 5);
+  /* some black label pixels right of the bar */
+  int dark = 0;
+  for (size_t y = 0; y < h; y++)
+    for (size_t x = bx + 14; x < w; x++) dark += rgb[3 * (y * w + x)] == 0;
+  CHECK(dark > 20);
+  free(rgb);
+  /* bad slices are refused */
+  o.axis = 3;
+  CHECK_STATUS(strata_field_save_png(f, tpath("x.png"), &o), STRATA_EINVAL,
+               ctx);
+  o.axis = 0;
+  o.index = 7;
+  CHECK_STATUS(strata_field_save_png(f, tpath("x.png"), &o), STRATA_EINVAL,
+               ctx);
+  CHECK(access(tpath("x.png"), F_OK) != 0);
+  free(host);
+  strata_field_destroy(&f);
+  remove(tpath("s.png"));
+  remove(tpath("flip.png"));
+  remove(tpath("bar.png"));
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(png_large_image_spans_blocks) {
+  /* more than 65535 bytes of scanlines: several stored blocks */
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  size_t w = 301, h = 257;
+  float *v = malloc(w * h * sizeof *v);
+  unsigned seed = 5;
+  for (size_t i = 0; i < w * h; i++) v[i] = (float)rand_r(&seed) / RAND_MAX;
+  strata_png_options o;
+  strata_png_options_init(&o);
+  o.scale = 1;
+  o.colorbar = 0;
+  o.cmap = STRATA_CMAP_VIRIDIS;
+  o.lo = 0;
+  o.hi = 1;
+  CHECK_OK(strata_png_write_image(ctx, tpath("big.png"), STRATA_F32, w, h, v,
+                                  &o),
+           ctx);
+  size_t W, H;
+  unsigned char *rgb = png_decode(tpath("big.png"), &W, &H);
+  CHECK(rgb && W == w + 16 && H == h + 16);
+  /* viridis ends: 0 -> (68,1,84), 1 -> (253,231,37); monotone in green */
+  float lo_v = 2, hi_v = -1;
+  size_t lo_i = 0, hi_i = 0;
+  for (size_t i = 0; i < w * h; i++) {
+    if (v[i] < lo_v) lo_v = v[i], lo_i = i;
+    if (v[i] > hi_v) hi_v = v[i], hi_i = i;
+  }
+  const unsigned char *a = rgb + 3 * ((8 + lo_i / w) * W + 8 + lo_i % w);
+  const unsigned char *b = rgb + 3 * ((8 + hi_i / w) * W + 8 + hi_i % w);
+  CHECK(abs(a[0] - 68) <= 2 && abs(a[1] - 1) <= 2 && abs(a[2] - 84) <= 2);
+  CHECK(abs(b[0] - 253) <= 2 && abs(b[1] - 231) <= 2 && abs(b[2] - 37) <= 2);
+  free(rgb);
+  free(v);
+  remove(tpath("big.png"));
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ---- traces ------------------------------------------------------------- */
+
+TEST(segy_and_npy_traces) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  size_t nt = 5, ns = 37;
+  double *d = malloc(nt * ns * sizeof *d);
+  unsigned seed = 3;
+  for (size_t i = 0; i < nt * ns; i++) d[i] = rand_r(&seed) / (double)RAND_MAX - 0.5;
+  double rec[15];
+  for (size_t r = 0; r < nt; r++) {
+    rec[3 * r] = 100.0 + 12.5 * r;
+    rec[3 * r + 1] = 50.25;
+    rec[3 * r + 2] = 10;
+  }
+  strata_traces t = {nt, ns, 0.0005, STRATA_F64, d, rec, {20.5, 30, 40}};
+  CHECK_OK(strata_segy_write(ctx, tpath("t.sgy"), &t), ctx);
+  size_t len;
+  unsigned char *b = slurp(tpath("t.sgy"), &len);
+  CHECK(b && len == 3600 + nt * (240 + 4 * ns));
+  CHECK(b[0] == 0xC3); /* 'C' in EBCDIC */
+  const unsigned char *bh = b + 3200;
+  CHECK(be16(bh + 16) == 500 && be16(bh + 20) == ns && be16(bh + 24) == 5);
+  CHECK(be16(bh + 300) == 0x0100 && be16(bh + 302) == 1);
+  for (size_t r = 0; r < nt; r++) {
+    const unsigned char *th = b + 3600 + r * (240 + 4 * ns);
+    CHECK(be32(th) == r + 1 && be16(th + 114) == ns && be16(th + 116) == 500);
+    CHECK((int16_t)be16(th + 70) == -100);
+    CHECK((int32_t)be32(th + 80) == (int32_t)lround(rec[3 * r] * 100));
+    CHECK((int32_t)be32(th + 84) == 5025);
+    CHECK((int32_t)be32(th + 72) == 2050);
+    for (size_t s = 0; s < ns; s++) {
+      uint32_t u = be32(th + 240 + 4 * s);
+      float v;
+      memcpy(&v, &u, 4);
+      CHECK(v == (float)d[r * ns + s]);
+    }
+  }
+  free(b);
+  CHECK_OK(strata_traces_save_npy(ctx, tpath("t.npy"), &t), ctx);
+  strata_precision p;
+  int nd;
+  size_t sh[4];
+  void *data;
+  CHECK_OK(strata_npy_read(ctx, tpath("t.npy"), &p, &nd, sh, &data), ctx);
+  CHECK(p == STRATA_F64 && nd == 2 && sh[0] == nt && sh[1] == ns);
+  CHECK(memcmp(data, d, nt * ns * 8) == 0);
+  free(data);
+  /* an interval SEG-Y cannot hold */
+  t.dt = 0.5;
+  CHECK_STATUS(strata_segy_write(ctx, tpath("u.sgy"), &t), STRATA_EINVAL, ctx);
+  CHECK(strstr(strata_context_error(ctx), "65535"));
+  CHECK(access(tpath("u.sgy"), F_OK) != 0);
+  remove(tpath("t.sgy"));
+  remove(tpath("t.npy"));
+  free(d);
+  CHECK(leftovers() == 0);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(cleanup) {
+  /* removes the scratch directory (last test) */
+  remove(tpath("f.npy"));
+  remove(tpath("g.npy"));
+  remove(tpath("f.vti"));
+  CHECK(rmdir(tmpdir) == 0);
+  return 0;
+}
+
+RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
+          failed_writes_leave_nothing, vti_two_fields_read_back,
+          png_pixels_and_checksums, png_large_image_spans_blocks,
+          segy_and_npy_traces, cleanup)

@@ -1,0 +1,206 @@
+/* Helpers shared by the subcommands: messages, contexts, timing, progress
+ * display and the Ctrl-C flag. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void cli_err(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("strata: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+strata_context *cli_context(strata_backend b, int device, int threads) {
+  strata_context_options o;
+  strata_context_options_init(&o);
+  char why[512] = "";
+  o.backend = b;
+  o.device = device;
+  o.threads = threads;
+  o.errbuf = why;
+  o.errbuf_size = sizeof why;
+  strata_context *ctx = NULL;
+  strata_status s = strata_context_create(&ctx, &o);
+  if (s != STRATA_OK) {
+    cli_err("cannot use backend '%s': %s%s%s", strata_backend_name(b),
+            strata_strerror(s), why[0] ? ": " : "", why);
+    return NULL;
+  }
+  return ctx;
+}
+
+double cli_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cli_parse_long(const char *s, long lo, long hi, long *out) {
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double cli_time(int (*fn)(void *), void *arg, strata_context *ctx,
+                int samples, double min_s) {
+  double t[16];
+  if (samples > 16) samples = 16;
+  if (fn(arg) || strata_context_sync(ctx) != STRATA_OK) return -1; /* warm */
+  for (int s = 0; s < samples; s++) {
+    long reps = 0;
+    double t0 = cli_now(), dt;
+    do {
+      if (fn(arg)) return -1;
+      reps++;
+      if (strata_context_sync(ctx) != STRATA_OK) return -1;
+      dt = cli_now() - t0;
+    } while (dt < min_s);
+    t[s] = dt / (double)reps;
+  }
+  qsort(t, (size_t)samples, sizeof t[0], cmp_double);
+  return t[samples / 2];
+}
+
+typedef struct {
+  strata_field *a, *b;
+} copy_arg;
+
+static int do_copy(void *p) {
+  copy_arg *c = p;
+  return strata_copy_kernel(c->a, c->b, NULL) != STRATA_OK;
+}
+
+int cli_copy_rate(strata_context *ctx, const size_t n[3], strata_precision p,
+                  double *pts_per_s) {
+  strata_field_desc d = {3, {n[0], n[1], n[2]}, 1, p};
+  copy_arg c = {NULL, NULL};
+  strata_status s = strata_field_create(ctx, &d, &c.a);
+  if (s == STRATA_OK) s = strata_field_create(ctx, &d, &c.b);
+  if (s == STRATA_OK) s = strata_field_fill_random(c.a, 1, -1, 1);
+  double t = -1;
+  if (s == STRATA_OK) t = cli_time(do_copy, &c, ctx, 5, 0.05);
+  if (s != STRATA_OK || t <= 0) {
+    cli_err("copy benchmark failed: %s", strata_context_error(ctx));
+    strata_field_destroy(&c.a);
+    strata_field_destroy(&c.b);
+    return -1;
+  }
+  *pts_per_s = (double)(n[0] * n[1] * n[2]) / t;
+  strata_field_destroy(&c.a);
+  strata_field_destroy(&c.b);
+  return 0;
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+static void fmt_time(double s, char *buf, size_t n) {
+  if (!(s >= 0) || s > 359999) {
+    snprintf(buf, n, "--:--");
+    return;
+  }
+  long t = lround(s);
+  if (t >= 3600)
+    snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else
+    snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+void cli_progress_start(cli_progress *p, long first, long total,
+                        double points, int quiet) {
+  memset(p, 0, sizeof *p);
+  p->first = first;
+  p->total = total;
+  p->points = points;
+  p->quiet = quiet;
+  p->tty = isatty(fileno(stderr));
+  p->t0 = p->last_draw = p->last_log = cli_now();
+  p->next_log_step = first + (total - first + 9) / 10;
+}
+
+static void rates(const cli_progress *p, long done, double now, double *sps,
+                  double *gpts, double *eta) {
+  double dt = now - p->t0;
+  long steps = done - p->first;
+  *sps = dt > 0 ? steps / dt : 0;
+  *gpts = *sps * p->points * 1e-9;
+  *eta = *sps > 0 ? (double)(p->total - done) / *sps : -1;
+}
+
+void cli_progress_update(cli_progress *p, long done) {
+  if (p->quiet) return;
+  double now = cli_now(), sps, gpts, eta;
+  char e[32];
+  if (p->tty) {
+    if (now - p->last_draw < 0.1 && done < p->total) return;
+    p->last_draw = now;
+    rates(p, done, now, &sps, &gpts, &eta);
+    fmt_time(eta, e, sizeof e);
+    int width = 30, fill = p->total ? (int)(width * done / p->total) : width;
+    char bar[64];
+    for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+    bar[width] = 0;
+    fprintf(stderr, "\r[%s] %3d%% %ld/%ld steps  %.1f steps/s  %.3f Gpts/s  "
+            "ETA %s \033[K", bar,
+            p->total ? (int)(100 * done / p->total) : 100, done, p->total, sps,
+            gpts, e);
+    fflush(stderr);
+    p->drawn = 1;
+  } else if (done >= p->next_log_step || now - p->last_log >= 30 ||
+             done == p->total) {
+    if (done == p->total && p->next_log_step > p->total) return;
+    p->last_log = now;
+    while (p->next_log_step <= done)
+      p->next_log_step += (p->total - p->first + 9) / 10 > 0
+                              ? (p->total - p->first + 9) / 10
+                              : 1;
+    rates(p, done, now, &sps, &gpts, &eta);
+    fmt_time(eta, e, sizeof e);
+    fprintf(stderr, "strata: step %ld/%ld  %.1f steps/s  %.3f Gpts/s  "
+            "remaining %s\n", done, p->total, sps, gpts, e);
+  }
+}
+
+void cli_progress_finish(cli_progress *p) {
+  if (p->quiet) return;
+  if (p->tty && p->drawn) fputs("\r\033[K", stderr);
+}
+
+/* ---- Ctrl-C ------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig) {
+  stop_flag = 1;
+  signal(sig, SIG_DFL); /* a second Ctrl-C stops at once */
+}
+
+void cli_install_interrupt(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_interrupted(void) { return stop_flag != 0; }

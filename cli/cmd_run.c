@@ -1,2 +1,799 @@
-#include "cli.h"
-int cli_run(int argc, char **argv) { (void)argc; (void)argv; return CLI_USAGE; }
+/* strata run CASE: reads and checks a case file, checks the memory it
+ * needs, runs the solver with a progress display, writes snapshots,
+ * traces, checkpoints, a movie and a JSON summary. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "run.h"
+
+static void usage(FILE *o) {
+  fprintf(o,
+          "usage: strata run CASE [options]\n"
+          "  Runs the case file CASE (reference: docs/cases.md) and writes its\n"
+          "  output folder: snapshots (.npy, .vti, .png), receiver traces\n"
+          "  (.npy, SEG-Y, .png), a movie, summary.json.  Files are written\n"
+          "  under a temporary name and renamed when complete; Ctrl-C stops\n"
+          "  after the current step and keeps what was written.\n"
+          "options:\n"
+          "  --set SECTION.KEY=VALUE   override a key of the case (repeatable)\n"
+          "  --out DIR                 output folder (overrides [output] dir)\n"
+          "  --backend auto|cpu|cuda   overrides [run] backend\n"
+          "  --checkpoint-every N      checkpoint every N steps (heat, operator)\n"
+          "  --restart FILE            continue from a checkpoint of this case\n"
+          "  --check                   check the case and the memory; run nothing\n"
+          "  --no-ceiling              skip the copy-ceiling measurement\n"
+          "  --quiet                   no progress display\n"
+          "  --keys                    print every case key as Markdown\n"
+          "exit codes: 0 ok, 1 runtime failure, 2 bad usage or case file,\n"
+          "130 interrupted (outputs so far are kept).\n");
+}
+
+int run_fail(run_state *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->err, sizeof r->err, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int run_case_fail(run_state *r, const char *section, const char *key,
+                  const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  cf_fail(&r->cf, section, key, "%s", msg);
+  snprintf(r->err, sizeof r->err, "%s", r->cf.err);
+  r->case_error = 1;
+  return -1;
+}
+
+static const char *face_keys[6] = {"x_lo", "x_hi", "y_lo",
+                                   "y_hi", "z_lo", "z_hi"};
+
+const char *run_face_key(int face) { return face_keys[face]; }
+
+const char *run_face_value(run_state *r, int face, const char *def) {
+  const char *v = cf_string(&r->cf, "boundary", face_keys[face], NULL);
+  if (v) return v;
+  return cf_string(&r->cf, "boundary", "all", def);
+}
+
+/* ---- the initial condition ---------------------------------------------- */
+
+typedef struct {
+  int kind; /* 0 zero, 1 constant, 2 random, 3 gaussian */
+  double amp, c[3], w, value;
+  uint64_t seed;
+} initial_spec;
+
+static initial_spec g_init;
+
+double run_initial_value(long i, long j, long k, void *user) {
+  const initial_spec *s = user ? user : &g_init;
+  switch (s->kind) {
+  case 1: return s->value;
+  case 2: {
+    uint64_t x = s->seed * 0x9e3779b97f4a7c15ull ^
+                 ((uint64_t)(i + 1024) | (uint64_t)(j + 1024) << 21 |
+                  (uint64_t)(k + 1024) << 42);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return s->amp * (2.0 * ((double)(x >> 11) * 0x1p-53) - 1.0);
+  }
+  case 3: {
+    double dx = i - s->c[0], dy = j - s->c[1], dz = k - s->c[2];
+    return s->amp * exp(-(dx * dx + dy * dy + dz * dz) / (2 * s->w * s->w));
+  }
+  }
+  return 0;
+}
+
+static void read_initial(run_state *r, const char *def_kind) {
+  static const char *kinds[] = {"zero", "constant", "random", "gaussian"};
+  const char *k = cf_string(&r->cf, "initial", "kind", def_kind);
+  g_init.kind = 0;
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(k, kinds[i])) g_init.kind = i;
+  g_init.amp = cf_float(&r->cf, "initial", "amplitude", 1);
+  g_init.value = cf_float(&r->cf, "initial", "value", 0);
+  g_init.seed = (uint64_t)cf_int(&r->cf, "initial", "seed", 1);
+  size_t mn = r->n[0];
+  for (int a = 0; a < r->dims; a++) {
+    g_init.c[a] = 0.5 * ((double)r->n[a] - 1);
+    if (r->n[a] < mn) mn = r->n[a];
+  }
+  double c[3];
+  int nc = cf_floats(&r->cf, "initial", "center", c, 3);
+  for (int a = 0; a < nc && a < 3; a++) g_init.c[a] = c[a];
+  g_init.w = cf_float(&r->cf, "initial", "width", mn / 10.0 > 1 ? mn / 10.0 : 1);
+}
+
+/* ---- the solvers ---------------------------------------------------------- */
+
+static const run_solver *find_solver(const char *kind) {
+  if (!strcmp(kind, run_solver_operator.kind)) return &run_solver_operator;
+  for (int i = 0; run_solvers_extra[i]; i++)
+    if (!strcmp(kind, run_solvers_extra[i]->kind)) return run_solvers_extra[i];
+  return NULL;
+}
+
+static const char *common_sections = "case|solver|grid|run|boundary|output";
+static const char *all_solver_kinds = "operator|heat|wave|fdtd";
+
+static int in_list(const char *list, const char *s) {
+  size_t n = strlen(s);
+  for (const char *c = list; *c;) {
+    const char *bar = strchr(c, '|');
+    size_t L = bar ? (size_t)(bar - c) : strlen(c);
+    if (L == n && !memcmp(c, s, n)) return 1;
+    if (!bar) break;
+    c = bar + 1;
+  }
+  return 0;
+}
+
+static int section_allowed(const char *sec, void *user, char *why, size_t n) {
+  const run_solver *s = user;
+  if (in_list(common_sections, sec) || in_list(s->sections, sec)) return 1;
+  snprintf(why, n, "does not apply to solver '%s' (its sections: %s)",
+           s->kind, s->sections[0] ? s->sections : "none");
+  char *bar;
+  while ((bar = strchr(why, '|'))) {
+    memmove(bar + 2, bar + 1, strlen(bar + 1) + 1);
+    bar[0] = ',';
+    bar[1] = ' ';
+  }
+  return 0;
+}
+
+/* Reads what every solver shares: grid, precision, steps, boundaries. */
+static int read_common(run_state *r) {
+  cf_file *f = &r->cf;
+  long n[3] = {1, 1, 1};
+  r->dims = cf_ints(f, "grid", "n", n, 3);
+  if (r->dims < r->solver->dims_min || r->dims > r->solver->dims_max)
+    return run_case_fail(r, "grid", "n", "solver '%s' needs %d%s%d values "
+                         "(its dimension), got %d", r->solver->kind,
+                         r->solver->dims_min,
+                         r->solver->dims_min == r->solver->dims_max ? "" : "..",
+                         r->solver->dims_max == r->solver->dims_min ? 0
+                                                                    : r->solver->dims_max,
+                         r->dims);
+  for (int a = 0; a < 3; a++) r->n[a] = a < r->dims ? (size_t)n[a] : 1;
+  r->h = cf_float(f, "grid", "spacing",
+                  !strcmp(r->solver->kind, "wave") ? 10.0 : 1.0);
+  const char *p = cf_string(f, "grid", "precision", NULL);
+  r->precision = p ? (!strcmp(p, "f64") ? STRATA_F64 : STRATA_F32)
+                   : r->solver->precision;
+  r->steps = cf_int(f, "run", "steps", 1);
+  for (int face = 0; face < 6; face++) {
+    const char *v = run_face_value(r, face, NULL);
+    if (!v) continue;
+    if (face / 2 >= r->dims && cf_has(f, "boundary", face_keys[face]))
+      return run_case_fail(r, "boundary", face_keys[face], "a %dD grid has "
+                           "no %c axis", r->dims, "xyz"[face / 2]);
+    if (!in_list(r->solver->bcs, v)) {
+      const char *key = cf_has(f, "boundary", face_keys[face])
+                            ? face_keys[face]
+                            : "all";
+      char ok[256], *q = ok;
+      for (const char *c = r->solver->bcs; *c && q < ok + sizeof ok - 3; c++)
+        if (*c == '|')
+          *q++ = ',', *q++ = ' ';
+        else
+          *q++ = *c;
+      *q = 0;
+      return run_case_fail(r, "boundary", key, "'%s' is not a boundary of "
+                           "solver '%s' (it takes: %s)", v, r->solver->kind,
+                           ok);
+    }
+  }
+  read_initial(r, !strcmp(r->solver->kind, "heat") ? "gaussian" : "random");
+  return 0;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+typedef struct {
+  const char *dir;
+  long every;
+  int npy, vti, png, movie, fps;
+  strata_png_options po;
+  int trace_npy, trace_segy, trace_png;
+  long frames;
+  double write_s;
+} output_cfg;
+
+static int make_dir(const char *dir) {
+  if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+    errno = ENOTDIR;
+  }
+  return -1;
+}
+
+static int write_snapshot(run_state *r, output_cfg *o, const char *stem) {
+  strata_field *f = r->solver->field(r);
+  char path[4096];
+  double t0 = cli_now();
+  strata_status s = STRATA_OK;
+  if (o->npy && s == STRATA_OK) {
+    snprintf(path, sizeof path, "%s/%s.npy", o->dir, stem);
+    s = strata_field_save_npy(f, path);
+  }
+  if (o->vti && s == STRATA_OK) {
+    snprintf(path, sizeof path, "%s/%s.vti", o->dir, stem);
+    double h[3] = {r->h, r->h, r->h};
+    s = strata_field_save_vti(f, r->solver->field_name, path, h, NULL);
+  }
+  if (o->png && s == STRATA_OK) {
+    snprintf(path, sizeof path, "%s/%s.png", o->dir, stem);
+    s = strata_field_save_png(f, path, &o->po);
+  }
+  o->write_s += cli_now() - t0;
+  if (s != STRATA_OK)
+    return run_fail(r, "cannot write %s: %s", path,
+                    strata_context_error(r->ctx));
+  return 0;
+}
+
+static int write_traces(run_state *r, output_cfg *o, FILE *json) {
+  if (!r->solver->traces) return 0;
+  strata_traces t;
+  double *buf = NULL;
+  if (r->solver->traces(r, &t, &buf)) return -1;
+  if (!buf) return 0; /* no receivers */
+  char path[4096];
+  strata_status s = STRATA_OK;
+  fprintf(json, "  \"traces\": {\"receivers\": %zu, \"samples\": %zu, "
+          "\"dt\": %.9g", t.ntraces, t.nsamples, t.dt);
+  if (o->trace_npy) {
+    snprintf(path, sizeof path, "%s/traces.npy", o->dir);
+    s = strata_traces_save_npy(r->ctx, path, &t);
+  }
+  if (o->trace_segy && s == STRATA_OK) {
+    snprintf(path, sizeof path, "%s/traces.sgy", o->dir);
+    s = strata_segy_write(r->ctx, path, &t);
+    if (s == STRATA_EINVAL) { /* a sampling SEG-Y cannot hold: say so */
+      fprintf(stderr, "strata: traces.sgy not written: %s\n",
+              strata_context_error(r->ctx));
+      fprintf(json, ", \"segy\": \"not written: sampling out of range\"");
+      s = STRATA_OK;
+    }
+  }
+  if (o->trace_png && s == STRATA_OK) {
+    /* the gather: time down, one column per receiver */
+    double *img = malloc(t.ntraces * t.nsamples * sizeof *img);
+    if (!img) {
+      free(buf);
+      return run_fail(r, "out of memory for the trace image");
+    }
+    for (size_t rr = 0; rr < t.ntraces; rr++)
+      for (size_t k = 0; k < t.nsamples; k++)
+        img[k * t.ntraces + rr] = buf[rr * t.nsamples + k];
+    strata_png_options po;
+    strata_png_options_init(&po);
+    po.cmap = STRATA_CMAP_SEISMIC;
+    /* clip at a tenth of the peak so later, weaker arrivals show */
+    double mx = 0;
+    for (size_t i = 0; i < t.ntraces * t.nsamples; i++)
+      if (fabs(img[i]) > mx) mx = fabs(img[i]);
+    if (mx > 0) {
+      po.lo = -0.1 * mx;
+      po.hi = 0.1 * mx;
+    }
+    size_t w = t.ntraces, hgt = t.nsamples;
+    po.scale = w < 256 ? (int)(256 / w) : 1;
+    if (po.scale > 8) po.scale = 8;
+    if (hgt * (size_t)po.scale > 2048) po.scale = 1;
+    snprintf(path, sizeof path, "%s/traces.png", o->dir);
+    s = strata_png_write_image(r->ctx, path, STRATA_F64, w, hgt, img, &po);
+    free(img);
+  }
+  fprintf(json, "},\n");
+  free(buf);
+  if (s != STRATA_OK)
+    return run_fail(r, "cannot write %s: %s", path,
+                    strata_context_error(r->ctx));
+  return 0;
+}
+
+/* MP4 through ffmpeg when it is installed; otherwise the frames stay. */
+static void make_movie(run_state *r, output_cfg *o, FILE *json, int quiet) {
+  char cmd[8192];
+  if (system("command -v ffmpeg >/dev/null 2>&1") != 0) {
+    if (!quiet)
+      fprintf(stderr, "strata: ffmpeg not found: the movie is the numbered "
+              "frames %s/snap_*.png\n", o->dir);
+    fprintf(json, "  \"movie\": \"frames: snap_*.png (no ffmpeg)\",\n");
+    return;
+  }
+  snprintf(cmd, sizeof cmd,
+           "ffmpeg -loglevel error -y -framerate %d -pattern_type glob -i "
+           "'%s/snap_*.png' -vf 'pad=ceil(iw/2)*2:ceil(ih/2)*2' -pix_fmt "
+           "yuv420p '%s/movie.tmp.mp4' </dev/null && mv '%s/movie.tmp.mp4' "
+           "'%s/movie.mp4'",
+           o->fps, o->dir, o->dir, o->dir, o->dir);
+  int rc = strchr(o->dir, '\'') ? -1 : system(cmd);
+  if (rc != 0) {
+    fprintf(stderr, "strata: ffmpeg failed; the frames stay as "
+            "%s/snap_*.png\n", o->dir);
+    fprintf(json, "  \"movie\": \"ffmpeg failed; frames: snap_*.png\",\n");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/movie.tmp.mp4", o->dir);
+    remove(tmp);
+  } else {
+    fprintf(json, "  \"movie\": \"movie.mp4\",\n");
+  }
+  (void)r;
+}
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static int read_output(run_state *r, output_cfg *o, const char *dir_opt,
+                       char *dirbuf, size_t dn) {
+  cf_file *f = &r->cf;
+  memset(o, 0, sizeof *o);
+  if (dir_opt)
+    snprintf(dirbuf, dn, "%s", dir_opt);
+  else if (cf_has(f, "output", "dir"))
+    snprintf(dirbuf, dn, "%s", cf_string(f, "output", "dir", ""));
+  else
+    snprintf(dirbuf, dn, "%s.out", r->name);
+  if (!dirbuf[0])
+    return run_case_fail(r, "output", "dir", "the output folder is empty");
+  o->dir = dirbuf;
+  o->every = cf_int(f, "output", "every", 0);
+  o->npy = cf_enums_has(f, "output", "formats", "npy, png", "npy");
+  o->vti = cf_enums_has(f, "output", "formats", "npy, png", "vti");
+  o->png = cf_enums_has(f, "output", "formats", "npy, png", "png");
+  o->movie = cf_bool(f, "output", "movie", 0);
+  o->fps = (int)cf_int(f, "output", "fps", 10);
+  if (o->movie && !o->png)
+    return run_case_fail(r, "output", "movie", "a movie needs png among "
+                         "[output] formats");
+  if (o->movie && o->every == 0)
+    return run_case_fail(r, "output", "movie", "a movie needs snapshots: "
+                         "set [output] every");
+  o->trace_npy = cf_enums_has(f, "output", "traces", "npy, segy, png", "npy");
+  o->trace_segy = cf_enums_has(f, "output", "traces", "npy, segy, png",
+                               "segy");
+  o->trace_png = cf_enums_has(f, "output", "traces", "npy, segy, png", "png");
+  strata_png_options_init(&o->po);
+  const char *ax = cf_string(f, "output", "slice_axis",
+                             !strcmp(r->solver->kind, "wave") ? "y" : "z");
+  o->po.axis = ax[0] - 'x';
+  if (r->dims < 3 && cf_has(f, "output", "slice_axis"))
+    return run_case_fail(r, "output", "slice_axis", "only 3D grids are "
+                         "sliced");
+  o->po.index = cf_int(f, "output", "slice_index", -1);
+  if (r->dims == 3 && o->po.index >= (long)r->n[o->po.axis])
+    return run_case_fail(r, "output", "slice_index", "%ld is outside the "
+                         "grid: 0..%zu along %c", o->po.index,
+                         r->n[o->po.axis] - 1, "xyz"[o->po.axis]);
+  strata_colormap_parse(cf_string(f, "output", "colormap", r->solver->cmap),
+                        &o->po.cmap);
+  double range[2];
+  if (cf_floats(f, "output", "range", range, 2) == 2) {
+    if (!(range[0] < range[1]))
+      return run_case_fail(r, "output", "range", "lo must be below hi, got "
+                           "%g, %g", range[0], range[1]);
+    o->po.lo = range[0];
+    o->po.hi = range[1];
+  }
+  o->po.flip = cf_bool(f, "output", "flip", 0);
+  return 0;
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+static int check_memory(run_state *r, size_t *need) {
+  if (r->solver->estimate(r, need)) return -1;
+  strata_device_info di;
+  if (strata_context_device_info(r->ctx, &di) != STRATA_OK) return 0;
+  size_t have = di.memory_free ? di.memory_free : di.memory_bytes;
+  if (have && *need > have) {
+    r->case_error = 1;
+    return run_fail(r, "%s: the case needs %.3f GiB of %s memory but the "
+                    "device (%s) has %.3f GiB %s; reduce [grid] n",
+                    r->cf.path, *need / 1073741824.0,
+                    strata_backend_name(strata_context_backend(r->ctx)),
+                    di.name, have / 1073741824.0,
+                    di.memory_free ? "free" : "in all");
+  }
+  return 0;
+}
+
+/* ---- the driver ----------------------------------------------------------- */
+
+typedef struct {
+  const char *case_path;
+  const char *out_dir;
+  const char *restart;
+  const char *backend;
+  long checkpoint_every;
+  int check_only, quiet, no_ceiling;
+  const char *sets[64];
+  int nsets;
+} run_args;
+
+static int parse_args(int argc, char **argv, run_args *a) {
+  memset(a, 0, sizeof *a);
+  a->checkpoint_every = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+      usage(stdout);
+      return 1;
+    } else if (!strcmp(s, "--keys")) {
+      printf("<!-- generated by `strata run --keys` from cli/case_schema.c "
+             "-->\n\n");
+      cf_write_docs(run_schema, run_schema_count, stdout);
+      return 1;
+    } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
+      a->quiet = 1;
+    } else if (!strcmp(s, "--check")) {
+      a->check_only = 1;
+    } else if (!strcmp(s, "--no-ceiling")) {
+      a->no_ceiling = 1;
+    } else if (!strcmp(s, "--set") || !strcmp(s, "--out") ||
+               !strcmp(s, "--restart") || !strcmp(s, "--backend") ||
+               !strcmp(s, "--checkpoint-every")) {
+      if (!v) {
+        cli_err("run: %s needs a value (see strata run --help)", s);
+        return -1;
+      }
+      i++;
+      if (!strcmp(s, "--set")) {
+        if (a->nsets == 64) {
+          cli_err("run: at most 64 --set options");
+          return -1;
+        }
+        a->sets[a->nsets++] = v;
+      } else if (!strcmp(s, "--out")) {
+        a->out_dir = v;
+      } else if (!strcmp(s, "--restart")) {
+        a->restart = v;
+      } else if (!strcmp(s, "--backend")) {
+        a->backend = v;
+      } else if (cli_parse_long(v, 0, 2000000000, &a->checkpoint_every)) {
+        cli_err("run: --checkpoint-every '%s': expected an integer "
+                "0..2000000000", v);
+        return -1;
+      }
+    } else if (s[0] == '-' && s[1]) {
+      cli_err("run: unknown option '%s' (see strata run --help)", s);
+      return -1;
+    } else if (a->case_path) {
+      cli_err("run: one case file at a time ('%s' and '%s')", a->case_path, s);
+      return -1;
+    } else {
+      a->case_path = s;
+    }
+  }
+  if (!a->case_path) {
+    cli_err("run: no case file given (see strata run --help)");
+    return -1;
+  }
+  return 0;
+}
+
+static void base_name(const char *path, char *out, size_t n) {
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  snprintf(out, n, "%s", b);
+  char *dot = strrchr(out, '.');
+  if (dot && dot != out) *dot = 0;
+}
+
+static int load_case(run_state *r, const run_args *a) {
+  cf_file *f = &r->cf;
+  r->case_error = 1; /* every failure from here to create is the case's */
+  if (cf_load(f, a->case_path)) return run_fail(r, "%s", f->err);
+  for (int i = 0; i < a->nsets; i++) {
+    const char *s = a->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
+    if (!dot || !eq || dot > eq) {
+      r->case_error = 1;
+      return run_fail(r, "--set '%s': expected SECTION.KEY=VALUE", s);
+    }
+    char sec[128], key[128];
+    snprintf(sec, sizeof sec, "%.*s", (int)(dot - s), s);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+    if (cf_set(f, sec, key, eq + 1)) {
+      r->case_error = 1;
+      return run_fail(r, "%s", f->err);
+    }
+  }
+  const char *kind = cf_string(f, "solver", "kind", NULL);
+  if (!kind) {
+    /* validate for the message about the missing key */
+    if (cf_validate(f, run_schema, run_schema_count, "solver|grid|run", NULL,
+                    NULL))
+      return run_fail(r, "%s", f->err);
+    return run_fail(r, "%s: [solver] kind is required", f->path);
+  }
+  r->solver = find_solver(kind);
+  if (!r->solver) {
+    if (in_list(all_solver_kinds, kind))
+      return run_case_fail(r, "solver", "kind", "solver '%s' is not part "
+                           "of this build of strata yet", kind);
+    return run_case_fail(r, "solver", "kind", "'%s' is not one of: "
+                         "operator, heat, wave, fdtd", kind);
+  }
+  if (cf_validate(f, run_schema, run_schema_count, "solver|grid|run",
+                  section_allowed, (void *)r->solver))
+    return run_fail(r, "%s", f->err);
+  if (cf_has(f, "case", "name"))
+    snprintf(r->name, sizeof r->name, "%s", cf_string(f, "case", "name", ""));
+  else
+    base_name(a->case_path, r->name, sizeof r->name);
+  if (read_common(r)) return -1;
+  r->case_error = 0;
+  return 0;
+}
+
+int cli_run(int argc, char **argv) {
+  run_args a;
+  int pr = parse_args(argc, argv, &a);
+  if (pr) return pr > 0 ? CLI_OK : CLI_USAGE;
+  run_state *r = calloc(1, sizeof *r);
+  if (!r) {
+    cli_err("out of memory");
+    return CLI_FAIL;
+  }
+  int rc = CLI_OK;
+  output_cfg o;
+  char dir[4096];
+  FILE *json = NULL;
+  char *json_buf = NULL;
+  size_t json_len = 0;
+  if (load_case(r, &a) || read_output(r, &o, a.out_dir, dir, sizeof dir)) {
+    cli_err("%s", r->err);
+    rc = r->case_error ? CLI_USAGE : CLI_FAIL;
+    goto done;
+  }
+  long ck_every = a.checkpoint_every >= 0
+                      ? a.checkpoint_every
+                      : cf_int(&r->cf, "run", "checkpoint_every", 0);
+  if ((ck_every || a.restart) && !r->solver->checkpoint_save) {
+    cli_err("%s: solver '%s' cannot checkpoint yet (heat and operator can)",
+            r->cf.path, r->solver->kind);
+    rc = CLI_USAGE;
+    goto done;
+  }
+  strata_backend be = STRATA_BACKEND_AUTO;
+  strata_backend_parse(a.backend ? a.backend
+                                 : cf_string(&r->cf, "run", "backend", "auto"),
+                       &be);
+  if (a.backend && strata_backend_parse(a.backend, &be) != STRATA_OK) {
+    cli_err("run: --backend '%s': expected auto, cpu or cuda", a.backend);
+    rc = CLI_USAGE;
+    goto done;
+  }
+  r->ctx = cli_context(be, (int)cf_int(&r->cf, "run", "device", 0),
+                       (int)cf_int(&r->cf, "run", "threads", 0));
+  if (!r->ctx) {
+    rc = CLI_FAIL;
+    goto done;
+  }
+  size_t need = 0;
+  if (check_memory(r, &need)) {
+    cli_err("%s", r->err);
+    rc = r->case_error ? CLI_USAGE : CLI_FAIL;
+    goto done;
+  }
+  if (r->solver->create(r)) {
+    cli_err("%s", r->err);
+    rc = r->case_error ? CLI_USAGE : CLI_FAIL;
+    goto done;
+  }
+  if (a.restart && r->solver->checkpoint_load(r, a.restart)) {
+    cli_err("%s", r->err);
+    rc = CLI_USAGE;
+    goto done;
+  }
+  if (r->step > r->steps) {
+    cli_err("%s: the checkpoint is at step %ld, past the case's %ld steps",
+            a.restart, r->step, r->steps);
+    rc = CLI_USAGE;
+    goto done;
+  }
+  strata_device_info di;
+  if (strata_context_device_info(r->ctx, &di) != STRATA_OK)
+    memset(&di, 0, sizeof di);
+  double points = (double)r->n[0] * r->n[1] * r->n[2];
+  if (!a.quiet)
+    fprintf(stderr, "strata: %s: %s %zu", r->name, r->solver->kind, r->n[0]);
+  for (int d = 1; d < r->dims && !a.quiet; d++) fprintf(stderr, "x%zu", r->n[d]);
+  if (!a.quiet)
+    fprintf(stderr, " %s, %ld steps on %s (%s), %.1f MiB\n",
+            r->precision == STRATA_F32 ? "fp32" : "fp64", r->steps,
+            strata_backend_name(strata_context_backend(r->ctx)), di.name,
+            need / 1048576.0);
+  if (a.check_only) {
+    printf("%s: ok (%s, %.1f MiB needed)\n", r->cf.path, r->solver->kind,
+           need / 1048576.0);
+    goto done;
+  }
+  double copy_pts = 0;
+  if (!a.no_ceiling) {
+    size_t cn[3] = {r->n[0], r->n[1], r->n[2]};
+    if (cli_copy_rate(r->ctx, cn, r->precision, &copy_pts)) copy_pts = 0;
+  }
+  if (make_dir(o.dir)) {
+    cli_err("cannot create the output folder '%s': %s", o.dir,
+            strerror(errno));
+    rc = CLI_FAIL;
+    goto done;
+  }
+  json = open_memstream(&json_buf, &json_len);
+  if (!json) {
+    cli_err("out of memory");
+    rc = CLI_FAIL;
+    goto done;
+  }
+  cli_install_interrupt();
+  cli_progress pg;
+  long first = r->step;
+  double t_start = cli_now(), kernel_s = 0;
+  long chunk = 1;
+  int interrupted = 0;
+  if (o.every && r->step == 0) {
+    if (write_snapshot(r, &o, "snap_000000")) goto fail;
+  }
+  cli_progress_start(&pg, first, r->steps, points, a.quiet);
+  while (r->step < r->steps) {
+    if (cli_interrupted()) {
+      interrupted = 1;
+      break;
+    }
+    long n = chunk;
+    if (n > r->steps - r->step) n = r->steps - r->step;
+    if (o.every && n > o.every - r->step % o.every)
+      n = o.every - r->step % o.every;
+    if (ck_every && n > ck_every - r->step % ck_every)
+      n = ck_every - r->step % ck_every;
+    double t0 = cli_now();
+    if (r->solver->step(r, n) || strata_context_sync(r->ctx) != STRATA_OK) {
+      cli_progress_finish(&pg);
+      cli_err("step %ld: %s", r->step, r->err[0] ? r->err
+                                                  : strata_context_error(r->ctx));
+      rc = CLI_FAIL;
+      goto done;
+    }
+    double dt = cli_now() - t0;
+    kernel_s += dt;
+    r->step += n;
+    /* aim at about 0.1 s per call so progress and Ctrl-C stay responsive */
+    if (dt < 0.05 && n == chunk && chunk < (1L << 20))
+      chunk *= 2;
+    else if (dt > 0.2 && chunk > 1)
+      chunk /= 2;
+    cli_progress_update(&pg, r->step);
+    if (o.every && r->step % o.every == 0 && r->step < r->steps) {
+      char stem[64];
+      snprintf(stem, sizeof stem, "snap_%06ld", r->step);
+      if (write_snapshot(r, &o, stem)) goto fail;
+    }
+    if (ck_every && r->step % ck_every == 0 && r->step < r->steps) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/checkpoint.stck", o.dir);
+      if (r->solver->checkpoint_save(r, path)) goto fail;
+    }
+  }
+  cli_progress_finish(&pg);
+  double wall = cli_now() - t_start;
+  if (o.every && r->step % o.every == 0 && r->step == r->steps) {
+    char stem[64];
+    snprintf(stem, sizeof stem, "snap_%06ld", r->step);
+    if (write_snapshot(r, &o, stem)) goto fail;
+  }
+  if (write_snapshot(r, &o, interrupted ? "interrupted" : "final")) goto fail;
+  if (interrupted && r->solver->checkpoint_save) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/checkpoint.stck", o.dir);
+    if (r->solver->checkpoint_save(r, path)) goto fail;
+  }
+  /* the summary */
+  long done_steps = r->step - first;
+  double gpts = kernel_s > 0 ? done_steps * points / kernel_s * 1e-9 : 0;
+  double bpp = r->solver->bytes_per_point_step(r);
+  fprintf(json, "{\n  \"case\": ");
+  json_str(json, r->name);
+  fprintf(json, ",\n  \"case_file\": ");
+  json_str(json, r->cf.path);
+  fprintf(json, ",\n  \"description\": ");
+  json_str(json, cf_string(&r->cf, "case", "description", ""));
+  fprintf(json, ",\n  \"solver\": \"%s\",\n  \"backend\": \"%s\",\n"
+          "  \"device\": ", r->solver->kind,
+          strata_backend_name(strata_context_backend(r->ctx)));
+  json_str(json, di.name);
+  fprintf(json, ",\n  \"strata\": \"%s\",\n  \"build\": ", strata_version());
+  json_str(json, strata_build_info());
+  fprintf(json, ",\n  \"dims\": %d,\n  \"n\": [%zu, %zu, %zu],\n"
+          "  \"spacing\": %.17g,\n  \"precision\": \"%s\",\n"
+          "  \"steps\": %ld,\n  \"steps_done\": %ld,\n  \"first_step\": %ld,\n"
+          "  \"interrupted\": %s,\n  \"wall_s\": %.6f,\n  \"kernel_s\": %.6f,\n"
+          "  \"output_s\": %.6f,\n  \"gpts_per_s\": %.6f,\n"
+          "  \"bytes_per_point_step\": %.3f,\n  \"gb_per_s\": %.6f,\n",
+          r->dims, r->n[0], r->n[1], r->n[2], r->h,
+          r->precision == STRATA_F32 ? "f32" : "f64", r->steps, r->step, first,
+          interrupted ? "true" : "false", wall, kernel_s, o.write_s, gpts, bpp,
+          gpts * bpp);
+  if (copy_pts > 0)
+    fprintf(json, "  \"copy_gb_per_s\": %.6f,\n  \"percent_of_copy\": %.3f,\n",
+            copy_pts * 2 * (double)r->precision * 1e-9,
+            100 * gpts * bpp / (copy_pts * 2 * (double)r->precision * 1e-9));
+  else
+    fprintf(json, "  \"copy_gb_per_s\": null,\n  \"percent_of_copy\": null,\n");
+  fprintf(json, "  \"memory_bytes\": %zu,\n  \"device_memory_bytes\": %zu,\n",
+          need, di.memory_bytes);
+  if (r->solver->describe) r->solver->describe(r, json);
+  if (write_traces(r, &o, json)) goto fail;
+  if (o.movie && !interrupted) make_movie(r, &o, json, a.quiet);
+  fprintf(json, "  \"output_dir\": ");
+  json_str(json, o.dir);
+  fprintf(json, "\n}\n");
+  fclose(json);
+  json = NULL;
+  {
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/summary.json", o.dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *fp = fopen(tmp, "wb");
+    if (!fp || fwrite(json_buf, 1, json_len, fp) != json_len ||
+        fclose(fp) != 0 || rename(tmp, path) != 0) {
+      cli_err("cannot write %s: %s", path, strerror(errno));
+      remove(tmp);
+      rc = CLI_FAIL;
+      goto done;
+    }
+  }
+  if (!a.quiet) {
+    fprintf(stderr, "strata: %s %ld steps in %.2f s (kernels %.2f s): %.3f "
+            "Gpts/s, %.1f GB/s", interrupted ? "interrupted after" : "done:",
+            done_steps, wall, kernel_s, gpts, gpts * bpp);
+    if (copy_pts > 0)
+      fprintf(stderr, " (%.0f%% of copy)",
+              100 * gpts * bpp / (copy_pts * 2 * (double)r->precision * 1e-9));
+    fprintf(stderr, "; output in %s/\n", o.dir);
+  }
+  if (interrupted) rc = 130;
+  goto done;
+fail:
+  cli_err("%s", r->err);
+  rc = CLI_FAIL;
+done:
+  if (json) fclose(json);
+  free(json_buf);
+  if (r->solver && r->solver->destroy && r->impl) r->solver->destroy(r);
+  strata_context_destroy(&r->ctx);
+  cf_free(&r->cf);
+  free(r);
+  return rc;
+}

@@ -165,9 +165,8 @@ void cli_progress_update(cli_progress *p, long done) {
             gpts, e);
     fflush(stderr);
     p->drawn = 1;
-  } else if (done >= p->next_log_step || now - p->last_log >= 30 ||
-             done == p->total) {
-    if (done == p->total && p->next_log_step > p->total) return;
+  } else if ((done >= p->next_log_step && now - p->last_log >= 2) ||
+             now - p->last_log >= 30) {
     p->last_log = now;
     while (p->next_log_step <= done)
       p->next_log_step += (p->total - p->first + 9) / 10 > 0

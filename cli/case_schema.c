@@ -1,0 +1,159 @@
+/* Every key a case file may hold: type, range, default and meaning.  The
+ * reference in docs/cases.md is generated from this table
+ * (strata run --keys), so the two cannot drift apart. */
+#include "run.h"
+
+#define NORANGE 1, 0
+#define KI(s, k, lo, hi, def, doc) {s, k, CF_INT, lo, hi, 0, 0, NULL, def, doc}
+#define KF(s, k, lo, hi, def, doc) {s, k, CF_FLOAT, lo, hi, 0, 0, NULL, def, doc}
+#define KB(s, k, def, doc) {s, k, CF_BOOL, NORANGE, 0, 0, NULL, def, doc}
+#define KS(s, k, def, doc) {s, k, CF_STRING, NORANGE, 0, 0, NULL, def, doc}
+#define KE(s, k, ch, def, doc) {s, k, CF_ENUM, NORANGE, 0, 0, ch, def, doc}
+#define KLI(s, k, lo, hi, a, b, def, doc) {s, k, CF_INTS, lo, hi, a, b, NULL, def, doc}
+#define KLF(s, k, lo, hi, a, b, def, doc) {s, k, CF_FLOATS, lo, hi, a, b, NULL, def, doc}
+#define KLE(s, k, ch, a, b, def, doc) {s, k, CF_ENUMS, NORANGE, a, b, ch, def, doc}
+
+#define BCS "dirichlet|neumann|periodic|none|cpml|sponge|free|pec|mur|pml"
+
+const cf_key run_schema[] = {
+    KS("case", "name", "file name without .ini",
+       "names the run in messages, the summary and the default output folder"),
+    KS("case", "description", "", "free text, copied to the summary"),
+
+    KE("solver", "kind", "operator|heat|wave|fdtd", NULL,
+       "what to run: `operator` applies a stencil step after step, `heat` "
+       "diffusion, `wave` acoustic waves (3D), `fdtd` electromagnetics (2D)"),
+
+    KLI("grid", "n", 1, 1 << 20, 1, 3, NULL,
+        "interior points along x, y[, z]; the count of values sets the "
+        "dimension (heat 2-3, wave 3, fdtd 2, operator 1-3)"),
+    KF("grid", "spacing", 1e-300, 1e300, "1 (wave: 10)",
+       "grid spacing h (metres for wave; output files record it)"),
+    KE("grid", "precision", "f32|f64", "heat: f64, others: f32",
+       "floating-point precision of every field"),
+
+    KE("run", "backend", "auto|cpu|cuda", "auto",
+       "engine; auto = CUDA when a GPU is usable, else the CPU"),
+    KI("run", "device", 0, 1024, "0", "CUDA device ordinal"),
+    KI("run", "threads", 0, 4096, "0", "CPU threads, 0 = OpenMP's default"),
+    KI("run", "steps", 1, 2000000000, NULL, "time steps to take"),
+    KI("run", "checkpoint_every", 0, 2000000000, "0",
+       "write a checkpoint every N steps (0 = never; heat and operator)"),
+
+    KE("boundary", "all", BCS, "by solver",
+       "kind of every face: heat/operator dirichlet, neumann, periodic "
+       "(operator also none); wave cpml, sponge, free, periodic; fdtd pec, "
+       "mur, pml, periodic.  Defaults: dirichlet, cpml, pec"),
+    KE("boundary", "x_lo", BCS, "= all", "kind of the face x = 0"),
+    KE("boundary", "x_hi", BCS, "= all", "kind of the face x = n-1"),
+    KE("boundary", "y_lo", BCS, "= all", "kind of the face y = 0"),
+    KE("boundary", "y_hi", BCS, "= all", "kind of the face y = n-1"),
+    KE("boundary", "z_lo", BCS, "= all",
+       "kind of the face z = 0 (for wave, the top: `free` is a free "
+       "surface)"),
+    KE("boundary", "z_hi", BCS, "= all", "kind of the face z = n-1"),
+    KF("boundary", "value", -1e300, 1e300, "0",
+       "value held on dirichlet faces"),
+    KI("boundary", "width", 0, 1000, "wave 20, fdtd 16",
+       "thickness in points of the absorbing layers (cpml, sponge, pml)"),
+
+    KE("initial", "kind", "zero|constant|random|gaussian", "heat: gaussian",
+       "initial state (operator, heat, wave): a Gaussian bump, uniform "
+       "random values, a constant or zero"),
+    KF("initial", "amplitude", -1e300, 1e300, "1",
+       "peak of the Gaussian; random values lie in [-amplitude, amplitude)"),
+    KLF("initial", "center", -1e12, 1e12, 1, 3, "the grid's centre",
+        "Gaussian centre in grid points (i, j[, k])"),
+    KF("initial", "width", 1e-6, 1e12, "n/10 of the smallest axis",
+       "Gaussian standard deviation in grid points"),
+    KF("initial", "value", -1e300, 1e300, "0", "the constant"),
+    KI("initial", "seed", 0, 2147483647, "1", "seed of the random values"),
+
+    KE("operator", "stencil", "laplacian|star|derivative|box27|laplacian9",
+       "laplacian",
+       "the operator: central Laplacian, isotropic star, first derivative, "
+       "symmetric 27-point box (3D) or compact 9-point Laplacian (2D)"),
+    KE("operator", "order", "2|4|6|8", "2",
+       "accuracy order of laplacian and derivative (radius order/2)"),
+    KE("operator", "axis", "x|y|z", "x", "axis of derivative"),
+    KF("operator", "center", -1e300, 1e300, "0", "centre weight of star"),
+    KLF("operator", "coefficients", -1e300, 1e300, 1, 4, "(none)",
+        "star: weights of offsets 1..r (sets the radius); box27: C0, C1, "
+        "C2, C3 (centre, faces, edges, corners)"),
+    KF("operator", "scale", -1e300, 1e300, "1",
+       "multiplies every weight; with identity = true, u' = u + scale "
+       "op(u) (explicit diffusion when op is a Laplacian)"),
+    KB("operator", "identity", "false", "add u to the result (see scale)"),
+    KS("operator", "variant", "auto", "kernel variant by name"),
+
+    KE("heat", "operator", "fd|fe27", "fd",
+       "fd: 5/7-point Laplacian; fe27: 27-point finite-element operator "
+       "(3D)"),
+    KF("heat", "diffusion_number", 0, 10, "0.1",
+       "D = kappa dt / h^2; fd is stable up to 1/(2 dims), fe27 up to 1/2"),
+    KI("heat", "fuse", 0, 8, "0",
+       "steps fused per sweep (temporal blocking), 0 = the backend's "
+       "choice"),
+
+    KF("wave", "velocity", 1e-6, 1e9, "2000",
+       "constant velocity (m/s) when no layers are given"),
+    KLF("wave", "layer_tops", -1e9, 1e9, 1, 64, "(none)",
+        "depths (m) of the layers' tops, increasing, the first <= 0"),
+    KLF("wave", "layer_velocities", 1e-6, 1e9, 1, 64, "(none)",
+        "velocity (m/s) of each layer"),
+    KE("wave", "order", "2|4|6|8", "8", "spatial order (8: the 25-point "
+       "stencil)"),
+    KF("wave", "dt", 0, 1e6, "0",
+       "time step (s); 0 = 0.8 of the CFL limit"),
+    KF("wave", "min_ppw", 0, 1e6, "4",
+       "refuse fewer points per wavelength than this"),
+    KF("wave", "absorb_reflection", 1e-12, 1, "1e-4",
+       "design reflection of the absorbing layers"),
+
+    KLF("source", "position", -1e12, 1e12, 2, 3, "the grid's centre",
+        "wave: x, y, z in metres; fdtd: node i, j"),
+    KF("source", "frequency", 1e-9, 1e12, "10",
+       "wave: Ricker peak frequency (Hz)"),
+    KF("source", "amplitude", -1e300, 1e300, "1", "source amplitude"),
+    KF("source", "delay", 0, 1e12, "wave 1.5/f, fdtd 0",
+       "time of the wavelet's peak"),
+    KE("source", "waveform", "sine|gaussian|ricker|none", "sine",
+       "fdtd: the source current"),
+    KF("source", "period", 1e-9, 1e12, "20",
+       "fdtd: the waveform's period (time units)"),
+
+    KLF("receivers", "start", -1e12, 1e12, 3, 3, NULL,
+        "x, y, z (m) of the first receiver of the line"),
+    KLF("receivers", "end", -1e12, 1e12, 3, 3, NULL,
+        "x, y, z (m) of the last receiver"),
+    KI("receivers", "count", 1, 32767, NULL, "receivers along the line"),
+    KI("receivers", "every", 1, 1000000, "1", "record every N-th step"),
+
+    KE("fdtd", "scheme", "explicit|yee", "explicit",
+       "seed 002's explicit E update, or Yee's staggered TM scheme"),
+    KF("fdtd", "courant", 1e-9, 10, "0.5", "c dt / h; limit 1/sqrt(2)"),
+
+    KS("output", "dir", "NAME.out", "output folder (created)"),
+    KI("output", "every", 0, 2000000000, "0",
+       "write snapshots every N steps (0 = only the final state)"),
+    KLE("output", "formats", "npy|vti|png", 1, 3, "npy, png",
+        "snapshot formats: NumPy, VTK image data (ParaView), PNG slice"),
+    KE("output", "slice_axis", "x|y|z", "wave y, else z",
+       "3D: normal of the PNG slice"),
+    KI("output", "slice_index", -1, 1 << 20, "-1",
+       "3D: index of the slice along slice_axis, -1 = the middle"),
+    KE("output", "colormap", "viridis|inferno|gray|seismic", "by solver",
+       "PNG colour map (seismic: symmetric about 0)"),
+    KLF("output", "range", -1e300, 1e300, 2, 2, "automatic",
+        "fixed colour range lo, hi (best for movies)"),
+    KB("output", "flip", "false", "draw index 0 of the vertical axis at "
+       "the bottom"),
+    KB("output", "movie", "false",
+       "also make a movie of the PNG snapshots: MP4 through ffmpeg when "
+       "installed, else the numbered PNGs stay"),
+    KI("output", "fps", 1, 240, "10", "movie frames per second"),
+    KLE("output", "traces", "npy|segy|png", 1, 3, "npy, segy, png",
+        "wave receivers: NumPy, SEG-Y rev 1, a PNG image of the gather"),
+};
+
+const int run_schema_count = (int)(sizeof run_schema / sizeof run_schema[0]);

@@ -1,0 +1,232 @@
+/* Checkpoint files: "STRATACK", version, header, interiors, CRC-32. */
+#define _POSIX_C_SOURCE 200809L
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CK_VERSION 1u
+
+static uint32_t crc32_update(uint32_t c, const unsigned char *p, size_t n) {
+  static uint32_t table[256];
+  if (!table[1])
+    for (uint32_t i = 0; i < 256; i++) {
+      uint32_t v = i;
+      for (int k = 0; k < 8; k++) v = (v & 1) ? 0xedb88320u ^ (v >> 1) : v >> 1;
+      table[i] = v;
+    }
+  c = ~c;
+  for (size_t i = 0; i < n; i++) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  return ~c;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+uint64_t ckpt_case_hash(const cf_file *f) {
+  char **lines = calloc((size_t)f->n + 1, sizeof *lines);
+  int m = 0;
+  for (int i = 0; lines && i < f->n; i++) {
+    const char *s = f->e[i].section;
+    if (!strcmp(s, "case") || !strcmp(s, "run") || !strcmp(s, "output"))
+      continue;
+    size_t L = strlen(s) + strlen(f->e[i].key) + strlen(f->e[i].value) + 3;
+    lines[m] = malloc(L);
+    if (!lines[m]) break;
+    snprintf(lines[m++], L, "%s.%s=%s", s, f->e[i].key, f->e[i].value);
+  }
+  if (lines) qsort(lines, (size_t)m, sizeof *lines, cmp_str);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (int i = 0; i < m; i++) {
+    for (const char *p = lines[i]; *p; p++)
+      h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+    h = (h ^ '\n') * 0x100000001b3ull;
+    free(lines[i]);
+  }
+  free(lines);
+  return h;
+}
+
+typedef struct {
+  char magic[8];
+  uint32_t version, nfields;
+  char kind[16];
+  uint64_t hash;
+  int64_t step;
+} ck_head;
+
+typedef struct {
+  uint32_t dims, precision;
+  uint64_t n[3];
+} ck_field;
+
+int ckpt_save(const char *path, const char *kind, uint64_t hash, long step,
+              int nfields, strata_field *const *fields, char *err, size_t en) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *fp = fopen(tmp, "wb");
+  if (!fp) {
+    snprintf(err, en, "cannot create %s: %s", tmp, strerror(errno));
+    return -1;
+  }
+  ck_head h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, "STRATACK", 8);
+  h.version = CK_VERSION;
+  h.nfields = (uint32_t)nfields;
+  snprintf(h.kind, sizeof h.kind, "%s", kind);
+  h.hash = hash;
+  h.step = step;
+  uint32_t crc = crc32_update(0, (const unsigned char *)&h, sizeof h);
+  int ok = fwrite(&h, sizeof h, 1, fp) == 1;
+  for (int i = 0; i < nfields && ok; i++) {
+    strata_field_desc d;
+    strata_field_get_desc(fields[i], &d);
+    ck_field cf = {(uint32_t)d.dims, (uint32_t)d.precision,
+                   {d.n[0], d.n[1], d.n[2]}};
+    crc = crc32_update(crc, (const unsigned char *)&cf, sizeof cf);
+    ok = fwrite(&cf, sizeof cf, 1, fp) == 1;
+  }
+  for (int i = 0; i < nfields && ok; i++) {
+    strata_field_desc d;
+    strata_field_get_desc(fields[i], &d);
+    size_t bytes = d.n[0] * d.n[1] * d.n[2] * (size_t)d.precision;
+    void *buf = malloc(bytes);
+    if (!buf || strata_field_read(fields[i], buf) != STRATA_OK) {
+      free(buf);
+      snprintf(err, en, "cannot read field %d for the checkpoint", i);
+      fclose(fp);
+      remove(tmp);
+      return -1;
+    }
+    crc = crc32_update(crc, buf, bytes);
+    ok = fwrite(buf, 1, bytes, fp) == bytes;
+    free(buf);
+  }
+  ok = ok && fwrite(&crc, 4, 1, fp) == 1;
+  ok = ok && fflush(fp) == 0 && fsync(fileno(fp)) == 0;
+  ok = (fclose(fp) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    snprintf(err, en, "cannot write %s: %s", path, strerror(errno));
+    remove(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+int ckpt_load(const char *path, const char *kind, uint64_t hash, long *step,
+              int nfields, strata_field *const *fields, char *err,
+              size_t en) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) {
+    snprintf(err, en, "%s: cannot open the checkpoint: %s", path,
+             strerror(errno));
+    return -1;
+  }
+  unsigned char *all = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len == cap) {
+      cap = cap ? 2 * cap : 1 << 16;
+      unsigned char *p = realloc(all, cap);
+      if (!p) {
+        free(all);
+        fclose(fp);
+        snprintf(err, en, "%s: out of memory", path);
+        return -1;
+      }
+      all = p;
+    }
+    size_t got = fread(all + len, 1, cap - len, fp);
+    len += got;
+    if (got == 0) break;
+  }
+  int rd_err = ferror(fp);
+  fclose(fp);
+  int r = -1;
+  ck_head h;
+  if (rd_err) {
+    snprintf(err, en, "%s: read error", path);
+    goto done;
+  }
+  if (len < sizeof h + 4 || memcmp(all, "STRATACK", 8) != 0) {
+    snprintf(err, en, "%s is not a strata checkpoint", path);
+    goto done;
+  }
+  uint32_t crc;
+  memcpy(&crc, all + len - 4, 4);
+  if (crc32_update(0, all, len - 4) != crc) {
+    snprintf(err, en, "%s is damaged (CRC-32 mismatch): it was truncated or "
+             "altered", path);
+    goto done;
+  }
+  memcpy(&h, all, sizeof h);
+  if (h.version != CK_VERSION) {
+    snprintf(err, en, "%s: checkpoint version %u; this strata reads %u", path,
+             h.version, CK_VERSION);
+    goto done;
+  }
+  h.kind[sizeof h.kind - 1] = 0;
+  if (strcmp(h.kind, kind) != 0) {
+    snprintf(err, en, "%s was written by solver '%s', not '%s'", path, h.kind,
+             kind);
+    goto done;
+  }
+  if (h.hash != hash) {
+    snprintf(err, en, "%s was written for a different case (grid, physics, "
+             "boundaries, sources or initial state differ; only [run] and "
+             "[output] may change on restart)", path);
+    goto done;
+  }
+  if (h.nfields != (uint32_t)nfields) {
+    snprintf(err, en, "%s holds %u fields, expected %d", path, h.nfields,
+             nfields);
+    goto done;
+  }
+  size_t pos = sizeof h;
+  size_t need = pos + (size_t)nfields * sizeof(ck_field) + 4;
+  for (int i = 0; i < nfields; i++) {
+    ck_field cf;
+    if (pos + sizeof cf > len - 4) {
+      snprintf(err, en, "%s is truncated", path);
+      goto done;
+    }
+    memcpy(&cf, all + pos, sizeof cf);
+    pos += sizeof cf;
+    strata_field_desc d;
+    strata_field_get_desc(fields[i], &d);
+    if (cf.dims != (uint32_t)d.dims || cf.precision != (uint32_t)d.precision ||
+        cf.n[0] != d.n[0] || cf.n[1] != d.n[1] || cf.n[2] != d.n[2]) {
+      snprintf(err, en, "%s: field %d is %ux%ux%u %s, the case's is "
+               "%zux%zux%zu %s", path, i, (unsigned)cf.n[0],
+               (unsigned)cf.n[1], (unsigned)cf.n[2],
+               cf.precision == 8 ? "f64" : "f32", d.n[0], d.n[1], d.n[2],
+               d.precision == STRATA_F64 ? "f64" : "f32");
+      goto done;
+    }
+    need += d.n[0] * d.n[1] * d.n[2] * (size_t)d.precision;
+  }
+  if (need != len) {
+    snprintf(err, en, "%s has %zu bytes, expected %zu", path, len, need);
+    goto done;
+  }
+  for (int i = 0; i < nfields; i++) {
+    strata_field_desc d;
+    strata_field_get_desc(fields[i], &d);
+    if (strata_field_write(fields[i], all + pos) != STRATA_OK) {
+      snprintf(err, en, "%s: cannot load field %d: %s", path, i,
+               strata_context_error(strata_field_context(fields[i])));
+      goto done;
+    }
+    pos += d.n[0] * d.n[1] * d.n[2] * (size_t)d.precision;
+  }
+  *step = (long)h.step;
+  r = 0;
+done:
+  free(all);
+  return r;
+}

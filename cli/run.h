@@ -1,0 +1,81 @@
+/* strata run: the case schema, the solver adapters and the driver. */
+#ifndef STRATA_CLI_RUN_H
+#define STRATA_CLI_RUN_H
+
+#include "casefile.h"
+#include "cli.h"
+
+extern const cf_key run_schema[];
+extern const int run_schema_count;
+
+/* Everything the driver knows about one run. */
+typedef struct run_state run_state;
+
+/* A solver as the driver sees it.  Every function returns 0, or -1 after
+ * writing the reason to r->err (and, for create, setting r->case_error
+ * when the case's parameters are at fault). */
+typedef struct run_solver {
+  const char *kind;      /* [solver] kind */
+  const char *sections;  /* its own sections, "a|b" */
+  const char *bcs;       /* boundary kinds it accepts, "a|b" */
+  int dims_min, dims_max;
+  strata_precision precision; /* default */
+  const char *cmap;      /* default colour map */
+  const char *field_name;
+  /* bytes of device memory it will need (before any allocation) */
+  int (*estimate)(run_state *r, size_t *bytes);
+  int (*create)(run_state *r);
+  int (*step)(run_state *r, long n);
+  strata_field *(*field)(run_state *r); /* the field written as output */
+  double (*bytes_per_point_step)(run_state *r);
+  /* optional */
+  int (*traces)(run_state *r, strata_traces *t, double **buf);
+  void (*describe)(run_state *r, FILE *json); /* extra summary members */
+  int (*checkpoint_save)(run_state *r, const char *path);
+  int (*checkpoint_load)(run_state *r, const char *path);
+  void (*destroy)(run_state *r);
+} run_solver;
+
+struct run_state {
+  cf_file cf;
+  const run_solver *solver;
+  strata_context *ctx;
+  char name[256];
+  int dims;
+  size_t n[3];
+  double h;
+  strata_precision precision;
+  strata_boundary bc;        /* heat / operator boundaries */
+  int face_kind[6];          /* solver-specific face codes */
+  long steps, step;          /* total, done */
+  void *impl;                /* the adapter's state */
+  char err[1024];
+  int case_error;
+};
+
+/* The solvers this build knows. */
+extern const run_solver run_solver_operator;
+extern const run_solver *const run_solvers_extra[]; /* NULL-terminated */
+
+/* The boundary face name ("x_lo", ...) and the case's kind for it. */
+const char *run_face_key(int face);
+const char *run_face_value(run_state *r, int face, const char *def);
+
+/* sets r->err and returns -1 */
+int run_fail(run_state *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* a case error tied to section.key: "file:line: key 'k' in [s]: ..." */
+int run_case_fail(run_state *r, const char *section, const char *key,
+                  const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* The initial condition of [initial] as a point function. */
+double run_initial_value(long i, long j, long k, void *user);
+
+#endif

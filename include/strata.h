@@ -459,6 +459,278 @@ strata_status strata_traces_save_npy(strata_context *ctx, const char *path,
 strata_status strata_segy_write(strata_context *ctx, const char *path,
                                 const strata_traces *t);
 
+/* ------------------------------------------------------------------------ */
+/* Solvers: explicit time stepping (heat, acoustic wave, FDTD)              */
+/* ------------------------------------------------------------------------ */
+/* Every solver has one lifecycle:
+ *   strata_X_options_init(&o); set the fields of o that matter;
+ *   strata_X_create(ctx, &o, &h): validates everything up front (sizes,
+ *     stability, resolution); a refused request creates nothing, returns
+ *     STRATA_EINVAL or STRATA_EUNSTABLE, and the context's message names
+ *     the limit; a backend without the solver's kernels gives
+ *     STRATA_ENOTSUP with the reason;
+ *   set the initial state (a function, a host array, or the borrowed
+ *     fields);
+ *   strata_X_step(h, n) as often as needed: the time loop runs on the
+ *     context's backend, with no host round trip per step;
+ *   read fields (and traces);  strata_X_destroy(&h).
+ * Equations, discretisations and limits: docs/solvers.md. */
+
+/* ---- Heat (diffusion), 2D and 3D: u' = u + D lap(u) ---- */
+typedef struct strata_heat strata_heat;
+
+typedef enum strata_heat_operator {
+  STRATA_HEAT_FD = 0,  /* 5-point (2D) / 7-point (3D) Laplacian:
+                          u' = u + D (sum of the 2*dims neighbours -
+                          2*dims u); stable for D <= 1/(2*dims) */
+  STRATA_HEAT_FE27 = 1 /* 3D only: the 27-point trilinear finite-element
+                          operator K with lumped mass (seed 004: C0..C3 =
+                          8/3, 0, -1/6, -1/12): u' = u - D K u; stable for
+                          D <= 1/2 (K's largest eigenvalue is 4) */
+} strata_heat_operator;
+
+typedef struct strata_heat_options {
+  int dims;                   /* 2 or 3; default 2 */
+  size_t n[3];                /* interior points; default 256 x 256 x 1 */
+  strata_precision precision; /* default STRATA_F64 */
+  strata_heat_operator op;    /* default STRATA_HEAT_FD */
+  double D;                   /* kappa * dt / h^2; default 0.1 */
+  strata_boundary bc;         /* default Dirichlet 0 on every face; any mix
+                                 of Dirichlet, Neumann and periodic */
+  int fuse;                   /* steps fused per sweep (temporal blocking),
+                                 1..8; 0 (default) = the backend's choice */
+} strata_heat_options;
+
+/* Fills *o with the defaults listed above. */
+void strata_heat_options_init(strata_heat_options *o);
+/* The largest stable D for dims (2 or 3) and op: 1/(2*dims) for FD, 1/2
+ * for FE27; 0 for a combination that does not exist. */
+double strata_heat_stability_limit(int dims, strata_heat_operator op);
+/* Creates a heat solver with u = 0.  Errors: STRATA_EINVAL (sizes, dims,
+ * operator, boundary, fuse), STRATA_EUNSTABLE (D above the stability
+ * limit: the message gives the limit), STRATA_ENOTSUP (fuse > 1 on a
+ * backend without fused steps), STRATA_ENOMEM. */
+strata_status strata_heat_create(strata_context *ctx,
+                                 const strata_heat_options *o,
+                                 strata_heat **out);
+/* Releases the solver and its fields; sets *h = NULL; NULL is harmless. */
+void strata_heat_destroy(strata_heat **h);
+/* Sets u(i,j,k) = fn(i, j, k, user) at every interior point (fn is called
+ * once per point, serially).  Errors: STRATA_EINVAL. */
+strata_status strata_heat_set_initial(strata_heat *h, strata_point_fn fn,
+                                      void *user);
+/* Sets u's interior from a dense host array of the solver's precision, x
+ * fastest (n[0]*n[1]*n[2] values), e.g. read from a file.
+ * Errors: STRATA_EINVAL. */
+strata_status strata_heat_write(strata_heat *h, const void *host);
+/* Advances nsteps >= 0 steps.  Errors: STRATA_EINVAL, STRATA_EDEVICE. */
+strata_status strata_heat_step(strata_heat *h, long nsteps);
+/* Copies u's interior to a dense host array of the solver's precision. */
+strata_status strata_heat_read(const strata_heat *h, void *host);
+/* The field holding u (borrowed: valid until the next step or destroy).
+ * Its interior may be written before stepping; its ghost layers belong to
+ * the solver.  NULL for h == NULL. */
+strata_field *strata_heat_field(strata_heat *h);
+
+typedef struct strata_heat_info {
+  long steps;          /* steps taken */
+  int fuse;            /* steps fused per sweep in use */
+  double D, D_limit;   /* D and its stability limit */
+  double bytes_per_point_step; /* bytes a step must move per point: one
+                                  read and one write per sweep / fuse */
+} strata_heat_info;
+/* Describes the solver's state.  Errors: STRATA_EINVAL. */
+strata_status strata_heat_get_info(const strata_heat *h,
+                                   strata_heat_info *info);
+
+/* ---- Acoustic wave, 3D: p_tt = v^2 lap(p) + f(t) delta(x - x_s) ---- */
+typedef struct strata_wave strata_wave;
+
+typedef enum strata_wave_face {
+  STRATA_WAVE_CPML = 0,    /* convolutional PML, absorb_width points thick
+                              (default) */
+  STRATA_WAVE_SPONGE = 1,  /* damping sponge, absorb_width points thick */
+  STRATA_WAVE_FREE = 2,    /* free surface: p = 0 on the boundary plane
+                              (odd image), e.g. the top, z = 0 */
+  STRATA_WAVE_PERIODIC = 3 /* wraps; both faces of the axis */
+} strata_wave_face;
+
+typedef struct strata_wave_options {
+  size_t n[3];                /* grid points along x, y, z; z is depth
+                                 (down), z = 0 the top; default 128^3 */
+  double h;                   /* grid spacing in metres; default 10 */
+  double dt;                  /* time step in seconds; 0 (default) = 0.8
+                                 of the CFL limit at the largest velocity */
+  strata_precision precision; /* default STRATA_F32 */
+  int order;                  /* spatial order 2, 4, 6 or 8; default 8
+                                 (the 25-point stencil) */
+  double velocity;            /* m/s: the constant model (default 2000);
+                                 for a model set later with
+                                 strata_wave_set_velocity, its maximum
+                                 (it sets dt = 0's choice and the CPML) */
+  int nlayers;                /* > 0: a layered model instead */
+  const double *layer_top;    /* nlayers depths (m) of the layers' tops,
+                                 increasing, the first <= 0 */
+  const double *layer_velocity; /* nlayers velocities (m/s) */
+  strata_wave_face face[6];   /* STRATA_FACE_* order; default all CPML */
+  int absorb_width;           /* points; default 20 */
+  double absorb_reflection;   /* design reflection of the CPML and sponge
+                                 profiles; default 1e-4 */
+  double src[3];              /* source position in metres; a negative
+                                 coordinate (default) = the grid's centre */
+  double f0;                  /* Ricker peak frequency in Hz; default 10 */
+  double amplitude;           /* default 1; 0 = no source (then the
+                                 dispersion check is skipped) */
+  double delay;               /* time of the wavelet's peak (s); 0
+                                 (default) = 1.5 / f0 */
+  int nreceivers;             /* receivers at receivers[3r .. 3r+2] (m) */
+  const double *receivers;
+  int record_every;           /* record every k-th step; default 1 */
+  double min_ppw;             /* refuse fewer points per wavelength than
+                                 this at the smallest velocity and the
+                                 Ricker's highest significant frequency,
+                                 2.5 f0; default 4 */
+} strata_wave_options;
+
+/* Fills *o with the defaults listed above. */
+void strata_wave_options_init(strata_wave_options *o);
+/* The CFL limit on v dt / h of leapfrog with the order-`order` Laplacian
+ * in dims dimensions: 2 / sqrt(dims * W) with W the 1D operator's largest
+ * eigenvalue (h = 1): 0.4529 for order 8 in 3D, 1/sqrt(3) for order 2.
+ * 0 for invalid arguments. */
+double strata_wave_cfl_limit(int dims, int order);
+/* The Ricker wavelet (1 - 2 (pi f0 t)^2) exp(-(pi f0 t)^2). */
+double strata_wave_ricker(double f0, double t);
+/* Creates a wave solver with p = 0.  Errors: STRATA_EINVAL (sizes, faces,
+ * layers, source or receivers outside the grid, the absorbing layers
+ * leaving too few points), STRATA_EUNSTABLE (v_max dt / h above the CFL
+ * limit, or fewer than min_ppw points per wavelength: the message gives
+ * the numbers), STRATA_ENOTSUP (the backend lacks the wave kernel),
+ * STRATA_ENOMEM. */
+strata_status strata_wave_create(strata_context *ctx,
+                                 const strata_wave_options *o,
+                                 strata_wave **out);
+/* Releases the solver and its fields; sets *w = NULL; NULL is harmless. */
+void strata_wave_destroy(strata_wave **w);
+/* Replaces the velocity model by v (m/s), a dense host array of
+ * n[0]*n[1]*n[2] doubles, x fastest.  Checked like create (CFL at the
+ * solver's dt, dispersion); a refused model leaves the old one.
+ * Errors: STRATA_EINVAL (non-finite or non-positive values),
+ * STRATA_EUNSTABLE. */
+strata_status strata_wave_set_velocity(strata_wave *w, const double *v);
+/* Sets p at t = 0 to u0(i,j,k) and at t = -dt to um1 (NULL: the same as
+ * u0, i.e. zero initial velocity to first order), at every grid point.
+ * Errors: STRATA_EINVAL. */
+strata_status strata_wave_set_state(strata_wave *w, strata_point_fn u0,
+                                    strata_point_fn um1, void *user);
+/* Advances nsteps >= 0 steps, recording the receivers when due.
+ * Errors: STRATA_EINVAL, STRATA_ENOMEM, STRATA_EDEVICE. */
+strata_status strata_wave_step(strata_wave *w, long nsteps);
+/* Copies p^n's interior to a dense host array of the solver's precision. */
+strata_status strata_wave_read(const strata_wave *w, void *host);
+/* The field holding p^n (previous = 0) or p^{n-1} (previous = 1),
+ * borrowed: valid until the next step or destroy.  The interior may be
+ * written before stepping (the solver refreshes the ghost layers).  NULL
+ * for w == NULL. */
+strata_field *strata_wave_field(strata_wave *w, int previous);
+/* The seismograms: *nsamples receives the number of samples recorded per
+ * receiver (the initial state and every record_every-th step); when out
+ * is not NULL, trace r's samples go to out[r * *nsamples + s] (capacity:
+ * the number of doubles out holds).  Errors: STRATA_EINVAL (capacity
+ * smaller than nreceivers * nsamples). */
+strata_status strata_wave_traces(const strata_wave *w, double *out,
+                                 size_t capacity, size_t *nsamples);
+
+typedef struct strata_wave_info {
+  long steps;
+  double dt, h, time;         /* time = steps * dt */
+  double vmin, vmax;          /* of the model in use */
+  double cfl, cfl_limit;      /* vmax dt / h and its limit */
+  double fmax, ppw, min_ppw;  /* 2.5 f0, vmin / (fmax h), the minimum */
+  size_t nsamples;            /* trace samples per receiver */
+  double bytes_per_point_step;/* bytes the step moves per point at least:
+                                 read p^n, p^{n-1} (and v), write p^{n+1} */
+} strata_wave_info;
+/* Describes the solver's state.  Errors: STRATA_EINVAL. */
+strata_status strata_wave_get_info(const strata_wave *w,
+                                   strata_wave_info *info);
+
+/* ---- FDTD, 2D (seed 002), grid units: h = 1, c = 1, dt = courant ---- */
+typedef struct strata_fdtd strata_fdtd;
+
+typedef enum strata_fdtd_scheme {
+  STRATA_FDTD_EXPLICIT = 0, /* seed 002's E-field update: E+ = 2(1 - 2dt^2)
+                               E - E- + dt^2 (4 neighbours) + dt (J - J-) */
+  STRATA_FDTD_YEE_TM = 1    /* Yee's TM scheme: Ez, Hx, Hy staggered */
+} strata_fdtd_scheme;
+
+typedef enum strata_fdtd_face {
+  STRATA_FDTD_PEC = 0,     /* perfect conductor: E = 0 on the boundary
+                              nodes (default) */
+  STRATA_FDTD_MUR = 1,     /* first-order Mur absorbing boundary */
+  STRATA_FDTD_PML = 2,     /* convolutional PML of pml_width nodes, PEC
+                              behind it */
+  STRATA_FDTD_PERIODIC = 3 /* both faces of the axis */
+} strata_fdtd_face;
+
+typedef enum strata_fdtd_waveform {
+  STRATA_FDTD_NO_SOURCE = 0,
+  STRATA_FDTD_SINE = 1,     /* J = A sin(2 pi t / period)  (default) */
+  STRATA_FDTD_GAUSSIAN = 2, /* J = A exp(-((t - delay) / period)^2) */
+  STRATA_FDTD_RICKER = 3    /* J = A ricker(1 / period, t - delay) */
+} strata_fdtd_waveform;
+
+typedef struct strata_fdtd_options {
+  size_t n[2];                 /* nodes along x, y; default 256 x 256 */
+  strata_precision precision;  /* default STRATA_F32 */
+  strata_fdtd_scheme scheme;   /* default STRATA_FDTD_EXPLICIT */
+  double courant;              /* S = c dt / h; default 0.5; limit
+                                  1/sqrt(2) */
+  strata_fdtd_face face[4];    /* x-low, x-high, y-low, y-high; default
+                                  PEC */
+  int pml_width;               /* nodes; default 16 */
+  strata_fdtd_waveform waveform; /* of the source current J */
+  double src[2];               /* source node (i, j); negative (default) =
+                                  the centre */
+  double amplitude;            /* default 1 */
+  double period;               /* time units; default 20 */
+  double delay;                /* time units; default 0 */
+} strata_fdtd_options;
+
+typedef enum strata_fdtd_component {
+  STRATA_FDTD_EZ = 0,     /* Ez (Yee), E (explicit scheme) */
+  STRATA_FDTD_HX = 1,     /* Yee only: Hx(i,j) lives at (i, j + 1/2) */
+  STRATA_FDTD_HY = 2,     /* Yee only: Hy(i,j) lives at (i + 1/2, j) */
+  STRATA_FDTD_EZ_PREV = 3 /* explicit scheme only: E one step earlier */
+} strata_fdtd_component;
+
+/* Fills *o with the defaults listed above (seed 002's demonstration:
+ * 256 x 256, explicit scheme, sine source at the centre, PEC walls). */
+void strata_fdtd_options_init(strata_fdtd_options *o);
+/* The Courant limit of both schemes in 2D: 1/sqrt(2). */
+double strata_fdtd_courant_limit(void);
+/* Creates an FDTD solver with all fields 0.  Errors: STRATA_EINVAL,
+ * STRATA_EUNSTABLE (courant above the limit), STRATA_ENOTSUP,
+ * STRATA_ENOMEM. */
+strata_status strata_fdtd_create(strata_context *ctx,
+                                 const strata_fdtd_options *o,
+                                 strata_fdtd **out);
+/* Releases the solver; sets *f = NULL; NULL is harmless. */
+void strata_fdtd_destroy(strata_fdtd **f);
+/* Advances nsteps >= 0 steps.  Errors: STRATA_EINVAL, STRATA_EDEVICE. */
+strata_status strata_fdtd_step(strata_fdtd *f, long nsteps);
+/* The field of a component (borrowed: valid until the next step or
+ * destroy; its interior may be written before stepping to set an initial
+ * state).  After n steps Ez/E is at time n dt and the Yee H fields at
+ * (n - 1/2) dt.  NULL when the scheme has no such component. */
+strata_field *strata_fdtd_field(strata_fdtd *f, strata_fdtd_component c);
+/* Copies a component's interior to a dense host array of the solver's
+ * precision.  Errors: STRATA_EINVAL (no such component). */
+strata_status strata_fdtd_read(const strata_fdtd *f, strata_fdtd_component c,
+                               void *host);
+/* Steps taken so far. */
+long strata_fdtd_steps(const strata_fdtd *f);
+
 #ifdef __cplusplus
 }
 #endif

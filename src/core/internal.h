@@ -36,6 +36,96 @@ struct strata_field {
   void *data;   /* host or device pointer, STRATA__ALIGN_BYTES aligned */
 };
 
+/* ---- Solver kernels (issue 4) ------------------------------------------
+ * The time loops live in src/solvers/ and are written once; the hot
+ * per-step work goes through the backend entries at the end of
+ * struct strata__backend, which take the argument blocks below.  Profile
+ * arrays (const double *) and slab fields live in the backend's memory
+ * (allocated with be->alloc, filled with be->from_host), so a GPU engine
+ * can use them without host traffic. */
+
+/* Face treatments of the second-order wave engine (acoustic and the
+ * explicit FDTD scheme). */
+enum {
+  STRATA__WF_ZERO = 0,     /* ghosts stay 0: the wall behind a sponge/CPML */
+  STRATA__WF_FREE = 1,     /* the boundary node is held at 0, ghosts are its
+                              odd image u(-k) = -u(k) (pressure release,
+                              perfect conductor) */
+  STRATA__WF_PERIODIC = 2, /* ghosts wrap around (both faces of the axis) */
+  STRATA__WF_MUR = 3       /* radius 1 only: the boundary node follows
+                              first-order Mur, u+(0) = u(1) + mur*(u+(1) -
+                              u(0)); ghosts unused */
+};
+
+/* CPML memory of one face along one axis: two slab fields psi and zeta of
+ * the problem's dims and ghost width radius, covering along the axis the
+ * global indices [origin, origin + n_slab) (n_slab = their n[axis]), all
+ * interior indices along the other axes.  psi is updated where the
+ * profile's a != 0; the correction terms are added at the global indices
+ * [lo, hi) along the axis. */
+typedef struct strata__wave_slab {
+  strata_field *psi, *zeta; /* NULL: no CPML on this face */
+  long origin, lo, hi;
+} strata__wave_slab;
+
+/* One step of  u+ = (2u - (1 - e) u- + c2 (L u + cpml)) / (1 + e)  with
+ * L the radius-r star Laplacian in grid units (per axis weights lap[]),
+ * e the sponge damping (damp[a][index] summed over axes), c2 = (v dt/h)^2,
+ * followed by the point sources and the face treatments.  CPML (Pasalic &
+ * McGarry 2010, unsplit, in grid units) along axis a:
+ *   psi_a  = b psi_a + a D1_a u                        (nodes with a != 0)
+ *   t_a    = D2_a u + D1_a psi_a
+ *   zeta_a = b zeta_a + a t_a
+ *   L u   += D1_a psi_a + zeta_a                       (nodes in [lo, hi))
+ * Order inside the entry: psi update, main update of up over the stencil
+ * nodes (all interior nodes except boundary nodes of FREE and MUR faces),
+ * add src_val at src, then the face treatments on up (FREE: boundary node
+ * zeroed, odd ghosts; PERIODIC: wrapped ghosts; MUR: boundary nodes, x
+ * faces first, then y, then z). */
+typedef struct strata__wave_args {
+  int dims, radius;                 /* 2 or 3; 1..4 */
+  double lap[STRATA_MAX_RADIUS + 1];/* D2 weights, [0] centre (one axis) */
+  double d1[STRATA_MAX_RADIUS + 1]; /* D1 weights for offset +k, k >= 1 */
+  strata_field *u;                  /* u^n; interior and ghosts valid */
+  strata_field *up;                 /* u^{n-1} in, u^{n+1} out (in place) */
+  const strata_field *c2;           /* (v dt / h)^2 per point, or NULL */
+  const double *c2_line;            /* when c2 == NULL: per index of the last
+                                       axis (z in 3D, y in 2D) */
+  const double *damp[3];            /* sponge e = eta*dt per index, or NULL */
+  const double *pml_a[3], *pml_b[3];/* CPML coefficients per index, or NULL */
+  strata__wave_slab slab[3][2];     /* [axis][0 = low face, 1 = high face] */
+  int face[6];                      /* STRATA__WF_* in STRATA_FACE_* order */
+  double mur;                       /* (S - 1) / (S + 1) for MUR faces */
+  int nsrc;                         /* point sources added to u^{n+1} */
+  long src[8][3];
+  double src_val[8];
+} strata__wave_args;
+
+/* One Yee TM step in grid units (Ez at nodes (i,j), Hx(i,j) at (i,j+1/2),
+ * Hy(i,j) at (i+1/2,j); fields of ghost width 1):
+ *   Hx -= ch (dEz/dy + psi_hxy),  Hy += ch (dEz/dx + psi_hyx)
+ *   Ez += ce ((dHy/dx + psi_ezx) - (dHx/dy + psi_ezy)),  then sources
+ * with psi = b psi + a d(.) on nodes where the profile's a != 0 (pml_a/b
+ * at integer nodes for Ez, pml_ah/bh at half nodes for H).  Non-periodic
+ * faces hold the boundary node of Ez: PEC keeps it 0 (PML faces are PEC
+ * walls behind the layer), MUR applies first-order Mur.  PERIODIC faces
+ * update every node with wrapped ghosts. */
+enum { STRATA__YF_PEC = 0, STRATA__YF_MUR = 1, STRATA__YF_PERIODIC = 2 };
+typedef struct strata__yee_args {
+  strata_field *ez, *hx, *hy;
+  double ce, ch;                    /* dt/(eps h), dt/(mu h) */
+  const double *pml_a[2], *pml_b[2];   /* integer nodes, or NULL */
+  const double *pml_ah[2], *pml_bh[2]; /* half nodes i + 1/2, or NULL */
+  long pml_lo[2][2], pml_hi[2][2];  /* [axis][face]: index ranges with
+                                       a != 0 (empty when lo >= hi) */
+  strata_field *psi_ezx, *psi_ezy, *psi_hxy, *psi_hyx; /* NULL: no PML */
+  int face[4];                      /* STRATA__YF_* */
+  double mur;                       /* (S - 1) / (S + 1) */
+  int nsrc;                         /* added to Ez after its update */
+  long src[4][2];
+  double src_val[4];
+} strata__yee_args;
+
 /* What a backend provides.  Entries marked optional may be NULL: the core
  * then goes through host staging (download, compute on host, upload). */
 struct strata__backend {
@@ -67,9 +157,35 @@ struct strata__backend {
   strata_status (*fill_value)(strata_field *f, double v);
   strata_status (*norm)(const strata_field *a, const strata_field *b,
                         strata_norm which, double *out);
+  /* Solvers (src/solvers/).  NULL = the backend lacks the kernel; the
+   * solver then refuses with STRATA_ENOTSUP (never staging per step).
+   * apply_fused: steps repetitions of { fill in's ghosts with bc; out =
+   *   op(in) } in one sweep (temporal blocking); op is a star or a
+   *   symmetric 27-point box, in's ghosts are filled with bc on entry and
+   *   its ghost width is >= op->radius * steps; only out's interior is
+   *   written.  The result equals the repeated single steps to rounding. */
+  strata_status (*apply_fused)(const strata_stencil *op,
+                               const strata_boundary *bc, int steps,
+                               const strata_field *in, strata_field *out);
+  strata_status (*wave_step)(const strata__wave_args *a);
+  strata_status (*yee_step)(const strata__yee_args *a);
+  /* dst[p] = sum_q w[p*nw + q] * f.data[off[p*nw + q]] for p < npts;
+   * off, w and dst are backend memory (receivers, seismograms). */
+  strata_status (*sample)(const strata_field *f, int npts, int nw,
+                          const long *off, const double *w, double *dst);
 };
 
 extern const strata__backend strata__cpu_backend;
+/* The CPU engine's solver kernels (src/cpu/cpu_solvers.c). */
+strata_status strata__cpu_apply_fused(const strata_stencil *op,
+                                      const strata_boundary *bc, int steps,
+                                      const strata_field *in,
+                                      strata_field *out);
+strata_status strata__cpu_wave_step(const strata__wave_args *a);
+strata_status strata__cpu_yee_step(const strata__yee_args *a);
+strata_status strata__cpu_sample(const strata_field *f, int npts, int nw,
+                                 const long *off, const double *w,
+                                 double *dst);
 #ifdef STRATA_HAVE_CUDA
 extern const strata__backend strata__cuda_backend;
 int strata__cuda_probe(char *why, size_t n);

@@ -186,4 +186,8 @@ const strata__backend strata__cpu_backend = {
     .fill_ghosts = cpu_fill_ghosts,
     .copy_kernel = cpu_copy_kernel,
     .variants = cpu_variants,
+    .apply_fused = strata__cpu_apply_fused,
+    .wave_step = strata__cpu_wave_step,
+    .yee_step = strata__cpu_yee_step,
+    .sample = strata__cpu_sample,
 };

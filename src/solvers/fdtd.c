@@ -1,0 +1,429 @@
+/* FDTD in 2D (seed 002), in grid units h = 1, c = 1, dt = S (Courant):
+ *  - the explicit E-field update of seed 002,
+ *      E+ = 2 (1 - 2 dt^2) E - E- + dt^2 (4 neighbours) + dt (J - J-),
+ *    i.e. the 5-point wave equation, run on the wave engine (radius 1):
+ *    PEC = odd image about the boundary node, Mur and CPML faces;
+ *  - Yee's TM scheme (Ez, Hx, Hy) through the backend's yee_step, with
+ *    PEC, first-order Mur, CPML (Roden & Gedney) and periodic faces.
+ * The source current J enters with the seed's sign in both schemes. */
+#include "solvers_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#define STRATA__FDTD_PML_R 1e-6 /* design reflection of the CPML profile */
+
+struct strata_fdtd {
+  strata_context *ctx;
+  strata_fdtd_options o;
+  double dt;
+  long steps;
+  long src[1][3];
+  /* explicit scheme */
+  strata__wengine *e;
+  /* Yee */
+  strata__yee_args y;
+  strata_field *ez, *hx, *hy, *psi[4];
+  double *prof;
+  int dirty;
+};
+
+void strata_fdtd_options_init(strata_fdtd_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->n[0] = o->n[1] = 256;
+  o->precision = STRATA_F32;
+  o->scheme = STRATA_FDTD_EXPLICIT;
+  o->courant = 0.5;
+  for (int f = 0; f < 4; f++) o->face[f] = STRATA_FDTD_PEC;
+  o->pml_width = 16;
+  o->waveform = STRATA_FDTD_SINE;
+  o->src[0] = o->src[1] = -1;
+  o->amplitude = 1.0;
+  o->period = 20.0;
+  o->delay = 0.0;
+}
+
+double strata_fdtd_courant_limit(void) { return 1.0 / sqrt(2.0); }
+
+static const char *const faces[] = {"x-low", "x-high", "y-low", "y-high"};
+
+static double current(const strata_fdtd_options *o, double t) {
+  switch (o->waveform) {
+  case STRATA_FDTD_SINE: return o->amplitude * sin(2 * M_PI * t / o->period);
+  case STRATA_FDTD_GAUSSIAN: {
+    double x = (t - o->delay) / o->period;
+    return o->amplitude * exp(-x * x);
+  }
+  case STRATA_FDTD_RICKER:
+    return o->amplitude * strata_wave_ricker(1.0 / o->period, t - o->delay);
+  default: return 0.0;
+  }
+}
+
+static strata_status validate(strata_context *ctx, strata_fdtd_options *o) {
+  if (o->precision != STRATA_F32 && o->precision != STRATA_F64)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "fdtd: precision must be STRATA_F32 or STRATA_F64");
+  if (o->scheme != STRATA_FDTD_EXPLICIT && o->scheme != STRATA_FDTD_YEE_TM)
+    return strata__fail(ctx, STRATA_EINVAL, "fdtd: unknown scheme %d",
+                        (int)o->scheme);
+  if (!(o->courant > 0) || !isfinite(o->courant))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "fdtd: courant = %g must be > 0", o->courant);
+  double lim = strata_fdtd_courant_limit();
+  if (o->courant > lim * (1 + 1e-12))
+    return strata__fail(ctx, STRATA_EUNSTABLE,
+                        "fdtd: Courant number c dt / h = %g exceeds the 2D "
+                        "limit 1/sqrt(2) = %.6f", o->courant, lim);
+  int npml = 0;
+  for (int f = 0; f < 4; f++) {
+    if ((int)o->face[f] < 0 || o->face[f] > STRATA_FDTD_PERIODIC)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "fdtd: face %s has unknown kind %d", faces[f],
+                          (int)o->face[f]);
+    npml += o->face[f] == STRATA_FDTD_PML;
+  }
+  if (npml && (o->pml_width < 1 || o->pml_width > 1000))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "fdtd: pml_width is %d; it must be 1..1000",
+                        o->pml_width);
+  for (int a = 0; a < 2; a++) {
+    int p0 = o->face[2 * a] == STRATA_FDTD_PERIODIC,
+        p1 = o->face[2 * a + 1] == STRATA_FDTD_PERIODIC;
+    if (p0 != p1)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "fdtd: periodic on one face of axis %c only; both "
+                          "faces of an axis must be periodic", "xy"[a]);
+    int m = (o->face[2 * a] == STRATA_FDTD_PML) +
+            (o->face[2 * a + 1] == STRATA_FDTD_PML);
+    long need = 3 + m * (long)(o->pml_width + 1);
+    if (o->n[a] > ((size_t)1 << 30) || (long)o->n[a] < need)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "fdtd: %zu nodes along %c; at least %ld needed%s",
+                          o->n[a], "xy"[a], need,
+                          m ? " with the PML layers" : "");
+  }
+  if ((int)o->waveform < 0 || o->waveform > STRATA_FDTD_RICKER)
+    return strata__fail(ctx, STRATA_EINVAL, "fdtd: unknown waveform %d",
+                        (int)o->waveform);
+  if (!isfinite(o->amplitude) || !(o->period > 0) || !isfinite(o->period) ||
+      !(o->delay >= 0) || !isfinite(o->delay))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "fdtd: the source needs a finite amplitude, period "
+                        "> 0 and delay >= 0");
+  for (int a = 0; a < 2; a++) {
+    if (o->src[a] < 0) o->src[a] = floor(0.5 * (double)o->n[a]);
+    if (!isfinite(o->src[a]) || o->src[a] > (double)(o->n[a] - 1))
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "fdtd: source %c = %g is outside the nodes 0..%zu",
+                          "xy"[a], o->src[a], o->n[a] - 1);
+  }
+  return STRATA_OK;
+}
+
+/* CPML coefficients at position pos (points) along an axis of n nodes:
+ * grading m, design reflection R, alpha_max amax, in grid units. */
+static void cpml_at(const strata_fdtd_options *o, int a, double pos, int m,
+                    double amax, double dt, double *ca, double *cb) {
+  long n = (long)o->n[a];
+  int W = o->pml_width;
+  double smax = (m + 1) * log(1.0 / STRATA__FDTD_PML_R) / (2.0 * W);
+  *ca = 0;
+  *cb = 1;
+  for (int side = 0; side < 2; side++) {
+    if (o->face[2 * a + side] != STRATA_FDTD_PML) continue;
+    double x = strata__layer_depth(pos, n, W, side) / W;
+    if (x <= 0) continue;
+    if (x > 1) x = 1;
+    double sg = smax * pow(x, m), al = amax * (1 - x);
+    double b = exp(-(sg + al) * dt);
+    *cb = b;
+    *ca = sg > 0 ? sg / (sg + al) * (b - 1) : 0;
+  }
+}
+
+static strata_status create_explicit(strata_fdtd *f) {
+  const strata_fdtd_options *o = &f->o;
+  strata__we_desc d;
+  memset(&d, 0, sizeof d);
+  d.dims = 2;
+  d.radius = 1;
+  d.n[0] = o->n[0];
+  d.n[1] = o->n[1];
+  d.n[2] = 1;
+  d.precision = o->precision;
+  d.lap[0] = -2;
+  d.lap[1] = 1;
+  d.d1[1] = 0.5;
+  d.width = o->pml_width;
+  d.mur = (o->courant - 1) / (o->courant + 1);
+  for (int q = 0; q < 4; q++) {
+    strata_fdtd_face k = o->face[q];
+    d.face[q] = k == STRATA_FDTD_PEC        ? STRATA__WF_FREE
+                : k == STRATA_FDTD_MUR      ? STRATA__WF_MUR
+                : k == STRATA_FDTD_PERIODIC ? STRATA__WF_PERIODIC
+                                            : STRATA__WF_ZERO;
+    d.absorb[q] = k == STRATA_FDTD_PML ? STRATA__ABS_CPML : STRATA__ABS_NONE;
+  }
+  double *host[2][2] = {{NULL}};
+  double *line = malloc(o->n[1] * sizeof(double));
+  int oom = !line;
+  for (int a = 0; a < 2 && !oom; a++) {
+    if (o->face[2 * a] != STRATA_FDTD_PML &&
+        o->face[2 * a + 1] != STRATA_FDTD_PML)
+      continue;
+    oom |= !(host[a][0] = malloc(o->n[a] * sizeof(double)));
+    oom |= !(host[a][1] = malloc(o->n[a] * sizeof(double)));
+    for (size_t i = 0; !oom && i < o->n[a]; i++)
+      cpml_at(o, a, (double)i, 2, M_PI / o->period, f->dt, &host[a][0][i],
+              &host[a][1][i]);
+    d.pml_a[a] = host[a][0];
+    d.pml_b[a] = host[a][1];
+  }
+  strata_status s;
+  if (!oom) {
+    for (size_t j = 0; j < o->n[1]; j++) line[j] = o->courant * o->courant;
+    d.c2_line = line;
+    s = strata__we_create(f->ctx, &d, &f->e);
+  } else {
+    s = strata__fail(f->ctx, STRATA_ENOMEM, "out of host memory");
+  }
+  free(line);
+  for (int a = 0; a < 2; a++) {
+    free(host[a][0]);
+    free(host[a][1]);
+  }
+  return s;
+}
+
+static strata_status create_yee(strata_fdtd *f) {
+  const strata_fdtd_options *o = &f->o;
+  strata_context *ctx = f->ctx;
+  if (!ctx->be->yee_step)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "fdtd: the %s engine has no Yee kernel yet; use "
+                        "backend=cpu", ctx->be->name);
+  strata__yee_args *y = &f->y;
+  strata_field_desc d = {2, {o->n[0], o->n[1], 1}, 1, o->precision};
+  strata_status s = strata_field_create(ctx, &d, &f->ez);
+  if (s == STRATA_OK) s = strata_field_create(ctx, &d, &f->hx);
+  if (s == STRATA_OK) s = strata_field_create(ctx, &d, &f->hy);
+  if (s != STRATA_OK) return s;
+  y->ez = f->ez;
+  y->hx = f->hx;
+  y->hy = f->hy;
+  y->ce = y->ch = o->courant;
+  y->mur = (o->courant - 1) / (o->courant + 1);
+  for (int q = 0; q < 4; q++)
+    y->face[q] = o->face[q] == STRATA_FDTD_MUR        ? STRATA__YF_MUR
+                 : o->face[q] == STRATA_FDTD_PERIODIC ? STRATA__YF_PERIODIC
+                                                      : STRATA__YF_PEC;
+  int has[2] = {o->face[0] == STRATA_FDTD_PML || o->face[1] == STRATA_FDTD_PML,
+                o->face[2] == STRATA_FDTD_PML || o->face[3] == STRATA_FDTD_PML};
+  size_t total = (has[0] ? 4 * o->n[0] : 0) + (has[1] ? 4 * o->n[1] : 0);
+  if (!total) return STRATA_OK;
+  double *host = malloc(total * sizeof(double));
+  if (!host) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  size_t at = 0, offs[2] = {0, 0};
+  double amax = M_PI / o->period;
+  for (int a = 0; a < 2; a++) {
+    if (!has[a]) continue;
+    long n = (long)o->n[a];
+    offs[a] = at;
+    for (long i = 0; i < n; i++) {
+      cpml_at(o, a, (double)i, 3, amax, f->dt, &host[at + i],
+              &host[at + n + i]);
+      cpml_at(o, a, (double)i + 0.5, 3, amax, f->dt, &host[at + 2 * n + i],
+              &host[at + 3 * n + i]);
+    }
+    at += 4 * (size_t)n;
+    int W = o->pml_width;
+    for (int side = 0; side < 2; side++) {
+      if (o->face[2 * a + side] != STRATA_FDTD_PML) continue;
+      y->pml_lo[a][side] = side ? n - 1 - W : 0;
+      y->pml_hi[a][side] = side ? n : W;
+    }
+  }
+  s = strata__dev_doubles(ctx, host, total, &f->prof);
+  free(host);
+  if (s != STRATA_OK) return s;
+  for (int a = 0; a < 2; a++) {
+    if (!has[a]) continue;
+    long n = (long)o->n[a];
+    y->pml_a[a] = f->prof + offs[a];
+    y->pml_b[a] = f->prof + offs[a] + n;
+    y->pml_ah[a] = f->prof + offs[a] + 2 * n;
+    y->pml_bh[a] = f->prof + offs[a] + 3 * n;
+  }
+  for (int q = 0; q < 4 && s == STRATA_OK; q++)
+    if (has[q == 0 || q == 3 ? 0 : 1]) /* ezx, ezy, hxy, hyx */
+      s = strata_field_create(ctx, &d, &f->psi[q]);
+  y->psi_ezx = f->psi[0];
+  y->psi_ezy = f->psi[1];
+  y->psi_hxy = f->psi[2];
+  y->psi_hyx = f->psi[3];
+  return s;
+}
+
+void strata_fdtd_destroy(strata_fdtd **pf) {
+  if (!pf || !*pf) return;
+  strata_fdtd *f = *pf;
+  strata__we_destroy(&f->e);
+  strata_field_destroy(&f->ez);
+  strata_field_destroy(&f->hx);
+  strata_field_destroy(&f->hy);
+  for (int q = 0; q < 4; q++) strata_field_destroy(&f->psi[q]);
+  if (f->prof) f->ctx->be->release(f->ctx, f->prof);
+  free(f);
+  *pf = NULL;
+}
+
+strata_status strata_fdtd_create(strata_context *ctx,
+                                 const strata_fdtd_options *opt,
+                                 strata_fdtd **out) {
+  if (!ctx) return STRATA_EINVAL;
+  if (!out || !opt)
+    return strata__fail(ctx, STRATA_EINVAL, "fdtd: NULL argument");
+  *out = NULL;
+  strata_fdtd_options o = *opt;
+  strata_status s = validate(ctx, &o);
+  if (s != STRATA_OK) return s;
+  if (o.scheme == STRATA_FDTD_EXPLICIT && !ctx->be->wave_step)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "fdtd: the %s engine has no wave kernel yet; use "
+                        "backend=cpu", ctx->be->name);
+  strata_fdtd *f = calloc(1, sizeof *f);
+  if (!f) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  f->ctx = ctx;
+  f->o = o;
+  f->dt = o.courant;
+  f->src[0][0] = lround(o.src[0]);
+  f->src[0][1] = lround(o.src[1]);
+  f->src[0][2] = 0;
+  s = o.scheme == STRATA_FDTD_EXPLICIT ? create_explicit(f) : create_yee(f);
+  if (s != STRATA_OK) {
+    strata_fdtd_destroy(&f);
+    return s;
+  }
+  f->dirty = 1;
+  *out = f;
+  return STRATA_OK;
+}
+
+/* Yee: PEC boundary nodes to 0, periodic ghosts of Ez (host pass, once
+ * after the state is written). */
+static strata_status yee_refresh(strata_fdtd *f) {
+  strata_field *ez = f->ez;
+  size_t gx = ez->d.n[0] + 2, gy = ez->d.n[1] + 2, cnt = gx * gy;
+  void *raw = malloc(cnt * ez->esize);
+  if (!raw) return strata__fail(f->ctx, STRATA_ENOMEM, "out of host memory");
+  strata_status s = strata_field_read_ghosted(ez, raw);
+  long n0 = (long)ez->d.n[0], n1 = (long)ez->d.n[1];
+  for (long j = -1; s == STRATA_OK && j <= n1; j++)
+    for (long i = -1; i <= n0; i++) {
+      long si = i, sj = j;
+      int zero = 0;
+      if (f->y.face[0] == STRATA__YF_PERIODIC) {
+        if (i == n0) si = 0;
+        if (i == -1) si = n0 - 1;
+      } else if ((i <= 0 && f->y.face[0] == STRATA__YF_PEC) ||
+                 (i >= n0 - 1 && f->y.face[1] == STRATA__YF_PEC) || i < 0 ||
+                 i >= n0) {
+        zero = 1;
+      }
+      if (f->y.face[2] == STRATA__YF_PERIODIC) {
+        if (j == n1) sj = 0;
+        if (j == -1) sj = n1 - 1;
+      } else if ((j <= 0 && f->y.face[2] == STRATA__YF_PEC) ||
+                 (j >= n1 - 1 && f->y.face[3] == STRATA__YF_PEC) || j < 0 ||
+                 j >= n1) {
+        zero = 1;
+      }
+      size_t dst = (size_t)(i + 1) + gx * (size_t)(j + 1);
+      size_t src = (size_t)(si + 1) + gx * (size_t)(sj + 1);
+      if (ez->esize == 4)
+        ((float *)raw)[dst] = zero ? 0.0f : ((float *)raw)[src];
+      else
+        ((double *)raw)[dst] = zero ? 0.0 : ((double *)raw)[src];
+    }
+  if (s == STRATA_OK) s = strata_field_write_ghosted(ez, raw);
+  free(raw);
+  return s;
+}
+
+strata_status strata_fdtd_step(strata_fdtd *f, long nsteps) {
+  if (!f) return STRATA_EINVAL;
+  if (nsteps < 0)
+    return strata__fail(f->ctx, STRATA_EINVAL,
+                        "fdtd: nsteps is %ld; it must be >= 0", nsteps);
+  strata_status s = STRATA_OK;
+  const int has_src = f->o.waveform != STRATA_FDTD_NO_SOURCE;
+  if (f->o.scheme == STRATA_FDTD_EXPLICIT) {
+    for (long q = 0; q < nsteps && s == STRATA_OK; q++) {
+      double t = (double)f->steps * f->dt;
+      double val = f->dt * (current(&f->o, t) - current(&f->o, t - f->dt));
+      s = strata__we_step(f->e, has_src, (const long(*)[3])f->src, &val);
+      if (s == STRATA_OK) f->steps++;
+    }
+    return s;
+  }
+  if (f->dirty) {
+    s = yee_refresh(f);
+    if (s != STRATA_OK) return s;
+    f->dirty = 0;
+  }
+  for (long q = 0; q < nsteps && s == STRATA_OK; q++) {
+    double t = ((double)f->steps + 0.5) * f->dt;
+    f->y.nsrc = has_src;
+    f->y.src[0][0] = f->src[0][0];
+    f->y.src[0][1] = f->src[0][1];
+    f->y.src_val[0] = f->dt * current(&f->o, t);
+    s = f->ctx->be->yee_step(&f->y);
+    if (s == STRATA_OK) f->steps++;
+  }
+  return s;
+}
+
+strata_field *strata_fdtd_field(strata_fdtd *f, strata_fdtd_component c) {
+  if (!f) return NULL;
+  if (f->o.scheme == STRATA_FDTD_EXPLICIT) {
+    if (c != STRATA_FDTD_EZ && c != STRATA_FDTD_EZ_PREV) return NULL;
+    f->e->dirty = 1;
+    return c == STRATA_FDTD_EZ ? f->e->u : f->e->up;
+  }
+  f->dirty = 1;
+  switch (c) {
+  case STRATA_FDTD_EZ: return f->ez;
+  case STRATA_FDTD_HX: return f->hx;
+  case STRATA_FDTD_HY: return f->hy;
+  default: return NULL;
+  }
+}
+
+strata_status strata_fdtd_read(const strata_fdtd *f, strata_fdtd_component c,
+                               void *host) {
+  if (!f) return STRATA_EINVAL;
+  const strata_field *fl = NULL;
+  if (f->o.scheme == STRATA_FDTD_EXPLICIT)
+    fl = c == STRATA_FDTD_EZ ? f->e->u : c == STRATA_FDTD_EZ_PREV ? f->e->up
+                                                                   : NULL;
+  else
+    fl = c == STRATA_FDTD_EZ ? f->ez : c == STRATA_FDTD_HX ? f->hx
+                               : c == STRATA_FDTD_HY ? f->hy : NULL;
+  if (!fl)
+    return strata__fail(f->ctx, STRATA_EINVAL,
+                        "fdtd: the %s scheme has no component %d",
+                        f->o.scheme == STRATA_FDTD_EXPLICIT ? "explicit"
+                                                            : "Yee TM",
+                        (int)c);
+  return strata_field_read(fl, host);
+}
+
+long strata_fdtd_steps(const strata_fdtd *f) { return f ? f->steps : 0; }

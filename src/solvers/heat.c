@@ -1,0 +1,254 @@
+/* The heat (diffusion) solver, u' = u + D lap(u) (seed 001), 2D and 3D,
+ * with temporal blocking through the backend's apply_fused entry.  The time
+ * loop is written once: fill ghosts, then one fused sweep of s steps (or a
+ * plain strata_apply when s = 1). */
+#include "solvers_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Steps fused per sweep when the caller leaves the choice to us and the
+ * backend can fuse.  Measured on the CPU engine (bench/bench_solvers.c,
+ * docs/performance.md): the throughput is flat from 4 to 8 there, and 4
+ * keeps the ghost ring (and the redundant halo work) small. */
+#define STRATA__HEAT_DEFAULT_FUSE 4
+
+struct strata_heat {
+  strata_context *ctx;
+  strata_heat_options o;
+  strata_stencil op;
+  strata_field *u, *v;
+  int fuse;
+  long steps;
+  double limit;
+};
+
+void strata_heat_options_init(strata_heat_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->dims = 2;
+  o->n[0] = 256;
+  o->n[1] = 256;
+  o->n[2] = 1;
+  o->precision = STRATA_F64;
+  o->op = STRATA_HEAT_FD;
+  o->D = 0.1;
+  strata_boundary_uniform(&o->bc, STRATA_BC_DIRICHLET, 0.0);
+  o->fuse = 0;
+}
+
+double strata_heat_stability_limit(int dims, strata_heat_operator op) {
+  if (op == STRATA_HEAT_FD && (dims == 2 || dims == 3)) return 0.5 / dims;
+  if (op == STRATA_HEAT_FE27 && dims == 3) return 0.5;
+  return 0.0;
+}
+
+static const char *const faces[] = {"x-low", "x-high", "y-low",
+                                    "y-high", "z-low", "z-high"};
+
+static strata_status check(strata_context *ctx, const strata_heat_options *o,
+                           int *fuse) {
+  if (o->dims != 2 && o->dims != 3)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "heat: dims is %d; it must be 2 or 3", o->dims);
+  if (o->op != STRATA_HEAT_FD && o->op != STRATA_HEAT_FE27)
+    return strata__fail(ctx, STRATA_EINVAL, "heat: unknown operator %d",
+                        (int)o->op);
+  if (o->op == STRATA_HEAT_FE27 && o->dims != 3)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "heat: the 27-point finite-element operator is 3D "
+                        "only");
+  if (o->precision != STRATA_F32 && o->precision != STRATA_F64)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "heat: precision must be STRATA_F32 or STRATA_F64");
+  for (int a = 0; a < 3; a++) {
+    if (a < o->dims && o->n[a] < 1)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "heat: size along %c is 0", "xyz"[a]);
+    if (a >= o->dims && o->n[a] != 1)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "heat: size along unused axis %c is %zu; it must "
+                          "be 1 in %dD", "xyz"[a], o->n[a], o->dims);
+  }
+  double lim = strata_heat_stability_limit(o->dims, o->op);
+  if (!isfinite(o->D) || o->D < 0)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "heat: D = %g; it must be finite and >= 0", o->D);
+  if (o->D > lim * (1 + 1e-12))
+    return strata__fail(ctx, STRATA_EUNSTABLE,
+                        "heat: D = kappa dt / h^2 = %g exceeds the stability "
+                        "limit %g of the %s operator in %dD (%s); reduce dt",
+                        o->D, lim,
+                        o->op == STRATA_HEAT_FD
+                            ? (o->dims == 2 ? "5-point" : "7-point")
+                            : "27-point finite-element",
+                        o->dims,
+                        o->op == STRATA_HEAT_FD ? "D <= 1/(2 dims)"
+                                                : "D <= 1/2");
+  for (int f = 0; f < 2 * o->dims; f++) {
+    strata_bc_kind k = o->bc.kind[f];
+    if (k != STRATA_BC_DIRICHLET && k != STRATA_BC_NEUMANN &&
+        k != STRATA_BC_PERIODIC)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "heat: boundary on face %s must be dirichlet, "
+                          "neumann or periodic", faces[f]);
+    if (k == STRATA_BC_DIRICHLET && !isfinite(o->bc.value[f]))
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "heat: Dirichlet value on face %s is not finite",
+                          faces[f]);
+  }
+  for (int a = 0; a < o->dims; a++)
+    if ((o->bc.kind[2 * a] == STRATA_BC_PERIODIC) !=
+        (o->bc.kind[2 * a + 1] == STRATA_BC_PERIODIC))
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "heat: periodic on one face of axis %c only; both "
+                          "faces of an axis must be periodic", "xyz"[a]);
+  int s = o->fuse;
+  if (s < 0 || s > STRATA_MAX_GHOST)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "heat: fuse is %d; it must be 0 (auto) or 1..%d",
+                        o->fuse, STRATA_MAX_GHOST);
+  if (s > 1 && !ctx->be->apply_fused)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "heat: the %s engine has no fused-step kernel yet; "
+                        "use fuse = 1 (or 0) or backend=cpu",
+                        ctx->be->name);
+  if (s == 0) s = ctx->be->apply_fused ? STRATA__HEAT_DEFAULT_FUSE : 1;
+  /* mirrored and wrapped ghost rings need as many interior points */
+  for (int a = 0; a < o->dims; a++) {
+    int mirror = o->bc.kind[2 * a] != STRATA_BC_DIRICHLET ||
+                 o->bc.kind[2 * a + 1] != STRATA_BC_DIRICHLET;
+    if (mirror && (long)o->n[a] < s) {
+      if (o->fuse) /* asked for explicitly */
+        return strata__fail(ctx, STRATA_EINVAL,
+                            "heat: fuse = %d needs at least %d points along "
+                            "the Neumann/periodic axis %c (it has %zu)",
+                            s, s, "xyz"[a], o->n[a]);
+      s = (int)o->n[a];
+    }
+  }
+  *fuse = s;
+  return STRATA_OK;
+}
+
+strata_status strata_heat_create(strata_context *ctx,
+                                 const strata_heat_options *o,
+                                 strata_heat **out) {
+  if (!ctx) return STRATA_EINVAL;
+  if (!out || !o)
+    return strata__fail(ctx, STRATA_EINVAL, "heat: NULL argument");
+  *out = NULL;
+  int fuse = 1;
+  strata_status s = check(ctx, o, &fuse);
+  if (s != STRATA_OK) return s;
+  strata_heat *h = calloc(1, sizeof *h);
+  if (!h) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  h->ctx = ctx;
+  h->o = *o;
+  h->fuse = fuse;
+  h->limit = strata_heat_stability_limit(o->dims, o->op);
+  if (o->op == STRATA_HEAT_FD) {
+    double c = o->D;
+    s = strata_stencil_star(&h->op, o->dims, 1, 1.0 - 2.0 * o->dims * o->D,
+                            &c);
+  } else {
+    s = strata_stencil_box_symmetric(&h->op, 1.0 - 8.0 / 3.0 * o->D, 0.0,
+                                     o->D / 6.0, o->D / 12.0);
+  }
+  if (s != STRATA_OK) {
+    free(h);
+    return strata__fail(ctx, s, "heat: cannot build the update operator");
+  }
+  strata_field_desc d = {o->dims, {o->n[0], o->n[1], o->n[2]},
+                         h->op.radius * fuse, o->precision};
+  s = strata_field_create(ctx, &d, &h->u);
+  if (s == STRATA_OK) s = strata_field_create(ctx, &d, &h->v);
+  if (s != STRATA_OK) {
+    strata_heat_destroy(&h);
+    return s;
+  }
+  *out = h;
+  return STRATA_OK;
+}
+
+void strata_heat_destroy(strata_heat **ph) {
+  if (!ph || !*ph) return;
+  strata_heat *h = *ph;
+  strata_field_destroy(&h->u);
+  strata_field_destroy(&h->v);
+  free(h);
+  *ph = NULL;
+}
+
+typedef struct {
+  strata_point_fn fn;
+  void *user;
+  long n[3];
+} interior_fn;
+
+static double call_interior(long i, long j, long k, void *p) {
+  const interior_fn *c = p;
+  if (i < 0 || j < 0 || k < 0 || i >= c->n[0] || j >= c->n[1] || k >= c->n[2])
+    return 0.0;
+  return c->fn(i, j, k, c->user);
+}
+
+strata_status strata_heat_set_initial(strata_heat *h, strata_point_fn fn,
+                                      void *user) {
+  if (!h) return STRATA_EINVAL;
+  if (!fn) return strata__fail(h->ctx, STRATA_EINVAL, "heat: function is NULL");
+  interior_fn c = {fn, user, {(long)h->o.n[0], (long)h->o.n[1],
+                              (long)h->o.n[2]}};
+  return strata_field_fill_fn(h->u, call_interior, &c);
+}
+
+strata_status strata_heat_write(strata_heat *h, const void *host) {
+  if (!h) return STRATA_EINVAL;
+  return strata_field_write(h->u, host);
+}
+
+strata_status strata_heat_read(const strata_heat *h, void *host) {
+  if (!h) return STRATA_EINVAL;
+  return strata_field_read(h->u, host);
+}
+
+strata_field *strata_heat_field(strata_heat *h) { return h ? h->u : NULL; }
+
+strata_status strata_heat_step(strata_heat *h, long nsteps) {
+  if (!h) return STRATA_EINVAL;
+  if (nsteps < 0)
+    return strata__fail(h->ctx, STRATA_EINVAL,
+                        "heat: nsteps is %ld; it must be >= 0", nsteps);
+  const strata__backend *be = h->ctx->be;
+  while (nsteps > 0) {
+    int s = nsteps < h->fuse ? (int)nsteps : h->fuse;
+    strata_status st = strata_field_fill_ghosts(h->u, &h->o.bc);
+    if (st != STRATA_OK) return st;
+    if (h->fuse == 1)
+      st = strata_apply(&h->op, h->u, h->v, NULL);
+    else
+      st = be->apply_fused(&h->op, &h->o.bc, s, h->u, h->v);
+    if (st != STRATA_OK) return st;
+    strata_field *t = h->u;
+    h->u = h->v;
+    h->v = t;
+    h->steps += s;
+    nsteps -= s;
+  }
+  return STRATA_OK;
+}
+
+strata_status strata_heat_get_info(const strata_heat *h,
+                                   strata_heat_info *info) {
+  if (!h) return STRATA_EINVAL;
+  if (!info) return strata__fail(h->ctx, STRATA_EINVAL, "heat: info is NULL");
+  memset(info, 0, sizeof *info);
+  info->steps = h->steps;
+  info->fuse = h->fuse;
+  info->D = h->o.D;
+  info->D_limit = h->limit;
+  info->bytes_per_point_step = 2.0 * (double)h->o.precision / h->fuse;
+  return STRATA_OK;
+}

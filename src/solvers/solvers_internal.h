@@ -1,0 +1,70 @@
+/* Shared by the solvers: the second-order wave engine (the acoustic solver
+ * and the explicit FDTD scheme run on it), backend-memory profile arrays,
+ * and the absorbing-layer profiles.  Not installed. */
+#ifndef STRATA_SOLVERS_INTERNAL_H
+#define STRATA_SOLVERS_INTERNAL_H
+
+#include "../core/internal.h"
+
+/* Absorbing layer kinds of the engine's faces. */
+enum { STRATA__ABS_NONE = 0, STRATA__ABS_SPONGE = 1, STRATA__ABS_CPML = 2 };
+
+typedef struct strata__we_desc {
+  int dims, radius;             /* 2 or 3; 1..4 */
+  size_t n[3];
+  strata_precision precision;
+  double lap[STRATA_MAX_RADIUS + 1], d1[STRATA_MAX_RADIUS + 1];
+  int face[6];                  /* STRATA__WF_* */
+  int absorb[6];                /* STRATA__ABS_*; the face is then ZERO */
+  int width;                    /* absorbing layer thickness in points */
+  double mur;                   /* (S - 1) / (S + 1) for MUR faces */
+  /* host profiles, copied at create: n[a] values each, NULL = none */
+  const double *damp[3], *pml_a[3], *pml_b[3];
+  const double *c2_line;        /* n[dims-1] values */
+} strata__we_desc;
+
+typedef struct strata__wengine {
+  strata_context *ctx;
+  strata__wave_args a;
+  strata_field *u, *up, *c2;
+  double *prof;     /* backend memory holding every profile */
+  int dirty;        /* the state was written: refresh ghosts first */
+} strata__wengine;
+
+/* Creates the engine: fields zeroed, profiles uploaded, CPML slabs for the
+ * faces that have them.  Errors: STRATA_ENOTSUP (no wave kernel on the
+ * backend), STRATA_ENOMEM and the field errors. */
+strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
+                                strata__wengine **out);
+void strata__we_destroy(strata__wengine **e);
+/* Replaces c2 by a per-point model (dense host array, x fastest). */
+strata_status strata__we_set_c2(strata__wengine *e, const double *c2);
+/* Replaces c2 by a line along the last axis (n[dims-1] values). */
+strata_status strata__we_set_c2_line(strata__wengine *e, const double *line);
+/* One step: sources added to u^{n+1}; then u and up swap.  Refreshes the
+ * ghost layers first when the state was written. */
+strata_status strata__we_step(strata__wengine *e, int nsrc,
+                              const long (*src)[3], const double *val);
+/* Makes ghost layers and held boundary nodes of u and up consistent with
+ * the faces (host pass; used once after the user writes a state). */
+strata_status strata__we_refresh(strata__wengine *e);
+
+/* Backend memory holding n doubles copied from host (NULL host: zeros). */
+strata_status strata__dev_doubles(strata_context *ctx, const double *host,
+                                  size_t n, double **out);
+
+/* How far (in points) coordinate pos lies inside the absorbing layer of
+ * width W on side (0 low, 1 high) of an axis of n nodes; 0 outside.  The
+ * outermost node is W deep. */
+static inline double strata__layer_depth(double pos, long n, int W,
+                                         int side) {
+  double d = side ? pos - (double)(n - 1 - W) : (double)W - pos;
+  return d > 0 ? d : 0;
+}
+
+/* Host-side ghost refresh of a field for the engine's faces (works on a
+ * dense ghosted double array of ghost width g). */
+void strata__we_fix_host(double *img, const size_t n[3], int dims, int g,
+                         const int face[6]);
+
+#endif

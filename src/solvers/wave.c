@@ -1,0 +1,627 @@
+/* The 3D acoustic wave solver (seed 000's seismic case):
+ *   p_tt = v^2 lap(p) + f(t) delta(x - x_s),  f = A ricker(f0, t - delay)
+ * leapfrog in time, the order-2r star Laplacian (25 points at order 8) in
+ * space, on the wave engine (wave_engine.c).  Validation (CFL, dispersion,
+ * geometry) happens before anything is allocated. */
+#include "solvers_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#define STRATA__RICKER_FMAX 2.5 /* highest significant frequency / f0 */
+
+struct strata_wave {
+  strata_context *ctx;
+  strata_wave_options o; /* pointers cleared: the arrays are copied */
+  strata__wengine *e;
+  int radius;
+  double dt, cfl_limit, vmin, vmax, delay;
+  int nsrc;
+  long src[8][3];
+  double src_w[8];
+  int nrec;
+  long *rec_off;   /* backend memory: 8 element offsets per receiver */
+  double *rec_w;   /* backend memory: 8 weights per receiver */
+  double *trace;   /* backend memory: [sample][receiver] */
+  size_t cap, nsamples;
+  long steps;
+};
+
+void strata_wave_options_init(strata_wave_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->n[0] = o->n[1] = o->n[2] = 128;
+  o->h = 10.0;
+  o->dt = 0.0;
+  o->precision = STRATA_F32;
+  o->order = 8;
+  o->velocity = 2000.0;
+  for (int f = 0; f < 6; f++) o->face[f] = STRATA_WAVE_CPML;
+  o->absorb_width = 20;
+  o->absorb_reflection = 1e-4;
+  o->src[0] = o->src[1] = o->src[2] = -1.0;
+  o->f0 = 10.0;
+  o->amplitude = 1.0;
+  o->delay = 0.0;
+  o->record_every = 1;
+  o->min_ppw = 4.0;
+}
+
+/* Central second-derivative weights (order 2r) and their largest
+ * eigenvalue magnitude W = -(c0 + 2 sum c_k (-1)^k). */
+static int lap_weights(int order, double lap[5], double d1[5], double *W) {
+  strata_stencil s;
+  if (strata_stencil_laplacian(&s, 1, order, 1.0) != STRATA_OK) return -1;
+  memset(lap, 0, 5 * sizeof(double));
+  lap[0] = s.center;
+  for (int k = 1; k <= s.radius; k++) lap[k] = s.coef[0][k];
+  double w = lap[0];
+  for (int k = 1; k <= s.radius; k++) w += 2 * lap[k] * ((k & 1) ? -1 : 1);
+  *W = -w;
+  if (d1) {
+    strata_stencil t;
+    if (strata_stencil_derivative(&t, 1, 0, order, 1.0) != STRATA_OK)
+      return -1;
+    memset(d1, 0, 5 * sizeof(double));
+    for (int k = 1; k <= t.radius; k++) d1[k] = t.coef[0][k];
+  }
+  return s.radius;
+}
+
+double strata_wave_cfl_limit(int dims, int order) {
+  double lap[5], W;
+  if (dims < 1 || dims > 3 || lap_weights(order, lap, NULL, &W) < 0) return 0;
+  return 2.0 / sqrt(dims * W);
+}
+
+double strata_wave_ricker(double f0, double t) {
+  double a = M_PI * f0 * t;
+  a *= a;
+  return (1.0 - 2.0 * a) * exp(-a);
+}
+
+static const char *const faces[] = {"x-low", "x-high", "y-low",
+                                    "y-high", "z-low", "z-high"};
+
+static int is_absorbing(strata_wave_face f) {
+  return f == STRATA_WAVE_CPML || f == STRATA_WAVE_SPONGE;
+}
+
+/* Trilinear weights of grid coordinate x (in points) on an axis of n nodes:
+ * nodes i0, i0 + 1 with weights 1 - f, f. */
+static void lin(double x, long n, long *i0, double *f) {
+  long i = (long)floor(x);
+  if (i > n - 2) i = n - 2;
+  if (i < 0) i = 0;
+  *i0 = i;
+  *f = n > 1 ? x - (double)i : 0.0;
+}
+
+static strata_status check_velocity_range(strata_context *ctx,
+                                          const strata_wave_options *o,
+                                          double dt, double vmin, double vmax,
+                                          double limit) {
+  double cfl = vmax * dt / o->h;
+  if (cfl > limit * (1 + 1e-12))
+    return strata__fail(ctx, STRATA_EUNSTABLE,
+                        "wave: CFL number v_max dt / h = %g * %g / %g = %.4f "
+                        "exceeds the limit %.4f of leapfrog with the order-%d "
+                        "Laplacian in 3D; reduce dt below %g s",
+                        vmax, dt, o->h, cfl, limit, o->order,
+                        limit * o->h / vmax);
+  if (o->amplitude != 0.0) {
+    double fmax = STRATA__RICKER_FMAX * o->f0;
+    double ppw = vmin / (fmax * o->h);
+    if (ppw < o->min_ppw)
+      return strata__fail(ctx, STRATA_EUNSTABLE,
+                          "wave: %.2f points per wavelength at v_min = %g m/s "
+                          "and the Ricker's highest significant frequency "
+                          "2.5 f0 = %g Hz, below the minimum %g; use h <= %g "
+                          "m or f0 <= %g Hz",
+                          ppw, vmin, fmax, o->min_ppw,
+                          vmin / (fmax * o->min_ppw),
+                          vmin / (STRATA__RICKER_FMAX * o->min_ppw * o->h));
+  }
+  return STRATA_OK;
+}
+
+static strata_status validate(strata_context *ctx, const strata_wave_options *o,
+                              double *dt_out, double *vmin, double *vmax,
+                              double *limit) {
+  if (o->precision != STRATA_F32 && o->precision != STRATA_F64)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave: precision must be STRATA_F32 or STRATA_F64");
+  double lap[5], W;
+  int R = lap_weights(o->order, lap, NULL, &W);
+  if (R < 0)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave: order is %d; it must be 2, 4, 6 or 8",
+                        o->order);
+  if (!(o->h > 0) || !isfinite(o->h))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave: grid spacing h = %g must be > 0", o->h);
+  if (!(o->dt >= 0) || !isfinite(o->dt))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave: dt = %g must be >= 0 (0 = automatic)", o->dt);
+  for (int f = 0; f < 6; f++)
+    if ((int)o->face[f] < 0 || o->face[f] > STRATA_WAVE_PERIODIC)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: face %s has unknown kind %d", faces[f],
+                          (int)o->face[f]);
+  int nabs = 0;
+  for (int a = 0; a < 3; a++) {
+    int p0 = o->face[2 * a] == STRATA_WAVE_PERIODIC,
+        p1 = o->face[2 * a + 1] == STRATA_WAVE_PERIODIC;
+    if (p0 != p1)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: periodic on one face of axis %c only; both "
+                          "faces of an axis must be periodic", "xyz"[a]);
+    int m = is_absorbing(o->face[2 * a]) + is_absorbing(o->face[2 * a + 1]);
+    nabs += m;
+    long need = 2L * R + 1;
+    if (m) need = m * (long)(o->absorb_width + R) + 1;
+    if (o->n[a] > ((size_t)1 << 40) || (long)o->n[a] < need)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: %zu points along %c; the order-%d stencil "
+                          "%s needs at least %ld",
+                          o->n[a], "xyz"[a], o->order,
+                          m ? "with its absorbing layers" : "", need);
+  }
+  if (nabs) {
+    if (o->absorb_width < 1 || o->absorb_width > 1000)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: absorb_width is %d; it must be 1..1000",
+                          o->absorb_width);
+    if (!(o->absorb_reflection > 0 && o->absorb_reflection < 1))
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: absorb_reflection is %g; it must be in "
+                          "(0, 1)", o->absorb_reflection);
+  }
+  double lo, hi;
+  if (o->nlayers > 0) {
+    if (!o->layer_top || !o->layer_velocity)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: nlayers = %d but layer_top or "
+                          "layer_velocity is NULL", o->nlayers);
+    if (!(o->layer_top[0] <= 0))
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: the first layer's top is at %g m; it must "
+                          "be <= 0 (the model must cover z = 0)",
+                          o->layer_top[0]);
+    lo = INFINITY;
+    hi = 0;
+    for (int m = 0; m < o->nlayers; m++) {
+      double v = o->layer_velocity[m];
+      if (!(v > 0) || !isfinite(v))
+        return strata__fail(ctx, STRATA_EINVAL,
+                            "wave: layer %d has velocity %g; it must be > 0",
+                            m, v);
+      if (!isfinite(o->layer_top[m]) ||
+          (m > 0 && !(o->layer_top[m] > o->layer_top[m - 1])))
+        return strata__fail(ctx, STRATA_EINVAL,
+                            "wave: layer tops must increase; layer %d's top "
+                            "is %g m", m, o->layer_top[m]);
+      /* only layers that reach a grid node count */
+      double zmax = (double)(o->n[2] - 1) * o->h;
+      if (o->layer_top[m] > zmax) break;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+  } else {
+    if (!(o->velocity > 0) || !isfinite(o->velocity))
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: velocity is %g; it must be > 0",
+                          o->velocity);
+    lo = hi = o->velocity;
+  }
+  if (!(o->f0 > 0) || !isfinite(o->f0))
+    return strata__fail(ctx, STRATA_EINVAL, "wave: f0 = %g must be > 0",
+                        o->f0);
+  if (!isfinite(o->amplitude) || !(o->delay >= 0) || !isfinite(o->delay))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave: amplitude must be finite and delay >= 0");
+  if (!(o->min_ppw > 0) || !isfinite(o->min_ppw))
+    return strata__fail(ctx, STRATA_EINVAL, "wave: min_ppw = %g must be > 0",
+                        o->min_ppw);
+  for (int a = 0; a < 3; a++) {
+    double ext = (double)(o->n[a] - 1) * o->h;
+    if (!isfinite(o->src[a]) || o->src[a] > ext * (1 + 1e-12))
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave: source %c = %g m is outside the grid "
+                          "[0, %g] m", "xyz"[a], o->src[a], ext);
+  }
+  if (o->nreceivers < 0 || (o->nreceivers > 0 && !o->receivers))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave: nreceivers = %d with receivers %s",
+                        o->nreceivers, o->receivers ? "set" : "NULL");
+  for (int r = 0; r < o->nreceivers; r++)
+    for (int a = 0; a < 3; a++) {
+      double x = o->receivers[3 * r + a], ext = (double)(o->n[a] - 1) * o->h;
+      if (!(x >= 0) || x > ext * (1 + 1e-12))
+        return strata__fail(ctx, STRATA_EINVAL,
+                            "wave: receiver %d's %c = %g m is outside the "
+                            "grid [0, %g] m", r, "xyz"[a], x, ext);
+    }
+  if (o->record_every < 1)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave: record_every is %d; it must be >= 1",
+                        o->record_every);
+  *limit = 2.0 / sqrt(3 * W);
+  double dt = o->dt > 0 ? o->dt : 0.8 * *limit * o->h / hi;
+  strata_status s = check_velocity_range(ctx, o, dt, lo, hi, *limit);
+  if (s != STRATA_OK) return s;
+  *dt_out = dt;
+  *vmin = lo;
+  *vmax = hi;
+  return STRATA_OK;
+}
+
+/* Absorbing profiles along axis a (host arrays of n values). */
+static void profiles(const strata_wave_options *o, double dt, double vmax,
+                     int a, double *damp, double *pa, double *pb) {
+  long n = (long)o->n[a];
+  int W = o->absorb_width;
+  double L = W * o->h;
+  double d0 = 3.0 * vmax * log(1.0 / o->absorb_reflection) / (2.0 * L);
+  double amax = M_PI * o->f0;
+  for (long i = 0; i < n; i++) {
+    if (damp) damp[i] = 0;
+    if (pa) pa[i] = 0;
+    if (pb) pb[i] = 1;
+    for (int side = 0; side < 2; side++) {
+      strata_wave_face f = o->face[2 * a + side];
+      double x = strata__layer_depth((double)i, n, W, side) / W;
+      if (x <= 0) continue;
+      double d = d0 * x * x;
+      if (f == STRATA_WAVE_SPONGE && damp) damp[i] = d * dt;
+      if (f == STRATA_WAVE_CPML && pa) {
+        double al = amax * (1 - x);
+        double b = exp(-(d + al) * dt);
+        pb[i] = b;
+        pa[i] = d / (d + al) * (b - 1);
+      }
+    }
+  }
+}
+
+static strata_status record(strata_wave *w) {
+  if (w->nrec == 0) return STRATA_OK;
+  strata_status s = w->ctx->be->sample(w->e->u, w->nrec, 8, w->rec_off,
+                                       w->rec_w,
+                                       w->trace + w->nsamples * w->nrec);
+  if (s == STRATA_OK) w->nsamples++;
+  return s;
+}
+
+static strata_status grow_traces(strata_wave *w, size_t need) {
+  if (w->nrec == 0 || need <= w->cap) return STRATA_OK;
+  size_t cap = w->cap ? w->cap : 256;
+  while (cap < need) cap *= 2;
+  strata_context *ctx = w->ctx;
+  void *p = NULL;
+  size_t row = (size_t)w->nrec * sizeof(double);
+  strata_status s = ctx->be->alloc(ctx, cap * row, &p);
+  if (s != STRATA_OK) return s;
+  if (w->nsamples) {
+    s = ctx->be->copy(ctx, p, w->trace, w->nsamples * row);
+    if (s != STRATA_OK) {
+      ctx->be->release(ctx, p);
+      return s;
+    }
+  }
+  if (w->trace) ctx->be->release(ctx, w->trace);
+  w->trace = p;
+  w->cap = cap;
+  return STRATA_OK;
+}
+
+void strata_wave_destroy(strata_wave **pw) {
+  if (!pw || !*pw) return;
+  strata_wave *w = *pw;
+  strata__we_destroy(&w->e);
+  if (w->rec_off) w->ctx->be->release(w->ctx, w->rec_off);
+  if (w->rec_w) w->ctx->be->release(w->ctx, w->rec_w);
+  if (w->trace) w->ctx->be->release(w->ctx, w->trace);
+  free(w);
+  *pw = NULL;
+}
+
+strata_status strata_wave_create(strata_context *ctx,
+                                 const strata_wave_options *opt,
+                                 strata_wave **out) {
+  if (!ctx) return STRATA_EINVAL;
+  if (!out || !opt)
+    return strata__fail(ctx, STRATA_EINVAL, "wave: NULL argument");
+  *out = NULL;
+  strata_wave_options o = *opt;
+  for (int a = 0; a < 3; a++)
+    if (o.src[a] < 0) o.src[a] = 0.5 * (double)(o.n[a] - 1) * o.h;
+  double dt = 0, vmin = 0, vmax = 0, limit = 0;
+  strata_status s = validate(ctx, &o, &dt, &vmin, &vmax, &limit);
+  if (s != STRATA_OK) return s;
+  if (!ctx->be->wave_step)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "wave: the %s engine has no wave kernel yet; use "
+                        "backend=cpu", ctx->be->name);
+  if (o.nreceivers > 0 && !ctx->be->sample)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "wave: the %s engine cannot sample receivers yet; "
+                        "use backend=cpu", ctx->be->name);
+
+  strata_wave *w = calloc(1, sizeof *w);
+  if (!w) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  w->ctx = ctx;
+  w->dt = dt;
+  w->vmin = vmin;
+  w->vmax = vmax;
+  w->cfl_limit = limit;
+  w->delay = o.delay > 0 ? o.delay : 1.5 / o.f0;
+  w->nrec = o.nreceivers;
+
+  strata__we_desc d;
+  memset(&d, 0, sizeof d);
+  d.dims = 3;
+  double W;
+  d.radius = w->radius = lap_weights(o.order, d.lap, d.d1, &W);
+  for (int a = 0; a < 3; a++) d.n[a] = o.n[a];
+  d.precision = o.precision;
+  d.width = o.absorb_width;
+  double *host[3][3] = {{NULL}};
+  double *line = malloc(o.n[2] * sizeof(double));
+  int oom = !line;
+  for (int f = 0; f < 6; f++) {
+    d.face[f] = o.face[f] == STRATA_WAVE_FREE       ? STRATA__WF_FREE
+                : o.face[f] == STRATA_WAVE_PERIODIC ? STRATA__WF_PERIODIC
+                                                    : STRATA__WF_ZERO;
+    d.absorb[f] = o.face[f] == STRATA_WAVE_CPML     ? STRATA__ABS_CPML
+                  : o.face[f] == STRATA_WAVE_SPONGE ? STRATA__ABS_SPONGE
+                                                    : STRATA__ABS_NONE;
+  }
+  for (int a = 0; a < 3 && !oom; a++) {
+    int sp = o.face[2 * a] == STRATA_WAVE_SPONGE ||
+             o.face[2 * a + 1] == STRATA_WAVE_SPONGE;
+    int cp = o.face[2 * a] == STRATA_WAVE_CPML ||
+             o.face[2 * a + 1] == STRATA_WAVE_CPML;
+    if (sp) oom |= !(host[a][0] = malloc(o.n[a] * sizeof(double)));
+    if (cp) {
+      oom |= !(host[a][1] = malloc(o.n[a] * sizeof(double)));
+      oom |= !(host[a][2] = malloc(o.n[a] * sizeof(double)));
+    }
+    if (!oom && (sp || cp))
+      profiles(&o, dt, vmax, a, host[a][0], host[a][1], host[a][2]);
+    d.damp[a] = host[a][0];
+    d.pml_a[a] = host[a][1];
+    d.pml_b[a] = host[a][2];
+  }
+  if (!oom) {
+    for (size_t k = 0; k < o.n[2]; k++) {
+      double v = o.velocity;
+      if (o.nlayers > 0) {
+        double z = (double)k * o.h;
+        for (int m = 0; m < o.nlayers; m++)
+          if (o.layer_top[m] <= z) v = o.layer_velocity[m];
+      }
+      line[k] = (v * dt / o.h) * (v * dt / o.h);
+    }
+    d.c2_line = line;
+    s = strata__we_create(ctx, &d, &w->e);
+  } else {
+    s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  }
+  free(line);
+  for (int a = 0; a < 3; a++)
+    for (int q = 0; q < 3; q++) free(host[a][q]);
+  if (s != STRATA_OK) {
+    strata_wave_destroy(&w);
+    return s;
+  }
+
+  /* source: trilinear spread over up to 8 nodes */
+  long i0[3];
+  double fr[3];
+  for (int a = 0; a < 3; a++) lin(o.src[a] / o.h, (long)o.n[a], &i0[a], &fr[a]);
+  for (int c = 0; c < 8; c++) {
+    double wt = 1;
+    long idx[3];
+    for (int a = 0; a < 3; a++) {
+      int up = (c >> a) & 1;
+      wt *= up ? fr[a] : 1 - fr[a];
+      idx[a] = i0[a] + up;
+    }
+    if (wt == 0) continue;
+    memcpy(w->src[w->nsrc], idx, sizeof idx);
+    w->src_w[w->nsrc++] = wt;
+  }
+  /* receivers */
+  if (w->nrec > 0) {
+    size_t cnt = (size_t)w->nrec * 8;
+    long *off = malloc(cnt * sizeof(long));
+    double *wt = malloc(cnt * sizeof(double));
+    if (!off || !wt) {
+      s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    } else {
+      for (int r = 0; r < w->nrec; r++) {
+        for (int a = 0; a < 3; a++)
+          lin(o.receivers[3 * r + a] / o.h, (long)o.n[a], &i0[a], &fr[a]);
+        for (int c = 0; c < 8; c++) {
+          double ww = 1;
+          long idx[3];
+          for (int a = 0; a < 3; a++) {
+            int up = (c >> a) & 1;
+            ww *= up ? fr[a] : 1 - fr[a];
+            idx[a] = i0[a] + up;
+            if (idx[a] >= (long)o.n[a]) idx[a] = (long)o.n[a] - 1;
+          }
+          off[8 * r + c] = (long)strata__offset(w->e->u, idx[0], idx[1],
+                                                idx[2]);
+          wt[8 * r + c] = ww;
+        }
+      }
+      void *p = NULL;
+      s = ctx->be->alloc(ctx, cnt * sizeof(long), &p);
+      if (s == STRATA_OK) {
+        w->rec_off = p;
+        s = ctx->be->from_host(ctx, p, off, cnt * sizeof(long));
+      }
+      if (s == STRATA_OK) s = strata__dev_doubles(ctx, wt, cnt, &w->rec_w);
+    }
+    free(off);
+    free(wt);
+    if (s != STRATA_OK) {
+      strata_wave_destroy(&w);
+      return s;
+    }
+  }
+  o.nlayers = 0;
+  o.layer_top = o.layer_velocity = o.receivers = NULL;
+  w->o = o;
+  w->o.dt = dt;
+  *out = w;
+  return STRATA_OK;
+}
+
+strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
+  if (!w) return STRATA_EINVAL;
+  if (!v) return strata__fail(w->ctx, STRATA_EINVAL, "wave: velocity is NULL");
+  size_t cnt = w->o.n[0] * w->o.n[1] * w->o.n[2];
+  double lo = INFINITY, hi = 0;
+  for (size_t q = 0; q < cnt; q++) {
+    if (!(v[q] > 0) || !isfinite(v[q]))
+      return strata__fail(w->ctx, STRATA_EINVAL,
+                          "wave: velocity[%zu] = %g; it must be finite and "
+                          "> 0", q, v[q]);
+    if (v[q] < lo) lo = v[q];
+    if (v[q] > hi) hi = v[q];
+  }
+  strata_status s =
+      check_velocity_range(w->ctx, &w->o, w->dt, lo, hi, w->cfl_limit);
+  if (s != STRATA_OK) return s;
+  double *c2 = malloc(cnt * sizeof(double));
+  if (!c2) return strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory");
+  double r = w->dt / w->o.h;
+  for (size_t q = 0; q < cnt; q++) c2[q] = (v[q] * r) * (v[q] * r);
+  s = strata__we_set_c2(w->e, c2);
+  free(c2);
+  if (s == STRATA_OK) {
+    w->vmin = lo;
+    w->vmax = hi;
+  }
+  return s;
+}
+
+typedef struct {
+  strata_point_fn fn;
+  void *user;
+  long n[3];
+} interior_fn;
+
+static double call_interior(long i, long j, long k, void *p) {
+  const interior_fn *c = p;
+  if (i < 0 || j < 0 || k < 0 || i >= c->n[0] || j >= c->n[1] || k >= c->n[2])
+    return 0.0;
+  return c->fn(i, j, k, c->user);
+}
+
+strata_status strata_wave_set_state(strata_wave *w, strata_point_fn u0,
+                                    strata_point_fn um1, void *user) {
+  if (!w) return STRATA_EINVAL;
+  if (!u0) return strata__fail(w->ctx, STRATA_EINVAL, "wave: u0 is NULL");
+  interior_fn c = {u0, user, {(long)w->o.n[0], (long)w->o.n[1],
+                              (long)w->o.n[2]}};
+  strata_status s = strata_field_fill_fn(w->e->u, call_interior, &c);
+  if (s != STRATA_OK) return s;
+  c.fn = um1 ? um1 : u0;
+  s = strata_field_fill_fn(w->e->up, call_interior, &c);
+  w->e->dirty = 1;
+  return s;
+}
+
+strata_field *strata_wave_field(strata_wave *w, int previous) {
+  if (!w) return NULL;
+  w->e->dirty = 1;
+  return previous ? w->e->up : w->e->u;
+}
+
+strata_status strata_wave_read(const strata_wave *w, void *host) {
+  if (!w) return STRATA_EINVAL;
+  return strata_field_read(w->e->u, host);
+}
+
+strata_status strata_wave_step(strata_wave *w, long nsteps) {
+  if (!w) return STRATA_EINVAL;
+  if (nsteps < 0)
+    return strata__fail(w->ctx, STRATA_EINVAL,
+                        "wave: nsteps is %ld; it must be >= 0", nsteps);
+  strata_status s;
+  if (w->e->dirty && (s = strata__we_refresh(w->e)) != STRATA_OK) return s;
+  long k = w->o.record_every;
+  if ((s = grow_traces(w, (size_t)((w->steps + nsteps) / k) + 1)) !=
+      STRATA_OK)
+    return s;
+  if (w->nsamples == 0 && (s = record(w)) != STRATA_OK) return s;
+  const double scale = w->dt * w->dt / (w->o.h * w->o.h * w->o.h);
+  for (long q = 0; q < nsteps; q++) {
+    double t = (double)w->steps * w->dt;
+    double f = w->o.amplitude * strata_wave_ricker(w->o.f0, t - w->delay);
+    double val[8];
+    for (int m = 0; m < w->nsrc; m++) val[m] = scale * f * w->src_w[m];
+    s = strata__we_step(w->e, w->o.amplitude != 0 ? w->nsrc : 0, w->src, val);
+    if (s != STRATA_OK) return s;
+    w->steps++;
+    if (w->steps % k == 0 && (s = record(w)) != STRATA_OK) return s;
+  }
+  return STRATA_OK;
+}
+
+strata_status strata_wave_traces(const strata_wave *w, double *out,
+                                 size_t capacity, size_t *nsamples) {
+  if (!w) return STRATA_EINVAL;
+  if (!nsamples)
+    return strata__fail(w->ctx, STRATA_EINVAL, "wave: nsamples is NULL");
+  *nsamples = w->nsamples;
+  if (!out || w->nrec == 0 || w->nsamples == 0) return STRATA_OK;
+  size_t cnt = w->nsamples * (size_t)w->nrec;
+  if (capacity < cnt)
+    return strata__fail(w->ctx, STRATA_EINVAL,
+                        "wave: traces need %zu doubles (%d receivers x %zu "
+                        "samples); the buffer holds %zu",
+                        cnt, w->nrec, w->nsamples, capacity);
+  double *tmp = malloc(cnt * sizeof(double));
+  if (!tmp) return strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory");
+  strata_status s = w->ctx->be->to_host(w->ctx, tmp, w->trace,
+                                        cnt * sizeof(double));
+  if (s == STRATA_OK)
+    for (size_t t = 0; t < w->nsamples; t++)
+      for (int r = 0; r < w->nrec; r++)
+        out[(size_t)r * w->nsamples + t] = tmp[t * (size_t)w->nrec + r];
+  free(tmp);
+  return s;
+}
+
+strata_status strata_wave_get_info(const strata_wave *w,
+                                   strata_wave_info *info) {
+  if (!w) return STRATA_EINVAL;
+  if (!info) return strata__fail(w->ctx, STRATA_EINVAL, "wave: info is NULL");
+  memset(info, 0, sizeof *info);
+  info->steps = w->steps;
+  info->dt = w->dt;
+  info->h = w->o.h;
+  info->time = (double)w->steps * w->dt;
+  info->vmin = w->vmin;
+  info->vmax = w->vmax;
+  info->cfl = w->vmax * w->dt / w->o.h;
+  info->cfl_limit = w->cfl_limit;
+  info->fmax = STRATA__RICKER_FMAX * w->o.f0;
+  info->ppw = w->vmin / (info->fmax * w->o.h);
+  info->min_ppw = w->o.min_ppw;
+  info->nsamples = w->nsamples;
+  info->bytes_per_point_step =
+      (double)w->o.precision * (w->e->c2 ? 4.0 : 3.0);
+  return STRATA_OK;
+}

@@ -1,0 +1,268 @@
+/* The second-order wave engine: u+ = 2u - u- + c2 L u with sponge, CPML,
+ * free-surface, periodic and Mur faces and point sources, written once
+ * against the backend's wave_step entry.  The acoustic solver (wave.c)
+ * and the explicit FDTD scheme (fdtd.c) drive it. */
+#include "solvers_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+strata_status strata__dev_doubles(strata_context *ctx, const double *host,
+                                  size_t n, double **out) {
+  *out = NULL;
+  if (n == 0) n = 1;
+  void *p = NULL;
+  strata_status s = ctx->be->alloc(ctx, n * sizeof(double), &p);
+  if (s != STRATA_OK) return s;
+  double *zeros = NULL;
+  if (!host) {
+    zeros = calloc(n, sizeof(double));
+    if (!zeros) {
+      ctx->be->release(ctx, p);
+      return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    }
+    host = zeros;
+  }
+  s = ctx->be->from_host(ctx, p, host, n * sizeof(double));
+  free(zeros);
+  if (s != STRATA_OK) {
+    ctx->be->release(ctx, p);
+    return s;
+  }
+  *out = p;
+  return STRATA_OK;
+}
+
+void strata__we_fix_host(double *img, const size_t n[3], int dims, int g,
+                         const int face[6]) {
+  long gg[3], N[3], E[3];
+  for (int a = 0; a < 3; a++) {
+    gg[a] = a < dims ? g : 0;
+    N[a] = (long)n[a];
+    E[a] = N[a] + 2 * gg[a];
+  }
+  const long st[3] = {1, E[0], E[0] * E[1]};
+#define AT(i, j, k)                                                            \
+  img[((i) + gg[0]) + E[0] * (((j) + gg[1]) + E[1] * ((k) + gg[2]))]
+  for (long k = -gg[2]; k < N[2] + gg[2]; k++)
+    for (long j = -gg[1]; j < N[1] + gg[1]; j++)
+      for (long i = -gg[0]; i < N[0] + gg[0]; i++)
+        if (i < 0 || i >= N[0] || j < 0 || j >= N[1] || k < 0 || k >= N[2])
+          AT(i, j, k) = 0;
+  for (int ax = 0; ax < dims; ax++) {
+    int b = (ax + 1) % 3, c = (ax + 2) % 3;
+    for (int side = 0; side < 2; side++) {
+      int kind = face[2 * ax + side];
+      if (kind != STRATA__WF_FREE && kind != STRATA__WF_PERIODIC) continue;
+      for (long ic = 0; ic < N[c]; ic++)
+        for (long ib = 0; ib < N[b]; ib++) {
+          long p[3];
+          p[ax] = 0;
+          p[b] = ib;
+          p[c] = ic;
+          double *line = &AT(p[0], p[1], p[2]);
+          long sa = st[ax], na = N[ax];
+          if (kind == STRATA__WF_FREE) {
+            long bn = side ? na - 1 : 0;
+            line[bn * sa] = 0;
+            for (long q = 1; q <= g; q++) {
+              long gi = side ? na - 1 + q : -q, m = side ? na - 1 - q : q;
+              line[gi * sa] = -line[m * sa];
+            }
+          } else {
+            for (long q = 1; q <= g; q++) {
+              if (side)
+                line[(na - 1 + q) * sa] = line[(q - 1) * sa];
+              else
+                line[-q * sa] = line[(na - q) * sa];
+            }
+          }
+        }
+    }
+  }
+#undef AT
+}
+
+/* Reads f ghosted into doubles, fixes it, writes it back. */
+static strata_status fix_field(strata__wengine *e, strata_field *f) {
+  size_t cnt = 1;
+  for (int a = 0; a < 3; a++)
+    cnt *= f->d.n[a] + (a < f->d.dims ? 2 * (size_t)f->d.ghost : 0);
+  double *img = malloc(cnt * sizeof(double));
+  void *raw = malloc(cnt * f->esize);
+  if (!img || !raw) {
+    free(img);
+    free(raw);
+    return strata__fail(e->ctx, STRATA_ENOMEM, "out of host memory");
+  }
+  strata_status s = strata_field_read_ghosted(f, raw);
+  if (s == STRATA_OK) {
+    for (size_t q = 0; q < cnt; q++)
+      img[q] = f->esize == 4 ? (double)((float *)raw)[q] : ((double *)raw)[q];
+    strata__we_fix_host(img, f->d.n, f->d.dims, f->d.ghost, e->a.face);
+    for (size_t q = 0; q < cnt; q++) {
+      if (f->esize == 4)
+        ((float *)raw)[q] = (float)img[q];
+      else
+        ((double *)raw)[q] = img[q];
+    }
+    s = strata_field_write_ghosted(f, raw);
+  }
+  free(img);
+  free(raw);
+  return s;
+}
+
+strata_status strata__we_refresh(strata__wengine *e) {
+  strata_status s = fix_field(e, e->u);
+  if (s == STRATA_OK) s = fix_field(e, e->up);
+  if (s == STRATA_OK) e->dirty = 0;
+  return s;
+}
+
+void strata__we_destroy(strata__wengine **pe) {
+  if (!pe || !*pe) return;
+  strata__wengine *e = *pe;
+  strata_field_destroy(&e->u);
+  strata_field_destroy(&e->up);
+  strata_field_destroy(&e->c2);
+  for (int a = 0; a < 3; a++)
+    for (int s = 0; s < 2; s++) {
+      strata_field_destroy(&e->a.slab[a][s].psi);
+      strata_field_destroy(&e->a.slab[a][s].zeta);
+    }
+  if (e->prof) e->ctx->be->release(e->ctx, e->prof);
+  if (e->a.c2_line) e->ctx->be->release(e->ctx, (void *)e->a.c2_line);
+  free(e);
+  *pe = NULL;
+}
+
+strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
+                                strata__wengine **out) {
+  *out = NULL;
+  if (!ctx->be->wave_step)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "the %s engine has no wave kernel yet; use "
+                        "backend=cpu", ctx->be->name);
+  strata__wengine *e = calloc(1, sizeof *e);
+  if (!e) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  e->ctx = ctx;
+  strata__wave_args *a = &e->a;
+  a->dims = d->dims;
+  a->radius = d->radius;
+  memcpy(a->lap, d->lap, sizeof a->lap);
+  memcpy(a->d1, d->d1, sizeof a->d1);
+  a->mur = d->mur;
+  for (int f = 0; f < 6; f++)
+    a->face[f] = d->absorb[f] != STRATA__ABS_NONE ? STRATA__WF_ZERO
+                                                  : d->face[f];
+  strata_field_desc fd = {d->dims, {d->n[0], d->n[1], d->n[2]}, d->radius,
+                          d->precision};
+  strata_status s = strata_field_create(ctx, &fd, &e->u);
+  if (s == STRATA_OK) s = strata_field_create(ctx, &fd, &e->up);
+  /* profiles: one backend buffer */
+  size_t total = 0;
+  for (int ax = 0; ax < d->dims; ax++)
+    total += d->n[ax] * ((d->damp[ax] ? 1 : 0) + (d->pml_a[ax] ? 2 : 0));
+  if (s == STRATA_OK && total) {
+    double *host = malloc(total * sizeof(double));
+    if (!host) s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    size_t at = 0;
+    size_t offs[3][3];
+    for (int ax = 0; host && ax < d->dims; ax++) {
+      const double *src[3] = {d->damp[ax], d->pml_a[ax], d->pml_b[ax]};
+      for (int q = 0; q < 3; q++) {
+        offs[ax][q] = (size_t)-1;
+        if (!src[q]) continue;
+        memcpy(host + at, src[q], d->n[ax] * sizeof(double));
+        offs[ax][q] = at;
+        at += d->n[ax];
+      }
+    }
+    if (host) s = strata__dev_doubles(ctx, host, total, &e->prof);
+    if (s == STRATA_OK)
+      for (int ax = 0; ax < d->dims; ax++) {
+        if (offs[ax][0] != (size_t)-1) a->damp[ax] = e->prof + offs[ax][0];
+        if (offs[ax][1] != (size_t)-1) a->pml_a[ax] = e->prof + offs[ax][1];
+        if (offs[ax][2] != (size_t)-1) a->pml_b[ax] = e->prof + offs[ax][2];
+      }
+    free(host);
+  }
+  if (s == STRATA_OK) s = strata__we_set_c2_line(e, d->c2_line);
+  /* CPML slabs */
+  const long R = d->radius, W = d->width;
+  for (int ax = 0; s == STRATA_OK && ax < d->dims; ax++)
+    for (int side = 0; s == STRATA_OK && side < 2; side++) {
+      if (d->absorb[2 * ax + side] != STRATA__ABS_CPML) continue;
+      strata__wave_slab *S = &a->slab[ax][side];
+      strata_field_desc sd = fd;
+      long n = (long)d->n[ax];
+      sd.n[ax] = (size_t)(W + 2 * R);
+      s = strata_field_create(ctx, &sd, &S->psi);
+      if (s == STRATA_OK) s = strata_field_create(ctx, &sd, &S->zeta);
+      S->origin = side ? n - W - 2 * R : 0;
+      S->lo = side ? n - W - R : 0;
+      S->hi = side ? n : W + R;
+    }
+  if (s != STRATA_OK) {
+    strata__we_destroy(&e);
+    return s;
+  }
+  e->dirty = 1;
+  *out = e;
+  return STRATA_OK;
+}
+
+strata_status strata__we_set_c2_line(strata__wengine *e, const double *line) {
+  double *p = NULL;
+  strata_status s = strata__dev_doubles(
+      e->ctx, line, e->u->d.n[e->a.dims - 1], &p);
+  if (s != STRATA_OK) return s;
+  if (e->a.c2_line) e->ctx->be->release(e->ctx, (void *)e->a.c2_line);
+  e->a.c2_line = p;
+  strata_field_destroy(&e->c2);
+  e->a.c2 = NULL;
+  return STRATA_OK;
+}
+
+strata_status strata__we_set_c2(strata__wengine *e, const double *c2) {
+  strata_status s = STRATA_OK;
+  if (!e->c2) {
+    strata_field_desc fd = e->u->d;
+    s = strata_field_create(e->ctx, &fd, &e->c2);
+    if (s != STRATA_OK) return s;
+  }
+  size_t cnt = e->u->d.n[0] * e->u->d.n[1] * e->u->d.n[2];
+  if (e->c2->esize == 4) {
+    float *tmp = malloc(cnt * sizeof(float));
+    if (!tmp) return strata__fail(e->ctx, STRATA_ENOMEM, "out of host memory");
+    for (size_t q = 0; q < cnt; q++) tmp[q] = (float)c2[q];
+    s = strata_field_write(e->c2, tmp);
+    free(tmp);
+  } else {
+    s = strata_field_write(e->c2, c2);
+  }
+  if (s == STRATA_OK) e->a.c2 = e->c2;
+  return s;
+}
+
+strata_status strata__we_step(strata__wengine *e, int nsrc,
+                              const long (*src)[3], const double *val) {
+  strata_status s;
+  if (e->dirty && (s = strata__we_refresh(e)) != STRATA_OK) return s;
+  strata__wave_args *a = &e->a;
+  a->u = e->u;
+  a->up = e->up;
+  a->nsrc = nsrc > 8 ? 8 : nsrc;
+  for (int q = 0; q < a->nsrc; q++) {
+    memcpy(a->src[q], src[q], sizeof a->src[q]);
+    a->src_val[q] = val[q];
+  }
+  s = e->ctx->be->wave_step(a);
+  if (s != STRATA_OK) return s;
+  strata_field *t = e->u;
+  e->u = e->up;
+  e->up = t;
+  return STRATA_OK;
+}

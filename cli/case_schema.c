@@ -57,7 +57,8 @@ const cf_key run_schema[] = {
     KI("boundary", "width", 0, 1000, "wave 20, fdtd 16",
        "thickness in points of the absorbing layers (cpml, sponge, pml)"),
 
-    KE("initial", "kind", "zero|constant|random|gaussian", "heat: gaussian",
+    KE("initial", "kind", "zero|constant|random|gaussian",
+       "heat gaussian, operator random, wave zero",
        "initial state (operator, heat, wave): a Gaussian bump, uniform "
        "random values, a constant or zero"),
     KF("initial", "amplitude", -1e300, 1e300, "1",

@@ -619,6 +619,7 @@ long cf_int(const cf_file *f, const char *section, const char *key,
   const cf_entry *e = get(f, section, key, &k);
   long v = def;
   if (e && check_value((cf_file *)f, e, k, &v, NULL, NULL)) return def;
+  if (e && k->type == CF_ENUM && !parse_int(e->value, &v)) return def;
   return v;
 }
 

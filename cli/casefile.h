@@ -77,7 +77,7 @@ int cf_set(cf_file *f, const char *section, const char *key,
            const char *value);
 
 /* After cf_validate: the value of section.key, or the default def when it
- * is absent.  Lists return their length and fill at most max values. */
+ * is absent (cf_int also reads enums whose choices are numbers).  Lists return their length and fill at most max values. */
 int cf_has(const cf_file *f, const char *section, const char *key);
 int cf_line(const cf_file *f, const char *section, const char *key);
 int cf_section_line(const cf_file *f, const char *section);

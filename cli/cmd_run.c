@@ -200,7 +200,9 @@ static int read_common(run_state *r) {
                            ok);
     }
   }
-  read_initial(r, !strcmp(r->solver->kind, "heat") ? "gaussian" : "random");
+  read_initial(r, !strcmp(r->solver->kind, "heat")       ? "gaussian"
+                  : !strcmp(r->solver->kind, "operator") ? "random"
+                                                         : "zero");
   return 0;
 }
 

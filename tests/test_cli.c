@@ -1,0 +1,600 @@
+/* End-to-end tests of the strata program: help and usage errors, every
+ * kind of bad case file (message with file, line and key, exit 2, no
+ * output left behind), runs whose outputs are read back and compared with
+ * the library computing the same thing, checkpoint/restart bit for bit,
+ * damaged and mismatched checkpoints, Ctrl-C, the memory check, the demo,
+ * the examples (reduced in size) and the generated key reference. */
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+#ifndef STRATA_CLI_PATH
+#error "tests/CMakeLists.txt defines STRATA_CLI_PATH and STRATA_SOURCE_DIR"
+#endif
+
+static char dir[256];
+
+static const char *tp(const char *name) {
+  static char buf[8][1024];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+  return buf[k];
+}
+
+static int setup(void) {
+  if (dir[0]) return 0;
+  snprintf(dir, sizeof dir, "/tmp/strata_test_cli.XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long L = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)L + 1);
+  if (b && fread(b, 1, (size_t)L, f) != (size_t)L) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  if (b) b[L] = 0;
+  if (n) *n = (size_t)L;
+  return b;
+}
+
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* Runs `strata ARGS` in dir; stdout and stderr go to out.txt / err.txt.
+ * Returns the exit code (or 128 + signal). */
+static int strata(const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >out.txt 2>err.txt", dir,
+           STRATA_CLI_PATH, args);
+  int st = system(cmd);
+  if (st == -1) return -1;
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  return 128 + WTERMSIG(st);
+}
+
+static char *err_text(void) { return slurp(tp("err.txt"), NULL); }
+static char *out_text(void) { return slurp(tp("out.txt"), NULL); }
+
+static int rm_rf(const char *path) {
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+  return system(cmd);
+}
+
+/* ---- npy reading through the library ------------------------------------ */
+
+static double *read_npy(const char *path, int *nd, size_t shape[4]) {
+  strata_precision p;
+  void *data = NULL;
+  if (strata_npy_read(NULL, path, &p, nd, shape, &data) != STRATA_OK)
+    return NULL;
+  size_t n = 1;
+  for (int i = 0; i < *nd; i++) n *= shape[i];
+  double *d = malloc(n * sizeof *d);
+  for (size_t i = 0; i < n; i++)
+    d[i] = p == STRATA_F32 ? ((float *)data)[i] : ((double *)data)[i];
+  free(data);
+  return d;
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+TEST(help_and_usage) {
+  CHECK(setup() == 0);
+  const char *cmds[] = {"--help", "demo --help", "info --help",
+                        "run --help", "bench --help"};
+  for (int i = 0; i < 5; i++) {
+    int rc = strata(cmds[i]);
+    char *o = out_text();
+    CHECKF(rc == 0 && o && strstr(o, "usage: strata"), "'%s' gave %d",
+           cmds[i], rc);
+    free(o);
+  }
+  CHECK(strata("") == 2);
+  CHECK(strata("frobnicate") == 2);
+  char *e = err_text();
+  CHECK(e && strstr(e, "unknown command 'frobnicate'"));
+  free(e);
+  CHECK(strata("run") == 2);
+  CHECK(strata("run a.ini b.ini") == 2);
+  CHECK(strata("run x.ini --bogus") == 2);
+  CHECK(strata("demo --size 3") == 2);
+  CHECK(strata("run --checkpoint-every x a.ini") == 2);
+  CHECK(strata("version") == 0);
+  CHECK(strata("info --no-measure") == 0);
+  char *o = out_text();
+  CHECK(o && strstr(o, "backend cpu: available") && strstr(o, "build:"));
+  free(o);
+  return 0;
+}
+
+static const char *good_head = "[solver]\nkind = operator\n[grid]\nn = 9, 7\n"
+                               "[run]\nsteps = 3\n";
+
+typedef struct {
+  const char *text;   /* appended to good_head when head is 1 */
+  int head;
+  const char *want;   /* substring of the message */
+} bad_case;
+
+TEST(bad_case_files_refused) {
+  CHECK(setup() == 0);
+  static const bad_case cases[] = {
+      /* syntax */
+      {"[solver\nkind = operator\n", 0, "bad.ini:1: bad section header"},
+      {"kind = operator\n", 0, "bad.ini:1: key 'kind' comes before any"},
+      {"[solver]\nkind operator\n", 0, "bad.ini:2: expected 'key = value'"},
+      {"[solver]\nkind\n", 0, "bad.ini:2: key 'kind' has no '='"},
+      {"[solver]\nkind = operator\nkind = heat\n", 0,
+       "bad.ini:3: key 'kind' appears twice in section [solver] (first at "
+       "line 2)"},
+      {"[grid]\n", 1, "bad.ini:7: section [grid] appears twice"},
+      {"[case]\nname = \"abc\n", 1, "bad.ini:8: key 'name': the string has "
+       "no closing"},
+      {"[case]\nname = \"abc\" x\n", 1, "bad.ini:8: key 'name': unexpected "
+       "text"},
+      {"[]\n", 1, "bad.ini:7: empty section name"},
+      /* missing values and keys */
+      {"[output]\nevery =\n", 1, "bad.ini:8: key 'every' has no value"},
+      {"[output]\nevery = # none\n", 1, "bad.ini:8: key 'every' has no value"},
+      {"[solver]\nkind = operator\n[grid]\nn = 4\n[run]\n", 0,
+       "bad.ini:5: key 'steps' in [run] is required"},
+      {"[solver]\nkind = operator\n[run]\nsteps = 1\n", 0,
+       "section [grid] is missing"},
+      {"[grid]\nn = 4\n[run]\nsteps = 1\n", 0, "section [solver] is missing"},
+      /* unknown names */
+      {"[run]\nfoo = 1\n", 0, "unknown key 'foo' in [run]"},
+      {"[output]\nevry = 1\n", 1, "bad.ini:8: unknown key 'evry' in [output] "
+       "(known: dir, every,"},
+      {"[bogus]\n", 1, "bad.ini:7: unknown section [bogus]"},
+      {"[wave]\nvelocity = 1\n", 1, "bad.ini:7: section [wave] does not apply "
+       "to solver 'operator'"},
+      {"[solver]\nkind = magic\n", 0, "bad.ini:2: key 'kind' in [solver]: "
+       "'magic' is not one of"},
+      /* wrong types */
+      {"[output]\nevery = ten\n", 1, "bad.ini:8: key 'every' in [output] must "
+       "be an integer, got 'ten'"},
+      {"[output]\nevery = 1.5\n", 1, "must be an integer, got '1.5'"},
+      {"[grid]\nspacing = abc\n", 0, "key 'spacing' in [grid] must be a finite "
+       "number"},
+      {"[boundary]\nvalue = nan\n", 1, "key 'value' in [boundary] must be a "
+       "finite number, got 'nan'"},
+      {"[boundary]\nvalue = 1e999\n", 1, "must be a finite number"},
+      {"[output]\nmovie = maybe\n", 1, "key 'movie' in [output] must be true "
+       "or false"},
+      {"[output]\nformats = npy, gif\n", 1, "'gif' is not one of: npy, vti, "
+       "png"},
+      {"[grid]\nprecision = f16\n", 0, "'f16' is not one of: f32, f64"},
+      /* out of range and wrong lengths */
+      {"[output]\nevery = -1\n", 1, "key 'every' in [output]: -1 is out of "
+       "range 0..2000000000"},
+      {"[operator]\norder = 3\n", 1, "'3' is not one of: 2, 4, 6, 8"},
+      {"[output]\nrange = 1\n", 1, "key 'range' in [output] needs 2 values, "
+       "got 1"},
+      {"[output]\nrange = 1, 2, 3\n", 1, "needs 2 values, got 3"},
+      {"[solver]\nkind = operator\n[grid]\nn = 4, 0\n[run]\nsteps = 1\n", 0,
+       "bad.ini:4: key 'n' in [grid]: 0 is out of range 1..1048576"},
+      {"[solver]\nkind = operator\n[grid]\nn = 4,,4\n[run]\nsteps = 1\n", 0,
+       "bad.ini:4: key 'n' in [grid]: value 2 of the list is empty"},
+      {"[solver]\nkind = operator\n[grid]\nn = 4,4,4,4\n[run]\nsteps = 1\n",
+       0, "bad.ini:4: key 'n' in [grid] needs 1 to 3 values, got 4"},
+      /* checks across keys */
+      {"[output]\nrange = 1, 0\n", 1, "bad.ini:8: key 'range' in [output]: lo "
+       "must be below hi"},
+      {"[boundary]\nall = cpml\n", 1, "bad.ini:8: key 'all' in [boundary]: "
+       "'cpml' is not a boundary of solver 'operator'"},
+      {"[boundary]\nz_lo = neumann\n", 1, "key 'z_lo' in [boundary]: a 2D "
+       "grid has no z axis"},
+      {"[boundary]\nx_lo = periodic\n", 1, "periodic must be set on both "
+       "faces of axis x"},
+      {"[output]\nslice_axis = x\n", 1, "key 'slice_axis' in [output]: only "
+       "3D grids are sliced"},
+      {"[output]\nmovie = true\n", 1, "a movie needs snapshots"},
+      {"[operator]\nstencil = derivative\nidentity = true\n", 1,
+       "key 'identity' in [operator]: a derivative has no centre weight"},
+      {"[operator]\nstencil = box27\ncoefficients = 1, 2, 3, 4\n", 1,
+       "box27 needs a 3D grid"},
+      {"[operator]\nstencil = star\n", 1, "star needs [operator] "
+       "coefficients"},
+      {"[operator]\nvariant = nope\n", 1, "key 'variant' in [operator]: "},
+      {"[run]\ncheckpoint_every = 2\n[solver]\nkind = operator\n", 0,
+       "section [grid] is missing"},
+      /* too large for the machine: both numbers */
+      {"[solver]\nkind = operator\n[grid]\nn = 5000, 5000, 5000\n[run]\n"
+       "steps = 1\n", 0, "GiB of cpu memory but the device"},
+      /* not text */
+      {"[solver]\nkind = oper\x01tor\n", 0, "is not one of"},
+  };
+  int n = (int)(sizeof cases / sizeof cases[0]);
+  for (int i = 0; i < n; i++) {
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s", cases[i].head ? good_head : "",
+             cases[i].text);
+    CHECK(write_file(tp("bad.ini"), text) == 0);
+    rm_rf(tp("badout"));
+    int rc = strata("run bad.ini --out badout --quiet");
+    char *e = err_text();
+    CHECKF(rc == 2 && e && strstr(e, cases[i].want),
+           "case %d: exit %d, message: %s(wanted: %s)", i, rc, e ? e : "",
+           cases[i].want);
+    CHECKF(!exists(tp("badout")), "case %d left output behind", i);
+    free(e);
+  }
+  /* a NUL byte, written separately */
+  FILE *f = fopen(tp("bad.ini"), "wb");
+  CHECK(f);
+  fwrite("[solver]\nkind = \0x\n", 1, 19, f);
+  fclose(f);
+  CHECK(strata("run bad.ini --out badout --quiet") == 2);
+  char *e = err_text();
+  CHECK(e && strstr(e, "bad.ini:2: NUL byte"));
+  free(e);
+  /* the file itself */
+  CHECK(strata("run missing.ini --out badout") == 2);
+  e = err_text();
+  CHECK(e && strstr(e, "missing.ini: cannot open"));
+  free(e);
+  CHECK(strata("run . --out badout") == 2);
+  /* --set errors */
+  CHECK(write_file(tp("good.ini"), good_head) == 0);
+  CHECK(strata("run good.ini --out badout --set grid.n") == 2);
+  CHECK(strata("run good.ini --out badout --set grid.zz=3") == 2);
+  e = err_text();
+  CHECK(e && strstr(e, "--set: unknown key 'zz' in [grid]"));
+  free(e);
+  CHECK(strata("run good.ini --out badout --set run.steps=-4") == 2);
+  CHECK(!exists(tp("badout")));
+  /* --check runs nothing */
+  CHECK(strata("run good.ini --out badout --check") == 0);
+  CHECK(!exists(tp("badout")));
+  return 0;
+}
+
+/* The operator case the run tests share: explicit diffusion of a Gaussian
+ * on an odd 3D grid, Neumann in x, periodic in y, Dirichlet in z. */
+static const char *diffusion_case =
+    "# a comment line\n"
+    "[case]\n"
+    "name = diff   # trailing comment\n"
+    "[solver]\n"
+    "kind = operator\n"
+    "[grid]\n"
+    "n = [13, 11, 9]\n"
+    "precision = f64\n"
+    "[run]\n"
+    "steps = 20\n"
+    "[operator]\n"
+    "stencil = laplacian\n"
+    "order = 4\n"
+    "scale = 0.05\n"
+    "identity = yes\n"
+    "[initial]\n"
+    "kind = gaussian\n"
+    "center = 5, 4.5, 3\n"
+    "width = 2\n"
+    "amplitude = 3\n"
+    "[boundary]\n"
+    "all = dirichlet\n"
+    "value = 0.25\n"
+    "x_lo = neumann\n"
+    "x_hi = neumann\n"
+    "y_lo = periodic\n"
+    "y_hi = periodic\n"
+    "[output]\n"
+    "every = 10\n"
+    "formats = npy, vti, png\n"
+    "slice_axis = y\n";
+
+static double gauss(long i, long j, long k, void *u) {
+  (void)u;
+  double dx = i - 5.0, dy = j - 4.5, dz = k - 3.0;
+  return 3.0 * exp(-(dx * dx + dy * dy + dz * dz) / (2 * 2.0 * 2.0));
+}
+
+/* The same computation through the library directly. */
+static double *library_diffusion(long steps) {
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
+  strata_field_desc d = {3, {13, 11, 9}, 2, STRATA_F64};
+  strata_field *a = NULL, *b = NULL;
+  strata_stencil s;
+  strata_stencil_laplacian(&s, 3, 4, 1.0);
+  s.center *= 0.05;
+  for (int ax = 0; ax < 3; ax++)
+    for (int k = 0; k <= STRATA_MAX_RADIUS; k++) s.coef[ax][k] *= 0.05;
+  s.center += 1;
+  strata_boundary bc;
+  strata_boundary_uniform(&bc, STRATA_BC_DIRICHLET, 0.25);
+  bc.kind[0] = bc.kind[1] = STRATA_BC_NEUMANN;
+  bc.kind[2] = bc.kind[3] = STRATA_BC_PERIODIC;
+  double *out = malloc(13 * 11 * 9 * sizeof *out);
+  strata_field_create(ctx, &d, &a);
+  strata_field_create(ctx, &d, &b);
+  strata_field_fill_fn(a, gauss, NULL);
+  for (long t = 0; t < steps; t++) {
+    strata_field_fill_ghosts(a, &bc);
+    strata_apply(&s, a, b, NULL);
+    strata_field *x = a;
+    a = b;
+    b = x;
+  }
+  strata_field_read(a, out);
+  strata_field_destroy(&a);
+  strata_field_destroy(&b);
+  strata_context_destroy(&ctx);
+  return out;
+}
+
+TEST(operator_run_matches_library) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("diff.ini"), diffusion_case) == 0);
+  rm_rf(tp("diff.out"));
+  int rc = strata("run diff.ini --no-ceiling");
+  char *e = err_text();
+  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+  free(e);
+  const char *files[] = {"snap_000000.npy", "snap_000010.npy",
+                         "snap_000020.npy", "final.npy",
+                         "final.vti",       "final.png",
+                         "snap_000010.png", "snap_000010.vti",
+                         "summary.json"};
+  for (int i = 0; i < 9; i++) {
+    char p[512];
+    snprintf(p, sizeof p, "diff.out/%s", files[i]);
+    CHECKF(exists(tp(p)), "missing %s", p);
+  }
+  int nd;
+  size_t sh[4];
+  double *got = read_npy(tp("diff.out/final.npy"), &nd, sh);
+  CHECK(got && nd == 3 && sh[0] == 9 && sh[1] == 11 && sh[2] == 13);
+  double *want = library_diffusion(20);
+  CHECK(want);
+  for (size_t i = 0; i < 13 * 11 * 9; i++)
+    CHECKF(got[i] == want[i], "point %zu: %.17g vs %.17g", i, got[i],
+           want[i]);
+  free(got);
+  free(want);
+  got = read_npy(tp("diff.out/snap_000010.npy"), &nd, sh);
+  want = library_diffusion(10);
+  CHECK(got && want && memcmp(got, want, 13 * 11 * 9 * sizeof *got) == 0);
+  free(got);
+  free(want);
+  got = read_npy(tp("diff.out/snap_000000.npy"), &nd, sh);
+  CHECK(got && got[5 + 13 * (4 + 11 * 3)] > 2.5); /* near the bump's peak */
+  free(got);
+  char *js = slurp(tp("diff.out/summary.json"), NULL);
+  CHECK(js);
+  CHECK(strstr(js, "\"case\": \"diff\""));
+  CHECK(strstr(js, "\"n\": [13, 11, 9]"));
+  CHECK(strstr(js, "\"steps_done\": 20"));
+  CHECK(strstr(js, "\"interrupted\": false"));
+  CHECK(strstr(js, "\"gpts_per_s\": "));
+  CHECK(strstr(js, "\"percent_of_copy\": null"));
+  free(js);
+  /* the PNG is an x-z slice: 13 wide, 9 tall, scaled, with a colour bar */
+  size_t len;
+  char *png = slurp(tp("diff.out/final.png"), &len);
+  CHECK(png && len > 33 && memcmp(png + 12, "IHDR", 4) == 0);
+  unsigned char *u = (unsigned char *)png + 16;
+  size_t w = (size_t)u[0] << 24 | u[1] << 16 | u[2] << 8 | u[3];
+  CHECK(w > 13 * 16);
+  free(png);
+  /* no temporary files anywhere */
+  CHECK(system("ls -a /tmp/strata_test_cli.*/diff.out | grep -q '\\.tmp\\.'") != 0);
+  return 0;
+}
+
+TEST(checkpoint_restart_bit_for_bit) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("diff.ini"), diffusion_case) == 0);
+  rm_rf(tp("ck1"));
+  rm_rf(tp("ck2"));
+  CHECK(strata("run diff.ini --quiet --no-ceiling --out ck1 "
+               "--checkpoint-every 7") == 0);
+  CHECK(exists(tp("ck1/checkpoint.stck"))); /* written at step 14 */
+  CHECK(strata("run diff.ini --quiet --no-ceiling --out ck2 --restart "
+               "ck1/checkpoint.stck") == 0);
+  int nd;
+  size_t sh[4];
+  double *a = read_npy(tp("ck1/final.npy"), &nd, sh);
+  double *b = read_npy(tp("ck2/final.npy"), &nd, sh);
+  CHECK(a && b && memcmp(a, b, 13 * 11 * 9 * sizeof *a) == 0);
+  free(a);
+  free(b);
+  char *js = slurp(tp("ck2/summary.json"), NULL);
+  CHECK(js && strstr(js, "\"first_step\": 14") &&
+        strstr(js, "\"steps_done\": 20"));
+  free(js);
+  /* a changed case is refused */
+  rm_rf(tp("ck3"));
+  CHECK(strata("run diff.ini --quiet --out ck3 --restart ck1/checkpoint.stck "
+               "--set initial.width=3") == 2);
+  char *e = err_text();
+  CHECK(e && strstr(e, "written for a different case"));
+  free(e);
+  /* only [run] and [output] may change */
+  CHECK(strata("run diff.ini --quiet --no-ceiling --out ck3 --restart "
+               "ck1/checkpoint.stck --set run.steps=30 --set output.every=0") ==
+        0);
+  /* a damaged checkpoint is refused */
+  size_t len;
+  char *ck = slurp(tp("ck1/checkpoint.stck"), &len);
+  CHECK(ck && len > 200);
+  ck[len / 2] ^= 0x10;
+  FILE *f = fopen(tp("bad.stck"), "wb");
+  fwrite(ck, 1, len, f);
+  fclose(f);
+  CHECK(strata("run diff.ini --quiet --out ck4 --restart bad.stck") == 2);
+  e = err_text();
+  CHECK(e && strstr(e, "damaged (CRC-32 mismatch)"));
+  free(e);
+  f = fopen(tp("bad.stck"), "wb");
+  fwrite(ck, 1, len / 3, f);
+  fclose(f);
+  CHECK(strata("run diff.ini --quiet --out ck4 --restart bad.stck") == 2);
+  free(ck);
+  CHECK(write_file(tp("bad.stck"), "not a checkpoint at all, really") == 0);
+  CHECK(strata("run diff.ini --quiet --out ck4 --restart bad.stck") == 2);
+  e = err_text();
+  CHECK(e && strstr(e, "is not a strata checkpoint"));
+  free(e);
+  CHECK(!exists(tp("ck4")));
+  return 0;
+}
+
+TEST(ctrl_c_stops_cleanly) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("long.ini"),
+                   "[solver]\nkind = operator\n[grid]\nn = 64, 64, 64\n"
+                   "[run]\nsteps = 2000000000\n[output]\nformats = npy\n") ==
+        0);
+  rm_rf(tp("long.out"));
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    if (chdir(dir) != 0) _exit(99);
+    FILE *e = freopen("err.txt", "w", stderr);
+    (void)e;
+    execl(STRATA_CLI_PATH, "strata", "run", "long.ini", "--no-ceiling",
+          (char *)NULL);
+    _exit(98);
+  }
+  struct timespec ts = {1, 500000000};
+  nanosleep(&ts, NULL);
+  kill(pid, SIGINT);
+  int st;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d", st);
+  CHECK(exists(tp("long.out/interrupted.npy")));
+  CHECK(exists(tp("long.out/checkpoint.stck")));
+  char *js = slurp(tp("long.out/summary.json"), NULL);
+  CHECK(js && strstr(js, "\"interrupted\": true"));
+  free(js);
+  int nd;
+  size_t sh[4];
+  double *d = read_npy(tp("long.out/interrupted.npy"), &nd, sh);
+  CHECK(d && nd == 3 && sh[0] == 64);
+  free(d);
+  rm_rf(tp("long.out"));
+  return 0;
+}
+
+TEST(demo_runs_and_draws) {
+  CHECK(setup() == 0);
+  int rc = strata("demo --size 32 --png demo.png");
+  char *o = out_text();
+  CHECKF(rc == 0, "exit %d", rc);
+  CHECK(o && strstr(o, "7-point Laplacian") && strstr(o, "25-point") &&
+        strstr(o, "% copy"));
+  free(o);
+  size_t len;
+  char *png = slurp(tp("demo.png"), &len);
+  CHECK(png && len > 1000 && memcmp(png, "\x89PNG", 4) == 0);
+  free(png);
+  return 0;
+}
+
+TEST(key_reference_is_current) {
+  CHECK(setup() == 0);
+  CHECK(strata("run --keys") == 0);
+  char *gen = out_text();
+  char *doc = slurp(STRATA_SOURCE_DIR "/docs/cases.md", NULL);
+  CHECK(gen && doc);
+  CHECKF(strstr(doc, gen) != NULL,
+         "docs/cases.md does not hold the output of `strata run --keys`; "
+         "regenerate its reference section");
+  free(gen);
+  free(doc);
+  return 0;
+}
+
+TEST(examples_run_reduced) {
+  CHECK(setup() == 0);
+  static const struct {
+    const char *file, *sets;
+  } ex[] = {
+      {"diffusion_operator.ini", "--set grid.n=24,20 --set run.steps=30"},
+      {"heat2d.ini", "--set grid.n=32,24 --set run.steps=20"},
+      {"heat3d.ini", "--set grid.n=20,16,12 --set run.steps=10"},
+      {"seismic3d.ini",
+       "--set grid.n=48,44,44 --set boundary.width=10 --set run.steps=60 "
+       "--set output.every=30 --set receivers.start=50,220,20 "
+       "--set receivers.end=430,220,20 --set receivers.count=20 "
+       "--set source.position=240,220,50"},
+      {"fdtd2d.ini", "--set run.steps=40 --set output.every=20"},
+  };
+  int ran = 0;
+  for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+    char args[2048];
+    snprintf(args, sizeof args, "run '%s/examples/%s' --out ex%zu --quiet "
+             "--no-ceiling --set output.formats=npy,png %s", STRATA_SOURCE_DIR,
+             ex[i].file, i, ex[i].sets);
+    char sub[64];
+    snprintf(sub, sizeof sub, "ex%zu", i);
+    rm_rf(tp(sub));
+    int rc = strata(args);
+    char *e = err_text();
+    if (rc == 2 && e && strstr(e, "is not part of this build")) {
+      printf("  %s: solver not in this build yet\n", ex[i].file);
+      free(e);
+      continue;
+    }
+    CHECKF(rc == 0, "%s: exit %d: %s", ex[i].file, rc, e ? e : "");
+    free(e);
+    char p[128];
+    snprintf(p, sizeof p, "ex%zu/final.npy", i);
+    int nd;
+    size_t sh[4];
+    double *d = read_npy(tp(p), &nd, sh);
+    CHECKF(d, "%s: no final.npy", ex[i].file);
+    size_t n = 1;
+    for (int k = 0; k < nd; k++) n *= sh[k];
+    int finite = 1, nonzero = 0;
+    for (size_t k = 0; k < n; k++) {
+      finite &= isfinite(d[k]) != 0;
+      nonzero |= d[k] != 0;
+    }
+    CHECKF(finite && nonzero, "%s: final field not finite or all zero",
+           ex[i].file);
+    free(d);
+    snprintf(p, sizeof p, "ex%zu/summary.json", i);
+    CHECK(exists(tp(p)));
+    ran++;
+  }
+  CHECK(ran >= 1);
+  return 0;
+}
+
+TEST(cleanup) {
+  CHECK(rm_rf(dir) == 0);
+  return 0;
+}
+
+RUN_TESTS(help_and_usage, bad_case_files_refused,
+          operator_run_matches_library, checkpoint_restart_bit_for_bit,
+          ctrl_c_stops_cleanly, demo_runs_and_draws, key_reference_is_current,
+          examples_run_reduced, cleanup)

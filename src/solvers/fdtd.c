@@ -18,6 +18,12 @@
 #endif
 
 #define STRATA__FDTD_PML_R 1e-6 /* design reflection of the CPML profile */
+/* The CPML frequency shift alpha at the layer's inner edge, in c/h units
+ * (falling to 0 at the wall).  Small: a large alpha (e.g. pi / period of a
+ * short pulse) stops the layer absorbing the low-frequency wake of 2D
+ * waves, which then bounces between the layers (measured: 1e-3 of the
+ * energy left with alpha = 0.8 against 1e-8 with 0.05). */
+#define STRATA__FDTD_PML_ALPHA 0.05
 
 struct strata_fdtd {
   strata_context *ctx;
@@ -182,8 +188,8 @@ static strata_status create_explicit(strata_fdtd *f) {
     oom |= !(host[a][0] = malloc(o->n[a] * sizeof(double)));
     oom |= !(host[a][1] = malloc(o->n[a] * sizeof(double)));
     for (size_t i = 0; !oom && i < o->n[a]; i++)
-      cpml_at(o, a, (double)i, 2, M_PI / o->period, f->dt, &host[a][0][i],
-              &host[a][1][i]);
+      cpml_at(o, a, (double)i, 2, STRATA__FDTD_PML_ALPHA, f->dt,
+              &host[a][0][i], &host[a][1][i]);
     d.pml_a[a] = host[a][0];
     d.pml_b[a] = host[a][1];
   }
@@ -232,7 +238,7 @@ static strata_status create_yee(strata_fdtd *f) {
   double *host = malloc(total * sizeof(double));
   if (!host) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
   size_t at = 0, offs[2] = {0, 0};
-  double amax = M_PI / o->period;
+  double amax = STRATA__FDTD_PML_ALPHA;
   for (int a = 0; a < 2; a++) {
     if (!has[a]) continue;
     long n = (long)o->n[a];

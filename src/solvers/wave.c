@@ -164,14 +164,14 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
                           "faces of an axis must be periodic", "xyz"[a]);
     int m = is_absorbing(o->face[2 * a]) + is_absorbing(o->face[2 * a + 1]);
     nabs += m;
-    long need = 2L * R + 1;
+    long need = R + 1; /* a free surface mirrors R points */
     if (m) need = m * (long)(o->absorb_width + R) + 1;
     if (o->n[a] > ((size_t)1 << 40) || (long)o->n[a] < need)
       return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: %zu points along %c; the order-%d stencil "
-                          "%s needs at least %ld",
+                          "wave: %zu points along %c; the order-%d stencil%s "
+                          "needs at least %ld",
                           o->n[a], "xyz"[a], o->order,
-                          m ? "with its absorbing layers" : "", need);
+                          m ? " with its absorbing layers" : "", need);
   }
   if (nabs) {
     if (o->absorb_width < 1 || o->absorb_width > 1000)

@@ -1,0 +1,564 @@
+/* The acoustic wave solver on the CPU engine: a standing mode in a
+ * free-surface box against the exact discrete and continuous solutions
+ * (measured orders in time and space), the conserved discrete energy, the
+ * sponge and CPML absorbing a pulse, a Ricker point source against the 3D
+ * Green's function (and the free surface against the image source), and
+ * the CFL, dispersion and geometry refusals. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference.h"
+#include "runner.h"
+
+static const double PI = 3.14159265358979323846;
+/* the 8th-order second-derivative weights, written out independently */
+static const double C8[5] = {-205.0 / 72, 8.0 / 5, -1.0 / 5, 8.0 / 315,
+                             -1.0 / 560};
+
+static strata_context *cpu_ctx(void) {
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
+  return ctx;
+}
+
+/* A closed box in grid units (h = 1, v = 1) with free surfaces: options. */
+static void box_options(strata_wave_options *o, size_t n, double cfl,
+                        strata_precision p) {
+  strata_wave_options_init(o);
+  o->n[0] = o->n[1] = o->n[2] = n;
+  o->h = 1.0;
+  o->velocity = 1.0;
+  o->dt = cfl;
+  o->precision = p;
+  o->amplitude = 0; /* initial-value problems: no source */
+  for (int f = 0; f < 6; f++) o->face[f] = STRATA_WAVE_FREE;
+}
+
+typedef struct {
+  double th;
+  double scale;
+} smode;
+
+static double mode_fn(long i, long j, long k, void *p) {
+  const smode *m = p;
+  return m->scale * sin(m->th * (double)i) * sin(m->th * (double)j) *
+         sin(m->th * (double)k);
+}
+
+/* <u, mode> / <mode, mode> over the interior of f */
+static double project(const strata_field *f, double th) {
+  strata_field_desc d;
+  strata_field_get_desc(f, &d);
+  double *v = ref_read(f, 0);
+  double num = 0, den = 0;
+  smode m = {th, 1.0};
+  for (size_t k = 0; k < d.n[2]; k++)
+    for (size_t j = 0; j < d.n[1]; j++)
+      for (size_t i = 0; i < d.n[0]; i++) {
+        double w = mode_fn((long)i, (long)j, (long)k, &m);
+        num += w * v[i + d.n[0] * (j + d.n[1] * k)];
+        den += w * w;
+      }
+  free(v);
+  return num / den;
+}
+
+/* max |f - a * mode| */
+static double mode_dev(const strata_field *f, double th, double a) {
+  strata_field_desc d;
+  strata_field_get_desc(f, &d);
+  double *v = ref_read(f, 0);
+  double e = 0;
+  smode m = {th, a};
+  for (size_t k = 0; k < d.n[2]; k++)
+    for (size_t j = 0; j < d.n[1]; j++)
+      for (size_t i = 0; i < d.n[0]; i++) {
+        double x = fabs(v[i + d.n[0] * (j + d.n[1] * k)] -
+                        mode_fn((long)i, (long)j, (long)k, &m));
+        if (!(x <= e)) e = x;
+      }
+  free(v);
+  return e;
+}
+
+/* 8th-order 1D symbol W(th) = -(c0 + 2 sum c_k cos(k th)) */
+static double symbol8(double th) {
+  double w = C8[0];
+  for (int k = 1; k <= 4; k++) w += 2 * C8[k] * cos(k * th);
+  return -w;
+}
+
+TEST(standing_mode_exact) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  const size_t n = 24;
+  const double th = PI / (double)(n - 1);
+  const double omega = sqrt(3.0) * th; /* v = h = 1 */
+  for (int p = 0; p < 2; p++) {
+    strata_precision prec = p ? STRATA_F64 : STRATA_F32;
+    strata_wave_options o;
+    box_options(&o, n, 0.4, prec);
+    strata_wave *w = NULL;
+    CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+    smode m0 = {th, 1.0}, m1 = {th, cos(omega * o.dt)};
+    strata_field *u = strata_wave_field(w, 0), *um = strata_wave_field(w, 1);
+    CHECK_OK(strata_field_fill_fn(u, mode_fn, &m0), ctx);
+    CHECK_OK(strata_field_fill_fn(um, mode_fn, &m1), ctx);
+    const long N = 300;
+    CHECK_OK(strata_wave_step(w, N), ctx);
+    /* the exact discrete solution: the mode is an eigenvector of the
+     * stencil with odd images, eigenvalue 3 W(th) */
+    double c2 = o.dt * o.dt, lam = 3 * symbol8(th);
+    double am1 = cos(omega * o.dt), a0 = 1;
+    for (long q = 0; q < N; q++) {
+      double a1 = (2 - c2 * lam) * a0 - am1;
+      am1 = a0;
+      a0 = a1;
+    }
+    double ed = mode_dev(strata_wave_field(w, 0), th, a0);
+    double ec = mode_dev(strata_wave_field(w, 0), th, cos(omega * N * o.dt));
+    double tol = p ? 1e-11 : 2e-4;
+    printf("  %s, %ld steps: vs exact discrete %.2e (bound %.0e), vs "
+           "continuous %.2e\n", p ? "fp64" : "fp32", N, ed, tol, ec);
+    CHECK(ed <= tol);
+    strata_wave_destroy(&w);
+  }
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(standing_mode_orders) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  /* time: fixed grid, dt halved, error at a fixed time against the
+   * continuous solution (the 8th-order space error is ~1e-11 here) */
+  {
+    const size_t n = 24;
+    const double th = PI / (double)(n - 1), omega = sqrt(3.0) * th;
+    const double T = 40.0;
+    double e[3];
+    for (int q = 0; q < 3; q++) {
+      strata_wave_options o;
+      box_options(&o, n, 0.4 / (1 << q), STRATA_F64);
+      strata_wave *w = NULL;
+      CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+      smode m0 = {th, 1.0}, m1 = {th, cos(omega * o.dt)};
+      CHECK_OK(strata_field_fill_fn(strata_wave_field(w, 0), mode_fn, &m0),
+               ctx);
+      CHECK_OK(strata_field_fill_fn(strata_wave_field(w, 1), mode_fn, &m1),
+               ctx);
+      long N = lround(T / o.dt);
+      CHECK_OK(strata_wave_step(w, N), ctx);
+      e[q] = mode_dev(strata_wave_field(w, 0), th, cos(omega * N * o.dt));
+      strata_wave_destroy(&w);
+    }
+    double p1 = log2(e[0] / e[1]), p2 = log2(e[1] / e[2]);
+    printf("  time: errors %.3e %.3e %.3e, measured orders %.2f %.2f\n",
+           e[0], e[1], e[2], p1, p2);
+    CHECK(p1 > 1.9 && p1 < 2.1);
+    CHECK(p2 > 1.9 && p2 < 2.1);
+  }
+  /* space: the mode's eigenvalue measured from the run (three consecutive
+   * projections give cos(Omega) = (a[N+1] + a[N-1]) / (2 a[N]), and
+   * leapfrog's exact dispersion relation turns it into the spatial
+   * operator's eigenvalue, free of time error), against 3 (k h)^2 */
+  {
+    const size_t ns[3] = {8, 12, 16};
+    double e[3], hh[3];
+    for (int q = 0; q < 3; q++) {
+      const double th = PI / (double)(ns[q] - 1);
+      strata_wave_options o;
+      box_options(&o, ns[q], 0.4, STRATA_F64);
+      strata_wave *w = NULL;
+      CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+      smode m0 = {th, 1.0};
+      CHECK_OK(strata_wave_set_state(w, mode_fn, NULL, &m0), ctx);
+      CHECK_OK(strata_wave_step(w, 7), ctx);
+      double am = project(strata_wave_field(w, 1), th);
+      double a0 = project(strata_wave_field(w, 0), th);
+      CHECK_OK(strata_wave_step(w, 1), ctx);
+      double ap = project(strata_wave_field(w, 0), th);
+      double cosO = (ap + am) / (2 * a0);
+      double lam = (2 - 2 * cosO) / (o.dt * o.dt);
+      e[q] = fabs(lam - 3 * th * th) / (3 * th * th);
+      hh[q] = th;
+      strata_wave_destroy(&w);
+    }
+    double p1 = log(e[0] / e[1]) / log(hh[0] / hh[1]);
+    double p2 = log(e[1] / e[2]) / log(hh[1] / hh[2]);
+    printf("  space (order-8 stencil), k h = %.3f %.3f %.3f: eigenvalue "
+           "errors %.3e %.3e %.3e, measured orders %.2f %.2f\n", hh[0],
+           hh[1], hh[2], e[0], e[1], e[2], p1, p2);
+    CHECK(p1 > 7.5 && p1 < 8.5);
+    CHECK(p2 > 7.5 && p2 < 8.5);
+  }
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* The discrete energy of leapfrog, conserved exactly without damping for
+ * a symmetric L:  E = sum (u1 - u0)^2 / c2 - u1 (L u0), over the nodes that
+ * are not held by free surfaces; c2 = (v dt / h)^2 per node; inner > 0
+ * restricts the sum to nodes at least inner points from every face. */
+static double energy(strata_wave *w, const double *c2, long inner) {
+  strata_field *f1 = strata_wave_field(w, 0), *f0 = strata_wave_field(w, 1);
+  strata_field_desc d;
+  strata_field_get_desc(f1, &d);
+  double *u1 = ref_read(f1, 1), *u0 = ref_read(f0, 1);
+  long g = d.ghost, n[3] = {(long)d.n[0], (long)d.n[1], (long)d.n[2]};
+  long gx = n[0] + 2 * g, gy = n[1] + 2 * g;
+  long lo = inner > 0 ? inner : 1;
+  double E = 0;
+  for (long k = lo; k < n[2] - lo; k++)
+    for (long j = lo; j < n[1] - lo; j++)
+      for (long i = lo; i < n[0] - lo; i++) {
+        long p = (i + g) + gx * ((j + g) + gy * (k + g));
+        double L = 3 * C8[0] * u0[p];
+        for (int q = 1; q <= 4; q++)
+          L += C8[q] * (u0[p - q] + u0[p + q] + u0[p - q * gx] +
+                        u0[p + q * gx] + u0[p - q * gx * gy] +
+                        u0[p + q * gx * gy]);
+        double dv = u1[p] - u0[p];
+        E += dv * dv / c2[i + n[0] * (j + n[1] * k)] - u1[p] * L;
+      }
+  free(u1);
+  free(u0);
+  return E;
+}
+
+static double bump(long i, long j, long k, void *p) {
+  const double *c = p; /* centre x, y, z, width, scale */
+  double r2 = (i - c[0]) * (i - c[0]) + (j - c[1]) * (j - c[1]) +
+              (k - c[2]) * (k - c[2]);
+  return c[4] * exp(-r2 / (c[3] * c[3]));
+}
+
+TEST(energy_conserved) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  const size_t n = 26;
+  for (int variant = 0; variant < 3; variant++) {
+    strata_precision prec = variant == 2 ? STRATA_F32 : STRATA_F64;
+    strata_wave_options o;
+    box_options(&o, n, 0.3, prec);
+    double tops[2] = {0.0, 11.5}, vel[2] = {1.0, 1.4};
+    if (variant == 0) { /* layered model */
+      o.nlayers = 2;
+      o.layer_top = tops;
+      o.layer_velocity = vel;
+    } else {
+      o.velocity = 1.4; /* the field model's maximum */
+    }
+    strata_wave *w = NULL;
+    CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+    double *c2 = malloc(n * n * n * sizeof(double));
+    double *v = malloc(n * n * n * sizeof(double));
+    CHECK(c2 && v);
+    for (size_t q = 0; q < n * n * n; q++) {
+      size_t k = q / (n * n);
+      double vv = variant == 0 ? (k * 1.0 >= 11.5 ? 1.4 : 1.0)
+                               : 1.0 + 0.4 * (double)((q * 2654435761u) %
+                                                      1000) / 1000.0;
+      v[q] = vv;
+      c2[q] = vv * vv * o.dt * o.dt;
+    }
+    if (variant) CHECK_OK(strata_wave_set_velocity(w, v), ctx);
+    double c0[5] = {9.3, 12.1, 10.7, 3.0, 1.0}, c1[5] = {9.3, 12.1, 10.7,
+                                                         3.0, 0.97};
+    CHECK_OK(strata_wave_set_state(w, bump, NULL, c0), ctx);
+    /* a different previous state: nonzero initial velocity */
+    CHECK_OK(strata_field_fill_fn(strata_wave_field(w, 1), bump, c1), ctx);
+    CHECK_OK(strata_wave_step(w, 1), ctx);
+    double E0 = energy(w, c2, 0), drift = 0;
+    for (int q = 0; q < 8; q++) {
+      CHECK_OK(strata_wave_step(w, 50), ctx);
+      double E = energy(w, c2, 0);
+      drift = fmax(drift, fabs(E - E0) / E0);
+    }
+    double tol = prec == STRATA_F64 ? 1e-11 : 1e-4;
+    printf("  %s, %s: E0 = %.6e, largest relative drift over 400 steps "
+           "%.2e (bound %.0e)\n", variant == 0 ? "layered model" :
+           "random velocity field", prec == STRATA_F64 ? "fp64" : "fp32", E0,
+           drift, tol);
+    CHECK(E0 > 0);
+    CHECK(drift <= tol);
+    free(c2);
+    free(v);
+    strata_wave_destroy(&w);
+  }
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* A Gaussian pulse in the middle of a box of absorbing faces of kind k:
+ * returns the energy in the inner region after the pulse has left, over
+ * the initial energy; *refl receives the same at t = 40, when the direct
+ * pulse (a thin shell in 3D) has left the inner cube and only what the
+ * layers reflected is inside. */
+static double absorbed(strata_context *ctx, strata_wave_face k, int width,
+                       double *refl) {
+  const size_t n = 64;
+  strata_wave_options o;
+  box_options(&o, n, 0.4, STRATA_F64);
+  for (int f = 0; f < 6; f++) o.face[f] = k;
+  o.absorb_width = width;
+  /* the pulse's dominant frequency (v = 1, width 2.5 points): the CPML's
+   * frequency shift alpha_max = pi f0 is scaled by it */
+  o.f0 = 0.06;
+  strata_wave *w = NULL;
+  if (strata_wave_create(ctx, &o, &w) != STRATA_OK) return NAN;
+  double c[5] = {31.5, 31.5, 31.5, 2.5, 1.0};
+  strata_wave_set_state(w, bump, NULL, c);
+  double *c2 = malloc(n * n * n * sizeof(double));
+  for (size_t q = 0; q < n * n * n; q++) c2[q] = o.dt * o.dt;
+  strata_wave_step(w, 1);
+  long inner = k == STRATA_WAVE_FREE ? 0 : width;
+  double E0 = energy(w, c2, inner);
+  strata_wave_step(w, 99); /* t = 40 */
+  *refl = energy(w, c2, inner) / E0;
+  /* t = 80: the pulse crossed the layer and what came back has passed
+   * the inner region too */
+  strata_wave_step(w, 100);
+  double E = energy(w, c2, inner);
+  free(c2);
+  strata_wave_destroy(&w);
+  return E / E0;
+}
+
+TEST(absorbing_boundaries) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  double rf, rs, rc;
+  double free_ = absorbed(ctx, STRATA_WAVE_FREE, 16, &rf);
+  double sponge = absorbed(ctx, STRATA_WAVE_SPONGE, 16, &rs);
+  double cpml = absorbed(ctx, STRATA_WAVE_CPML, 16, &rc);
+  printf("  energy in the inner 32^3 / initial (16-point layers): at t = 40 "
+         "(reflected): free surfaces %.3f, sponge %.2e, CPML %.2e; at t = 80 "
+         "(left over): %.3f, %.2e, %.2e\n", rf, rs, rc, free_, sponge, cpml);
+  CHECK(free_ > 0.9 && rf > 0.9); /* the control: a closed box keeps it */
+  CHECK(rs < 1e-3 && sponge < 1e-3);
+  CHECK(rc < 1e-4 && cpml < 1e-6);
+  CHECK(rc < rs && cpml < sponge);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* Trace r of a run against A ricker(t - delay - r/v) / (4 pi v^2 r) summed
+ * over sources (sign, distance); relative L2 error over the trace. */
+static double green_error(const double *tr, size_t ns, double dt, double f0,
+                          double delay, double v, int nimg,
+                          const double *sign, const double *dist,
+                          double *peak) {
+  double num = 0, den = 0;
+  *peak = 0;
+  for (size_t s = 0; s < ns; s++) {
+    double t = (double)s * dt, want = 0;
+    for (int q = 0; q < nimg; q++)
+      want += sign[q] * strata_wave_ricker(f0, t - delay - dist[q] / v) /
+              (4 * PI * v * v * dist[q]);
+    num += (tr[s] - want) * (tr[s] - want);
+    den += want * want;
+    if (fabs(want) > *peak) *peak = fabs(want);
+  }
+  return sqrt(num / den);
+}
+
+TEST(ricker_source_greens_function) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  for (int p = 0; p < 2; p++) {
+    strata_wave_options o;
+    strata_wave_options_init(&o);
+    o.n[0] = o.n[1] = o.n[2] = 72;
+    o.h = 16;
+    o.velocity = 2000;
+    o.f0 = 10;
+    o.absorb_width = 16;
+    o.precision = p ? STRATA_F64 : STRATA_F32;
+    const double h = o.h, sc = 36 * h;
+    double rec[9] = {sc + 12 * h, sc, sc,          /* 12 points along x */
+                     sc + 7 * h, sc + 7 * h, sc,   /* 9.9 points diagonal */
+                     sc, sc, sc - 16 * h};         /* 16 points up in z */
+    o.nreceivers = 3;
+    o.receivers = rec;
+    o.src[0] = o.src[1] = o.src[2] = sc;
+    strata_wave *w = NULL;
+    CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+    strata_wave_info info;
+    CHECK_OK(strata_wave_get_info(w, &info), ctx);
+    long N = lround(0.42 / info.dt);
+    CHECK_OK(strata_wave_step(w, N), ctx);
+    size_t ns = 0;
+    CHECK_OK(strata_wave_traces(w, NULL, 0, &ns), ctx);
+    CHECK(ns == (size_t)N + 1);
+    double *tr = malloc(3 * ns * sizeof(double));
+    CHECK_STATUS(strata_wave_traces(w, tr, 3 * ns - 1, &ns), STRATA_EINVAL,
+                 ctx);
+    CHECK_OK(strata_wave_traces(w, tr, 3 * ns, &ns), ctx);
+    const double dist[3] = {12 * h, sqrt(98.0) * h, 16 * h}, one = 1;
+    for (int r = 0; r < 3; r++) {
+      double peak, e = green_error(tr + r * ns, ns, info.dt, o.f0,
+                                   1.5 / o.f0, o.velocity, 1, &one, &dist[r],
+                                   &peak);
+      printf("  %s receiver %d at %.1f points: relative L2 error %.3f "
+             "(peak %.3e)\n", p ? "fp64" : "fp32", r, dist[r] / h, e, peak);
+      CHECK(e < 0.03);
+    }
+    printf("  (%ld steps, dt %.3e s, CFL %.3f of %.4f, %.1f points per "
+           "wavelength at 2.5 f0)\n", N, info.dt, info.cfl, info.cfl_limit,
+           info.ppw);
+    free(tr);
+    strata_wave_destroy(&w);
+  }
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(free_surface_image_source) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  strata_wave_options o;
+  strata_wave_options_init(&o);
+  o.n[0] = o.n[1] = 72;
+  o.n[2] = 44;
+  o.h = 16;
+  o.velocity = 2000;
+  o.f0 = 10;
+  o.absorb_width = 16;
+  o.precision = STRATA_F64;
+  o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
+  const double h = o.h, sc = 36 * h, zs = 6 * h;
+  double rec[6] = {sc + 10 * h, sc, 3 * h, /* near the surface */
+                   sc + 5 * h, sc, 0.0};   /* on it */
+  o.nreceivers = 2;
+  o.receivers = rec;
+  o.src[0] = o.src[1] = sc;
+  o.src[2] = zs;
+  strata_wave *w = NULL;
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  strata_wave_info info;
+  CHECK_OK(strata_wave_get_info(w, &info), ctx);
+  long N = lround(0.42 / info.dt);
+  CHECK_OK(strata_wave_step(w, N), ctx);
+  size_t ns = 0;
+  CHECK_OK(strata_wave_traces(w, NULL, 0, &ns), ctx);
+  double *tr = malloc(2 * ns * sizeof(double));
+  CHECK_OK(strata_wave_traces(w, tr, 2 * ns, &ns), ctx);
+  double dist[2] = {sqrt(100.0 + 9.0) * h, sqrt(100.0 + 81.0) * h};
+  double sign[2] = {1, -1}, peak;
+  double e = green_error(tr, ns, info.dt, o.f0, 1.5 / o.f0, o.velocity, 2,
+                         sign, dist, &peak);
+  double on = 0;
+  for (size_t s = 0; s < ns; s++) on = fmax(on, fabs(tr[ns + s]));
+  printf("  source 6 points deep, receiver 3 deep: error against source "
+         "minus image %.3f (peak %.3e); largest |p| on the surface %.1e\n",
+         e, peak, on);
+  CHECK(e < 0.05);
+  CHECK(on == 0.0);
+  free(tr);
+  strata_wave_destroy(&w);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(refusals) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  strata_wave_options o;
+  strata_wave *w = (strata_wave *)&o;
+  double lim = strata_wave_cfl_limit(3, 8);
+  /* independently: 2 / sqrt(3 W(pi)) */
+  double want = 2 / sqrt(3 * symbol8(PI));
+  printf("  CFL limit, order 8, 3D: %.6f (independent %.6f); order 2: %.6f\n",
+         lim, want, strata_wave_cfl_limit(3, 2));
+  CHECK(fabs(lim - want) < 1e-12);
+  CHECK(fabs(strata_wave_cfl_limit(3, 2) - 1 / sqrt(3.0)) < 1e-12);
+  CHECK(strata_wave_cfl_limit(3, 5) == 0);
+
+  strata_wave_options_init(&o);
+  o.n[0] = o.n[1] = o.n[2] = 48;
+  o.absorb_width = 10;
+  o.dt = 1.01 * lim * o.h / o.velocity;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EUNSTABLE, ctx);
+  CHECK(w == NULL);
+  CHECK(strstr(strata_context_error(ctx), "0.4529") != NULL);
+  printf("  refused: %s\n", strata_context_error(ctx));
+  o.dt = 0.99 * lim * o.h / o.velocity;
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  strata_wave_destroy(&w);
+  o.dt = 0;
+
+  o.f0 = 25; /* 2000 / (62.5 * 10) = 3.2 points per wavelength */
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EUNSTABLE, ctx);
+  CHECK(strstr(strata_context_error(ctx), "3.20 points") != NULL);
+  printf("  refused: %s\n", strata_context_error(ctx));
+  o.amplitude = 0; /* no source: nothing to resolve */
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  strata_wave_destroy(&w);
+  strata_wave_options_init(&o);
+  o.n[0] = o.n[1] = o.n[2] = 48;
+  o.absorb_width = 10;
+
+  /* geometry and models */
+  o.absorb_width = 20; /* 2 * (20 + 4) + 1 > 48 */
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  o.absorb_width = 10;
+  o.face[0] = STRATA_WAVE_PERIODIC;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  o.face[0] = STRATA_WAVE_CPML;
+  o.order = 10;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  o.order = 8;
+  double rec[3] = {10, 10, 480};
+  o.nreceivers = 1;
+  o.receivers = rec;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  o.nreceivers = 0;
+  o.src[2] = 1000;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  o.src[2] = -1;
+  double tops[2] = {0, 200}, bad[2] = {200, 100}, vel[2] = {1500, 4000};
+  o.nlayers = 2;
+  o.layer_top = bad;
+  o.layer_velocity = vel;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  o.layer_top = tops;
+  /* layered: v_max 4000 sets the CFL, v_min 1500 the dispersion */
+  o.dt = 0.0012;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EUNSTABLE, ctx);
+  o.dt = 0.001;
+  o.f0 = 15; /* 1500 / (37.5 * 10) = 4.0: just enough */
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  strata_wave_info info;
+  CHECK_OK(strata_wave_get_info(w, &info), ctx);
+  CHECK(info.vmin == 1500 && info.vmax == 4000);
+  /* a field model that violates the CFL is refused and the old model
+   * stays */
+  size_t cnt = 48 * 48 * 48;
+  double *v = malloc(cnt * sizeof(double));
+  for (size_t q = 0; q < cnt; q++) v[q] = 4600;
+  CHECK_STATUS(strata_wave_set_velocity(w, v), STRATA_EUNSTABLE, ctx);
+  CHECK_OK(strata_wave_get_info(w, &info), ctx);
+  CHECK(info.vmax == 4000);
+  v[7] = -1;
+  CHECK_STATUS(strata_wave_set_velocity(w, v), STRATA_EINVAL, ctx);
+  for (size_t q = 0; q < cnt; q++) v[q] = 3000;
+  CHECK_OK(strata_wave_set_velocity(w, v), ctx);
+  CHECK_OK(strata_wave_get_info(w, &info), ctx);
+  CHECK(info.vmax == 3000 && info.vmin == 3000);
+  CHECK_OK(strata_wave_step(w, 3), ctx);
+  CHECK_STATUS(strata_wave_step(w, -2), STRATA_EINVAL, ctx);
+  free(v);
+  strata_wave_destroy(&w);
+  strata_wave_destroy(&w);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+RUN_TESTS(standing_mode_exact, standing_mode_orders, energy_conserved,
+          absorbing_boundaries, ricker_source_greens_function,
+          free_surface_image_source, refusals)

@@ -563,6 +563,7 @@ int cli_run(int argc, char **argv) {
   run_args a;
   int pr = parse_args(argc, argv, &a);
   if (pr) return pr > 0 ? CLI_OK : CLI_USAGE;
+  cli_install_interrupt(); /* from here Ctrl-C only asks the loop to stop */
   run_state *r = calloc(1, sizeof *r);
   if (!r) {
     cli_err("out of memory");
@@ -659,7 +660,6 @@ int cli_run(int argc, char **argv) {
     rc = CLI_FAIL;
     goto done;
   }
-  cli_install_interrupt();
   cli_progress pg;
   long first = r->step;
   double t_start = cli_now(), kernel_s = 0;

@@ -566,7 +566,10 @@ TEST(ctrl_c_stops_cleanly) {
           (char *)NULL);
     _exit(98);
   }
-  struct timespec ts = {1, 500000000};
+  /* wait for the run to start (its folder appears), then let it step */
+  struct timespec ts = {0, 50000000};
+  for (int i = 0; i < 400 && !exists(tp("long.out")); i++) nanosleep(&ts, NULL);
+  ts.tv_nsec = 500000000;
   nanosleep(&ts, NULL);
   kill(pid, SIGINT);
   int st;

@@ -731,6 +731,167 @@ strata_status strata_fdtd_read(const strata_fdtd *f, strata_fdtd_component c,
 /* Steps taken so far. */
 long strata_fdtd_steps(const strata_fdtd *f);
 
+/* ------------------------------------------------------------------------ */
+/* Multigrid: the Poisson equation -lap(phi) = psi                          */
+/* ------------------------------------------------------------------------ */
+/* Geometric multigrid for -lap(phi) = psi on a 2D or 3D box of spacing h
+ * (seed 004, eq. 1).  The faces take the conditions of
+ * strata_field_fill_ghosts: Dirichlet (the value sits on the ghost node,
+ * one spacing outside the first interior point), zero-flux Neumann (the
+ * face lies halfway between the ghost and the first interior point) and
+ * periodic, in any mix.  The discrete problem is
+ *     S phi = sigma h^2 psi   at every interior point,
+ * phi's ghosts filled from bc, S the dimensionless stencil of the
+ * discretisation (seed 004's C0..C3) and sigma its scale, so that S u =
+ * sigma h^2 (-lap u) + O(h^4): sigma = 1/6 (FD, 3D), 1/4 (FD, 2D), 1 (FE).
+ * The source is scaled once, so S is the same on every level.  Without a
+ * Dirichlet face the solution is defined up to a constant: psi must then
+ * have zero mean (or opt.project = 1), and the result has zero mean.
+ * Lifecycle: strata_mg_options_init(&o), set the problem (dims, n,
+ * precision, h, bc) and the method; strata_mg_create(ctx, &o, &mg);
+ * strata_mg_solve(mg, phi, psi, &res) as often as needed;
+ * strata_mg_destroy(&mg).  Discretisation, coarsening of any size, cycles
+ * and measurements: docs/multigrid.md. */
+typedef struct strata_mg strata_mg;
+
+typedef enum strata_mg_discretization {
+  STRATA_MG_FD = 0, /* finite differences: 7-point in 3D (C0..C3 = 1, -1/6,
+                       0, 0), 5-point in 2D (1, -1/4, 0) */
+  STRATA_MG_FE = 1  /* trilinear (3D, 27-point: 8/3, 0, -1/6, -1/12) or
+                       bilinear (2D, 9-point: 8/3, -1/3, -1/3) finite
+                       elements with a lumped mass */
+} strata_mg_discretization;
+
+typedef enum strata_mg_cycle {
+  STRATA_MG_V = 0, /* V-cycle: one coarse-grid correction per level */
+  STRATA_MG_F = 1, /* F-cycle: an F-cycle then a V-cycle on the coarse
+                      level */
+  STRATA_MG_W = 2  /* W-cycle: two coarse-grid corrections per level */
+} strata_mg_cycle;
+
+typedef struct strata_mg_options {
+  /* the problem */
+  int dims;                   /* 2 or 3; default 3 */
+  size_t n[3];                /* interior points, any sizes >= 1 (unused
+                                 axes 1); default 63 x 63 x 63 */
+  strata_precision precision; /* default STRATA_F64 */
+  double h;                   /* grid spacing; default 1/64 */
+  strata_boundary bc;         /* default Dirichlet 0 on every face; any mix
+                                 of Dirichlet, Neumann and periodic */
+  strata_mg_discretization disc; /* default STRATA_MG_FE */
+  /* the method (the defaults are seed 004's setting) */
+  strata_mg_cycle cycle;      /* default STRATA_MG_V */
+  int fmg;                    /* 1: start with a full-multigrid pass (the
+                                 correction of the initial guess solved
+                                 coarse to fine); default 0 */
+  int pre_fine;               /* Jacobi sweeps before the coarse-grid
+                                 correction on the finest level; default 2 */
+  int pre, post;              /* sweeps before and after it on the other
+                                 levels (post also on the finest); 1, 1 */
+  double omega;               /* Jacobi weight; 0 (default) = the smoothing
+                                 optimum of the stencil (8/9 for FE, 6/7
+                                 for FD in 3D, 4/5 for FD in 2D) */
+  int max_cycles;             /* default 30 */
+  double rtol;                /* stop when the residual has fallen by rtol
+                                 relative to the initial guess's; 0 = no
+                                 relative test; negative (default) = 1e-5
+                                 in fp32, 1e-10 in fp64 */
+  double atol;                /* stop when the RMS residual (units of psi)
+                                 is <= atol; default 0 (off) */
+  int stall;                  /* 1 (default): also stop when the residual
+                                 fell by less than 10% in each of two
+                                 consecutive cycles (rounding floor) */
+  int max_levels;             /* 0 (default) = coarsen while every axis has
+                                 at least 3 points */
+  int coarse_max_sweeps;      /* coarsest level: Jacobi sweeps at most
+                                 (default 1000) ... */
+  double coarse_rtol;         /* ... until its residual fell by this factor
+                                 (default 1e-3) */
+  int project;                /* no Dirichlet face: 1 = subtract psi's mean
+                                 and say so (result.source_mean); 0
+                                 (default) = refuse a psi whose mean
+                                 exceeds 32 eps rms(psi) */
+  int profile;                /* 1: time every level (waits for the device
+                                 at each level change); default 0 */
+} strata_mg_options;
+
+/* Fills *o with the defaults listed above (seed 004's setting). */
+void strata_mg_options_init(strata_mg_options *o);
+/* Sets the method fields of *o to seed 004's setting and keeps the problem
+ * fields: FE stencil, V-cycles, 2 pre-smoothing sweeps on the finest level,
+ * 1 pre and 1 post elsewhere, 1 post on the finest, optimal Jacobi weight,
+ * no full multigrid. */
+void strata_mg_options_seed004(strata_mg_options *o);
+
+/* Creates the solver: the level hierarchy, its fields and transfer tables
+ * on ctx's backend.  Errors: STRATA_EINVAL (a bad option: the message
+ * names it), STRATA_EOVERFLOW, STRATA_ENOTSUP (the backend lacks the
+ * multigrid kernels), STRATA_ENOMEM, STRATA_EDEVICE. */
+strata_status strata_mg_create(strata_context *ctx,
+                               const strata_mg_options *o, strata_mg **out);
+/* Releases the solver; sets *mg = NULL; NULL is harmless. */
+void strata_mg_destroy(strata_mg **mg);
+
+typedef struct strata_mg_result {
+  int cycles;            /* cycles done (a full-multigrid pass counts 1) */
+  int converged;         /* 1: rtol or atol met */
+  int stalled;           /* 1: stopped because the residual stopped
+                            falling (opt.stall) */
+  double residual0;      /* RMS residual of the initial guess, units of psi */
+  double residual;       /* RMS residual of the result */
+  double relative;       /* residual / residual0 (0 when residual0 == 0) */
+  double factor;         /* mean convergence factor per cycle,
+                            relative^(1/cycles) */
+  double last_factor;    /* the last cycle's factor */
+  double source_mean;    /* the mean subtracted from psi (no Dirichlet
+                            face), else 0 */
+  double seconds;        /* wall time of the solve */
+  const double *history; /* RMS residual after 0..cycles cycles (cycles+1
+                            values); owned by the solver, valid until the
+                            next solve or destroy */
+} strata_mg_result;
+
+/* Solves for phi, starting from phi's interior as the initial guess.  phi
+ * and psi are fields of the solver's context, shape and precision (any
+ * ghost widths; psi is only read).  On return phi holds the solution, its
+ * ghosts filled from bc.  Stops when rtol or atol is met, the residual
+ * stalls, or after max_cycles; *res (may be NULL) receives the history.
+ * Returns STRATA_OK also when the tolerance was not met (res->converged
+ * says).  Errors: STRATA_EINVAL (NULL, same field twice, another context;
+ * psi with a nonzero mean and no Dirichlet face, unless opt.project),
+ * STRATA_ESHAPE, STRATA_EPRECISION, STRATA_EUNSTABLE (the residual became
+ * NaN or infinite), STRATA_EDEVICE. */
+strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
+                              const strata_field *psi, strata_mg_result *res);
+
+typedef struct strata_mg_level_info {
+  size_t n[3];           /* points */
+  double h;              /* spacing: opt.h * 2^level */
+  double offset[3];      /* where point 0 lies, in units of the finer
+                            level's spacing from its point 0 (0.5: between
+                            two fine points, 1: on fine point 1); 0 on the
+                            finest */
+  double face[6];        /* distance from the first/last point to each
+                            face, in this level's spacing (Dirichlet: where
+                            the coarse correction vanishes; Neumann: 0.5) */
+  int exact;             /* 1: every face lies where the finest level puts
+                            it (see docs/multigrid.md) */
+  long sweeps;           /* Jacobi sweeps here in the last solve */
+  double seconds;        /* time spent here in the last solve (opt.profile;
+                            else 0); restriction and prolongation count for
+                            the finer level */
+} strata_mg_level_info;
+
+/* The number of levels (1 = the finest only). */
+int strata_mg_levels(const strata_mg *mg);
+/* Describes level (0 = finest).  Errors: STRATA_EINVAL. */
+strata_status strata_mg_get_level(const strata_mg *mg, int level,
+                                  strata_mg_level_info *info);
+/* The options in effect, with omega and rtol resolved.  Errors:
+ * STRATA_EINVAL. */
+strata_status strata_mg_get_options(const strata_mg *mg,
+                                    strata_mg_options *o);
+
 #ifdef __cplusplus
 }
 #endif

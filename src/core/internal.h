@@ -126,6 +126,71 @@ typedef struct strata__yee_args {
   double src_val[4];
 } strata__yee_args;
 
+/* ---- Multigrid kernels (issue 5) ---------------------------------------
+ * The cycles live in src/solvers/multigrid.c and are written once; the
+ * per-level work goes through the mg_* entries at the end of struct
+ * strata__backend.  Every level uses the same dimensionless symmetric
+ * stencil S (the source is scaled instead).  Band tables live in the
+ * backend's memory (be->alloc, be->from_host). */
+
+/* The level operator: 3D: c[0] centre, c[1] the 6 faces, c[2] the 12
+ * edges, c[3] the 8 corners; 2D: c[0] centre, c[1] the 4 faces, c[2] the 4
+ * corners, c[3] = 0.  Kernels may skip terms whose weight is 0. */
+typedef struct strata__mg_op {
+  int dims;    /* 2 or 3 */
+  double c[4];
+} strata__mg_op;
+
+/* Ghost rules of the (homogeneous) correction equation on a coarse level,
+ * per face in STRATA_FACE_* order; only the first ghost layer is used. */
+enum {
+  STRATA__MG_LINEAR = 0,  /* ghost(-1) = alpha * u(0): zero Dirichlet value
+                             at distance d from u(0), alpha = (d - 1) / d */
+  STRATA__MG_MIRROR = 1,  /* ghost(-1) = u(0): zero flux through the face
+                             halfway between them (as STRATA_BC_NEUMANN) */
+  STRATA__MG_PERIODIC = 2 /* ghost(-1) = u(n-1) (both faces of the axis) */
+};
+typedef struct strata__mg_ghost {
+  int kind[6];
+  double alpha[6];
+} strata__mg_ghost;
+
+/* One Jacobi sweep or a residual, and optionally its norm, over the
+ * interior:  res = bscale * (b + bshift) - S u;  out = cu * u + cr * res.
+ * u's first ghost layer must be filled; out (may be NULL: norm only) is a
+ * field distinct from u and b; *res2 (host memory, may be NULL) receives
+ * sum res^2 accumulated in double. */
+typedef struct strata__mg_sweep_args {
+  strata__mg_op op;
+  const strata_field *u, *b;
+  strata_field *out;
+  double bscale, bshift, cu, cr;
+  double *res2;
+} strata__mg_sweep_args;
+
+/* A separable banded transfer along one axis: output index p takes the w
+ * input indices idx[p*w + q] with weights wt[p*w + q] (weight 0 pads);
+ * idx and wt are backend memory, n*w entries. */
+typedef struct strata__mg_band {
+  long n;          /* output points along the axis */
+  int w;           /* entries per output point, 1..8 */
+  const int *idx;  /* input interior indices, 0..n_in-1 */
+  const double *wt;
+} strata__mg_band;
+
+/* Restriction and prolongation-and-correct, one kernel:
+ *   out(I,J,K) = beta * base(I,J,K) + scale * sum_{a,b,c} wx_a wy_b wz_c
+ *                in(ix_a, iy_b, iz_c)
+ * over out's interior, reading in's interior only (no ghosts).  base may be
+ * out itself or NULL (when beta == 0); in is distinct from out. */
+typedef struct strata__mg_transfer_args {
+  const strata_field *in;
+  strata_field *out;
+  const strata_field *base;
+  double beta, scale;
+  strata__mg_band band[3];
+} strata__mg_transfer_args;
+
 /* What a backend provides.  Entries marked optional may be NULL: the core
  * then goes through host staging (download, compute on host, upload). */
 struct strata__backend {
@@ -173,6 +238,21 @@ struct strata__backend {
    * off, w and dst are backend memory (receivers, seismograms). */
   strata_status (*sample)(const strata_field *f, int npts, int nw,
                           const long *off, const double *w, double *dst);
+  /* Multigrid (src/solvers/multigrid.c).  NULL = the backend lacks the
+   * kernel; the solver then refuses with STRATA_ENOTSUP.
+   * mg_ghosts: fills the first ghost layer of f by the rules g, axis by
+   *   axis (x over the interior, y over x-extended rows, z over whole
+   *   planes), so edges and corners are the tensor product of the rules. */
+  strata_status (*mg_ghosts)(strata_field *f, const strata__mg_ghost *g);
+  /* mg_sweep: Jacobi sweep / residual / residual norm (see the args). */
+  strata_status (*mg_sweep)(const strata__mg_sweep_args *a);
+  /* mg_transfer: restriction and prolongation (see the args). */
+  strata_status (*mg_transfer)(const strata__mg_transfer_args *a);
+  /* mg_axpby: y = a*x + b*y + c over y's interior (x may be NULL when
+   *   a == 0; x has y's shape); *sum (host, may be NULL) receives the sum
+   *   of the new y's interior, accumulated in double. */
+  strata_status (*mg_axpby)(strata_field *y, const strata_field *x, double a,
+                            double b, double c, double *sum);
 };
 
 extern const strata__backend strata__cpu_backend;
@@ -186,6 +266,13 @@ strata_status strata__cpu_yee_step(const strata__yee_args *a);
 strata_status strata__cpu_sample(const strata_field *f, int npts, int nw,
                                  const long *off, const double *w,
                                  double *dst);
+/* The CPU engine's multigrid kernels (src/cpu/cpu_multigrid.c). */
+strata_status strata__cpu_mg_ghosts(strata_field *f,
+                                    const strata__mg_ghost *g);
+strata_status strata__cpu_mg_sweep(const strata__mg_sweep_args *a);
+strata_status strata__cpu_mg_transfer(const strata__mg_transfer_args *a);
+strata_status strata__cpu_mg_axpby(strata_field *y, const strata_field *x,
+                                   double a, double b, double c, double *sum);
 #ifdef STRATA_HAVE_CUDA
 extern const strata__backend strata__cuda_backend;
 int strata__cuda_probe(char *why, size_t n);

@@ -190,4 +190,8 @@ const strata__backend strata__cpu_backend = {
     .wave_step = strata__cpu_wave_step,
     .yee_step = strata__cpu_yee_step,
     .sample = strata__cpu_sample,
+    .mg_ghosts = strata__cpu_mg_ghosts,
+    .mg_sweep = strata__cpu_mg_sweep,
+    .mg_transfer = strata__cpu_mg_transfer,
+    .mg_axpby = strata__cpu_mg_axpby,
 };

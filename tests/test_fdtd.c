@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "reference.h"
 #include "runner.h"
 
@@ -311,6 +312,20 @@ TEST(refusals) {
   o.scheme = (strata_fdtd_scheme)7;
   CHECK_STATUS(strata_fdtd_create(ctx, &o, &f), STRATA_EINVAL, ctx);
   CHECK(f == NULL);
+  /* a backend without the kernels refuses, with the reason */
+  strata__backend fake = *ctx->be;
+  const strata__backend *orig = ctx->be;
+  fake.yee_step = NULL;
+  fake.wave_step = NULL;
+  ctx->be = &fake;
+  for (int s = 0; s < 2; s++) {
+    strata_fdtd_options_init(&o);
+    o.scheme = s ? STRATA_FDTD_YEE_TM : STRATA_FDTD_EXPLICIT;
+    CHECK_STATUS(strata_fdtd_create(ctx, &o, &f), STRATA_ENOTSUP, ctx);
+    CHECK(strstr(strata_context_error(ctx), "yet; use backend=cpu") != NULL);
+    CHECK(f == NULL);
+  }
+  ctx->be = orig;
   strata_fdtd_destroy(&f);
   strata_context_destroy(&ctx);
   return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "reference.h"
 #include "runner.h"
 
@@ -559,6 +560,36 @@ TEST(refusals) {
   return 0;
 }
 
+TEST(backend_without_wave_kernel) {
+  /* the solver refuses, with the reason, on a backend that lacks the
+   * kernels (the CUDA engine until its kernels land) */
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  strata__backend fake = *ctx->be;
+  const strata__backend *orig = ctx->be;
+  fake.name = "test";
+  fake.wave_step = NULL;
+  ctx->be = &fake;
+  strata_wave_options o;
+  strata_wave_options_init(&o);
+  o.n[0] = o.n[1] = o.n[2] = 48;
+  o.absorb_width = 10;
+  strata_wave *w = NULL;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_ENOTSUP, ctx);
+  printf("  refused: %s\n", strata_context_error(ctx));
+  CHECK(strstr(strata_context_error(ctx), "no wave kernel") != NULL);
+  fake.wave_step = orig->wave_step;
+  fake.sample = NULL;
+  double rec[3] = {100, 100, 100};
+  o.nreceivers = 1;
+  o.receivers = rec;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_ENOTSUP, ctx);
+  CHECK(w == NULL);
+  ctx->be = orig;
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(standing_mode_exact, standing_mode_orders, energy_conserved,
           absorbing_boundaries, ricker_source_greens_function,
-          free_surface_image_source, refusals)
+          free_surface_image_source, refusals, backend_without_wave_kernel)

@@ -10,10 +10,12 @@
 #include <string.h>
 
 /* Steps fused per sweep when the caller leaves the choice to us and the
- * backend can fuse.  Measured on the CPU engine (bench/bench_solvers.c,
- * docs/performance.md): the throughput is flat from 4 to 8 there, and 4
- * keeps the ghost ring (and the redundant halo work) small. */
-#define STRATA__HEAT_DEFAULT_FUSE 4
+ * backend can fuse, by dims.  Measured on the CPU engine
+ * (bench/bench_solvers.c, docs/performance.md): 2D keeps gaining up to
+ * s = 8 (the largest ghost width); 3D peaks at s = 4, where the redundant
+ * halo work of the 3D tiles starts to cost more than the traffic saved.
+ * Seed 001's model for 32-point GPU tiles peaks at s = 6 (2D) and 4 (3D). */
+#define STRATA__HEAT_DEFAULT_FUSE(dims) ((dims) == 2 ? 8 : 4)
 
 struct strata_heat {
   strata_context *ctx;
@@ -115,7 +117,8 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
                         "heat: the %s engine has no fused-step kernel yet; "
                         "use fuse = 1 (or 0) or backend=cpu",
                         ctx->be->name);
-  if (s == 0) s = ctx->be->apply_fused ? STRATA__HEAT_DEFAULT_FUSE : 1;
+  if (s == 0)
+    s = ctx->be->apply_fused ? STRATA__HEAT_DEFAULT_FUSE(o->dims) : 1;
   /* mirrored and wrapped ghost rings need as many interior points */
   for (int a = 0; a < o->dims; a++) {
     int mirror = o->bc.kind[2 * a] != STRATA_BC_DIRICHLET ||

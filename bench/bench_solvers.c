@@ -1,0 +1,264 @@
+/* CPU benchmark of the solvers: points x steps per second, GB/s at the
+ * bytes each step must move, and the percentage of the copy ceiling
+ * (strata_copy_kernel "copy", measured in the same run on fields of the
+ * same size and precision).  Heat: temporal blocking depth s = 1..8 next
+ * to seed 001's model f(s).  Wave: the 25-point acoustic step.  FDTD: seed
+ * 002's table (1M, 4M, 16M cells), step time and transfer (read-back)
+ * time separately.  Prints markdown tables.  Each figure is timed g_reps
+ * times after a warm-up; throughput is given as median / best, and the
+ * percentages compare best with best (the ceiling is a best case, and on
+ * a shared machine the median carries other processes' load).
+ *
+ *   bench_solvers [heat|wave|fdtd|all] [--small] [--reps N] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+#include "strata.h"
+
+static int g_reps = 5;
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The shortest time (v must be sorted by median() first). */
+static double best(const double *v) { return v[0]; }
+
+#define DIE(ctx, expr)                                                         \
+  do {                                                                         \
+    strata_status s_ = (expr);                                                 \
+    if (s_ != STRATA_OK) {                                                     \
+      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #expr,        \
+              strata_status_name(s_), strata_context_error(ctx));              \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+/* Copy bandwidth (GB/s, read + write) of the CPU engine's copy kernel on
+ * fields of this shape and precision: the best of g_reps. */
+static double copy_gbs(strata_context *ctx, int dims, const size_t n[3],
+                       strata_precision p) {
+  strata_field_desc d = {dims, {n[0], n[1], n[2]}, 1, p};
+  strata_field *a = NULL, *b = NULL;
+  DIE(ctx, strata_field_create(ctx, &d, &a));
+  DIE(ctx, strata_field_create(ctx, &d, &b));
+  DIE(ctx, strata_field_fill(a, 1.0));
+  DIE(ctx, strata_copy_kernel(a, b, "copy")); /* warm-up */
+  double t[32];
+  for (int r = 0; r < g_reps; r++) {
+    double t0 = strata_test_clock();
+    DIE(ctx, strata_copy_kernel(a, b, "copy"));
+    DIE(ctx, strata_context_sync(ctx));
+    t[r] = strata_test_clock() - t0;
+  }
+  double pts = (double)n[0] * n[1] * n[2];
+  strata_field_destroy(&a);
+  strata_field_destroy(&b);
+  median(t, g_reps);
+  return 2.0 * (double)p * pts / best(t) / 1e9;
+}
+
+/* seed 001: f(s) = a s (p - 2s)^D / (p^D + (p - 2s)^D) */
+static double seed001_model(double a, double p, int D, int s) {
+  double in = pow(p - 2 * s, D);
+  return a * s * in / (pow(p, D) + in);
+}
+
+static void bench_heat(strata_context *ctx, int small) {
+  printf("\n### Heat (u' = u + D lap u), fp32, Dirichlet\n\n");
+  for (int dims = 2; dims <= 3; dims++) {
+    size_t n[3] = {4096, 4096, 1};
+    if (dims == 3) n[0] = n[1] = n[2] = 256;
+    if (small) {
+      n[0] = n[1] = dims == 2 ? 1024 : 96;
+      if (dims == 3) n[2] = 96;
+    }
+    double pts = (double)n[0] * n[1] * n[2];
+    double cgb = copy_gbs(ctx, dims, n, STRATA_F32);
+    double ceiling = cgb * 1e9 / 8.0 / 1e9; /* Gpts/s at 8 B per point */
+    printf("%dD %zu x %zu x %zu: copy %.1f GB/s -> single-sweep ceiling "
+           "%.2f Gpts/s (8 B per point per step)\n\n", dims, n[0], n[1],
+           n[2], cgb, ceiling);
+    printf("| s (fused steps) | model f(s)/f(1), p = 32 | Gpts x steps/s "
+           "(median / best) | GB/s at 8 B/pt-step (best) | %% of single-sweep "
+           "ceiling | bytes moved per pt-step |\n|---|---|---|---|---|---|\n");
+    const int ss[6] = {1, 2, 3, 4, 6, 8};
+    for (int q = 0; q < 6; q++) {
+      int s = ss[q];
+      strata_heat_options o;
+      strata_heat_options_init(&o);
+      o.dims = dims;
+      memcpy(o.n, n, sizeof o.n);
+      o.precision = STRATA_F32;
+      o.D = dims == 2 ? 0.2 : 0.15;
+      o.fuse = s;
+      strata_heat *h = NULL;
+      DIE(ctx, strata_heat_create(ctx, &o, &h));
+      DIE(ctx, strata_field_fill_random(strata_heat_field(h), 1, 0, 1));
+      long steps = 24; /* a multiple of every s */
+      DIE(ctx, strata_heat_step(h, 24)); /* warm-up */
+      double t[32];
+      for (int r = 0; r < g_reps; r++) {
+        double t0 = strata_test_clock();
+        DIE(ctx, strata_heat_step(h, steps));
+        DIE(ctx, strata_context_sync(ctx));
+        t[r] = strata_test_clock() - t0;
+      }
+      double tm = median(t, g_reps);
+      double gmed = pts * steps / tm / 1e9, gpts = pts * steps / best(t) / 1e9;
+      double a = dims == 2 ? 7 : 9;
+      printf("| %d | %.2f | %.2f / %.2f | %.1f | %.0f%% | %.2f |\n", s,
+             seed001_model(a, 32, dims, s) / seed001_model(a, 32, dims, 1),
+             gmed, gpts, gpts * 8, 100 * gpts / ceiling, 8.0 / s);
+      strata_heat_destroy(&h);
+    }
+    printf("\n");
+  }
+}
+
+static void bench_wave(strata_context *ctx, int small) {
+  printf("\n### Acoustic wave, 3D, order 8 (25 points), fp32\n\n");
+  size_t n = small ? 96 : 256;
+  size_t nn[3] = {n, n, n};
+  double pts = (double)n * n * n;
+  double cgb = copy_gbs(ctx, 3, nn, STRATA_F32);
+  printf("%zu^3: copy %.1f GB/s\n\n", n, cgb);
+  printf("| case | bytes/pt-step | Gpts x steps/s (median / best) | GB/s "
+         "(best) | single-sweep ceiling (Gpts/s) | %% of ceiling |\n"
+         "|---|---|---|---|---|---|\n");
+  for (int c = 0; c < 4; c++) {
+    strata_wave_options o;
+    strata_wave_options_init(&o);
+    o.n[0] = o.n[1] = o.n[2] = n;
+    o.amplitude = 1;
+    const char *name = "";
+    switch (c) {
+    case 0:
+      name = "free surfaces, constant v";
+      for (int f = 0; f < 6; f++) o.face[f] = STRATA_WAVE_FREE;
+      break;
+    case 1: name = "CPML (20) all faces, constant v"; break;
+    case 2:
+      name = "sponge (20) all faces, constant v";
+      for (int f = 0; f < 6; f++) o.face[f] = STRATA_WAVE_SPONGE;
+      break;
+    case 3:
+      name = "CPML + free top, velocity field";
+      o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
+      break;
+    }
+    strata_wave *w = NULL;
+    DIE(ctx, strata_wave_create(ctx, &o, &w));
+    if (c == 3) {
+      double *v = malloc(n * n * n * sizeof(double));
+      for (size_t q = 0; q < n * n * n; q++)
+        v[q] = 1500 + 500.0 * (double)(q / (n * n)) / (double)n;
+      DIE(ctx, strata_wave_set_velocity(w, v));
+      free(v);
+    }
+    strata_wave_info info;
+    DIE(ctx, strata_wave_get_info(w, &info));
+    long steps = small ? 10 : 5;
+    DIE(ctx, strata_wave_step(w, 2));
+    double t[32];
+    for (int r = 0; r < g_reps; r++) {
+      double t0 = strata_test_clock();
+      DIE(ctx, strata_wave_step(w, steps));
+      DIE(ctx, strata_context_sync(ctx));
+      t[r] = strata_test_clock() - t0;
+    }
+    double tm = median(t, g_reps), gmed = pts * steps / tm / 1e9;
+    double gpts = pts * steps / best(t) / 1e9;
+    double B = info.bytes_per_point_step, ceil_ = cgb / B;
+    printf("| %s | %.0f | %.3f / %.3f | %.1f | %.3f | %.0f%% |\n", name, B,
+           gmed, gpts, gpts * B, ceil_, 100 * gpts / ceil_);
+    strata_wave_destroy(&w);
+  }
+  printf("\n");
+}
+
+static void bench_fdtd(strata_context *ctx, int small) {
+  printf("\n### FDTD 2D (seed 002's table), fp32, PEC walls, sine source\n\n");
+  printf("| cells | scheme | step, ms (median / best) | transfer E to host, "
+         "ms (median) | Gcells x steps/s (best) | GB/s at B/cell-step (best) "
+         "| %% of copy |\n|---|---|---|---|---|---|---|\n");
+  const size_t sizes[3] = {1024, 2048, 4096};
+  for (int q = 0; q < 3; q++) {
+    size_t n = small ? sizes[q] / 4 : sizes[q];
+    size_t nn[3] = {n, n, 1};
+    double cells = (double)n * n, cgb = copy_gbs(ctx, 2, nn, STRATA_F32);
+    for (int sc = 0; sc < 2; sc++) {
+      strata_fdtd_options o;
+      strata_fdtd_options_init(&o);
+      o.n[0] = o.n[1] = n;
+      o.scheme = sc ? STRATA_FDTD_YEE_TM : STRATA_FDTD_EXPLICIT;
+      strata_fdtd *f = NULL;
+      DIE(ctx, strata_fdtd_create(ctx, &o, &f));
+      DIE(ctx, strata_fdtd_step(f, 2));
+      long steps = 10;
+      double t[32], tx[32];
+      float *host = malloc(n * n * sizeof(float));
+      for (int r = 0; r < g_reps; r++) {
+        double t0 = strata_test_clock();
+        DIE(ctx, strata_fdtd_step(f, steps));
+        DIE(ctx, strata_context_sync(ctx));
+        double t1 = strata_test_clock();
+        DIE(ctx, strata_fdtd_read(f, STRATA_FDTD_EZ, host));
+        tx[r] = strata_test_clock() - t1;
+        t[r] = (t1 - t0) / steps;
+      }
+      free(host);
+      double tm = median(t, g_reps), txm = median(tx, g_reps);
+      double tb = best(t);
+      /* bytes each step must move: explicit reads E and E- and writes E+
+       * (12 B/cell); Yee reads and writes Ez, Hx, Hy once (24 B/cell) */
+      double B = sc ? 24 : 12, gc = cells / tb / 1e9;
+      printf("| %.0fM (%zu^2) | %s | %.2f / %.2f | %.2f | %.3f | %.1f at %.0f "
+             "| %.0f%% |\n", cells / 1048576.0, n,
+             sc ? "Yee TM" : "explicit E (seed)", tm * 1e3, tb * 1e3,
+             txm * 1e3, gc, gc * B, B, 100 * gc * B / cgb);
+      strata_fdtd_destroy(&f);
+    }
+  }
+  printf("\n");
+}
+
+int main(int argc, char **argv) {
+  const char *what = "all";
+  int small = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--small") == 0)
+      small = 1;
+    else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+      g_reps = atoi(argv[++i]);
+    else
+      what = argv[i];
+  }
+  if (g_reps < 1 || g_reps > 32) g_reps = 5;
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  if (strata_context_create(&ctx, &co) != STRATA_OK) {
+    fprintf(stderr, "cannot create a CPU context\n");
+    return 1;
+  }
+  strata_device_info info;
+  DIE(ctx, strata_context_device_info(ctx, &info));
+  printf("CPU engine: %s, %d threads; %d timed runs each\n", info.name,
+         info.threads, g_reps);
+  if (!strcmp(what, "heat") || !strcmp(what, "all")) bench_heat(ctx, small);
+  if (!strcmp(what, "wave") || !strcmp(what, "all")) bench_wave(ctx, small);
+  if (!strcmp(what, "fdtd") || !strcmp(what, "all")) bench_fdtd(ctx, small);
+  strata_context_destroy(&ctx);
+  return 0;
+}

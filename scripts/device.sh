@@ -1,0 +1,103 @@
+#!/bin/bash
+# One call on the GPU machine: configure and build (Release, sm_90), run the
+# whole CTest suite, run the GPU tests again under compute-sanitizer
+# (memcheck and racecheck, on the reduced sizes of STRATA_TEST_QUICK=1),
+# then the benchmark (every operator x variant x precision on 512^3 and
+# 1024x512x256, the auto path, and the 25-point star on 376^3 for the
+# FDTD3d comparison).  Logs go to $OUT (at most 8 files).  Every stage runs
+# against a deadline so the whole call ends inside 10 minutes.
+#
+#   scripts/device.sh [all|test|bench|sanitize]...   (default: all)
+#
+# Environment: OUT (default /tmp/strata-out), BUILD (default
+# /tmp/strata-build), BUDGET seconds (default 560).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/strata-out}
+B=${BUILD:-/tmp/strata-build}
+BUDGET=${BUDGET:-560}
+mkdir -p "$OUT"
+START=$(date +%s)
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+stages=${*:-all}
+want() { case " $stages " in *" all "*|*" $1 "*) return 0;; esac; return 1; }
+note() { echo "[$(($(date +%s) - START))s] $*" | tee -a "$OUT/summary.txt"; }
+
+{
+  date -u +"%Y-%m-%d %H:%M:%S UTC"
+  git rev-parse --short HEAD 2>/dev/null
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
+  nvcc --version | tail -2
+  command -v compute-sanitizer cuobjdump
+} > "$OUT/env.txt" 2>&1
+note "start: $(head -1 "$OUT/env.txt"), $(sed -n 4p "$OUT/env.txt")"
+rm -f "$HOME/.cache/strata/tune-v1.txt" # a warm machine keeps the last call's choices
+
+# keep going past targets others are still writing; the GPU work needs only
+# the library, the GPU tests and the benchmark driver
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  > "$OUT/build.log" 2>&1 &&
+  cmake --build "$B" -j 16 -- -k >> "$OUT/build.log" 2>&1
+rc=$?
+note "build rc=$rc"
+for f in "$B/strata_bench" "$B/tests/test_cuda_ops" "$B/tests/test_cuda_api"; do
+  if [ ! -x "$f" ]; then note "missing $f"; grep -E "error" "$OUT/build.log" | head -20; exit 1; fi
+done
+
+if want test; then
+  # the GPU tests and the CPU oracle's own test (TESTS="" runs the whole suite)
+  (cd "$B" && timeout $(( $(left) - 200 )) ctest -V -j 8 --timeout 400 \
+     ${TESTS-"-R" "test_cuda|test_operators"}) \
+    > "$OUT/ctest.log" 2>&1
+  note "ctest rc=$? $(grep -E 'tests passed|tests failed' "$OUT/ctest.log")"
+  grep -E "checks,|launch shapes|FAIL|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | tee -a "$OUT/summary.txt" | head -30
+fi
+
+if want bench; then
+  # the machine's own copy ceiling through PyTorch, as a cross-check
+  timeout 60 python3 - > "$OUT/bench.txt" 2>&1 <<'EOF'
+import torch
+x = torch.empty(1 << 28, dtype=torch.float32, device="cuda").uniform_()
+y = torch.empty_like(x)
+for _ in range(3): y.copy_(x)
+torch.cuda.synchronize()
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+s.record()
+for _ in range(20): y.copy_(x)
+e.record(); torch.cuda.synchronize()
+t = s.elapsed_time(e) / 20 / 1e3
+print(f"torch device-to-device copy of 1 GiB: {2 * x.numel() * 4 / t / 1e9:.1f} GB/s (read + write)")
+EOF
+  timeout $(( $(left) - 150 )) "$B/strata_bench" --backend cuda --csv "$OUT/bench.csv" \
+    >> "$OUT/bench.txt" 2>&1
+  note "bench (all variants) rc=$?"
+  timeout $(( $(left) - 120 )) "$B/strata_bench" --backend cuda --variants auto \
+    >> "$OUT/bench.txt" 2>&1
+  note "bench (auto) rc=$?"
+  timeout $(( $(left) - 110 )) "$B/strata_bench" --backend cuda --size 376x376x376 \
+    --ops 25pt --precision f32 >> "$OUT/bench.txt" 2>&1
+  note "bench (376^3 25-point) rc=$?"
+  cat "$HOME/.cache/strata/tune-v1.txt" >> "$OUT/bench.txt" 2>/dev/null
+  # SASS of the radius-1 kernels, for the instruction bound of the general box
+  cuobjdump -sass "$B/libstrata.so" 2>&1 |
+    awk '/Function : /{p = ($0 ~ /k_kdv?I[fd]Li[123]E/)} p' > "$OUT/sass.txt"
+  cuobjdump -res-usage "$B/libstrata.so" 2>&1 | grep -A1 -E "k_(streamv?|kdv?|pencil|copycube)" |
+    grep -E "Function|REG" | paste - - | sed -E 's/Function ([^:]*):.*REG:([0-9]+).*SHARED:([0-9]+).*/\1 REG=\2 SHARED=\3/' >> "$OUT/summary.txt"
+fi
+
+if want sanitize; then
+  : > "$OUT/sanitizer.log"
+  for tool in memcheck racecheck; do
+    for t in test_cuda_api test_cuda_ops; do
+      budget=$(( $(left) - 10 ))
+      [ $budget -gt 150 ] && budget=150
+      if [ $budget -lt 20 ]; then note "sanitizer $tool $t: no time left"; continue; fi
+      STRATA_TEST_QUICK=1 timeout $budget compute-sanitizer --tool $tool \
+        --error-exitcode 9 "$B/tests/$t" >> "$OUT/sanitizer.log" 2>&1
+      rc=$?
+      note "sanitizer $tool $t rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+    done
+  done
+fi
+note "done"
+grep -E "^(copy|7-point|27-point|25-point|d/d|2D)" "$OUT/bench.txt" 2>/dev/null | head -80

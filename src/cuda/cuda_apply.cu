@@ -1,0 +1,462 @@
+/* Applying operators on the CUDA backend: variant names and applicability,
+ * default launch shapes, and the autotuner with its cache file.
+ *
+ * "auto" (or no variant) picks, for the operator's shape, the precision, the
+ * size class (each extent rounded up to a power of two) and the device, the
+ * fastest (variant, block) pair measured on first use, remembered on the
+ * context and in a small text file.  With autotune off a fixed table is used.
+ * The cache never fails a run: a missing, unreadable or damaged file is
+ * ignored and rewritten; an entry that no longer launches is dropped. */
+#include "cuda_device.cuh"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const strata__cuda_variant_names[STRATA__V_COUNT] = {
+    "naive", "smem", "stream", "streamv", "streamcp", "kd", "kdv", "kdcp",
+    "pencil"};
+
+namespace {
+
+/* Bit v set when variant v applies to op. */
+unsigned applicable(const strata_stencil *op) {
+  unsigned m = 1u << STRATA__V_NAIVE | 1u << STRATA__V_SMEM;
+  switch (op->kind) {
+  case STRATA_STENCIL_STAR:
+    if (op->dims == 3) {
+      m |= 1u << STRATA__V_STREAM | 1u << STRATA__V_STREAMV |
+           1u << STRATA__V_STREAMCP;
+      if (op->radius == 1)
+        m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+    }
+    break;
+  case STRATA_STENCIL_DERIVATIVE: m |= 1u << STRATA__V_PENCIL; break;
+  case STRATA_STENCIL_BOX:
+    if (op->dims == 3)
+      m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+    break;
+  case STRATA_STENCIL_BOX_SYMMETRIC:
+    m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+    break;
+  }
+  return m;
+}
+
+void list_variants(unsigned m, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int v = 0; v < STRATA__V_COUNT; v++)
+    if (m >> v & 1) {
+      int w = snprintf(buf + used, n - used, "%s%s", used ? "," : "",
+                       strata__cuda_variant_names[v]);
+      if (w < 0 || (size_t)w >= n - used) break;
+      used += (size_t)w;
+    }
+}
+
+void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
+  b[0] = 32;
+  b[1] = 8;
+  b[2] = 1;
+  switch (v) {
+  case STRATA__V_NAIVE:
+    if (op->dims == 1) { b[0] = 256; b[1] = 1; }
+    else if (op->dims == 3) { b[1] = 4; b[2] = 2; }
+    break;
+  case STRATA__V_SMEM:
+    if (op->dims == 1) { b[0] = 256; b[1] = 1; }
+    break;
+  case STRATA__V_KD:
+    b[0] = prec == 4 ? 32 : 16; /* seed 004: 32x6 remapped to 48x4 */
+    b[1] = 6;
+    break;
+  case STRATA__V_KDV:
+  case STRATA__V_STREAMV:
+    b[1] = 4; /* measured best on the H100 at 512^3 (docs/cuda-notes.md) */
+    break;
+  case STRATA__V_PENCIL:
+    if (op->axis == 0 && op->dims == 1) { b[0] = 256; b[1] = 1; }
+    else if (op->axis != 0 && op->dims == 2) { b[0] = 128; b[1] = 1; }
+    break;
+  default: break;
+  }
+}
+
+/* The fixed table used when autotuning is off. */
+int default_variant(const strata_stencil *op) {
+  if (op->kind == STRATA_STENCIL_DERIVATIVE) return STRATA__V_PENCIL;
+  if (op->dims == 3) {
+    if (op->kind == STRATA_STENCIL_STAR)
+      return op->radius == 1 ? STRATA__V_KDV : STRATA__V_STREAMCP;
+    return STRATA__V_KDV;
+  }
+  return STRATA__V_SMEM;
+}
+
+strata_status run_variant(int v, const strata__launch *L,
+                          const strata_stencil *op) {
+  switch (v) {
+  case STRATA__V_NAIVE: return strata__cu_naive(L, op);
+  case STRATA__V_SMEM: return strata__cu_smem(L, op);
+  case STRATA__V_STREAM: return strata__cu_stream(L, op, 0);
+  case STRATA__V_STREAMV: return strata__cu_stream(L, op, 1);
+  case STRATA__V_STREAMCP: return strata__cu_stream(L, op, 2);
+  case STRATA__V_KD: return strata__cu_kd(L, op, 0);
+  case STRATA__V_KDV: return strata__cu_kd(L, op, 1);
+  case STRATA__V_KDCP: return strata__cu_kd(L, op, 2);
+  case STRATA__V_PENCIL: return strata__cu_pencil(L, op);
+  }
+  return strata__fail(L->ctx, STRATA_ENOTSUP, "unknown variant %d", v);
+}
+
+/* ---- the tuning cache ------------------------------------------------------- */
+
+size_t pow2_at_least(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+void tune_key(const strata__cuda_state *st, const strata_stencil *op,
+              const strata_field *in, char *key, size_t n) {
+  static const char *const kinds[] = {"?", "star", "deriv", "box", "sym27"};
+  char dev[96];
+  snprintf(dev, sizeof dev, "%s", st->prop.name);
+  for (char *c = dev; *c; c++)
+    if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '|') *c = '_';
+  const int k = op->kind >= 1 && op->kind <= 4 ? (int)op->kind : 0;
+  snprintf(key, n, "%s|d%d|r%d|a%d|f%d|%zux%zux%zu|%s|cc%d%d", kinds[k],
+           op->dims, op->radius,
+           op->kind == STRATA_STENCIL_DERIVATIVE ? op->axis : 0,
+           (int)in->d.precision * 8, pow2_at_least(in->d.n[0]),
+           pow2_at_least(in->d.n[1]), pow2_at_least(in->d.n[2]), dev,
+           st->prop.major, st->prop.minor);
+}
+
+strata__tune_entry *tune_find(strata__cuda_state *st, const char *key) {
+  for (int i = 0; i < st->ntune; i++)
+    if (strcmp(st->tune[i].key, key) == 0) return &st->tune[i];
+  return NULL;
+}
+
+void tune_put(strata__cuda_state *st, const strata__tune_entry *e) {
+  strata__tune_entry *t = tune_find(st, e->key);
+  if (!t) {
+    if (st->ntune == STRATA__TUNE_MAX) { /* drop the oldest */
+      memmove(&st->tune[0], &st->tune[1],
+              sizeof(st->tune[0]) * (STRATA__TUNE_MAX - 1));
+      st->ntune--;
+    }
+    t = &st->tune[st->ntune++];
+  }
+  *t = *e;
+  st->tune_dirty = 1;
+}
+
+void tune_drop(strata__cuda_state *st, const char *key) {
+  strata__tune_entry *t = tune_find(st, key);
+  if (!t) return;
+  const long i = t - st->tune;
+  memmove(t, t + 1, sizeof(*t) * (size_t)(st->ntune - i - 1));
+  st->ntune--;
+  st->tune_dirty = 1;
+}
+
+void mkdirs_for(const char *path) {
+  char d[1024];
+  snprintf(d, sizeof d, "%s", path);
+  char *slash = strrchr(d, '/');
+  if (!slash || slash == d) return;
+  *slash = '\0';
+  for (char *c = d + 1; *c; c++)
+    if (*c == '/') {
+      *c = '\0';
+      mkdir(d, 0755);
+      *c = '/';
+    }
+  mkdir(d, 0755);
+}
+
+/* Parses one cache line "key\tvariant\tbx\tby\tbz\tzchunks\tus"; 0 when
+ * malformed. */
+int parse_line(char *line, strata__tune_entry *e) {
+  char *f[8];
+  int n = 0;
+  for (char *tok = strtok(line, "\t\r\n"); tok && n < 8;
+       tok = strtok(NULL, "\t\r\n"))
+    f[n++] = tok;
+  if (n != 7 || strlen(f[0]) >= sizeof e->key) return 0;
+  int v = -1;
+  for (int i = 0; i < STRATA__V_COUNT; i++)
+    if (strcmp(f[1], strata__cuda_variant_names[i]) == 0) v = i;
+  if (v < 0) return 0;
+  char *end;
+  for (int a = 0; a < 3; a++) {
+    long b = strtol(f[2 + a], &end, 10);
+    if (*end || b < 1 || b > 1024) return 0;
+    e->block[a] = (int)b;
+  }
+  long zc = strtol(f[5], &end, 10);
+  if (*end || zc < 0 || zc > 4096) return 0;
+  e->zchunks = (int)zc;
+  e->us = strtod(f[6], &end);
+  if (*end || !(e->us >= 0)) return 0;
+  snprintf(e->key, sizeof e->key, "%s", f[0]);
+  e->variant = v;
+  return 1;
+}
+
+} // namespace
+
+void strata__cuda_tune_init(strata_context *ctx) {
+  strata__cuda_state *st = strata__cu_state(ctx);
+  st->ntune = 0;
+  st->tune_dirty = 0;
+  st->cache_path[0] = '\0';
+  if (ctx->tune_cache) {
+    snprintf(st->cache_path, sizeof st->cache_path, "%s", ctx->tune_cache);
+  } else {
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (x && *x)
+      snprintf(st->cache_path, sizeof st->cache_path, "%s/strata/tune-v1.txt", x);
+    else if (h && *h)
+      snprintf(st->cache_path, sizeof st->cache_path,
+               "%s/.cache/strata/tune-v1.txt", h);
+  }
+  if (!st->cache_path[0]) return;
+  FILE *fp = fopen(st->cache_path, "r");
+  if (!fp) return;
+  char line[512];
+  int bad = 0;
+  while (fgets(line, sizeof line, fp)) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    strata__tune_entry e;
+    if (parse_line(line, &e))
+      tune_put(st, &e);
+    else
+      bad = 1;
+  }
+  fclose(fp);
+  st->tune_dirty = bad; /* rewrite a damaged file */
+}
+
+void strata__cuda_tune_save(strata_context *ctx) {
+  strata__cuda_state *st = strata__cu_state(ctx);
+  if (!st || !st->tune_dirty || !st->cache_path[0]) return;
+  mkdirs_for(st->cache_path);
+  char tmp[1100];
+  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", st->cache_path, (long)getpid());
+  FILE *fp = fopen(tmp, "w");
+  if (!fp) return; /* never fails a run */
+  fprintf(fp, "# strata CUDA autotune cache v1: key\tvariant\tblock x\ty\tz\t"
+              "z chunks (0 = model)\tmicroseconds\n");
+  for (int i = 0; i < st->ntune; i++) {
+    const strata__tune_entry *e = &st->tune[i];
+    fprintf(fp, "%s\t%s\t%d\t%d\t%d\t%d\t%.3f\n", e->key,
+            strata__cuda_variant_names[e->variant], e->block[0], e->block[1],
+            e->block[2], e->zchunks, e->us);
+  }
+  int ok = fclose(fp) == 0;
+  if (ok && rename(tmp, st->cache_path) == 0)
+    st->tune_dirty = 0;
+  else
+    remove(tmp);
+}
+
+namespace {
+
+typedef struct {
+  int v;
+  int b[3];
+  int zc; /* z chunks, 0 = model */
+} candidate;
+
+/* The (variant, block) pairs timed for op. */
+int candidates(const strata_stencil *op, int prec, candidate *c, int max) {
+  const unsigned m = applicable(op);
+  int n = 0;
+#define ADD(var, x, y, z)                                                      \
+  do {                                                                         \
+    if ((m >> (var) & 1) && n < max) c[n++] = candidate{(var), {(x), (y), (z)}, 0}; \
+  } while (0)
+  candidate d;
+  for (int v = 0; v < STRATA__V_COUNT; v++) {
+    if (!(m >> v & 1)) continue;
+    d.v = v;
+    d.zc = 0;
+    default_block(v, op, prec, d.b);
+    if (n < max) c[n++] = d;
+  }
+  if (op->dims == 3) {
+    ADD(STRATA__V_STREAM, 32, 8, 1);
+    ADD(STRATA__V_STREAMV, 32, 8, 1);
+    ADD(STRATA__V_STREAMV, 16, 8, 1);
+    ADD(STRATA__V_STREAMV, 32, 4, 2);
+    ADD(STRATA__V_STREAMV, 32, 8, 2);
+    ADD(STRATA__V_STREAMCP, 32, 4, 1);
+    ADD(STRATA__V_STREAMCP, 16, 8, 1);
+    ADD(STRATA__V_STREAMCP, 32, 16, 1);
+    ADD(STRATA__V_STREAMCP, 32, 4, 2);
+    ADD(STRATA__V_STREAMCP, 32, 8, 2);
+    ADD(STRATA__V_STREAMCP, 16, 8, 2);
+    ADD(STRATA__V_KD, 32, 6, 1);
+    ADD(STRATA__V_KDV, 32, 8, 1);
+    ADD(STRATA__V_KDV, 16, 8, 1);
+    ADD(STRATA__V_KDV, 32, 16, 1);
+    ADD(STRATA__V_KDCP, 32, 4, 1);
+    ADD(STRATA__V_KDCP, 32, 16, 1);
+    ADD(STRATA__V_KDCP, 16, 8, 1);
+    if (op->kind == STRATA_STENCIL_DERIVATIVE) {
+      ADD(STRATA__V_PENCIL, 32, 4, 1);
+      ADD(STRATA__V_PENCIL, 16, 8, 1);
+      ADD(STRATA__V_PENCIL, 64, 4, 1);
+    }
+  } else if (op->dims == 2) {
+    ADD(STRATA__V_SMEM, 32, 4, 1);
+    ADD(STRATA__V_SMEM, 64, 4, 1);
+    ADD(STRATA__V_NAIVE, 64, 4, 1);
+    if (op->kind == STRATA_STENCIL_DERIVATIVE) {
+      ADD(STRATA__V_PENCIL, 32, 4, 1);
+      ADD(STRATA__V_PENCIL, 64, 1, 1);
+    }
+  } else {
+    ADD(STRATA__V_SMEM, 512, 1, 1);
+    ADD(STRATA__V_NAIVE, 512, 1, 1);
+    ADD(STRATA__V_PENCIL, 128, 1, 1);
+  }
+#undef ADD
+  /* drop duplicates (a default block listed again) */
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    int dup = 0;
+    for (int j = 0; j < k; j++)
+      if (c[j].v == c[i].v && c[j].b[0] == c[i].b[0] &&
+          c[j].b[1] == c[i].b[1] && c[j].b[2] == c[i].b[2])
+        dup = 1;
+    if (!dup) c[k++] = c[i];
+  }
+  /* the fast 2.5D kernels also with a single z chunk: every block walks
+   * the whole depth, all of them in step (DRAM locality vs. fill) */
+  const int base = k;
+  for (int i = 0; i < base && k < max; i++)
+    if (c[i].v == STRATA__V_STREAMV || c[i].v == STRATA__V_STREAMCP ||
+        c[i].v == STRATA__V_KDV || c[i].v == STRATA__V_KDCP ||
+        (c[i].v == STRATA__V_PENCIL && op->axis != 0)) {
+      c[k] = c[i];
+      c[k++].zc = 1;
+    }
+  return k;
+}
+
+/* Times every candidate on the caller's own fields (out is overwritten by
+ * each, then by the winner) and records the fastest. */
+strata_status tune(strata_context *ctx, strata__launch *L,
+                   const strata_stencil *op, const char *key,
+                   strata__tune_entry *best) {
+  strata__cuda_state *st = strata__cu_state(ctx);
+  candidate c[64];
+  const int n = candidates(op, L->prec, c, 64);
+  double best_ms = 1e300;
+  int found = 0;
+  for (int i = 0; i < n; i++) {
+    memcpy(L->block, c[i].b, sizeof c[i].b);
+    L->zchunks = c[i].zc;
+    strata_status s = run_variant(c[i].v, L, op); /* warm-up */
+    if (s == STRATA_EINVAL || s == STRATA_ENOTSUP) continue; /* shape unfit */
+    if (s != STRATA_OK) return s;
+    const int reps = 3;
+    STRATA__CU(ctx, cudaEventRecord(st->ev0, st->stream));
+    for (int r = 0; r < reps && s == STRATA_OK; r++) s = run_variant(c[i].v, L, op);
+    if (s != STRATA_OK) return s;
+    STRATA__CU(ctx, cudaEventRecord(st->ev1, st->stream));
+    STRATA__CU(ctx, cudaEventSynchronize(st->ev1));
+    float ms = 0;
+    STRATA__CU(ctx, cudaEventElapsedTime(&ms, st->ev0, st->ev1));
+    if (ms / reps < best_ms) {
+      best_ms = ms / reps;
+      best->variant = c[i].v;
+      best->zchunks = c[i].zc;
+      memcpy(best->block, c[i].b, sizeof c[i].b);
+      found = 1;
+    }
+  }
+  ctx->error[0] = '\0';
+  if (!found)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "autotune: no variant could run this operator");
+  snprintf(best->key, sizeof best->key, "%s", key);
+  best->us = best_ms * 1000.0;
+  return STRATA_OK;
+}
+
+int find_variant(const char *name) {
+  for (int v = 0; v < STRATA__V_COUNT; v++)
+    if (strcmp(name, strata__cuda_variant_names[v]) == 0) return v;
+  return -1;
+}
+
+} // namespace
+
+strata_status strata__cuda_variants(strata_context *ctx, const strata_stencil *op,
+                                    char *buf, size_t n) {
+  list_variants(applicable(op), buf, n);
+  return STRATA_OK;
+}
+
+strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *in,
+                                 strata_field *out,
+                                 const strata_apply_options *opt) {
+  strata_context *ctx = in->ctx;
+  strata__cuda_state *st = strata__cu_state(ctx);
+  STRATA__CU(ctx, cudaSetDevice(st->device));
+  const char *name = opt && opt->variant ? opt->variant : "auto";
+  const unsigned m = applicable(op);
+  strata__launch L;
+  strata_status s = strata__cuda_launch_init(&L, in, out);
+  if (s != STRATA_OK) return s;
+
+  if (strcmp(name, "auto") != 0) {
+    const int v = find_variant(name);
+    if (v < 0 || !(m >> v & 1)) {
+      char known[128];
+      list_variants(m, known, sizeof known);
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "apply: the CUDA backend has no variant '%s' for "
+                          "this %dD operator (kind %d, radius %d); known: "
+                          "auto,%s",
+                          name, op->dims, (int)op->kind, op->radius, known);
+    }
+    default_block(v, op, L.prec, L.block);
+    if (opt)
+      for (int a = 0; a < 3; a++)
+        if (opt->block[a] > 0) L.block[a] = opt->block[a];
+    return run_variant(v, &L, op);
+  }
+
+  if (!ctx->autotune) {
+    const int v = default_variant(op);
+    default_block(v, op, L.prec, L.block);
+    return run_variant(v, &L, op);
+  }
+  char key[STRATA__TUNE_KEY];
+  tune_key(st, op, in, key, sizeof key);
+  strata__tune_entry *e = tune_find(st, key);
+  if (e && (m >> e->variant & 1)) {
+    memcpy(L.block, e->block, sizeof L.block);
+    L.zchunks = e->zchunks;
+    s = run_variant(e->variant, &L, op);
+    if (s != STRATA_EINVAL && s != STRATA_ENOTSUP) return s;
+    tune_drop(st, key); /* a stale entry: tune again */
+  }
+  strata__tune_entry best;
+  s = tune(ctx, &L, op, key, &best);
+  if (s != STRATA_OK) return s;
+  tune_put(st, &best);
+  strata__cuda_tune_save(ctx);
+  memcpy(L.block, best.block, sizeof L.block);
+  L.zchunks = best.zchunks;
+  return run_variant(best.variant, &L, op);
+}

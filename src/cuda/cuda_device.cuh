@@ -1,0 +1,154 @@
+/* Device-side helpers shared by the kernel files: 16-byte vectors, loads
+ * through the read-only path, streaming stores, and the launch helpers. */
+#ifndef STRATA_CUDA_DEVICE_CUH
+#define STRATA_CUDA_DEVICE_CUH
+
+#include <string.h>
+
+#include "cuda_internal.h"
+
+/* V values of T in one aligned unit: a 16-byte vector when V*sizeof(T)==16. */
+template <typename T, int V> struct __align__(sizeof(T) * V) strata__vec {
+  T v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ strata__vec<T, V> ldg_v(const T *p) {
+  strata__vec<T, V> r;
+  if constexpr (V == 1) {
+    r.v[0] = __ldg(p);
+  } else if constexpr (sizeof(T) == 4 && V == 4) {
+    float4 t = __ldg(reinterpret_cast<const float4 *>(p));
+    r.v[0] = t.x; r.v[1] = t.y; r.v[2] = t.z; r.v[3] = t.w;
+  } else if constexpr (sizeof(T) == 8 && V == 2) {
+    double2 t = __ldg(reinterpret_cast<const double2 *>(p));
+    r.v[0] = t.x; r.v[1] = t.y;
+  } else {
+    r = *reinterpret_cast<const strata__vec<T, V> *>(p);
+  }
+  return r;
+}
+
+/* Store, evict-first (the output is not read again by this kernel: keep L2
+ * for the input's halos). */
+template <typename T, int V>
+__device__ __forceinline__ void stcs_v(T *p, const strata__vec<T, V> &x) {
+  if constexpr (V == 1) {
+    __stcs(p, x.v[0]);
+  } else if constexpr (sizeof(T) == 4 && V == 4) {
+    __stcs(reinterpret_cast<float4 *>(p),
+           make_float4(x.v[0], x.v[1], x.v[2], x.v[3]));
+  } else if constexpr (sizeof(T) == 8 && V == 2) {
+    __stcs(reinterpret_cast<double2 *>(p), make_double2(x.v[0], x.v[1]));
+  } else {
+    *reinterpret_cast<strata__vec<T, V> *>(p) = x;
+  }
+}
+
+/* Stores the first nvalid (1..V) values; a whole vector when all are valid. */
+template <typename T, int V>
+__device__ __forceinline__ void store_masked(T *p, const strata__vec<T, V> &x,
+                                             int nvalid) {
+  if (nvalid >= V) {
+    stcs_v<T, V>(p, x);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (e < nvalid) __stcs(p + e, x.v[e]);
+  }
+}
+
+template <typename T, int V>
+__device__ __forceinline__ strata__vec<T, V> zero_v() {
+  strata__vec<T, V> r;
+#pragma unroll
+  for (int e = 0; e < V; e++) r.v[e] = T(0);
+  return r;
+}
+
+template <typename T, int V>
+__device__ __forceinline__ strata__vec<T, V> lds_v(const T *p) {
+  return *reinterpret_cast<const strata__vec<T, V> *>(p);
+}
+template <typename T, int V>
+__device__ __forceinline__ void sts_v(T *p, const strata__vec<T, V> &x) {
+  *reinterpret_cast<strata__vec<T, V> *>(p) = x;
+}
+
+/* cp.async (sm_80+): 16-byte global -> shared copies that bypass registers
+ * and L1.  src_bytes 0 copies nothing and zero-fills the destination; the
+ * source address must still be a valid one. */
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem,
+                                           int src_bytes) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s),
+               "l"(gmem), "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+/* Waits until at most N of this thread's committed groups are pending. */
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* Host side: converts a strata_stencil into the weights a kernel takes. */
+template <typename T>
+static inline strata__w<T> strata__weights(const strata_stencil *op) {
+  strata__w<T> w;
+  memset(&w, 0, sizeof w);
+  w.c0 = (T)op->center;
+  for (int k = 0; k <= STRATA_MAX_RADIUS; k++) {
+    w.cx[k] = (T)op->coef[0][k];
+    w.cy[k] = (T)op->coef[1][k];
+    w.cz[k] = (T)op->coef[2][k];
+  }
+  if (op->kind == STRATA_STENCIL_BOX)
+    for (int q = 0; q < 27; q++) w.K[q] = (T)op->box[q];
+  if (op->kind == STRATA_STENCIL_BOX_SYMMETRIC)
+    for (int q = 0; q < 4; q++) w.K[q] = (T)op->sym[q];
+  w.kind = (int)op->kind;
+  w.R = op->radius;
+  w.axis = op->axis;
+  w.dims = op->dims;
+  return w;
+}
+
+/* Host side: raises a kernel's dynamic shared-memory limit when needed and
+ * refuses sizes the device cannot give. */
+template <typename K>
+static inline strata_status strata__smem_opt_in(const strata__launch *L,
+                                                K kernel, size_t bytes,
+                                                const char *name) {
+  if (bytes > L->smem_max)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block shape %dx%dx%d needs %zu bytes of shared "
+                        "memory; the device gives at most %zu per block",
+                        name, L->block[0], L->block[1], L->block[2], bytes,
+                        L->smem_max);
+  if (bytes > 48 * 1024)
+    STRATA__CU(L->ctx, cudaFuncSetAttribute(
+                           kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)bytes));
+  return STRATA_OK;
+}
+
+/* Host side: blocks of this kernel that fit on one multiprocessor. */
+template <typename K>
+static inline strata_status strata__occupancy(const strata__launch *L, K kernel,
+                                              int threads, size_t smem,
+                                              int *per_sm) {
+  int n = 0;
+  STRATA__CU(L->ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                         &n, kernel, threads, smem));
+  if (n < 1)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "block shape %dx%dx%d cannot run on this device "
+                        "(too many registers or too much shared memory)",
+                        L->block[0], L->block[1], L->block[2]);
+  *per_sm = n;
+  return STRATA_OK;
+}
+
+#endif

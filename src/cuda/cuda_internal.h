@@ -1,0 +1,153 @@
+/* Private header of the CUDA engine: state kept on the context, the
+ * parameter blocks the kernels take, error helpers, and the launchers each
+ * .cu file exports.  Only src/cuda/ includes it; it is C++ (nvcc). */
+#ifndef STRATA_CUDA_INTERNAL_H
+#define STRATA_CUDA_INTERNAL_H
+
+#include <cuda_runtime.h>
+
+#include "../core/internal.h"
+
+/* Every CUDA call goes through STRATA__CU: on failure it records the CUDA
+ * message on ctx and returns STRATA_EDEVICE from the enclosing function. */
+#define STRATA__CU(ctx, call)                                                  \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess)                                                     \
+      return strata__cuda_fail((ctx), e_, #call, __FILE__, __LINE__);          \
+  } while (0)
+
+/* After every launch: the launch's own error (bad configuration, too much
+ * shared memory) and any sticky error from earlier asynchronous work. */
+#define STRATA__LAUNCHED(ctx, what)                                            \
+  do {                                                                         \
+    cudaError_t e_ = cudaGetLastError();                                       \
+    if (e_ != cudaSuccess)                                                     \
+      return strata__cuda_fail((ctx), e_, what, __FILE__, __LINE__);           \
+  } while (0)
+
+strata_status strata__cuda_fail(strata_context *ctx, cudaError_t e,
+                                const char *what, const char *file, int line);
+
+/* ---- per-context state ------------------------------------------------ */
+
+#define STRATA__TUNE_MAX 256
+#define STRATA__TUNE_KEY 192
+
+typedef struct strata__tune_entry {
+  char key[STRATA__TUNE_KEY];
+  int variant; /* strata__cuda_variant */
+  int block[3];
+  int zchunks; /* 0 = the launcher's model */
+  double us;   /* measured time of the winner, microseconds */
+} strata__tune_entry;
+
+typedef struct strata__cuda_state {
+  int device;
+  cudaStream_t stream;
+  cudaDeviceProp prop;
+  double *scratch;          /* reduction partials (device) */
+  size_t scratch_n;         /* doubles in scratch */
+  cudaEvent_t ev0, ev1;     /* autotuning */
+  strata__tune_entry tune[STRATA__TUNE_MAX];
+  int ntune;
+  int tune_dirty;
+  char cache_path[1024];    /* "" = memory only */
+} strata__cuda_state;
+
+static inline strata__cuda_state *strata__cu_state(strata_context *ctx) {
+  return (strata__cuda_state *)ctx->impl;
+}
+
+/* ---- kernel variants ---------------------------------------------------- */
+
+typedef enum strata__cuda_variant {
+  STRATA__V_NAIVE = 0,  /* one thread per point, every read from global */
+  STRATA__V_SMEM,       /* 2D/3D shared-memory tile with halo, one point/thread */
+  STRATA__V_STREAM,     /* 2.5D: xy tile in smem, z-neighbours in registers */
+  STRATA__V_STREAMV,    /* stream with 16-byte vectors, prefetch, 2 buffers */
+  STRATA__V_STREAMCP,   /* streamv fed by cp.async, a ring of tiles */
+  STRATA__V_KD,         /* seed 004: one plane in smem, 3 partial sums */
+  STRATA__V_KDV,        /* kd with 16-byte vectors */
+  STRATA__V_KDCP,       /* kdv fed by cp.async, a ring of tiles */
+  STRATA__V_PENCIL,     /* derivatives: register queue along the axis */
+  STRATA__V_COUNT
+} strata__cuda_variant;
+
+extern const char *const strata__cuda_variant_names[STRATA__V_COUNT];
+
+/* ---- what the kernels take ----------------------------------------------- */
+
+/* Geometry of an in/out pair: interior sizes and element strides.  The
+ * kernels get base pointers already moved to interior point (0,0,0). */
+typedef struct strata__geom {
+  int nx, ny, nz;
+  int dims;
+  long long sy, sz;   /* input strides (elements) */
+  long long osy, osz; /* output strides */
+} strata__geom;
+
+/* Operator weights in the field's precision. */
+template <typename T> struct strata__w {
+  T c0;
+  T cx[STRATA_MAX_RADIUS + 1], cy[STRATA_MAX_RADIUS + 1],
+      cz[STRATA_MAX_RADIUS + 1];
+  T K[27]; /* BOX: as strata_stencil.box; SYM: C0..C3 in K[0..3] */
+  int kind, R, axis, dims;
+};
+
+/* What every launcher receives. */
+typedef struct strata__launch {
+  strata_context *ctx;
+  cudaStream_t stream;
+  const void *in;  /* interior (0,0,0) of the input */
+  void *out;       /* interior (0,0,0) of the output */
+  strata__geom g;
+  int prec;        /* 4 or 8 */
+  int block[3];
+  int zchunks;     /* z chunks of the 2.5D kernels, 0 = the model's choice */
+  int sms;         /* multiprocessors, for z-chunking */
+  size_t smem_max; /* opt-in dynamic shared memory per block */
+} strata__launch;
+
+/* Launchers: validate the block shape (STRATA_EINVAL with a message), launch
+ * and check the launch.  op is validated by the front end. */
+strata_status strata__cu_naive(const strata__launch *L, const strata_stencil *op);
+strata_status strata__cu_smem(const strata__launch *L, const strata_stencil *op);
+/* mode 0: scalar (seed), 1: 16-byte vectors, 2: vectors fed by cp.async */
+strata_status strata__cu_stream(const strata__launch *L, const strata_stencil *op,
+                                int mode);
+strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
+                            int mode);
+strata_status strata__cu_pencil(const strata__launch *L,
+                                const strata_stencil *op);
+/* mode 0: copycube (16-byte vectors, 2.5D), 1: copycube_halo (the kd read) */
+strata_status strata__cu_copy(const strata__launch *L, int mode);
+
+/* Fills L from a validated in/out pair (pointers, strides, device limits). */
+strata_status strata__cuda_launch_init(strata__launch *L, const strata_field *in,
+                                       strata_field *out);
+
+/* cuda_apply.cu: the backend's apply and variants entries, and the autotune
+ * cache (loaded at init, written when it changes and at fini). */
+strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *in,
+                                 strata_field *out,
+                                 const strata_apply_options *opt);
+strata_status strata__cuda_variants(strata_context *ctx, const strata_stencil *op,
+                                    char *buf, size_t n);
+void strata__cuda_tune_init(strata_context *ctx);
+void strata__cuda_tune_save(strata_context *ctx);
+
+/* z-chunking shared by the 2.5D kernels: the number of z chunks that
+ * minimises waves x (planes per chunk + warm-up planes). */
+int strata__cu_zchunks(int xy_blocks, int blocks_per_sm, int sms, int nz,
+                       int warmup);
+/* The z chunks a launcher uses: L->zchunks when set (at most nz), else the
+ * model's choice. */
+static inline int strata__cu_chunks(const strata__launch *L, int xy_blocks,
+                                    int blocks_per_sm, int nz, int warmup) {
+  if (L->zchunks > 0) return L->zchunks < nz ? L->zchunks : nz;
+  return strata__cu_zchunks(xy_blocks, blocks_per_sm, L->sms, nz, warmup);
+}
+
+#endif

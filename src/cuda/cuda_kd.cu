@@ -1,0 +1,467 @@
+/* Seed 004's method (Krotkiewski & Dabrowski) for the radius-1 3D operators
+ * (the 7-point star, the symmetric 27-point stencil with C0..C3, the general
+ * 3x3x3 box), and the two copy ceilings.
+ *
+ * kd  (V = 1): a block of BX x BY threads reads one XY tile of the input
+ *     with its halo into shared memory, remapped onto a wider block so the
+ *     whole tile is M+1 coalesced loads (32x6 threads read a 48x8 tile as two
+ *     48x4 loads in fp32: the x halo is one 32-byte sector each side, 8
+ *     floats; in fp64 16x6 threads read 24x8 as two loads).  Each input plane
+ *     is used for three output planes: partial sums for planes k-1, k, k+1
+ *     stay in registers, so only one plane lives in shared memory.  The
+ *     symmetric stencil is computed with common-subexpression elimination
+ *     (18 flops instead of 30).  The next plane is prefetched into registers
+ *     while the current one is computed (software prefetching), and the tile
+ *     is double-buffered, so one barrier per plane.
+ * kdv (V = 16 bytes / sizeof(T)): the same with 16-byte vectors: a thread
+ *     owns V consecutive points, the x halo is one vector each side.
+ *
+ * copycube:       out = in over the interior with the 2.5D traversal
+ *                 (16-byte vectors, 4 planes in flight per thread).
+ * copycube_halo:  the kd kernel's reads (tile and halo, fp32 32x6 remapped to
+ *                 48x4), writing the tile's interior: the cost of the halo
+ *                 reads alone. */
+#include "cuda_device.cuh"
+
+namespace {
+
+enum { KD_COPY = 0, KD_STAR7 = 1, KD_SYM27 = 2, KD_BOX27 = 3 };
+constexpr int kKdSlots = 4;
+
+template <typename T, int MODE, int V>
+__global__ void __launch_bounds__(512)
+    k_kd(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+         const strata__w<T> w, int zchunk) {
+  constexpr int HX = V == 1 ? (int)(32 / sizeof(T)) : V; /* halo elements */
+  constexpr int HV = HX / V;                             /* halo vectors */
+  typedef strata__vec<T, V> vec;
+  extern __shared__ __align__(16) unsigned char sraw[];
+  T *sm = reinterpret_cast<T *>(sraw);
+
+  const int BX = blockDim.x, BY = blockDim.y;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * BX + tx, nthr = BX * BY;
+  const int TWv = BX + 2 * HV, TW = TWv * V, TH = BY + 2;
+  const int bufsz = TW * TH, NT = TWv * TH;
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY;
+  const int kz0 = blockIdx.z * zchunk;
+  const int kz1 = min(g.nz, kz0 + zchunk);
+  const int nx = g.nx, ny = g.ny;
+  const long long sz = g.sz;
+
+  /* the remapped tile: slot s of thread tid is tile vector tid + s*nthr */
+  long long off[kKdSlots];
+  int so[kKdSlots];
+  bool ok[kKdSlots], act[kKdSlots];
+#pragma unroll
+  for (int s = 0; s < kKdSlots; s++) {
+    const int q = tid + s * nthr;
+    act[s] = q < NT;
+    const int row = q / TWv, col = q % TWv;
+    const int x = x0 + (col - HV) * V, y = y0 - 1 + row;
+    ok[s] = act[s] && x <= nx && y <= ny;
+    off[s] = x + (long long)y * g.sy;
+    so[s] = row * TW + col * V;
+  }
+
+  const int pfirst = MODE == KD_COPY ? kz0 : kz0 - 1;
+  const int plast = MODE == KD_COPY ? kz1 - 1 : kz1;
+  vec ld[kKdSlots];
+#pragma unroll
+  for (int s = 0; s < kKdSlots; s++)
+    ld[s] = ok[s] ? ldg_v<T, V>(in + off[s] + (long long)pfirst * sz)
+                  : zero_v<T, V>();
+
+  const int i = x0 + tx * V, j = y0 + ty;
+  const bool mine = i < nx && j < ny;
+  T a0[V], a1[V], a2[V]; /* partial sums of output planes p-1, p, p+1 */
+#pragma unroll
+  for (int e = 0; e < V; e++) a0[e] = a1[e] = a2[e] = T(0);
+
+  int buf = 0;
+  for (int p = pfirst; p <= plast; p++) {
+    T *sb = sm + buf * bufsz;
+#pragma unroll
+    for (int s = 0; s < kKdSlots; s++)
+      if (act[s]) sts_v<T, V>(sb + so[s], ld[s]);
+    if (p < plast) {
+#pragma unroll
+      for (int s = 0; s < kKdSlots; s++)
+        ld[s] = ok[s] ? ldg_v<T, V>(in + off[s] + (long long)(p + 1) * sz)
+                      : zero_v<T, V>();
+    }
+    __syncthreads();
+
+    const T *base = sb + (ty + 1) * TW + (HV + tx) * V;
+    if constexpr (MODE == KD_COPY) {
+      if (mine)
+        store_masked<T, V>(out + i + (long long)j * g.osy + (long long)p * g.osz,
+                           lds_v<T, V>(base), nx - i);
+    } else {
+      /* the 3x3 neighbourhood of my V points: xs[row][0..V+1] */
+      T xs[3][V + 2];
+#pragma unroll
+      for (int r = 0; r < 3; r++) {
+        const T *rp = base + (r - 1) * TW;
+        if (MODE != KD_STAR7 || r == 1) {
+          xs[r][0] = rp[-1];
+          xs[r][V + 1] = rp[V];
+        } else {
+          xs[r][0] = xs[r][V + 1] = T(0);
+        }
+        vec c = lds_v<T, V>(rp);
+#pragma unroll
+        for (int e = 0; e < V; e++) xs[r][e + 1] = c.v[e];
+      }
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        const T c = xs[1][e + 1];
+        if constexpr (MODE == KD_STAR7) {
+          const T same = w.c0 * c + w.cx[1] * (xs[1][e] + xs[1][e + 2]) +
+                         w.cy[1] * (xs[0][e + 1] + xs[2][e + 1]);
+          const T nb = w.cz[1] * c;
+          a0[e] += nb;
+          a1[e] += same;
+          a2[e] += nb;
+        } else if constexpr (MODE == KD_SYM27) {
+          const T f = xs[1][e] + xs[1][e + 2] + xs[0][e + 1] + xs[2][e + 1];
+          const T k4 = xs[0][e] + xs[0][e + 2] + xs[2][e] + xs[2][e + 2];
+          const T same = w.K[0] * c + w.K[1] * f + w.K[2] * k4;
+          const T nb = w.K[1] * c + w.K[2] * f + w.K[3] * k4;
+          a0[e] += nb;
+          a1[e] += same;
+          a2[e] += nb;
+        } else {
+          /* input plane p feeds output p-dz with weight K[dz] */
+#pragma unroll
+          for (int dy = 0; dy < 3; dy++)
+#pragma unroll
+            for (int dx = 0; dx < 3; dx++) {
+              const T v = xs[dy][e + dx];
+              a0[e] += w.K[18 + dy * 3 + dx] * v;
+              a1[e] += w.K[9 + dy * 3 + dx] * v;
+              a2[e] += w.K[dy * 3 + dx] * v;
+            }
+        }
+      }
+      if (p - 1 >= kz0 && mine) {
+        vec o;
+#pragma unroll
+        for (int e = 0; e < V; e++) o.v[e] = a0[e];
+        store_masked<T, V>(out + i + (long long)j * g.osy +
+                               (long long)(p - 1) * g.osz,
+                           o, nx - i);
+      }
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        a0[e] = a1[e];
+        a1[e] = a2[e];
+        a2[e] = T(0);
+      }
+    }
+    buf ^= 1;
+  }
+}
+
+/* kdv: kd with 16-byte vectors, its tiles copied global -> shared with
+ * cp.async A planes ahead into a ring of A + 2 tiles (no register staging,
+ * one barrier per plane: the tile overwritten, plane p-2, was last read
+ * before the previous barrier). */
+template <typename T, int MODE, int A>
+__global__ void __launch_bounds__(512)
+    k_kdv(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+          const strata__w<T> w, int zchunk) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NS = A + 2;
+  typedef strata__vec<T, V> vec;
+  extern __shared__ __align__(16) unsigned char sraw[];
+  T *sm = reinterpret_cast<T *>(sraw);
+
+  const int BX = blockDim.x, BY = blockDim.y;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * BX + tx, nthr = BX * BY;
+  const int TWv = BX + 2, TW = TWv * V, TH = BY + 2;
+  const int bufsz = TW * TH, NT = TWv * TH;
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY;
+  const int kz0 = blockIdx.z * zchunk;
+  const int kz1 = min(g.nz, kz0 + zchunk);
+  const int nx = g.nx, ny = g.ny;
+  const long long sz = g.sz;
+
+  long long off[kKdSlots];
+  int so[kKdSlots];
+  bool ok[kKdSlots], act[kKdSlots];
+#pragma unroll
+  for (int s = 0; s < kKdSlots; s++) {
+    const int q = tid + s * nthr;
+    act[s] = q < NT;
+    const int row = q / TWv, col = q % TWv;
+    const int x = x0 + (col - 1) * V, y = y0 - 1 + row;
+    ok[s] = act[s] && x <= nx && y <= ny;
+    off[s] = x + (long long)y * g.sy;
+    so[s] = row * TW + col * V;
+  }
+  const int pfirst = kz0 - 1, plast = kz1;
+  auto issue = [&](int p) {
+    if (p <= plast) {
+      T *sb = sm + ((p - pfirst) % NS) * bufsz;
+      const T *pb = in + (long long)p * sz;
+#pragma unroll
+      for (int s = 0; s < kKdSlots; s++)
+        if (act[s]) cp_async16(sb + so[s], ok[s] ? pb + off[s] : in, ok[s] ? 16 : 0);
+    }
+    cp_async_commit();
+  };
+  for (int p = pfirst; p < pfirst + A; p++) issue(p);
+
+  const int i = x0 + tx * V, j = y0 + ty;
+  const bool mine = i < nx && j < ny;
+  T a0[V], a1[V], a2[V];
+#pragma unroll
+  for (int e = 0; e < V; e++) a0[e] = a1[e] = a2[e] = T(0);
+  for (int p = pfirst; p <= plast; p++) {
+    issue(p + A);
+    cp_async_wait<A>();
+    __syncthreads();
+    const T *base = sm + ((p - pfirst) % NS) * bufsz + (ty + 1) * TW + (1 + tx) * V;
+    T xs[3][V + 2];
+#pragma unroll
+    for (int r = 0; r < 3; r++) {
+      const T *rp = base + (r - 1) * TW;
+      if (MODE != KD_STAR7 || r == 1) {
+        xs[r][0] = rp[-1];
+        xs[r][V + 1] = rp[V];
+      } else {
+        xs[r][0] = xs[r][V + 1] = T(0);
+      }
+      vec c = lds_v<T, V>(rp);
+#pragma unroll
+      for (int e = 0; e < V; e++) xs[r][e + 1] = c.v[e];
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      const T c = xs[1][e + 1];
+      if constexpr (MODE == KD_STAR7) {
+        const T same = w.c0 * c + w.cx[1] * (xs[1][e] + xs[1][e + 2]) +
+                       w.cy[1] * (xs[0][e + 1] + xs[2][e + 1]);
+        const T nb = w.cz[1] * c;
+        a0[e] += nb;
+        a1[e] += same;
+        a2[e] += nb;
+      } else if constexpr (MODE == KD_SYM27) {
+        const T f = xs[1][e] + xs[1][e + 2] + xs[0][e + 1] + xs[2][e + 1];
+        const T k4 = xs[0][e] + xs[0][e + 2] + xs[2][e] + xs[2][e + 2];
+        const T same = w.K[0] * c + w.K[1] * f + w.K[2] * k4;
+        const T nb = w.K[1] * c + w.K[2] * f + w.K[3] * k4;
+        a0[e] += nb;
+        a1[e] += same;
+        a2[e] += nb;
+      } else {
+#pragma unroll
+        for (int dy = 0; dy < 3; dy++)
+#pragma unroll
+          for (int dx = 0; dx < 3; dx++) {
+            const T v = xs[dy][e + dx];
+            a0[e] += w.K[18 + dy * 3 + dx] * v;
+            a1[e] += w.K[9 + dy * 3 + dx] * v;
+            a2[e] += w.K[dy * 3 + dx] * v;
+          }
+      }
+    }
+    if (p - 1 >= kz0 && mine) {
+      vec o;
+#pragma unroll
+      for (int e = 0; e < V; e++) o.v[e] = a0[e];
+      store_masked<T, V>(out + i + (long long)j * g.osy + (long long)(p - 1) * g.osz,
+                         o, nx - i);
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      a0[e] = a1[e];
+      a1[e] = a2[e];
+      a2[e] = T(0);
+    }
+  }
+  cp_async_wait<0>();
+}
+
+/* copycube: 2.5D, a 16-byte vector per thread, 4 planes loaded before the
+ * first of them is stored. */
+template <typename T>
+__global__ void k_copycube(const T *__restrict__ in, T *__restrict__ out,
+                           strata__geom g, int zchunk) {
+  constexpr int V = 16 / sizeof(T);
+  typedef strata__vec<T, V> vec;
+  const int xv = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (xv >= g.nx || j >= g.ny) return;
+  const int k0 = blockIdx.z * zchunk, k1 = min(g.nz, k0 + zchunk);
+  const T *p = in + xv + (long long)j * g.sy;
+  T *o = out + xv + (long long)j * g.osy;
+  const int nv = g.nx - xv;
+  int k = k0;
+  for (; k + 4 <= k1; k += 4) {
+    vec v[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) v[u] = ldg_v<T, V>(p + (long long)(k + u) * g.sz);
+#pragma unroll
+    for (int u = 0; u < 4; u++)
+      store_masked<T, V>(o + (long long)(k + u) * g.osz, v[u], nv);
+  }
+  for (; k < k1; k++)
+    store_masked<T, V>(o + (long long)k * g.osz,
+                       ldg_v<T, V>(p + (long long)k * g.sz), nv);
+}
+
+template <typename T> constexpr int kd_default_bx() { return sizeof(T) == 4 ? 32 : 16; }
+
+template <typename T, int MODE, int V>
+strata_status launch_kd(const strata__launch *L, const strata__w<T> &w,
+                        const int block[2], const char *name) {
+  constexpr int HX = V == 1 ? (int)(32 / sizeof(T)) : V;
+  constexpr int HV = HX / V;
+  const int BX = block[0], BY = block[1], nthr = BX * BY;
+  const int NT = (BX + 2 * HV) * (BY + 2);
+  if (NT > kKdSlots * nthr)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%d is too small: its tile of %d vectors "
+                        "exceeds %d per thread",
+                        name, BX, BY, NT, kKdSlots);
+  const size_t bytes = 2 * (size_t)(BX + 2 * HV) * V * (BY + 2) * sizeof(T);
+  auto kern = k_kd<T, MODE, V>;
+  strata_status s = strata__smem_opt_in(L, kern, bytes, name);
+  if (s != STRATA_OK) return s;
+  int per_sm = 0;
+  s = strata__occupancy(L, kern, nthr, bytes, &per_sm);
+  if (s != STRATA_OK) return s;
+  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
+  const long long gy = (L->g.ny + BY - 1) / BY;
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: %d rows need %lld blocks along y (limit 65535)",
+                        name, L->g.ny, gy);
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz,
+                                      MODE == KD_COPY ? 0 : 2);
+  const int zchunk = (L->g.nz + chunks - 1) / chunks;
+  dim3 grid((unsigned)gx, (unsigned)gy,
+            (unsigned)((L->g.nz + zchunk - 1) / zchunk));
+  kern<<<grid, dim3(BX, BY, 1), bytes, L->stream>>>(
+      (const T *)L->in, (T *)L->out, L->g, w, zchunk);
+  STRATA__LAUNCHED(L->ctx, "kd kernel launch");
+  return STRATA_OK;
+}
+
+constexpr int kKdAhead = 3;
+
+template <typename T, int MODE>
+strata_status launch_kdv(const strata__launch *L, const strata__w<T> &w,
+                         const char *name) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NS = kKdAhead + 2;
+  const int BX = L->block[0], BY = L->block[1], nthr = BX * BY;
+  const int NT = (BX + 2) * (BY + 2);
+  if (NT > kKdSlots * nthr)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%d is too small: its tile of %d vectors "
+                        "exceeds %d per thread", name, BX, BY, NT, kKdSlots);
+  const size_t bytes = (size_t)NS * (BX + 2) * V * (BY + 2) * sizeof(T);
+  auto kern = k_kdv<T, MODE, kKdAhead>;
+  strata_status s = strata__smem_opt_in(L, kern, bytes, name);
+  if (s != STRATA_OK) return s;
+  int per_sm = 0;
+  s = strata__occupancy(L, kern, nthr, bytes, &per_sm);
+  if (s != STRATA_OK) return s;
+  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
+  const long long gy = (L->g.ny + BY - 1) / BY;
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: %d rows need %lld blocks along y (limit 65535)",
+                        name, L->g.ny, gy);
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2);
+  const int zchunk = (L->g.nz + chunks - 1) / chunks;
+  dim3 grid((unsigned)gx, (unsigned)gy,
+            (unsigned)((L->g.nz + zchunk - 1) / zchunk));
+  kern<<<grid, dim3(BX, BY, 1), bytes, L->stream>>>(
+      (const T *)L->in, (T *)L->out, L->g, w, zchunk);
+  STRATA__LAUNCHED(L->ctx, "kdcp kernel launch");
+  return STRATA_OK;
+}
+
+template <typename T, int V, bool CP>
+strata_status kd_mode(const strata__launch *L, const strata_stencil *op,
+                      const char *name) {
+  const strata__w<T> w = strata__weights<T>(op);
+  if constexpr (CP) {
+    switch (op->kind) {
+    case STRATA_STENCIL_STAR: return launch_kdv<T, KD_STAR7>(L, w, name);
+    case STRATA_STENCIL_BOX_SYMMETRIC: return launch_kdv<T, KD_SYM27>(L, w, name);
+    case STRATA_STENCIL_BOX: return launch_kdv<T, KD_BOX27>(L, w, name);
+    default: break;
+    }
+  } else {
+    switch (op->kind) {
+    case STRATA_STENCIL_STAR: return launch_kd<T, KD_STAR7, V>(L, w, L->block, name);
+    case STRATA_STENCIL_BOX_SYMMETRIC:
+      return launch_kd<T, KD_SYM27, V>(L, w, L->block, name);
+    case STRATA_STENCIL_BOX: return launch_kd<T, KD_BOX27, V>(L, w, L->block, name);
+    default: break;
+    }
+  }
+  return strata__fail(L->ctx, STRATA_ENOTSUP, "%s: operator not supported", name);
+}
+
+template <typename T>
+strata_status copy_t(const strata__launch *L, int mode) {
+  if (mode == 1) {
+    strata__w<T> w;
+    memset(&w, 0, sizeof w);
+    const int block[2] = {kd_default_bx<T>(), 6};
+    return launch_kd<T, KD_COPY, 1>(L, w, block, "copycube_halo");
+  }
+  constexpr int V = 16 / sizeof(T);
+  const int BX = 32, BY = 8;
+  auto kern = k_copycube<T>;
+  int per_sm = 0;
+  strata_status s = strata__occupancy(L, kern, BX * BY, 0, &per_sm);
+  if (s != STRATA_OK) return s;
+  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
+  const long long gy = (L->g.ny + BY - 1) / BY;
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "copycube: %d rows need %lld blocks (limit 65535)",
+                        L->g.ny, gy);
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 0);
+  const int zchunk = (L->g.nz + chunks - 1) / chunks;
+  dim3 grid((unsigned)gx, (unsigned)gy,
+            (unsigned)((L->g.nz + zchunk - 1) / zchunk));
+  kern<<<grid, dim3(BX, BY, 1), 0, L->stream>>>((const T *)L->in, (T *)L->out,
+                                                L->g, zchunk);
+  STRATA__LAUNCHED(L->ctx, "copycube kernel launch");
+  return STRATA_OK;
+}
+
+} // namespace
+
+strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
+                            int mode) {
+  const int *b = L->block;
+  const char *name = mode == 0 ? "kd" : mode == 1 ? "kdv" : "kdcp";
+  if (b[0] < 1 || b[1] < 1 || b[2] != 1 || b[0] * b[1] > 512)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d is not valid (a 2D block of at "
+                        "most 512 threads)", name, b[0], b[1], b[2]);
+  if (op->dims != 3 || op->radius != 1)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "%s: only radius-1 3D operators", name);
+  if (L->prec == 4)
+    return mode == 0   ? kd_mode<float, 1, false>(L, op, name)
+           : mode == 1 ? kd_mode<float, 4, false>(L, op, name)
+                       : kd_mode<float, 4, true>(L, op, name);
+  return mode == 0   ? kd_mode<double, 1, false>(L, op, name)
+         : mode == 1 ? kd_mode<double, 2, false>(L, op, name)
+                     : kd_mode<double, 2, true>(L, op, name);
+}
+
+strata_status strata__cu_copy(const strata__launch *L, int mode) {
+  return L->prec == 4 ? copy_t<float>(L, mode) : copy_t<double>(L, mode);
+}

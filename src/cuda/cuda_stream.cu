@@ -1,0 +1,720 @@
+/* 2.5D streaming for 3D star stencils, and register pencils for the
+ * derivatives.
+ *
+ * stream  (V = 1, W = 1): seed 000's kernel.  A 2D thread block tiles the
+ *         xy plane; each thread walks z keeping the 2r+1 values of its
+ *         column in registers (the z-neighbours), while the current plane's
+ *         tile and its x/y halo sit in shared memory.
+ * streamv (V = 16 bytes / sizeof(T), W = 1 or 2): the same traversal, past
+ *         the seed for the H100: every thread owns a 16-byte vector of x
+ *         points (and W rows of them), loads are 16 bytes wide, the next
+ *         plane's column and halo are prefetched into registers one plane
+ *         ahead, the tile is double-buffered so one barrier per plane
+ *         suffices, and outputs are written with evict-first stores.
+ * pencil: derivatives.  Along y or z a thread walks the axis with the 2r+1
+ *         values in registers (no shared memory at all: every input value is
+ *         read once from DRAM); along x it reads its vector and the
+ *         neighbouring vectors, which the warp's own loads bring into L1
+ *         (seed 003's pencils, with the tile in L1 instead of shared memory).
+ *
+ * Memory safety: vector loads may run up to one vector past a row's last
+ * ghost; the field layout's row padding and the allocation slack (see
+ * cuda_backend.cu) keep them inside the allocation. */
+#include "cuda_device.cuh"
+
+namespace {
+
+constexpr int kStreamSlots = 3; /* halo vectors a thread may carry per plane */
+
+/* Threads per block the streaming kernels are compiled for: W = 2 doubles
+ * the register queue, so those blocks are capped lower. */
+template <int W> constexpr int stream_max_threads() { return W == 2 ? 256 : 512; }
+
+template <typename T, int R, int V, int W>
+__global__ void __launch_bounds__(stream_max_threads<W>())
+    k_stream(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+             const strata__w<T> w, int zchunk) {
+  constexpr int HV = (R + V - 1) / V; /* halo vectors per side in x */
+  typedef strata__vec<T, V> vec;
+  extern __shared__ __align__(16) unsigned char sraw[];
+  T *sm = reinterpret_cast<T *>(sraw);
+
+  const int BX = blockDim.x, BY = blockDim.y;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * BX + tx, nthr = BX * BY;
+  const int TW = (BX + 2 * HV) * V; /* tile row, elements */
+  const int TH = BY * W + 2 * R;    /* tile rows */
+  const int bufsz = TW * TH;
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
+  const int kz0 = blockIdx.z * zchunk;
+  const int kz1 = min(g.nz, kz0 + zchunk);
+  const int nx = g.nx, ny = g.ny;
+  const long long sy = g.sy, sz = g.sz;
+  const int xv = x0 + tx * V, yr = y0 + ty * W;
+
+  /* my column: needed by someone when within r of the interior */
+  bool cok[W];
+#pragma unroll
+  for (int r = 0; r < W; r++) cok[r] = xv < nx + R && yr + r < ny + R;
+  const T *cp = in + xv + (long long)yr * sy;
+
+  /* halo slots: y halo rows (2R x BX vectors), then x halo (2HV x BY*W) */
+  const int HN = 2 * R * BX + 2 * HV * BY * W;
+  long long hoff[kStreamSlots];
+  int hsm[kStreamSlots];
+  bool hok[kStreamSlots], hact[kStreamSlots];
+#pragma unroll
+  for (int s = 0; s < kStreamSlots; s++) {
+    const int q = tid + s * nthr;
+    hact[s] = q < HN;
+    int row = 0, col = 0;
+    if (q < 2 * R * BX) {
+      const int rr = q / BX;
+      col = HV + q % BX;
+      row = rr < R ? rr : rr + BY * W;
+    } else if (q < HN) {
+      const int h = q - 2 * R * BX, ri = h / (2 * HV), c = h % (2 * HV);
+      row = R + ri;
+      col = c < HV ? c : BX + c;
+    }
+    const int x = x0 + (col - HV) * V, y = y0 - R + row;
+    hok[s] = hact[s] && x < nx + R && y < ny + R;
+    hoff[s] = x + (long long)y * sy;
+    hsm[s] = row * TW + col * V;
+  }
+
+  vec q[2 * R + 1][W];
+  vec pf[W];
+  vec hr[kStreamSlots];
+  /* warm-up: planes kz0-R .. kz0+R-1 into q[1..2R], kz0+R into pf */
+#pragma unroll
+  for (int d = 1; d <= 2 * R; d++)
+#pragma unroll
+    for (int r = 0; r < W; r++)
+      q[d][r] = cok[r] ? ldg_v<T, V>(cp + (long long)(kz0 - R - 1 + d) * sz +
+                                     r * sy)
+                       : zero_v<T, V>();
+#pragma unroll
+  for (int r = 0; r < W; r++)
+    pf[r] = cok[r] ? ldg_v<T, V>(cp + (long long)(kz0 + R) * sz + r * sy)
+                   : zero_v<T, V>();
+#pragma unroll
+  for (int s = 0; s < kStreamSlots; s++)
+    hr[s] = hok[s] ? ldg_v<T, V>(in + hoff[s] + (long long)kz0 * sz)
+                   : zero_v<T, V>();
+
+  int buf = 0;
+  for (int k = kz0; k < kz1; k++) {
+#pragma unroll
+    for (int d = 0; d < 2 * R; d++)
+#pragma unroll
+      for (int r = 0; r < W; r++) q[d][r] = q[d + 1][r];
+#pragma unroll
+    for (int r = 0; r < W; r++) q[2 * R][r] = pf[r];
+
+    T *sb = sm + buf * bufsz;
+#pragma unroll
+    for (int r = 0; r < W; r++)
+      sts_v<T, V>(sb + (R + ty * W + r) * TW + (HV + tx) * V, q[R][r]);
+#pragma unroll
+    for (int s = 0; s < kStreamSlots; s++)
+      if (hact[s]) sts_v<T, V>(sb + hsm[s], hr[s]);
+
+    if (k + 1 < kz1) { /* prefetch the next plane */
+#pragma unroll
+      for (int r = 0; r < W; r++)
+        pf[r] = cok[r] ? ldg_v<T, V>(cp + (long long)(k + R + 1) * sz + r * sy)
+                       : zero_v<T, V>();
+#pragma unroll
+      for (int s = 0; s < kStreamSlots; s++)
+        hr[s] = hok[s] ? ldg_v<T, V>(in + hoff[s] + (long long)(k + 1) * sz)
+                       : zero_v<T, V>();
+    }
+    __syncthreads();
+
+    vec acc[W];
+#pragma unroll
+    for (int r = 0; r < W; r++) {
+      /* centre and z */
+#pragma unroll
+      for (int e = 0; e < V; e++) acc[r].v[e] = w.c0 * q[R][r].v[e];
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc[r].v[e] += w.cz[m] * (q[R - m][r].v[e] + q[R + m][r].v[e]);
+      /* x: the row's left halo, centre (registers) and right halo */
+      const T *rowp = sb + (R + ty * W + r) * TW + tx * V;
+      T xs[(2 * HV + 1) * V];
+#pragma unroll
+      for (int h = 0; h < HV; h++) {
+        /* left vector h holds offsets (h-HV)*V + e; needed when >= -R */
+        if ((h - HV) * V >= -R) {
+          vec t = lds_v<T, V>(rowp + h * V);
+#pragma unroll
+          for (int e = 0; e < V; e++) xs[h * V + e] = t.v[e];
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; e++)
+            xs[h * V + e] = (h - HV) * V + e >= -R ? rowp[h * V + e] : T(0);
+        }
+        /* right vector h holds offsets V + h*V + e; needed when <= V-1+R */
+        const int rb = (HV + 1 + h) * V;
+        if (h * V + V - 1 <= R - 1) {
+          vec t = lds_v<T, V>(rowp + rb);
+#pragma unroll
+          for (int e = 0; e < V; e++) xs[rb + e] = t.v[e];
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; e++)
+            xs[rb + e] = h * V + e <= R - 1 ? rowp[rb + e] : T(0);
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < V; e++) xs[HV * V + e] = q[R][r].v[e];
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc[r].v[e] +=
+              w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
+    }
+    /* y: every row of the window once, added to each of my W points */
+#pragma unroll
+    for (int d = -R; d < W + R; d++) {
+      vec v;
+      if (d >= 0 && d < W)
+        v = q[R][d < 0 ? 0 : d >= W ? W - 1 : d];
+      else
+        v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
+#pragma unroll
+      for (int r = 0; r < W; r++) {
+        const int m = d > r ? d - r : r - d;
+        if (m >= 1 && m <= R)
+#pragma unroll
+          for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
+      }
+    }
+    if (xv < nx) {
+#pragma unroll
+      for (int r = 0; r < W; r++)
+        if (yr + r < ny)
+          store_masked<T, V>(out + xv + (long long)(yr + r) * g.osy +
+                                 (long long)k * g.osz,
+                             acc[r], nx - xv);
+    }
+    buf ^= 1;
+  }
+}
+
+/* streamv: the 2.5D traversal fed by cp.async.  Every plane's tile (centre
+ * vectors and halo) is copied global -> shared without passing through
+ * registers, A planes ahead of the queue's front, into a ring of R + 2 + A
+ * tiles: at plane k the ring holds the tiles of planes k-1 .. k+R+A; the
+ * tile of k gives the x/y neighbours, the tile of k+R feeds the register
+ * queue of z-neighbours.  Overwriting the tile of k-2 needs no extra
+ * barrier: the one barrier per plane separates its last use from the
+ * copy. */
+template <typename T, int R, int W, int A>
+__global__ void __launch_bounds__(stream_max_threads<W>())
+    k_streamv(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+              const strata__w<T> w, int zchunk) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int HV = (R + V - 1) / V;
+  constexpr int NS = R + 2 + A;
+  typedef strata__vec<T, V> vec;
+  extern __shared__ __align__(16) unsigned char sraw[];
+  T *sm = reinterpret_cast<T *>(sraw);
+
+  const int BX = blockDim.x, BY = blockDim.y;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * BX + tx, nthr = BX * BY;
+  const int TW = (BX + 2 * HV) * V;
+  const int TH = BY * W + 2 * R;
+  const int bufsz = TW * TH;
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
+  const int kz0 = blockIdx.z * zchunk;
+  const int kz1 = min(g.nz, kz0 + zchunk);
+  const int nx = g.nx, ny = g.ny;
+  const long long sy = g.sy, sz = g.sz;
+  const int xv = x0 + tx * V, yr = y0 + ty * W;
+
+  /* copy slots: my W centre vectors, then up to kStreamSlots halo vectors */
+  const bool cx_ok = xv < nx + R;
+  const long long coff = xv + (long long)yr * sy;
+  const int csm = (R + ty * W) * TW + (HV + tx) * V;
+  const int HN = 2 * R * BX + 2 * HV * BY * W;
+  long long hoff[kStreamSlots];
+  int hsm[kStreamSlots];
+  bool hok[kStreamSlots], hact[kStreamSlots];
+#pragma unroll
+  for (int s = 0; s < kStreamSlots; s++) {
+    const int q = tid + s * nthr;
+    hact[s] = q < HN;
+    int row = 0, col = 0;
+    if (q < 2 * R * BX) {
+      const int rr = q / BX;
+      col = HV + q % BX;
+      row = rr < R ? rr : rr + BY * W;
+    } else if (q < HN) {
+      const int h = q - 2 * R * BX, ri = h / (2 * HV), c = h % (2 * HV);
+      row = R + ri;
+      col = c < HV ? c : BX + c;
+    }
+    const int x = x0 + (col - HV) * V, y = y0 - R + row;
+    hok[s] = hact[s] && x < nx + R && y < ny + R;
+    hoff[s] = x + (long long)y * sy;
+    hsm[s] = row * TW + col * V;
+  }
+  const int last = kz1 - 1 + R; /* last plane whose tile is needed */
+  auto issue = [&](int p) {
+    if (p <= last) {
+      T *sb = sm + ((p - kz0) % NS) * bufsz;
+      const T *pb = in + (long long)p * sz;
+#pragma unroll
+      for (int r = 0; r < W; r++) {
+        const bool ok = cx_ok && yr + r < ny + R;
+        cp_async16(sb + csm + r * TW, ok ? pb + coff + r * sy : in, ok ? 16 : 0);
+      }
+#pragma unroll
+      for (int s = 0; s < kStreamSlots; s++)
+        if (hact[s])
+          cp_async16(sb + hsm[s], hok[s] ? pb + hoff[s] : in, hok[s] ? 16 : 0);
+    }
+    cp_async_commit();
+  };
+
+  /* the register queue: planes kz0-R .. kz0+R-1 straight from global */
+  vec q[2 * R + 1][W];
+#pragma unroll
+  for (int d = 1; d <= 2 * R; d++)
+#pragma unroll
+    for (int r = 0; r < W; r++)
+      q[d][r] = cx_ok && yr + r < ny + R
+                    ? ldg_v<T, V>(in + coff + r * sy +
+                                  (long long)(kz0 - R - 1 + d) * sz)
+                    : zero_v<T, V>();
+  for (int p = kz0; p < kz0 + R + A; p++) issue(p);
+
+  for (int k = kz0; k < kz1; k++) {
+    issue(k + R + A);
+    cp_async_wait<A>();
+    __syncthreads();
+    const T *sb = sm + ((k - kz0) % NS) * bufsz;
+    const T *sq = sm + ((k + R - kz0) % NS) * bufsz;
+#pragma unroll
+    for (int d = 0; d < 2 * R; d++)
+#pragma unroll
+      for (int r = 0; r < W; r++) q[d][r] = q[d + 1][r];
+#pragma unroll
+    for (int r = 0; r < W; r++) q[2 * R][r] = lds_v<T, V>(sq + csm + r * TW);
+
+    vec acc[W];
+#pragma unroll
+    for (int r = 0; r < W; r++) {
+#pragma unroll
+      for (int e = 0; e < V; e++) acc[r].v[e] = w.c0 * q[R][r].v[e];
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc[r].v[e] += w.cz[m] * (q[R - m][r].v[e] + q[R + m][r].v[e]);
+      const T *rowp = sb + (R + ty * W + r) * TW + tx * V;
+      T xs[(2 * HV + 1) * V];
+#pragma unroll
+      for (int h = 0; h < HV; h++) {
+        if ((h - HV) * V >= -R) {
+          vec t = lds_v<T, V>(rowp + h * V);
+#pragma unroll
+          for (int e = 0; e < V; e++) xs[h * V + e] = t.v[e];
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; e++)
+            xs[h * V + e] = (h - HV) * V + e >= -R ? rowp[h * V + e] : T(0);
+        }
+        const int rb = (HV + 1 + h) * V;
+        if (h * V + V - 1 <= R - 1) {
+          vec t = lds_v<T, V>(rowp + rb);
+#pragma unroll
+          for (int e = 0; e < V; e++) xs[rb + e] = t.v[e];
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; e++)
+            xs[rb + e] = h * V + e <= R - 1 ? rowp[rb + e] : T(0);
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < V; e++) xs[HV * V + e] = q[R][r].v[e];
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc[r].v[e] += w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
+    }
+#pragma unroll
+    for (int d = -R; d < W + R; d++) {
+      vec v;
+      if (d >= 0 && d < W)
+        v = q[R][d < 0 ? 0 : d >= W ? W - 1 : d];
+      else
+        v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
+#pragma unroll
+      for (int r = 0; r < W; r++) {
+        const int m = d > r ? d - r : r - d;
+        if (m >= 1 && m <= R)
+#pragma unroll
+          for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
+      }
+    }
+    if (xv < nx) {
+#pragma unroll
+      for (int r = 0; r < W; r++)
+        if (yr + r < ny)
+          store_masked<T, V>(out + xv + (long long)(yr + r) * g.osy +
+                                 (long long)k * g.osz,
+                             acc[r], nx - xv);
+    }
+  }
+  cp_async_wait<0>();
+}
+
+/* Derivative along x: a vector per thread plus ceil(r/V) vectors each side,
+ * read through L1 (the neighbours' own loads). */
+template <typename T, int R>
+__global__ void k_pencil_x(const T *__restrict__ in, T *__restrict__ out,
+                           strata__geom g, const strata__w<T> w) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int HV = (R + V - 1) / V;
+  typedef strata__vec<T, V> vec;
+  const int xv = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+  if (xv >= g.nx) return;
+  for (int k = blockIdx.z; k < g.nz; k += gridDim.z)
+    for (int j = blockIdx.y * blockDim.y + threadIdx.y; j < g.ny;
+         j += gridDim.y * blockDim.y) {
+      const T *p = in + xv + (long long)j * g.sy + (long long)k * g.sz;
+      T xs[(2 * HV + 1) * V];
+#pragma unroll
+      for (int h = 0; h < HV; h++) {
+        vec l = ldg_v<T, V>(p - (HV - h) * V);
+        vec r = (xv + V + h * V < g.nx + R) ? ldg_v<T, V>(p + V + h * V)
+                                            : zero_v<T, V>();
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+          xs[h * V + e] = l.v[e];
+          xs[(HV + 1 + h) * V + e] = r.v[e];
+        }
+      }
+      vec c = ldg_v<T, V>(p);
+#pragma unroll
+      for (int e = 0; e < V; e++) xs[HV * V + e] = c.v[e];
+      vec acc;
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        T a = T(0);
+#pragma unroll
+        for (int m = 1; m <= R; m++)
+          a += w.cx[m] * (xs[HV * V + e + m] - xs[HV * V + e - m]);
+        acc.v[e] = a;
+      }
+      store_masked<T, V>(out + xv + (long long)j * g.osy +
+                             (long long)k * g.osz,
+                         acc, g.nx - xv);
+    }
+}
+
+/* Derivative along y or z (AXIS 1 or 2): walk the axis (stride sw, nw
+ * points) with the values in a register queue; the other non-x axis
+ * (stride so, no points) spreads over threadIdx.y and blockIdx.y, chunks of
+ * the walk over blockIdx.z.  The queue holds NQ = 2r+1+PD planes and
+ * rotates instead of shifting: the loop is unrolled NQ times so every slot
+ * index is a compile-time constant (no register moves), and each step loads
+ * the plane PD steps ahead into the slot that just fell out of reach. */
+constexpr int kWalkAhead = 2;
+
+template <typename T, int R, int AXIS, int NQ>
+__device__ __forceinline__ void walk_step(strata__vec<T, 16 / sizeof(T)> (&q)[NQ],
+                                          int s, int k, int k1, const T *p,
+                                          long long sw, T *op, long long osw,
+                                          int nvalid, const strata__w<T> &w) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int PD = NQ - 2 * R - 1;
+  /* slot of plane k + d is (s + R + d) % NQ */
+  if (k + PD < k1)
+    q[(s + NQ - 1) % NQ] = ldg_v<T, V>(p + (long long)(k + R + PD) * sw);
+  strata__vec<T, V> acc;
+#pragma unroll
+  for (int e = 0; e < V; e++) {
+    T a = T(0);
+#pragma unroll
+    for (int m = 1; m <= R; m++)
+      a += (AXIS == 1 ? w.cy[m] : w.cz[m]) *
+           (q[(s + R + m) % NQ].v[e] - q[(s + R - m) % NQ].v[e]);
+    acc.v[e] = a;
+  }
+  store_masked<T, V>(op + (long long)k * osw, acc, nvalid);
+}
+
+/* At most 256 threads and 64 registers: four blocks per multiprocessor. */
+template <typename T, int R, int AXIS, int PD>
+__global__ void __launch_bounds__(256, 4)
+    k_pencil_walk(const T *__restrict__ in, T *__restrict__ out, int nx,
+                  long long sw, long long osw, int nw, long long so,
+                  long long oso, int no, int wchunk, const strata__w<T> w) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NQ = 2 * R + 1 + PD;
+  typedef strata__vec<T, V> vec;
+  const int xv = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+  const int o = blockIdx.y * blockDim.y + threadIdx.y;
+  if (xv >= nx || o >= no) return;
+  const int k0 = blockIdx.z * wchunk, k1 = min(nw, k0 + wchunk);
+  const T *p = in + xv + (long long)o * so;
+  T *op = out + xv + (long long)o * oso;
+  const int nvalid = nx - xv;
+  vec q[NQ];
+  /* planes k0-R .. k0+R+PD-1 into slots 0 .. NQ-2 */
+#pragma unroll
+  for (int d = 0; d < NQ - 1; d++)
+    q[d] = k0 - R + d <= k1 - 1 + R
+               ? ldg_v<T, V>(p + (long long)(k0 - R + d) * sw)
+               : zero_v<T, V>();
+  int k = k0;
+#pragma unroll 1
+  for (; k + NQ <= k1; k += NQ) {
+#pragma unroll
+    for (int s = 0; s < NQ; s++)
+      walk_step<T, R, AXIS, NQ>(q, s, k + s, k1, p, sw, op, osw, nvalid, w);
+  }
+#pragma unroll
+  for (int s = 0; s < NQ; s++)
+    if (k + s < k1)
+      walk_step<T, R, AXIS, NQ>(q, s, k + s, k1, p, sw, op, osw, nvalid, w);
+}
+
+template <typename T, int R, int V, int W>
+strata_status launch_stream(const strata__launch *L, const strata_stencil *op,
+                            const char *name) {
+  constexpr int HV = (R + V - 1) / V;
+  const int BX = L->block[0], BY = L->block[1];
+  const int nthr = BX * BY;
+  const int HN = 2 * R * BX + 2 * HV * BY * W;
+  if (nthr > stream_max_threads<W>())
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d has %d threads; with %d rows per "
+                        "thread at most %d", name, BX, BY, W, nthr, W,
+                        stream_max_threads<W>());
+  if (HN > kStreamSlots * nthr)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d is too small for radius %d: its "
+                        "halo of %d vectors exceeds %d per thread",
+                        name, BX, BY, W, R, HN, kStreamSlots);
+  const size_t bytes = 2 * (size_t)(BX + 2 * HV) * V * (BY * W + 2 * R) * sizeof(T);
+  auto kern = k_stream<T, R, V, W>;
+  strata_status s = strata__smem_opt_in(L, kern, bytes, name);
+  if (s != STRATA_OK) return s;
+  int per_sm = 0;
+  s = strata__occupancy(L, kern, nthr, bytes, &per_sm);
+  if (s != STRATA_OK) return s;
+  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
+  const long long gy = (L->g.ny + BY * W - 1) / (BY * W);
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: %d rows need %lld blocks along y (limit 65535); "
+                        "use taller blocks", name, L->g.ny, gy);
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2 * R);
+  const int zchunk = (L->g.nz + chunks - 1) / chunks;
+  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((L->g.nz + zchunk - 1) / zchunk));
+  kern<<<grid, dim3(BX, BY, 1), bytes, L->stream>>>(
+      (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op), zchunk);
+  STRATA__LAUNCHED(L->ctx, "stream kernel launch");
+  return STRATA_OK;
+}
+
+constexpr int kStreamAhead = 2; /* planes copied ahead of the queue */
+
+template <typename T, int R, int W>
+strata_status launch_streamv(const strata__launch *L, const strata_stencil *op) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int HV = (R + V - 1) / V;
+  constexpr int NS = R + 2 + kStreamAhead;
+  const char *name = "streamcp";
+  const int BX = L->block[0], BY = L->block[1];
+  const int nthr = BX * BY;
+  const int HN = 2 * R * BX + 2 * HV * BY * W;
+  if (nthr > stream_max_threads<W>())
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d has %d threads; with %d rows per "
+                        "thread at most %d", name, BX, BY, W, nthr, W,
+                        stream_max_threads<W>());
+  if (HN > kStreamSlots * nthr)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d is too small for radius %d: its "
+                        "halo of %d vectors exceeds %d per thread",
+                        name, BX, BY, W, R, HN, kStreamSlots);
+  const size_t bytes =
+      (size_t)NS * (BX + 2 * HV) * V * (BY * W + 2 * R) * sizeof(T);
+  auto kern = k_streamv<T, R, W, kStreamAhead>;
+  strata_status s = strata__smem_opt_in(L, kern, bytes, name);
+  if (s != STRATA_OK) return s;
+  int per_sm = 0;
+  s = strata__occupancy(L, kern, nthr, bytes, &per_sm);
+  if (s != STRATA_OK) return s;
+  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
+  const long long gy = (L->g.ny + BY * W - 1) / (BY * W);
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: %d rows need %lld blocks along y (limit 65535); "
+                        "use taller blocks", name, L->g.ny, gy);
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2 * R);
+  const int zchunk = (L->g.nz + chunks - 1) / chunks;
+  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((L->g.nz + zchunk - 1) / zchunk));
+  kern<<<grid, dim3(BX, BY, 1), bytes, L->stream>>>(
+      (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op), zchunk);
+  STRATA__LAUNCHED(L->ctx, "streamcp kernel launch");
+  return STRATA_OK;
+}
+
+template <typename T, int W>
+strata_status streamv_r(const strata__launch *L, const strata_stencil *op) {
+  switch (op->radius) {
+  case 1: return launch_streamv<T, 1, W>(L, op);
+  case 2: return launch_streamv<T, 2, W>(L, op);
+  case 3: return launch_streamv<T, 3, W>(L, op);
+  case 4: return launch_streamv<T, 4, W>(L, op);
+  }
+  return strata__fail(L->ctx, STRATA_EINVAL, "streamcp: radius %d", op->radius);
+}
+
+template <typename T, int V, int W>
+strata_status stream_r(const strata__launch *L, const strata_stencil *op,
+                       const char *name) {
+  switch (op->radius) {
+  case 1: return launch_stream<T, 1, V, W>(L, op, name);
+  case 2: return launch_stream<T, 2, V, W>(L, op, name);
+  case 3: return launch_stream<T, 3, V, W>(L, op, name);
+  case 4: return launch_stream<T, 4, V, W>(L, op, name);
+  }
+  return strata__fail(L->ctx, STRATA_EINVAL, "%s: radius %d", name, op->radius);
+}
+
+template <typename T>
+strata_status stream_t(const strata__launch *L, const strata_stencil *op,
+                       int mode) {
+  constexpr int VV = 16 / sizeof(T);
+  if (mode == 0) return stream_r<T, 1, 1>(L, op, "stream");
+  if (mode == 1)
+    return L->block[2] == 2 ? stream_r<T, VV, 2>(L, op, "streamv")
+                            : stream_r<T, VV, 1>(L, op, "streamv");
+  return L->block[2] == 2 ? streamv_r<T, 2>(L, op) : streamv_r<T, 1>(L, op);
+}
+
+template <typename T, int R>
+strata_status launch_pencil(const strata__launch *L, const strata_stencil *op) {
+  constexpr int V = 16 / sizeof(T);
+  const int BX = L->block[0], BY = L->block[1];
+  const strata__geom &g = L->g;
+  const long long gx = ((g.nx + V - 1) / V + BX - 1) / BX;
+  const strata__w<T> w = strata__weights<T>(op);
+  if (op->axis == 0) {
+    long long gy = (g.ny + BY - 1) / BY;
+    dim3 grid((unsigned)gx, (unsigned)(gy > 65535 ? 65535 : gy),
+              (unsigned)(g.nz > 65535 ? 65535 : g.nz));
+    k_pencil_x<T, R><<<grid, dim3(BX, BY, 1), 0, L->stream>>>(
+        (const T *)L->in, (T *)L->out, g, w);
+    STRATA__LAUNCHED(L->ctx, "pencil (x) kernel launch");
+    return STRATA_OK;
+  }
+  /* walk y (the other axis is z) or z (the other axis is y) */
+  long long sw, osw, so, oso;
+  int nw, no;
+  if (op->axis == 1) {
+    sw = g.sy; osw = g.osy; nw = g.ny;
+    so = g.sz; oso = g.osz; no = g.nz;
+  } else {
+    sw = g.sz; osw = g.osz; nw = g.nz;
+    so = g.sy; oso = g.osy; no = g.ny;
+  }
+  const long long gy = (no + BY - 1) / BY;
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "pencil: %d lines need %lld blocks (limit 65535); use "
+                        "taller blocks", no, gy);
+  /* radius 4 keeps one plane in flight: two would spill under the
+   * 64-register cap that gives four blocks per multiprocessor */
+  constexpr int PD = R == 4 ? 1 : kWalkAhead;
+  auto kern = op->axis == 1 ? k_pencil_walk<T, R, 1, PD>
+                            : k_pencil_walk<T, R, 2, PD>;
+  int per_sm = 0;
+  strata_status s = strata__occupancy(L, kern, BX * BY, 0, &per_sm);
+  if (s != STRATA_OK) return s;
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, nw, 2 * R);
+  const int wchunk = (nw + chunks - 1) / chunks;
+  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((nw + wchunk - 1) / wchunk));
+  kern<<<grid, dim3(BX, BY, 1), 0, L->stream>>>(
+      (const T *)L->in, (T *)L->out, g.nx, sw, osw, nw, so, oso, no, wchunk, w);
+  STRATA__LAUNCHED(L->ctx, "pencil kernel launch");
+  return STRATA_OK;
+}
+
+template <typename T>
+strata_status pencil_t(const strata__launch *L, const strata_stencil *op) {
+  switch (op->radius) {
+  case 1: return launch_pencil<T, 1>(L, op);
+  case 2: return launch_pencil<T, 2>(L, op);
+  case 3: return launch_pencil<T, 3>(L, op);
+  case 4: return launch_pencil<T, 4>(L, op);
+  }
+  return strata__fail(L->ctx, STRATA_EINVAL, "pencil: radius %d", op->radius);
+}
+
+} // namespace
+
+strata_status strata__cu_stream(const strata__launch *L,
+                                const strata_stencil *op, int mode) {
+  const int *b = L->block;
+  const int vector = mode > 0;
+  const char *name = mode == 0 ? "stream" : mode == 1 ? "streamv" : "streamcp";
+  if (b[0] < 1 || b[1] < 1 || b[0] * b[1] > 512 ||
+      (vector ? (b[2] != 1 && b[2] != 2) : b[2] != 1))
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d is not valid (x threads, y "
+                        "threads, rows per thread: at most 512 threads; rows "
+                        "per thread %s)",
+                        name, b[0], b[1], b[2], vector ? "1 or 2" : "1");
+  if (op->kind != STRATA_STENCIL_STAR || op->dims != 3)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "%s: only 3D star stencils", name);
+  return L->prec == 4 ? stream_t<float>(L, op, mode)
+                      : stream_t<double>(L, op, mode);
+}
+
+strata_status strata__cu_pencil(const strata__launch *L,
+                                const strata_stencil *op) {
+  const int *b = L->block;
+  const int maxt = op->axis == 0 ? 512 : 256;
+  if (b[0] < 1 || b[1] < 1 || b[2] != 1 || b[0] * b[1] > maxt)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "pencil: block %dx%dx%d is not valid (a 2D block of "
+                        "at most %d threads)", b[0], b[1], b[2], maxt);
+  if (op->kind != STRATA_STENCIL_DERIVATIVE)
+    return strata__fail(L->ctx, STRATA_ENOTSUP, "pencil: only derivatives");
+  return L->prec == 4 ? pencil_t<float>(L, op) : pencil_t<double>(L, op);
+}
+
+int strata__cu_zchunks(int xy_blocks, int blocks_per_sm, int sms, int nz,
+                       int warmup) {
+  const long long slots = (long long)(blocks_per_sm > 0 ? blocks_per_sm : 1) *
+                          (sms > 0 ? sms : 1);
+  int best = 1;
+  double best_cost = 1e300;
+  for (int c = 1; c <= 64 && c <= nz; c++) {
+    const long long blocks = (long long)xy_blocks * c;
+    const long long waves = (blocks + slots - 1) / slots;
+    const long long len = (nz + c - 1) / c;
+    const double cost = (double)waves * (double)(len + warmup);
+    if (cost < best_cost * 0.999) {
+      best_cost = cost;
+      best = c;
+    }
+  }
+  return best;
+}

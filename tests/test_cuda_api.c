@@ -1,0 +1,425 @@
+/* The CUDA backend's plumbing: identical random fields and ghost layers on
+ * CPU and GPU, transfers, fills, norms, the copy ceilings, variant lists, the
+ * autotune cache, and the error paths (too large a grid, unknown or
+ * inapplicable variants, bad launch shapes, a missing device ordinal).
+ * Without a CUDA device every test skips, by name. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reference.h"
+#include "runner.h"
+
+static strata_context *make_ctx(strata_backend b, const char *cache,
+                                int autotune, char *why, size_t n) {
+  if (b == STRATA_BACKEND_CUDA &&
+      !strata_backend_available(STRATA_BACKEND_CUDA, why, n))
+    return NULL;
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = b;
+  o.tune_cache = cache;
+  o.autotune = autotune;
+  o.errbuf = why;
+  o.errbuf_size = n;
+  strata_context *ctx = NULL;
+  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
+  return ctx;
+}
+
+#define GPU_OR_SKIP(gpu)                                                       \
+  char why_[512] = "";                                                         \
+  strata_context *gpu = make_ctx(STRATA_BACKEND_CUDA, "", 1, why_,             \
+                                 sizeof why_);                                 \
+  if (!gpu) SKIP("no CUDA device: %s", why_)
+
+static strata_context *cpu_ctx(void) {
+  char why[256];
+  return make_ctx(STRATA_BACKEND_CPU, NULL, 1, why, sizeof why);
+}
+
+/* Bitwise comparison of two fields' ghosted boxes (possibly on different
+ * backends). */
+static int same_bits(const strata_field *a, const strata_field *b) {
+  double *x = ref_read(a, 1), *y = ref_read(b, 1);
+  strata_field_desc d;
+  strata_field_get_desc(a, &d);
+  size_t n = ref_count(&d, 1);
+  int ok = x && y;
+  for (size_t i = 0; ok && i < n; i++)
+    if (memcmp(&x[i], &y[i], sizeof(double)) != 0) {
+      fprintf(stderr, "  element %zu differs: %.17g vs %.17g\n", i, x[i], y[i]);
+      ok = 0;
+    }
+  free(x);
+  free(y);
+  return ok;
+}
+
+TEST(cuda_device_info) {
+  GPU_OR_SKIP(gpu);
+  strata_device_info info;
+  CHECK_OK(strata_context_device_info(gpu, &info), gpu);
+  printf("  %s: %d SMs, cc %d.%d, %.1f GiB (%.1f free), L2 %zu KiB\n",
+         info.name, info.multiprocessors, info.cc_major, info.cc_minor,
+         info.memory_bytes / 1073741824.0, info.memory_free / 1073741824.0,
+         info.l2_bytes / 1024);
+  CHECK(info.name[0] != '\0');
+  CHECK(info.multiprocessors > 0);
+  CHECK(info.cc_major >= 1);
+  CHECK(info.memory_bytes > 0 && info.memory_free <= info.memory_bytes);
+  CHECK(strata_context_backend(gpu) == STRATA_BACKEND_CUDA);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
+/* fill_random and fill_ghosts give the CPU engine's fields bit for bit. */
+TEST(cuda_fill_matches_cpu) {
+  GPU_OR_SKIP(gpu);
+  strata_context *cpu = cpu_ctx();
+  CHECK(cpu != NULL);
+  const size_t shapes[3][3] = {{67, 45, 38}, {129, 31, 1}, {1001, 1, 1}};
+  for (int s = 0; s < 3; s++)
+    for (int p = 0; p < 2; p++)
+      for (int kind = 0; kind < 4; kind++) {
+        int dims = 3 - s;
+        strata_precision prec = p ? STRATA_F64 : STRATA_F32;
+        strata_field *a = ref_random_field(gpu, dims, shapes[s][0], shapes[s][1],
+                                           shapes[s][2], 3, prec, 42 + s);
+        strata_field *b = ref_random_field(cpu, dims, shapes[s][0], shapes[s][1],
+                                           shapes[s][2], 3, prec, 42 + s);
+        CHECK(a && b);
+        CHECKF(same_bits(a, b), "fill_random %dD %s", dims, p ? "fp64" : "fp32");
+        strata_boundary bc;
+        strata_boundary_uniform(&bc, (strata_bc_kind)kind, 0.125 + kind);
+        bc.value[1] = -3.5; /* distinct faces */
+        if (kind == STRATA_BC_PERIODIC) bc.value[1] = 0;
+        CHECK_OK(strata_field_fill_ghosts(a, &bc), gpu);
+        CHECK_OK(strata_field_fill_ghosts(b, &bc), cpu);
+        CHECKF(same_bits(a, b), "ghosts %dD %s %s", dims, p ? "fp64" : "fp32",
+               strata_bc_name((strata_bc_kind)kind));
+        strata_field_destroy(&a);
+        strata_field_destroy(&b);
+      }
+  strata_context_destroy(&cpu);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
+TEST(cuda_transfers_and_fill) {
+  GPU_OR_SKIP(gpu);
+  strata_field_desc d = {3, {33, 17, 9}, 2, STRATA_F64};
+  strata_field *f = NULL;
+  CHECK_OK(strata_field_create(gpu, &d, &f), gpu);
+  /* a new field reads back as zeros */
+  size_t ng = ref_count(&d, 1), ni = ref_count(&d, 0);
+  double *h = malloc(ng * sizeof(double)), *back = malloc(ng * sizeof(double));
+  CHECK(h && back);
+  CHECK_OK(strata_field_read_ghosted(f, back), gpu);
+  for (size_t i = 0; i < ng; i++) CHECK(back[i] == 0.0);
+  for (size_t i = 0; i < ng; i++) h[i] = sin((double)i) * 1e3;
+  CHECK_OK(strata_field_write_ghosted(f, h), gpu);
+  CHECK_OK(strata_field_read_ghosted(f, back), gpu);
+  CHECK(memcmp(h, back, ng * sizeof(double)) == 0);
+  /* writing the interior keeps the ghosts */
+  for (size_t i = 0; i < ni; i++) h[i] = -(double)i;
+  CHECK_OK(strata_field_write(f, h), gpu);
+  CHECK_OK(strata_field_read(f, back), gpu);
+  CHECK(memcmp(h, back, ni * sizeof(double)) == 0);
+  double *g = ref_read(f, 1);
+  CHECK(g != NULL);
+  CHECK(g[0] == sin(0.0) * 1e3 && g[ng - 1] == sin((double)(ng - 1)) * 1e3);
+  free(g);
+  CHECK_OK(strata_field_fill(f, 2.5), gpu);
+  CHECK_OK(strata_field_read_ghosted(f, back), gpu);
+  for (size_t i = 0; i < ng; i++) CHECK(back[i] == 2.5);
+  /* device-to-device copy */
+  strata_field *c = NULL;
+  CHECK_OK(strata_field_create(gpu, &d, &c), gpu);
+  CHECK_OK(strata_field_fill_random(f, 7, -2, 2), gpu);
+  CHECK_OK(strata_field_copy(c, f), gpu);
+  CHECK(same_bits(c, f));
+  free(h);
+  free(back);
+  strata_field_destroy(&f);
+  strata_field_destroy(&c);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
+TEST(cuda_norms) {
+  GPU_OR_SKIP(gpu);
+  strata_context *cpu = cpu_ctx();
+  CHECK(cpu != NULL);
+  for (int p = 0; p < 2; p++) {
+    strata_precision prec = p ? STRATA_F64 : STRATA_F32;
+    strata_field *ga = ref_random_field(gpu, 3, 131, 67, 29, 2, prec, 11);
+    strata_field *gb = ref_random_field(gpu, 3, 131, 67, 29, 2, prec, 12);
+    strata_field *ca = ref_random_field(cpu, 3, 131, 67, 29, 2, prec, 11);
+    strata_field *cb = ref_random_field(cpu, 3, 131, 67, 29, 2, prec, 12);
+    CHECK(ga && gb && ca && cb);
+    for (int w = 0; w <= STRATA_NORM_SUM; w++) {
+      double x, y, dx, dy;
+      CHECK_OK(strata_field_norm(ga, (strata_norm)w, &x), gpu);
+      CHECK_OK(strata_field_norm(ca, (strata_norm)w, &y), cpu);
+      CHECK_OK(strata_field_diff(ga, gb, (strata_norm)w, &dx), gpu);
+      CHECK_OK(strata_field_diff(ca, cb, (strata_norm)w, &dy), cpu);
+      /* both sum in double over 254K values: agree far below 1e-9 */
+      double scale = w == STRATA_NORM_SUM ? 600.0 : fabs(y);
+      CHECKF(fabs(x - y) <= 1e-11 * scale, "norm %d: gpu %.17g cpu %.17g", w,
+             x, y);
+      scale = w == STRATA_NORM_SUM ? 600.0 : fabs(dy);
+      CHECKF(fabs(dx - dy) <= 1e-11 * scale, "diff %d: gpu %.17g cpu %.17g",
+             w, dx, dy);
+      /* deterministic */
+      double x2;
+      CHECK_OK(strata_field_norm(ga, (strata_norm)w, &x2), gpu);
+      CHECK(memcmp(&x, &x2, sizeof x) == 0);
+    }
+    /* a NaN in the interior gives NaN, never a small number */
+    strata_field_desc d;
+    strata_field_get_desc(ga, &d);
+    double *h = ref_read(ga, 0);
+    CHECK(h != NULL);
+    h[ref_count(&d, 0) / 2] = NAN;
+    if (p) {
+      CHECK_OK(strata_field_write(ga, h), gpu);
+    } else {
+      size_t n = ref_count(&d, 0);
+      float *hf = malloc(n * sizeof(float));
+      CHECK(hf != NULL);
+      for (size_t i = 0; i < n; i++) hf[i] = (float)h[i];
+      CHECK_OK(strata_field_write(ga, hf), gpu);
+      free(hf);
+    }
+    free(h);
+    for (int w = 0; w <= STRATA_NORM_SUM; w++) {
+      double x;
+      CHECK_OK(strata_field_norm(ga, (strata_norm)w, &x), gpu);
+      CHECKF(isnan(x), "norm %d of a field holding NaN is %g", w, x);
+    }
+    strata_field_destroy(&ga);
+    strata_field_destroy(&gb);
+    strata_field_destroy(&ca);
+    strata_field_destroy(&cb);
+  }
+  strata_context_destroy(&cpu);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
+/* copycube and copycube_halo copy the interior exactly and leave ghosts. */
+TEST(cuda_copy_kernels) {
+  GPU_OR_SKIP(gpu);
+  const char *names[] = {NULL, "copycube", "copycube_halo"};
+  const size_t shapes[3][3] = {{67, 45, 38}, {255, 3, 2}, {31, 17, 1}};
+  for (int s = 0; s < 3; s++)
+    for (int p = 0; p < 2; p++)
+      for (int v = 0; v < 3; v++) {
+        int dims = shapes[s][2] == 1 ? 2 : 3;
+        strata_precision prec = p ? STRATA_F64 : STRATA_F32;
+        strata_field *in = ref_random_field(gpu, dims, shapes[s][0],
+                                            shapes[s][1], shapes[s][2], 1,
+                                            prec, 3 + s);
+        strata_field_desc d;
+        strata_field_get_desc(in, &d);
+        strata_field *out = NULL;
+        CHECK_OK(strata_field_create(gpu, &d, &out), gpu);
+        CHECK_OK(strata_field_fill(out, NAN), gpu);
+        CHECK_OK(strata_copy_kernel(in, out, names[v]), gpu);
+        double *a = ref_read(in, 1), *b = ref_read(out, 1);
+        CHECK(a && b);
+        long g[3] = {1, 1, dims == 3 ? 1 : 0};
+        long gx = (long)d.n[0] + 2 * g[0], gy = (long)d.n[1] + 2 * g[1],
+             gz = (long)d.n[2] + 2 * g[2];
+        for (long k = 0; k < gz; k++)
+          for (long j = 0; j < gy; j++)
+            for (long i = 0; i < gx; i++) {
+              size_t o = (size_t)(i + gx * (j + gy * k));
+              int interior = i >= g[0] && i < gx - g[0] && j >= g[1] &&
+                             j < gy - g[1] && k >= g[2] && k < gz - g[2];
+              if (interior)
+                CHECKF(a[o] == b[o], "%s: (%ld,%ld,%ld) %g vs %g",
+                       names[v] ? names[v] : "default", i, j, k, b[o], a[o]);
+              else
+                CHECKF(isnan(b[o]), "%s wrote ghost (%ld,%ld,%ld)",
+                       names[v] ? names[v] : "default", i, j, k);
+            }
+        free(a);
+        free(b);
+        strata_field_destroy(&in);
+        strata_field_destroy(&out);
+      }
+  /* unknown copy variant: refused, with the known ones named */
+  strata_field *x = ref_random_field(gpu, 3, 8, 8, 8, 1, STRATA_F32, 1);
+  strata_field *y = ref_random_field(gpu, 3, 8, 8, 8, 1, STRATA_F32, 2);
+  CHECK(x && y);
+  CHECK_STATUS(strata_copy_kernel(x, y, "memcpy"), STRATA_ENOTSUP, gpu);
+  CHECK(strstr(strata_context_error(gpu), "copycube_halo") != NULL);
+  strata_field_destroy(&x);
+  strata_field_destroy(&y);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
+TEST(cuda_variant_lists) {
+  GPU_OR_SKIP(gpu);
+  strata_stencil op;
+  char buf[256];
+  strata_stencil_laplacian(&op, 3, 2, 1.0);
+  CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
+  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp,kd,kdv,kdcp") == 0,
+         "%s", buf);
+  strata_stencil_laplacian(&op, 3, 8, 1.0);
+  CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
+  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp") == 0, "%s", buf);
+  strata_stencil_derivative(&op, 3, 1, 8, 1.0);
+  CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
+  CHECKF(strcmp(buf, "naive,smem,pencil") == 0, "%s", buf);
+  strata_stencil_box_symmetric(&op, 1, 2, 3, 4);
+  CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
+  CHECKF(strcmp(buf, "naive,smem,kd,kdv,kdcp") == 0, "%s", buf);
+  strata_stencil_laplacian9(&op, 1.0);
+  CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
+  CHECKF(strcmp(buf, "naive,smem") == 0, "%s", buf);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
+TEST(cuda_errors) {
+  GPU_OR_SKIP(gpu);
+  strata_device_info info;
+  CHECK_OK(strata_context_device_info(gpu, &info), gpu);
+  /* a grid larger than the device: refused with the bytes needed and free */
+  strata_field_desc big = {3, {8192, 8192, 4096}, 1, STRATA_F64};
+  size_t need = 0;
+  CHECK_OK(strata_field_bytes(&big, &need), gpu);
+  CHECK(need > info.memory_bytes);
+  strata_field *f = NULL;
+  CHECK_STATUS(strata_field_create(gpu, &big, &f), STRATA_ENOMEM, gpu);
+  CHECK(f == NULL);
+  char num[64];
+  snprintf(num, sizeof num, "%zu bytes", need);
+  CHECKF(strstr(strata_context_error(gpu), num) != NULL, "message '%s' lacks "
+         "'%s'", strata_context_error(gpu), num);
+  CHECK(strstr(strata_context_error(gpu), "free") != NULL);
+
+  strata_field *in = ref_random_field(gpu, 3, 19, 17, 13, 4, STRATA_F32, 5);
+  strata_field *out = ref_random_field(gpu, 3, 19, 17, 13, 4, STRATA_F32, 6);
+  CHECK(in && out);
+  strata_stencil op;
+  strata_stencil_laplacian(&op, 3, 8, 1.0);
+  /* unknown and inapplicable variants: refused, the known ones listed */
+  strata_apply_options opt = {"warp-magic", {0, 0, 0}};
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_ENOTSUP, gpu);
+  CHECK(strstr(strata_context_error(gpu), "streamv") != NULL);
+  CHECK(strstr(strata_context_error(gpu), "naive") != NULL);
+  opt.variant = "kd"; /* kd is radius 1 only */
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_ENOTSUP, gpu);
+  opt.variant = "pencil";
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_ENOTSUP, gpu);
+  /* launch shapes the variant cannot take */
+  opt.variant = "streamv";
+  opt.block[0] = 64; opt.block[1] = 16; opt.block[2] = 1; /* 1024 threads */
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+  opt.block[0] = 32; opt.block[1] = 8; opt.block[2] = 3; /* rows per thread */
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+  opt.variant = "streamcp";
+  opt.block[0] = 64; opt.block[1] = 8; opt.block[2] = 2; /* 512 threads, 2 rows */
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+  opt.variant = "stream";
+  opt.block[0] = 4; opt.block[1] = 1; opt.block[2] = 1; /* halo too large */
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+  opt.variant = "naive";
+  opt.block[0] = 2048; opt.block[1] = 1; opt.block[2] = 1;
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+  /* the context still works after refusals */
+  opt.variant = "streamv";
+  opt.block[0] = opt.block[1] = opt.block[2] = 0;
+  CHECK_OK(strata_apply(&op, in, out, &opt), gpu);
+  CHECK_OK(strata_context_sync(gpu), gpu);
+  strata_field_destroy(&in);
+  strata_field_destroy(&out);
+  strata_context_destroy(&gpu);
+
+  /* a device ordinal the machine does not have */
+  char why[512] = "";
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CUDA;
+  o.device = 999;
+  o.errbuf = why;
+  o.errbuf_size = sizeof why;
+  strata_context *none = NULL;
+  CHECK(strata_context_create(&none, &o) != STRATA_OK);
+  CHECK(none == NULL);
+  CHECK(strstr(why, "999") != NULL);
+  return 0;
+}
+
+/* The cache file is written, reused, and a damaged one never fails a run. */
+TEST(cuda_tune_cache) {
+  char why[512] = "";
+  if (!strata_backend_available(STRATA_BACKEND_CUDA, why, sizeof why))
+    SKIP("no CUDA device: %s", why);
+  char path[256];
+  snprintf(path, sizeof path, "/tmp/strata-tune-test-%ld/sub/tune.txt",
+           (long)getpid());
+  strata_stencil op;
+  strata_stencil_laplacian(&op, 3, 4, 1.0);
+  for (int round = 0; round < 3; round++) {
+    if (round == 2) { /* damage the file */
+      FILE *fp = fopen(path, "w");
+      CHECK(fp != NULL);
+      fprintf(fp, "garbage\tline\n\x01\x02 nonsense\nstar|d3\tstreamv\t99999\t0"
+                  "\t1\tNaN\n");
+      fclose(fp);
+    }
+    strata_context *gpu = make_ctx(STRATA_BACKEND_CUDA, path, 1, why,
+                                   sizeof why);
+    CHECK(gpu != NULL);
+    strata_field *in = ref_random_field(gpu, 3, 40, 30, 20, 2, STRATA_F32, 9);
+    strata_field *out = ref_random_field(gpu, 3, 40, 30, 20, 2, STRATA_F32, 9);
+    CHECK(in && out);
+    CHECK_OK(strata_apply(&op, in, out, NULL), gpu);
+    CHECK_OK(strata_context_sync(gpu), gpu);
+    strata_field_destroy(&in);
+    strata_field_destroy(&out);
+    strata_context_destroy(&gpu);
+    FILE *fp = fopen(path, "r");
+    CHECKF(fp != NULL, "round %d: no cache file at %s", round, path);
+    char line[512];
+    int entries = 0, garbage = 0;
+    while (fgets(line, sizeof line, fp)) {
+      if (line[0] == '#') continue;
+      if (strstr(line, "star|d3|r2|")) entries++;
+      if (strstr(line, "garbage") || strstr(line, "99999")) garbage++;
+    }
+    fclose(fp);
+    CHECKF(entries == 1, "round %d: %d entries", round, entries);
+    CHECKF(garbage == 0, "round %d: damaged lines kept", round);
+  }
+  /* autotune off: the fixed table, no file needed */
+  strata_context *gpu = make_ctx(STRATA_BACKEND_CUDA, "", 0, why, sizeof why);
+  CHECK(gpu != NULL);
+  size_t n[3] = {40, 30, 20};
+  strata_boundary bc;
+  strata_boundary_uniform(&bc, STRATA_BC_PERIODIC, 0);
+  double ratio = 0;
+  CHECK(ref_check_apply(gpu, &op, n, 2, STRATA_F32, &bc, NULL, 3, &ratio,
+                        NULL) == 0);
+  strata_context_destroy(&gpu);
+  remove(path);
+  char dir[256];
+  snprintf(dir, sizeof dir, "/tmp/strata-tune-test-%ld/sub", (long)getpid());
+  rmdir(dir);
+  snprintf(dir, sizeof dir, "/tmp/strata-tune-test-%ld", (long)getpid());
+  rmdir(dir);
+  return 0;
+}
+
+RUN_TESTS(cuda_device_info, cuda_fill_matches_cpu, cuda_transfers_and_fill,
+          cuda_norms, cuda_copy_kernels, cuda_variant_lists, cuda_errors,
+          cuda_tune_cache)

@@ -1,5 +1,6 @@
 # The two quick-start commands:
-#   make run    build, then run the main job (GPU when there is one, else CPU)
+#   make run    build, then run the seismic example (GPU when there is one,
+#               else CPU); results in seismic3d.out/
 #   make test   build, then run every test (GPU tests skip without a GPU)
 # Everything else is plain CMake in $(BUILD).
 BUILD ?= build
@@ -27,7 +28,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	$(BUILD)/strata demo
+	$(BUILD)/strata run examples/seismic3d.ini
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -610,7 +610,27 @@ int cli_run(int argc, char **argv) {
     rc = r->case_error ? CLI_USAGE : CLI_FAIL;
     goto done;
   }
-  if (r->solver->create(r)) {
+  int created = r->solver->create(r) == 0;
+  if (!created && r->unsupported && be == STRATA_BACKEND_AUTO &&
+      strata_context_backend(r->ctx) != STRATA_BACKEND_CPU) {
+    /* "auto" means the best engine that can run the case: the GPU engine
+     * lacks this solver's kernels, so say so and run on the CPU */
+    if (!a.quiet)
+      fprintf(stderr, "strata: %s; running on the CPU instead\n",
+              strata_context_error(r->ctx));
+    if (r->solver->destroy && r->impl) r->solver->destroy(r);
+    strata_context_destroy(&r->ctx);
+    r->unsupported = 0;
+    r->ctx = cli_context(STRATA_BACKEND_CPU,
+                         (int)cf_int(&r->cf, "run", "device", 0),
+                         (int)cf_int(&r->cf, "run", "threads", 0));
+    if (!r->ctx) {
+      rc = CLI_FAIL;
+      goto done;
+    }
+    created = r->solver->create(r) == 0;
+  }
+  if (!created) {
     cli_err("%s", r->err);
     rc = r->case_error ? CLI_USAGE : CLI_FAIL;
     goto done;

@@ -51,6 +51,7 @@ struct run_state {
   void *impl;                /* the adapter's state */
   char err[1024];
   int case_error;
+  int unsupported; /* create failed with STRATA_ENOTSUP (engine lacks it) */
 };
 
 /* The solvers this build knows. */

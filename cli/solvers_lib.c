@@ -12,6 +12,7 @@
 /* A library refusal at create: EINVAL/EUNSTABLE are the case's fault. */
 static int create_failed(run_state *r, strata_status s, const char *section,
                          const char *key) {
+  r->unsupported = s == STRATA_ENOTSUP;
   if (s == STRATA_EINVAL || s == STRATA_EUNSTABLE)
     return run_case_fail(r, section, cf_has(&r->cf, section, key) ? key : NULL,
                          "%s: %s", strata_strerror(s),

@@ -866,7 +866,9 @@ strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
 
 typedef struct strata_mg_level_info {
   size_t n[3];           /* points */
-  double h;              /* spacing: opt.h * 2^level */
+  double h;              /* nominal spacing opt.h * 2^level (an odd
+                            Neumann-Neumann or periodic length makes the
+                            coarse spacing a little smaller; exact = 0) */
   double offset[3];      /* where point 0 lies, in units of the finer
                             level's spacing from its point 0 (0.5: between
                             two fine points, 1: on fine point 1); 0 on the

@@ -10,12 +10,16 @@
 #include <string.h>
 
 /* Steps fused per sweep when the caller leaves the choice to us and the
- * backend can fuse, by dims.  Measured on the CPU engine
- * (bench/bench_solvers.c, docs/performance.md): 2D keeps gaining up to
- * s = 8 (the largest ghost width); 3D peaks at s = 4, where the redundant
- * halo work of the 3D tiles starts to cost more than the traffic saved.
- * Seed 001's model for 32-point GPU tiles peaks at s = 6 (2D) and 4 (3D). */
-#define STRATA__HEAT_DEFAULT_FUSE(dims) ((dims) == 2 ? 8 : 4)
+ * backend can fuse.  CPU engine, measured (bench/bench_solvers.c,
+ * docs/performance.md): 2D gains up to s = 8 (the largest ghost width,
+ * +50% over s = 1); in 3D the redundant halo work of the tiles costs more
+ * than the traffic saved (s = 1: 2.2, s = 4: 1.85 Gpts/s), so no fusion.
+ * Other engines: the peak of seed 001's model for 32-point tiles, s = 6
+ * (2D) and 4 (3D), until measured. */
+static int default_fuse(const strata_context *ctx, int dims) {
+  if (ctx->kind == STRATA_BACKEND_CPU) return dims == 2 ? 8 : 1;
+  return dims == 2 ? 6 : 4;
+}
 
 struct strata_heat {
   strata_context *ctx;
@@ -118,7 +122,7 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
                         "use fuse = 1 (or 0) or backend=cpu",
                         ctx->be->name);
   if (s == 0)
-    s = ctx->be->apply_fused ? STRATA__HEAT_DEFAULT_FUSE(o->dims) : 1;
+    s = ctx->be->apply_fused ? default_fuse(ctx, o->dims) : 1;
   /* mirrored and wrapped ghost rings need as many interior points */
   for (int a = 0; a < o->dims; a++) {
     int mirror = o->bc.kind[2 * a] != STRATA_BC_DIRICHLET ||

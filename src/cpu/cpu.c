@@ -1,25 +1,13 @@
 /* The CPU engine: OpenMP, vectorised inner loops.  It is the fallback
  * without a GPU and the oracle every GPU kernel is checked against. */
 #define _GNU_SOURCE
-#include "../core/internal.h"
+#include "cpu_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-static int nthreads(const strata_context *ctx) {
-#ifdef _OPENMP
-  return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-#else
-  (void)ctx;
-  return 1;
-#endif
-}
 
 #define T float
 #define FN(x) x##_f32

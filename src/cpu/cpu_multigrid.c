@@ -4,22 +4,10 @@
  * coarse levels.  Registered in strata__cpu_backend (cpu.c); the cycles
  * that use them are in src/solvers/multigrid.c. */
 #define _GNU_SOURCE
-#include "../core/internal.h"
+#include "cpu_internal.h"
 
 #include <stdlib.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-static int nthreads(const strata_context *ctx) {
-#ifdef _OPENMP
-  return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-#else
-  (void)ctx;
-  return 1;
-#endif
-}
 
 /* Levels with fewer points run on one thread. */
 #define MG_PAR_MIN 32768

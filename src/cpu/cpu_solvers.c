@@ -3,23 +3,11 @@
  * CPML, free-surface, periodic and Mur faces, the Yee TM step, and point
  * sampling for receivers.  Registered in strata__cpu_backend (cpu.c). */
 #define _GNU_SOURCE
-#include "../core/internal.h"
+#include "cpu_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-static int nthreads(const strata_context *ctx) {
-#ifdef _OPENMP
-  return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-#else
-  (void)ctx;
-  return 1;
-#endif
-}
 
 #define T float
 #define FN(x) x##_f32

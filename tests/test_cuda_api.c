@@ -270,11 +270,12 @@ TEST(cuda_variant_lists) {
   char buf[256];
   strata_stencil_laplacian(&op, 3, 2, 1.0);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
-  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp,kd,kdv,kdcp") == 0,
+  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp,streamrq,kd,kdv,kdcp") == 0,
          "%s", buf);
   strata_stencil_laplacian(&op, 3, 8, 1.0);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
-  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp") == 0, "%s", buf);
+  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp,streamrq") == 0,
+         "%s", buf);
   strata_stencil_derivative(&op, 3, 1, 8, 1.0);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
   CHECKF(strcmp(buf, "naive,smem,pencil") == 0, "%s", buf);
@@ -325,6 +326,9 @@ TEST(cuda_errors) {
   opt.block[0] = 64; opt.block[1] = 16; opt.block[2] = 1; /* 1024 threads */
   CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
   opt.block[0] = 32; opt.block[1] = 8; opt.block[2] = 3; /* rows per thread */
+  CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+  opt.variant = "streamrq";
+  opt.block[0] = 32; opt.block[1] = 16; opt.block[2] = 1; /* 512 threads */
   CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
   opt.variant = "streamcp";
   opt.block[0] = 64; opt.block[1] = 8; opt.block[2] = 2; /* 512 threads, 2 rows */

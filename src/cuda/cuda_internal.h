@@ -67,6 +67,7 @@ typedef enum strata__cuda_variant {
   STRATA__V_STREAM,     /* 2.5D: xy tile in smem, z-neighbours in registers */
   STRATA__V_STREAMV,    /* stream with 16-byte vectors, prefetch, 2 buffers */
   STRATA__V_STREAMCP,   /* streamv fed by cp.async, a ring of tiles */
+  STRATA__V_STREAMRQ,   /* streamcp, rotating queue, register-capped */
   STRATA__V_KD,         /* seed 004: one plane in smem, 3 partial sums */
   STRATA__V_KDV,        /* kd with 16-byte vectors */
   STRATA__V_KDCP,       /* kdv fed by cp.async, a ring of tiles */
@@ -114,7 +115,8 @@ typedef struct strata__launch {
  * and check the launch.  op is validated by the front end. */
 strata_status strata__cu_naive(const strata__launch *L, const strata_stencil *op);
 strata_status strata__cu_smem(const strata__launch *L, const strata_stencil *op);
-/* mode 0: scalar (seed), 1: 16-byte vectors, 2: vectors fed by cp.async */
+/* mode 0: scalar (seed), 1: 16-byte vectors, 2: vectors fed by cp.async,
+ * 3 (stream only): cp.async with a rotating register queue */
 strata_status strata__cu_stream(const strata__launch *L, const strata_stencil *op,
                                 int mode);
 strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
@@ -149,5 +151,18 @@ static inline int strata__cu_chunks(const strata__launch *L, int xy_blocks,
   if (L->zchunks > 0) return L->zchunks < nz ? L->zchunks : nz;
   return strata__cu_zchunks(xy_blocks, blocks_per_sm, L->sms, nz, warmup);
 }
+
+/* The solver entries (issue 4; contracts in src/core/internal.h):
+ * cuda_heat_fused.cu: apply_fused; cuda_solvers.cu: wave_step, yee_step,
+ * sample. */
+strata_status strata__cuda_apply_fused(const strata_stencil *op,
+                                       const strata_boundary *bc, int steps,
+                                       const strata_field *in,
+                                       strata_field *out);
+strata_status strata__cuda_wave_step(const strata__wave_args *a);
+strata_status strata__cuda_yee_step(const strata__yee_args *a);
+strata_status strata__cuda_sample(const strata_field *f, int npts, int nw,
+                                  const long *off, const double *w,
+                                  double *dst);
 
 #endif

@@ -14,7 +14,10 @@
  *     while the current one is computed (software prefetching), and the tile
  *     is double-buffered, so one barrier per plane.
  * kdv (V = 16 bytes / sizeof(T)): the same with 16-byte vectors: a thread
- *     owns V consecutive points, the x halo is one vector each side.
+ *     owns V consecutive points, the x halo is one vector each side; block
+ *     z = 2 selects the build capped at 64 registers.
+ * kdcp: kdv whose tiles are copied by cp.async three planes ahead into a
+ *     ring of five (no register staging).
  *
  * copycube:       out = in over the interior with the 2.5D traversal
  *                 (16-byte vectors, 4 planes in flight per thread).
@@ -28,10 +31,13 @@ namespace {
 enum { KD_COPY = 0, KD_STAR7 = 1, KD_SYM27 = 2, KD_BOX27 = 3 };
 constexpr int kKdSlots = 4;
 
+/* CAP: compiled for at most 64 registers (two 512-thread blocks, or eight
+ * of 128, per multiprocessor); uncapped, the symmetric mode takes 76 and
+ * loses a quarter of the resident warps, at the price of a few spills. */
 template <typename T, int MODE, int V>
-__global__ void __launch_bounds__(512)
-    k_kd(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
-         const strata__w<T> w, int zchunk) {
+__device__ __forceinline__ void kd_body(const T *__restrict__ in,
+                                        T *__restrict__ out, strata__geom g,
+                                        const strata__w<T> &w, int zchunk) {
   constexpr int HX = V == 1 ? (int)(32 / sizeof(T)) : V; /* halo elements */
   constexpr int HV = HX / V;                             /* halo vectors */
   typedef strata__vec<T, V> vec;
@@ -161,6 +167,19 @@ __global__ void __launch_bounds__(512)
     }
     buf ^= 1;
   }
+}
+
+template <typename T, int MODE, int V>
+__global__ void __launch_bounds__(512)
+    k_kd(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+         const strata__w<T> w, int zchunk) {
+  kd_body<T, MODE, V>(in, out, g, w, zchunk);
+}
+template <typename T, int MODE, int V>
+__global__ void __launch_bounds__(512, 2)
+    k_kd_cap(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+             const strata__w<T> w, int zchunk) {
+  kd_body<T, MODE, V>(in, out, g, w, zchunk);
 }
 
 /* kdv: kd with 16-byte vectors, its tiles copied global -> shared with
@@ -315,7 +334,7 @@ __global__ void k_copycube(const T *__restrict__ in, T *__restrict__ out,
 
 template <typename T> constexpr int kd_default_bx() { return sizeof(T) == 4 ? 32 : 16; }
 
-template <typename T, int MODE, int V>
+template <typename T, int MODE, int V, bool CAP = false>
 strata_status launch_kd(const strata__launch *L, const strata__w<T> &w,
                         const int block[2], const char *name) {
   constexpr int HX = V == 1 ? (int)(32 / sizeof(T)) : V;
@@ -329,6 +348,7 @@ strata_status launch_kd(const strata__launch *L, const strata__w<T> &w,
                         name, BX, BY, NT, kKdSlots);
   const size_t bytes = 2 * (size_t)(BX + 2 * HV) * V * (BY + 2) * sizeof(T);
   auto kern = k_kd<T, MODE, V>;
+  if constexpr (CAP) kern = k_kd_cap<T, MODE, V>;
   strata_status s = strata__smem_opt_in(L, kern, bytes, name);
   if (s != STRATA_OK) return s;
   int per_sm = 0;
@@ -398,6 +418,16 @@ strata_status kd_mode(const strata__launch *L, const strata_stencil *op,
     case STRATA_STENCIL_BOX: return launch_kdv<T, KD_BOX27>(L, w, name);
     default: break;
     }
+  } else if (V > 1 && L->block[2] == 2) { /* kdv, the 64-register build */
+    switch (op->kind) {
+    case STRATA_STENCIL_STAR:
+      return launch_kd<T, KD_STAR7, V, true>(L, w, L->block, name);
+    case STRATA_STENCIL_BOX_SYMMETRIC:
+      return launch_kd<T, KD_SYM27, V, true>(L, w, L->block, name);
+    case STRATA_STENCIL_BOX:
+      return launch_kd<T, KD_BOX27, V, true>(L, w, L->block, name);
+    default: break;
+    }
   } else {
     switch (op->kind) {
     case STRATA_STENCIL_STAR: return launch_kd<T, KD_STAR7, V>(L, w, L->block, name);
@@ -446,10 +476,13 @@ strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
                             int mode) {
   const int *b = L->block;
   const char *name = mode == 0 ? "kd" : mode == 1 ? "kdv" : "kdcp";
-  if (b[0] < 1 || b[1] < 1 || b[2] != 1 || b[0] * b[1] > 512)
+  if (b[0] < 1 || b[1] < 1 || b[0] * b[1] > 512 ||
+      (mode == 1 ? (b[2] != 1 && b[2] != 2) : b[2] != 1))
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: block %dx%dx%d is not valid (a 2D block of at "
-                        "most 512 threads)", name, b[0], b[1], b[2]);
+                        "most 512 threads%s)", name, b[0], b[1], b[2],
+                        mode == 1 ? "; z 1, or 2 for the 64-register build"
+                                  : "");
   if (op->dims != 3 || op->radius != 1)
     return strata__fail(L->ctx, STRATA_ENOTSUP,
                         "%s: only radius-1 3D operators", name);

@@ -9,7 +9,8 @@
  * percentages compare best with best (the ceiling is a best case, and on
  * a shared machine the median carries other processes' load).
  *
- *   bench_solvers [heat|wave|fdtd|all] [--small] [--reps N] */
+ *   bench_solvers [heat|wave|fdtd|all] [--small] [--reps N]
+ *                 [--backend cpu|cuda|auto] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,11 +53,11 @@ static double copy_gbs(strata_context *ctx, int dims, const size_t n[3],
   DIE(ctx, strata_field_create(ctx, &d, &a));
   DIE(ctx, strata_field_create(ctx, &d, &b));
   DIE(ctx, strata_field_fill(a, 1.0));
-  DIE(ctx, strata_copy_kernel(a, b, "copy")); /* warm-up */
+  DIE(ctx, strata_copy_kernel(a, b, NULL)); /* warm-up */
   double t[32];
   for (int r = 0; r < g_reps; r++) {
     double t0 = strata_test_clock();
-    DIE(ctx, strata_copy_kernel(a, b, "copy"));
+    DIE(ctx, strata_copy_kernel(a, b, NULL));
     DIE(ctx, strata_context_sync(ctx));
     t[r] = strata_test_clock() - t0;
   }
@@ -235,9 +236,16 @@ static void bench_fdtd(strata_context *ctx, int small) {
 int main(int argc, char **argv) {
   const char *what = "all";
   int small = 0;
+  strata_backend backend = STRATA_BACKEND_CPU;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--small") == 0)
       small = 1;
+    else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+      if (strata_backend_parse(argv[++i], &backend) != STRATA_OK) {
+        fprintf(stderr, "unknown backend '%s' (auto, cpu, cuda)\n", argv[i]);
+        return 2;
+      }
+    }
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
       g_reps = atoi(argv[++i]);
     else
@@ -246,15 +254,20 @@ int main(int argc, char **argv) {
   if (g_reps < 1 || g_reps > 32) g_reps = 5;
   strata_context_options co;
   strata_context_options_init(&co);
-  co.backend = STRATA_BACKEND_CPU;
+  co.backend = backend;
+  char why[256] = "";
+  co.errbuf = why;
+  co.errbuf_size = sizeof why;
   strata_context *ctx = NULL;
   if (strata_context_create(&ctx, &co) != STRATA_OK) {
-    fprintf(stderr, "cannot create a CPU context\n");
+    fprintf(stderr, "cannot create a %s context: %s\n",
+            strata_backend_name(backend), why);
     return 1;
   }
   strata_device_info info;
   DIE(ctx, strata_context_device_info(ctx, &info));
-  printf("CPU engine: %s, %d threads; %d timed runs each\n", info.name,
+  printf("%s engine: %s, %d threads; %d timed runs each\n",
+         strata_backend_name(strata_context_backend(ctx)), info.name,
          info.threads, g_reps);
   if (!strcmp(what, "heat") || !strcmp(what, "all")) bench_heat(ctx, small);
   if (!strcmp(what, "wave") || !strcmp(what, "all")) bench_wave(ctx, small);

@@ -1,0 +1,834 @@
+/* The CUDA engine's solver entries (issue 4): the second-order wave step
+ * (acoustic wave and the explicit FDTD scheme), the Yee TM step, and
+ * receiver sampling.  The contracts are in src/core/internal.h
+ * (strata__wave_args, strata__yee_args, the sample entry); the oracle is
+ * the CPU engine (src/cpu/cpu_solvers.inc), whose phases, ranges and
+ * operation order these kernels follow:
+ *
+ * wave_step, launched on the context's stream with no host wait:
+ *   A. k_psi, one launch per CPML slab: psi = b psi + a D1 u over the
+ *      slab's [lo, hi) along its axis (rows of y/z slabs with a == 0 are
+ *      skipped, as on the CPU);
+ *   B. k_wave: the update of up over the stencil nodes, 2.5D: a 32 x 16
+ *      block owns an xy tile and walks a chunk of z planes, the current
+ *      plane's tile and halo in shared memory, the 2R + 1 z values of its
+ *      column in registers; CPML corrections (zeta updated in place) where
+ *      the point lies in a slab, sponge damping where a damp array exists;
+ *   C. k_sources: one thread adds the point sources in order;
+ *   D. k_faces, one launch per axis (x, then y, then z: a later axis reads
+ *      boundary nodes an earlier one wrote): one thread per line along the
+ *      axis does side 0 then side 1 (FREE, PERIODIC, MUR) as the CPU does.
+ * yee_step: H half step, ghost copies (periodic H, Ez^n next to Mur
+ *   faces), E step with CPML, sources, Mur boundary nodes, periodic Ez
+ *   ghosts: six kernels in that order, the last four only when needed.
+ * sample: one thread per receiver, the weighted sum accumulated in double
+ *   without contraction (__dmul_rn/__dadd_rn), in the CPU's order, so the
+ *   samples of equal fields are equal bit for bit.
+ *
+ * Every point update uses the CPU's expression term for term; nvcc may
+ * contract a multiply and an add into one FMA, so wave and Yee steps agree
+ * with the CPU engine to rounding (tests/test_cuda_solvers.c gives the
+ * tolerances). */
+#include "cuda_device.cuh"
+
+#include <string.h>
+
+namespace {
+
+strata_status sv_device(strata_context *ctx) {
+  STRATA__CU(ctx, cudaSetDevice(strata__cu_state(ctx)->device));
+  return STRATA_OK;
+}
+
+#define SV_DEVICE(ctx)                                                         \
+  do {                                                                         \
+    strata_status s_ = sv_device(ctx);                                         \
+    if (s_ != STRATA_OK) return s_;                                            \
+  } while (0)
+
+unsigned sv_blocks(long long n, int threads) {
+  long long b = (n + threads - 1) / threads;
+  if (b > 65535) b = 65535;
+  return (unsigned)(b < 1 ? 1 : b);
+}
+
+strata_status sv_check_axis(strata_context *ctx, const strata_field *f,
+                            const char *who) {
+  for (int a = 0; a < 3; a++)
+    if (f->d.n[a] > ((size_t)1 << 30))
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "%s: the CUDA kernels take at most 2^30 points per "
+                          "axis (axis %c has %zu)", who, "xyz"[a], f->d.n[a]);
+  return STRATA_OK;
+}
+
+/* ======================================================================== */
+/* Wave step                                                                 */
+/* ======================================================================== */
+
+constexpr int kWX = 32, kWY = 16; /* k_wave's block: one xy tile */
+
+template <typename T> struct wave_slab {
+  T *psi, *zeta;          /* interior point (0,0,0) of the slab fields */
+  long long psy, psz;     /* their strides */
+  int origin, lo, hi;     /* as strata__wave_slab */
+};
+
+template <typename T> struct wave_par {
+  const T *u;             /* interior (0,0,0) of u^n */
+  T *up;                  /* of u^{n-1} in, u^{n+1} out */
+  const T *c2;            /* per point, or NULL */
+  const double *c2_line;  /* per index of the last axis when c2 == NULL */
+  const double *damp[3];  /* sponge e per index, or NULL */
+  const double *pa[3], *pb[3];
+  wave_slab<T> slab[6];   /* [axis * 2 + side]; psi == NULL: none */
+  long long sy, sz;       /* strides of u, up and c2 (one layout) */
+  int n[3];
+  int s0[3], s1[3];       /* stencil nodes [s0, s1) per axis */
+  int tiles_y, nchunks, zchunk;
+  int any_damp;           /* a damp array exists on some axis */
+  T lap[STRATA_MAX_RADIUS + 1], d1[STRATA_MAX_RADIUS + 1];
+};
+
+/* A. psi = b psi + a D1 u on one slab.  One thread per point of the slab's
+ * range: x over blockIdx.x / threadIdx.x, rows (j, k) grid-stride over y. */
+template <typename T, int R>
+__global__ void __launch_bounds__(128)
+    k_psi(const T *__restrict__ u, long long sy, long long sz, T *psi,
+          long long psy, long long psz, int ax, int origin, int r0x, int r1x,
+          int r0y, int r1y, int r0z, int r1z, const double *__restrict__ pa,
+          const double *__restrict__ pb, wave_par<T> P) {
+  const int i = r0x + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= r1x) return;
+  const int ny = r1y - r0y;
+  const long long rows = (long long)ny * (r1z - r0z);
+  const long long su = ax == 0 ? 1 : ax == 1 ? sy : sz;
+  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+    const int j = r0y + (int)(r % ny), k = r0z + (int)(r / ny);
+    const int c = ax == 0 ? i : ax == 1 ? j : k;
+    if (ax != 0 && pa[c] == 0.0) continue;
+    const T *uu = u + i + (long long)j * sy + (long long)k * sz;
+    T d = 0;
+#pragma unroll
+    for (int q = 1; q <= R; q++) d += P.d1[q] * (uu[q * su] - uu[-q * su]);
+    const int li = ax == 0 ? i - origin : i, lj = ax == 1 ? j - origin : j,
+              lk = ax == 2 ? k - origin : k;
+    T *ps = psi + li + (long long)lj * psy + (long long)lk * psz;
+    *ps = (T)pb[c] * *ps + (T)pa[c] * d;
+  }
+}
+
+/* CPML correction of the point (i, j, k) along axis ax, side S: adds
+ * D1 psi + zeta to L and updates zeta.  um[q-1] / upl[q-1] are u at -q / +q
+ * along the axis, uc the centre.  CPU: FN(cpml_corr). */
+template <typename T, int R>
+__device__ __forceinline__ void cpml_at(const wave_slab<T> &S, int ax, int i,
+                                        int j, int k, T uc, const T *um,
+                                        const T *upl, const double *pa,
+                                        const double *pb, const wave_par<T> &P,
+                                        T &L) {
+  const int li = ax == 0 ? i - S.origin : i, lj = ax == 1 ? j - S.origin : j,
+            lk = ax == 2 ? k - S.origin : k;
+  const long long off = li + (long long)lj * S.psy + (long long)lk * S.psz;
+  const long long sp = ax == 0 ? 1 : ax == 1 ? S.psy : S.psz;
+  const T *ps = S.psi + off;
+  T dpsi = 0, d2 = P.lap[0] * uc;
+#pragma unroll
+  for (int q = 1; q <= R; q++) {
+    dpsi += P.d1[q] * (ps[q * sp] - ps[-q * sp]);
+    d2 += P.lap[q] * (upl[q - 1] + um[q - 1]);
+  }
+  const int c = ax == 0 ? i : ax == 1 ? j : k;
+  const T ac = (T)pa[c], bc = (T)pb[c];
+  T *ze = S.zeta + off;
+  const T z = bc * *ze + ac * (d2 + dpsi);
+  *ze = z;
+  L += dpsi + z;
+}
+
+/* B. The update of up over the stencil nodes.  Block (kWX, kWY) owns the
+ * xy tile at blockIdx.x and, grid-stride over blockIdx.y, pairs (tile row,
+ * z chunk).  The tile covers [0, n) in x and y; threads outside the
+ * stencil nodes only help load. */
+template <typename T, int R, int D>
+__global__ void __launch_bounds__(kWX *kWY) k_wave(const wave_par<T> P) {
+  constexpr int TW = kWX + 2 * R, TH = kWY + 2 * R;
+  __shared__ T tile[TH][TW];
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kWX * ty;
+  const int x0 = blockIdx.x * kWX, i = x0 + tx;
+  const long long sy = P.sy, sz = P.sz;
+  const long long pairs = (long long)P.tiles_y * P.nchunks;
+  for (long long pr = blockIdx.y; pr < pairs; pr += gridDim.y) {
+    const int y0 = (int)(pr % P.tiles_y) * kWY, j = y0 + ty;
+    const int ch = (int)(pr / P.tiles_y);
+    int k0 = 0, k1 = 1;
+    if (D == 3) {
+      k0 = P.s0[2] + ch * P.zchunk;
+      k1 = min(k0 + P.zchunk, P.s1[2]);
+    }
+    /* my column lies inside the allocation (i, j >= 0 always) */
+    const bool col = i < P.n[0] + R && j < P.n[1] + R;
+    const bool act = i >= P.s0[0] && i < P.s1[0] && j >= P.s0[1] &&
+                     j < P.s1[1];
+    const T *ucol = P.u + i + (long long)j * sy;
+    T q[2 * R + 1];
+#pragma unroll
+    for (int d = 0; d <= 2 * R; d++) q[d] = T(0);
+    if (D == 3 && col) {
+#pragma unroll
+      for (int d = 0; d < 2 * R; d++) q[d] = ucol[(long long)(k0 - R + d) * sz];
+    }
+    for (int k = k0; k < k1; k++) {
+      T uc;
+      if (D == 3) {
+        if (col) q[2 * R] = ucol[(long long)(k + R) * sz];
+        uc = q[R];
+      } else {
+        uc = col ? ucol[0] : T(0);
+      }
+      __syncthreads(); /* the previous plane's readers are done */
+      tile[ty + R][tx + R] = uc;
+      const T *plane = P.u + (long long)k * sz;
+      for (int t = tid; t < TW * TH; t += kWX * kWY) {
+        const int lx = t % TW, ly = t / TW;
+        if (lx >= R && lx < R + kWX && ly >= R && ly < R + kWY) continue;
+        const int gi = x0 - R + lx, gj = y0 - R + ly;
+        if (gi < P.n[0] + R && gj < P.n[1] + R)
+          tile[ly][lx] = plane[gi + (long long)gj * sy];
+      }
+      __syncthreads();
+      if (act) {
+        const T *c = &tile[ty + R][tx + R];
+        /* L u, CPU order: centre, then per k the x, y, z pairs */
+        T acc = P.lap[0] * (T)D * c[0];
+#pragma unroll
+        for (int r = 1; r <= R; r++) {
+          acc += P.lap[r] * (c[-r] + c[r]);
+          acc += P.lap[r] * (c[-r * TW] + c[r * TW]);
+          if (D == 3) acc += P.lap[r] * (q[R - r] + q[R + r]);
+        }
+        T L = acc;
+        /* CPML: x sides, then y, then z, where the point is in [lo, hi) */
+#pragma unroll
+        for (int ax = 0; ax < D; ax++) {
+          const int cc = ax == 0 ? i : ax == 1 ? j : k;
+#pragma unroll
+          for (int side = 0; side < 2; side++) {
+            const wave_slab<T> &S = P.slab[2 * ax + side];
+            if (!S.psi || cc < S.lo || cc >= S.hi) continue;
+            T um[R], upl[R];
+#pragma unroll
+            for (int r = 1; r <= R; r++) {
+              if (ax == 0) {
+                um[r - 1] = c[-r];
+                upl[r - 1] = c[r];
+              } else if (ax == 1) {
+                um[r - 1] = c[-r * TW];
+                upl[r - 1] = c[r * TW];
+              } else {
+                um[r - 1] = q[R - r];
+                upl[r - 1] = q[R + r];
+              }
+            }
+            cpml_at<T, R>(S, ax, i, j, k, c[0], um, upl, P.pa[ax], P.pb[ax],
+                          P, L);
+          }
+        }
+        const long long o = i + (long long)j * sy + (long long)k * sz;
+        const T c2v = P.c2 ? P.c2[o] : (T)P.c2_line[D == 3 ? k : j];
+        T *upp = P.up + o;
+        if (P.any_damp) {
+          T erow = 0;
+          if (D >= 2 && P.damp[1]) erow += (T)P.damp[1][j];
+          if (D >= 3 && P.damp[2]) erow += (T)P.damp[2][k];
+          const T e = erow + (P.damp[0] ? (T)P.damp[0][i] : (T)0);
+          *upp = ((T)2 * c[0] - ((T)1 - e) * *upp + c2v * L) / ((T)1 + e);
+        } else {
+          *upp = (T)2 * c[0] - *upp + c2v * L;
+        }
+      }
+      if (D == 3) {
+#pragma unroll
+        for (int d = 0; d < 2 * R; d++) q[d] = q[d + 1];
+      }
+    }
+    __syncthreads(); /* the tile is reused by the next pair */
+  }
+}
+
+/* C. Point sources, in order, by one thread (sources may share a node). */
+template <typename T> struct src_list {
+  int n;
+  long long off[8];
+  T val[8];
+};
+
+template <typename T> __global__ void k_sources(T *up, src_list<T> s) {
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    for (int q = 0; q < s.n; q++) up[s.off[q]] += s.val[q];
+}
+
+/* D. Faces of one axis ax: a thread per line (ib, ic) over the other two
+ * axes' interior; side 0 then side 1, as FN(wave)'s Phase D. */
+struct face_par {
+  int ax, nax, R;
+  long long sa, sb, sc;
+  int nb, nc;
+  int kind[2];
+  int s0b, s1b, s0c, s1c; /* MUR: only rows the stencil updated */
+};
+
+template <typename T>
+__global__ void k_faces(T *up, const T *u, face_par F, T mur) {
+  const long long lines = (long long)F.nb * F.nc;
+  for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+       t < lines; t += (long long)gridDim.x * blockDim.x) {
+    const int ib = (int)(t % F.nb), ic = (int)(t / F.nb);
+    T *line = up + ib * F.sb + ic * F.sc;
+    const T *uline = u + ib * F.sb + ic * F.sc;
+    const long long sa = F.sa;
+    const int nax = F.nax;
+    for (int side = 0; side < 2; side++) {
+      const int kind = F.kind[side];
+      if (kind == STRATA__WF_ZERO) continue;
+      if (kind == STRATA__WF_FREE) {
+        const long long bnode = side ? nax - 1 : 0;
+        line[bnode * sa] = 0;
+        for (int qq = 1; qq <= F.R; qq++) {
+          const long long g = side ? nax - 1 + qq : -qq,
+                          m = side ? nax - 1 - qq : qq;
+          line[g * sa] = -line[m * sa];
+        }
+      } else if (kind == STRATA__WF_PERIODIC) {
+        for (int qq = 1; qq <= F.R; qq++) {
+          if (side)
+            line[(long long)(nax - 1 + qq) * sa] = line[(long long)(qq - 1) * sa];
+          else
+            line[(long long)(-qq) * sa] = line[(long long)(nax - qq) * sa];
+        }
+      } else if (kind == STRATA__WF_MUR) {
+        if (ib < F.s0b || ib >= F.s1b || ic < F.s0c || ic >= F.s1c) continue;
+        const long long bnode = side ? nax - 1 : 0,
+                        inner = side ? nax - 2 : 1;
+        line[bnode * sa] = uline[inner * sa] +
+                           mur * (line[inner * sa] - uline[bnode * sa]);
+      }
+    }
+  }
+}
+
+template <typename T>
+strata_status wave_typed(const strata__wave_args *a) {
+  const strata_field *UF = a->u;
+  strata_field *PF = a->up;
+  strata_context *ctx = UF->ctx;
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const int D = a->dims, R = a->radius;
+  wave_par<T> P;
+  memset(&P, 0, sizeof P);
+  P.u = (const T *)UF->data + UF->L.origin;
+  P.up = (T *)PF->data + PF->L.origin;
+  P.c2 = a->c2 ? (const T *)a->c2->data + a->c2->L.origin : (const T *)NULL;
+  P.c2_line = a->c2_line;
+  P.sy = (long long)UF->L.pitch_x;
+  P.sz = P.sy * (long long)UF->L.pitch_y;
+  for (int k = 0; k <= STRATA_MAX_RADIUS; k++) {
+    P.lap[k] = k <= R ? (T)a->lap[k] : T(0);
+    P.d1[k] = k <= R ? (T)a->d1[k] : T(0);
+  }
+  for (int ax = 0; ax < 3; ax++) {
+    P.n[ax] = (int)UF->d.n[ax];
+    P.s0[ax] = 0;
+    P.s1[ax] = 1;
+  }
+  for (int ax = 0; ax < D; ax++) {
+    const int fl = a->face[2 * ax], fh = a->face[2 * ax + 1];
+    P.s0[ax] = (fl == STRATA__WF_FREE || fl == STRATA__WF_MUR) ? 1 : 0;
+    P.s1[ax] = P.n[ax] -
+               ((fh == STRATA__WF_FREE || fh == STRATA__WF_MUR) ? 1 : 0);
+  }
+  for (int ax = 0; ax < 3; ax++) {
+    P.damp[ax] = ax < D ? a->damp[ax] : NULL;
+    P.pa[ax] = ax < D ? a->pml_a[ax] : NULL;
+    P.pb[ax] = ax < D ? a->pml_b[ax] : NULL;
+    if (P.damp[ax]) P.any_damp = 1;
+  }
+  for (int ax = 0; ax < D; ax++)
+    for (int side = 0; side < 2; side++) {
+      const strata__wave_slab *S = &a->slab[ax][side];
+      wave_slab<T> &W = P.slab[2 * ax + side];
+      if (!S->psi) continue;
+      if (!S->zeta || !a->pml_a[ax] || !a->pml_b[ax])
+        return strata__fail(ctx, STRATA_EINVAL,
+                            "wave step: a CPML slab on axis %c without zeta "
+                            "or profiles", "xyz"[ax]);
+      if (S->zeta->L.pitch_x != S->psi->L.pitch_x ||
+          S->zeta->L.pitch_y != S->psi->L.pitch_y ||
+          S->zeta->L.origin != S->psi->L.origin)
+        return strata__fail(ctx, STRATA_EINVAL,
+                            "wave step: psi and zeta of a slab differ in "
+                            "layout");
+      W.psi = (T *)S->psi->data + S->psi->L.origin;
+      W.zeta = (T *)S->zeta->data + S->zeta->L.origin;
+      W.psy = (long long)S->psi->L.pitch_x;
+      W.psz = W.psy * (long long)S->psi->L.pitch_y;
+      W.origin = (int)S->origin;
+      W.lo = (int)S->lo;
+      W.hi = (int)S->hi;
+    }
+
+  /* A: psi on every slab (the slabs are independent) */
+  for (int ax = 0; ax < D; ax++)
+    for (int side = 0; side < 2; side++) {
+      const wave_slab<T> &W = P.slab[2 * ax + side];
+      if (!W.psi) continue;
+      int r0[3] = {0, 0, 0}, r1[3] = {P.n[0], P.n[1], P.n[2]};
+      r0[ax] = W.lo;
+      r1[ax] = W.hi;
+      const int nxr = r1[0] - r0[0];
+      const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
+      if (nxr <= 0 || rows <= 0) continue;
+      dim3 grid((unsigned)((nxr + 127) / 128),
+                (unsigned)(rows < 65535 ? rows : 65535));
+#define SV_PSI(r)                                                              \
+  k_psi<T, r><<<grid, 128, 0, st->stream>>>(                                   \
+      P.u, P.sy, P.sz, W.psi, W.psy, W.psz, ax, W.origin, r0[0], r1[0], r0[1], \
+      r1[1], r0[2], r1[2], P.pa[ax], P.pb[ax], P)
+      switch (R) {
+      case 1: SV_PSI(1); break;
+      case 2: SV_PSI(2); break;
+      case 3: SV_PSI(3); break;
+      default: SV_PSI(4); break;
+      }
+#undef SV_PSI
+      STRATA__LAUNCHED(ctx, "wave step: CPML psi kernel launch");
+    }
+
+  /* B: the update over the stencil nodes */
+  const int tiles_x = (P.n[0] + kWX - 1) / kWX;
+  P.tiles_y = (P.n[1] + kWY - 1) / kWY;
+  P.nchunks = 1;
+  P.zchunk = 1;
+  if (D == 3) {
+    const int nzs = P.s1[2] - P.s0[2];
+    /* enough blocks for about four waves; chunks of at least 16 planes
+     * (the 2R planes of warm-up stay a small part) */
+    const long long xy = (long long)tiles_x * P.tiles_y;
+    const long long want = 4LL * st->prop.multiProcessorCount;
+    long long ch = (want + xy - 1) / xy;
+    long long maxc = nzs / 16;
+    if (maxc < 1) maxc = 1;
+    if (ch > maxc) ch = maxc;
+    if (ch < 1) ch = 1;
+    P.zchunk = (int)((nzs + ch - 1) / ch);
+    if (P.zchunk < 1) P.zchunk = 1;
+    P.nchunks = (nzs + P.zchunk - 1) / P.zchunk;
+    if (P.nchunks < 1) P.nchunks = 1;
+  }
+  {
+    const long long pairs = (long long)P.tiles_y * P.nchunks;
+    dim3 grid((unsigned)tiles_x, (unsigned)(pairs < 65535 ? pairs : 65535));
+    dim3 block(kWX, kWY);
+    switch ((D == 3 ? 10 : 0) + R) {
+#define SV_WAVE(d, r)                                                          \
+  case (d == 3 ? 10 : 0) + r:                                                  \
+    k_wave<T, r, d><<<grid, block, 0, st->stream>>>(P);                        \
+    break;
+      SV_WAVE(2, 1) SV_WAVE(2, 2) SV_WAVE(2, 3) SV_WAVE(2, 4)
+      SV_WAVE(3, 1) SV_WAVE(3, 2) SV_WAVE(3, 3) SV_WAVE(3, 4)
+#undef SV_WAVE
+    default:
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave step: radius %d in %dD is not supported", R,
+                          D);
+    }
+    STRATA__LAUNCHED(ctx, "wave step: update kernel launch");
+  }
+
+  /* C: point sources */
+  if (a->nsrc > 0) {
+    src_list<T> sl;
+    memset(&sl, 0, sizeof sl);
+    sl.n = a->nsrc > 8 ? 8 : a->nsrc;
+    for (int q = 0; q < sl.n; q++) {
+      for (int ax = 0; ax < 3; ax++) {
+        const long c = a->src[q][ax];
+        const long n = ax < D ? (long)P.n[ax] : 1;
+        if (c < 0 || c >= n)
+          return strata__fail(ctx, STRATA_EINVAL,
+                              "wave step: source %d lies outside the grid", q);
+      }
+      sl.off[q] = a->src[q][0] + (long long)a->src[q][1] * P.sy +
+                  (long long)a->src[q][2] * P.sz;
+      sl.val[q] = (T)a->src_val[q];
+    }
+    k_sources<T><<<1, 32, 0, st->stream>>>(P.up, sl);
+    STRATA__LAUNCHED(ctx, "wave step: source kernel launch");
+  }
+
+  /* D: faces, axis by axis */
+  const long long st3[3] = {1, P.sy, P.sz};
+  for (int ax = 0; ax < D; ax++) {
+    const int kl = a->face[2 * ax], kh = a->face[2 * ax + 1];
+    if (kl == STRATA__WF_ZERO && kh == STRATA__WF_ZERO) continue;
+    if ((kl == STRATA__WF_MUR || kh == STRATA__WF_MUR) && R != 1)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave step: Mur faces need radius 1 (radius %d)",
+                          R);
+    face_par F;
+    const int b = (ax + 1) % 3, c = (ax + 2) % 3;
+    F.ax = ax;
+    F.nax = P.n[ax];
+    F.R = R;
+    F.sa = st3[ax];
+    F.sb = st3[b];
+    F.sc = st3[c];
+    F.nb = P.n[b];
+    F.nc = P.n[c];
+    F.kind[0] = kl;
+    F.kind[1] = kh;
+    F.s0b = P.s0[b];
+    F.s1b = P.s1[b];
+    F.s0c = P.s0[c];
+    F.s1c = P.s1[c];
+    const long long lines = (long long)F.nb * F.nc;
+    k_faces<T><<<sv_blocks(lines, 256), 256, 0, st->stream>>>(
+        P.up, P.u, F, (T)a->mur);
+    STRATA__LAUNCHED(ctx, "wave step: face kernel launch");
+  }
+  return STRATA_OK;
+}
+
+/* ======================================================================== */
+/* Yee TM step                                                               */
+/* ======================================================================== */
+
+template <typename T> struct yee_par {
+  T *ez, *hx, *hy;          /* interior (0,0) of each (one layout) */
+  T *pezx, *pezy, *phxy, *phyx;
+  const double *pa[2], *pb[2], *pah[2], *pbh[2];
+  long long sy;
+  int n0, n1;
+  int hr0, hr1;             /* H ranges: n (periodic) or n - 1 */
+  int e0x, e1x, e0y, e1y;   /* E ranges */
+  int lo[2][2], hi[2][2];   /* PML index ranges [axis][side] */
+  int face[4];
+  int perx, pery;
+  T ce, ch, mur;
+};
+
+/* H half step: one thread per (i, j) of [0, n0) x [0, n1). */
+template <typename T>
+__global__ void __launch_bounds__(256) k_yee_h(const yee_par<T> P) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= P.n0) return;
+  for (int j = blockIdx.y * blockDim.y + threadIdx.y; j < P.n1;
+       j += gridDim.y * blockDim.y) {
+    const long long o = i + (long long)j * P.sy;
+    const T *e = P.ez + o;
+    if (j < P.hr1) {
+      const T dy = e[P.sy] - e[0];
+      T h = P.hx[o];
+      h -= P.ch * dy;
+      if (P.phxy && P.pah[1][j] != 0.0) {
+        const T ac = (T)P.pah[1][j], bc = (T)P.pbh[1][j];
+        T ps = bc * P.phxy[o] + ac * dy;
+        P.phxy[o] = ps;
+        h -= P.ch * ps;
+      }
+      P.hx[o] = h;
+    }
+    if (i < P.hr0) {
+      const T dx = e[1] - e[0];
+      T h = P.hy[o];
+      h += P.ch * dx;
+      if (P.phyx)
+        for (int side = 0; side < 2; side++) {
+          const int hi = P.hi[0][side] < P.hr0 ? P.hi[0][side] : P.hr0;
+          if (i >= P.lo[0][side] && i < hi) {
+            T ps = (T)P.pbh[0][i] * P.phyx[o] + (T)P.pah[0][i] * dx;
+            P.phyx[o] = ps;
+            h += P.ch * ps;
+          }
+        }
+      P.hy[o] = h;
+    }
+  }
+}
+
+/* Ghost copies between the half steps: periodic H ghosts the E step reads,
+ * and Ez^n of the node next to each Mur face, kept in Ez's ghost layer. */
+template <typename T>
+__global__ void k_yee_fix(const yee_par<T> P) {
+  const long long sy = P.sy;
+  const int m = P.n0 > P.n1 ? P.n0 : P.n1;
+  for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < m;
+       t += gridDim.x * blockDim.x) {
+    if (P.perx && t < P.n1)
+      P.hy[-1 + t * sy] = P.hy[P.n0 - 1 + t * sy];
+    if (P.pery && t < P.n0)
+      P.hx[t - sy] = P.hx[t + (long long)(P.n1 - 1) * sy];
+    if (P.face[0] == STRATA__YF_MUR && t < P.n1)
+      P.ez[-1 + t * sy] = P.ez[1 + t * sy];
+    if (P.face[1] == STRATA__YF_MUR && t < P.n1)
+      P.ez[P.n0 + t * sy] = P.ez[P.n0 - 2 + t * sy];
+    if (P.face[2] == STRATA__YF_MUR && t < P.n0)
+      P.ez[t - sy] = P.ez[t + sy];
+    if (P.face[3] == STRATA__YF_MUR && t < P.n0)
+      P.ez[t + (long long)P.n1 * sy] = P.ez[t + (long long)(P.n1 - 2) * sy];
+  }
+}
+
+/* E step over [e0x, e1x) x [e0y, e1y). */
+template <typename T>
+__global__ void __launch_bounds__(256) k_yee_e(const yee_par<T> P) {
+  const int i = P.e0x + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= P.e1x) return;
+  for (int j = P.e0y + (int)(blockIdx.y * blockDim.y + threadIdx.y);
+       j < P.e1y; j += gridDim.y * blockDim.y) {
+    const long long o = i + (long long)j * P.sy;
+    const T dhy = P.hy[o] - P.hy[o - 1];
+    const T dhx = P.hx[o] - P.hx[o - P.sy];
+    T e = P.ez[o];
+    e += P.ce * (dhy - dhx);
+    if (P.pezx)
+      for (int side = 0; side < 2; side++)
+        if (i >= P.lo[0][side] && i < P.hi[0][side]) {
+          T ps = (T)P.pb[0][i] * P.pezx[o] + (T)P.pa[0][i] * dhy;
+          P.pezx[o] = ps;
+          e += P.ce * ps;
+        }
+    if (P.pezy && P.pa[1][j] != 0.0) {
+      const T ac = (T)P.pa[1][j], bc = (T)P.pb[1][j];
+      T ps = bc * P.pezy[o] + ac * dhx;
+      P.pezy[o] = ps;
+      e -= P.ce * ps;
+    }
+    P.ez[o] = e;
+  }
+}
+
+/* First-order Mur on the boundary nodes of the rows the E step updated
+ * (the four faces touch disjoint nodes and read none another writes). */
+template <typename T>
+__global__ void k_yee_mur(const yee_par<T> P) {
+  const long long sy = P.sy;
+  const int m = P.n0 > P.n1 ? P.n0 : P.n1;
+  T *ez = P.ez;
+  for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < m;
+       t += gridDim.x * blockDim.x) {
+    if (t >= P.e0y && t < P.e1y) {
+      const long long r = t * sy;
+      if (P.face[0] == STRATA__YF_MUR)
+        ez[r] = ez[-1 + r] + P.mur * (ez[1 + r] - ez[r]);
+      if (P.face[1] == STRATA__YF_MUR)
+        ez[P.n0 - 1 + r] =
+            ez[P.n0 + r] + P.mur * (ez[P.n0 - 2 + r] - ez[P.n0 - 1 + r]);
+    }
+    if (t >= P.e0x && t < P.e1x) {
+      if (P.face[2] == STRATA__YF_MUR)
+        ez[t] = ez[t - sy] + P.mur * (ez[t + sy] - ez[t]);
+      if (P.face[3] == STRATA__YF_MUR) {
+        const long long l = t + (long long)(P.n1 - 1) * sy;
+        ez[l] = ez[l + sy] + P.mur * (ez[l - sy] - ez[l]);
+      }
+    }
+  }
+}
+
+/* Periodic ghosts of Ez (read by the next H half step). */
+template <typename T>
+__global__ void k_yee_per(const yee_par<T> P) {
+  const long long sy = P.sy;
+  const int m = P.n0 > P.n1 ? P.n0 : P.n1;
+  for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < m;
+       t += gridDim.x * blockDim.x) {
+    if (P.perx && t < P.n1) P.ez[P.n0 + t * sy] = P.ez[t * sy];
+    if (P.pery && t < P.n0) P.ez[t + (long long)P.n1 * sy] = P.ez[t];
+  }
+}
+
+template <typename T>
+strata_status yee_typed(const strata__yee_args *a) {
+  strata_context *ctx = a->ez->ctx;
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const strata_field *EF = a->ez;
+  const strata_field *all[6] = {a->hx,      a->hy,      a->psi_ezx,
+                                a->psi_ezy, a->psi_hxy, a->psi_hyx};
+  for (int q = 0; q < 6; q++)
+    if (all[q] && (all[q]->L.pitch_x != EF->L.pitch_x ||
+                   all[q]->L.origin != EF->L.origin ||
+                   all[q]->d.precision != EF->d.precision))
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "yee step: the fields differ in layout");
+  yee_par<T> P;
+  memset(&P, 0, sizeof P);
+  const size_t org = EF->L.origin;
+  P.ez = (T *)a->ez->data + org;
+  P.hx = (T *)a->hx->data + org;
+  P.hy = (T *)a->hy->data + org;
+  P.pezx = a->psi_ezx ? (T *)a->psi_ezx->data + org : (T *)NULL;
+  P.pezy = a->psi_ezy ? (T *)a->psi_ezy->data + org : (T *)NULL;
+  P.phxy = a->psi_hxy ? (T *)a->psi_hxy->data + org : (T *)NULL;
+  P.phyx = a->psi_hyx ? (T *)a->psi_hyx->data + org : (T *)NULL;
+  if ((P.pezx && (!a->pml_a[0] || !a->pml_b[0])) ||
+      (P.pezy && (!a->pml_a[1] || !a->pml_b[1])) ||
+      (P.phxy && (!a->pml_ah[1] || !a->pml_bh[1])) ||
+      (P.phyx && (!a->pml_ah[0] || !a->pml_bh[0])))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "yee step: a PML psi field without its profiles");
+  for (int ax = 0; ax < 2; ax++) {
+    P.pa[ax] = a->pml_a[ax];
+    P.pb[ax] = a->pml_b[ax];
+    P.pah[ax] = a->pml_ah[ax];
+    P.pbh[ax] = a->pml_bh[ax];
+    for (int side = 0; side < 2; side++) {
+      P.lo[ax][side] = (int)a->pml_lo[ax][side];
+      P.hi[ax][side] = (int)a->pml_hi[ax][side];
+    }
+  }
+  P.sy = (long long)EF->L.pitch_x;
+  P.n0 = (int)EF->d.n[0];
+  P.n1 = (int)EF->d.n[1];
+  for (int f = 0; f < 4; f++) P.face[f] = a->face[f];
+  P.perx = a->face[0] == STRATA__YF_PERIODIC;
+  P.pery = a->face[2] == STRATA__YF_PERIODIC;
+  P.hr0 = P.perx ? P.n0 : P.n0 - 1;
+  P.hr1 = P.pery ? P.n1 : P.n1 - 1;
+  P.e0x = P.perx ? 0 : 1;
+  P.e1x = P.perx ? P.n0 : P.n0 - 1;
+  P.e0y = P.pery ? 0 : 1;
+  P.e1y = P.pery ? P.n1 : P.n1 - 1;
+  P.ce = (T)a->ce;
+  P.ch = (T)a->ch;
+  P.mur = (T)a->mur;
+  int any_mur = 0;
+  for (int f = 0; f < 4; f++) any_mur |= a->face[f] == STRATA__YF_MUR;
+  const int m = P.n0 > P.n1 ? P.n0 : P.n1;
+
+  /* H */
+  {
+    dim3 block(128, 2);
+    dim3 grid((unsigned)((P.n0 + 127) / 128), sv_blocks(P.n1, 2));
+    k_yee_h<T><<<grid, block, 0, st->stream>>>(P);
+    STRATA__LAUNCHED(ctx, "yee step: H kernel launch");
+  }
+  if (P.perx || P.pery || any_mur) {
+    k_yee_fix<T><<<sv_blocks(m, 256), 256, 0, st->stream>>>(P);
+    STRATA__LAUNCHED(ctx, "yee step: ghost kernel launch");
+  }
+  /* E */
+  if (P.e1x > P.e0x && P.e1y > P.e0y) {
+    dim3 block(128, 2);
+    dim3 grid((unsigned)((P.e1x - P.e0x + 127) / 128),
+              sv_blocks(P.e1y - P.e0y, 2));
+    k_yee_e<T><<<grid, block, 0, st->stream>>>(P);
+    STRATA__LAUNCHED(ctx, "yee step: E kernel launch");
+  }
+  if (a->nsrc > 0) {
+    src_list<T> sl;
+    memset(&sl, 0, sizeof sl);
+    sl.n = a->nsrc > 4 ? 4 : a->nsrc;
+    for (int q = 0; q < sl.n; q++) {
+      const long i = a->src[q][0], j = a->src[q][1];
+      if (i < 0 || i >= P.n0 || j < 0 || j >= P.n1)
+        return strata__fail(ctx, STRATA_EINVAL,
+                            "yee step: source %d lies outside the grid", q);
+      sl.off[q] = i + (long long)j * P.sy;
+      sl.val[q] = (T)a->src_val[q];
+    }
+    k_sources<T><<<1, 32, 0, st->stream>>>(P.ez, sl);
+    STRATA__LAUNCHED(ctx, "yee step: source kernel launch");
+  }
+  if (any_mur) {
+    k_yee_mur<T><<<sv_blocks(m, 256), 256, 0, st->stream>>>(P);
+    STRATA__LAUNCHED(ctx, "yee step: Mur kernel launch");
+  }
+  if (P.perx || P.pery) {
+    k_yee_per<T><<<sv_blocks(m, 256), 256, 0, st->stream>>>(P);
+    STRATA__LAUNCHED(ctx, "yee step: periodic ghost kernel launch");
+  }
+  return STRATA_OK;
+}
+
+/* ======================================================================== */
+/* Receivers                                                                 */
+/* ======================================================================== */
+
+template <typename T>
+__global__ void k_sample(const T *__restrict__ d, int npts, int nw,
+                         const long *__restrict__ off,
+                         const double *__restrict__ w, double *dst) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= npts) return;
+  double acc = 0;
+  for (int q = 0; q < nw; q++) {
+    const long long e = (long long)p * nw + q;
+    acc = __dadd_rn(acc, __dmul_rn(w[e], (double)d[off[e]]));
+  }
+  dst[p] = acc;
+}
+
+} // namespace
+
+strata_status strata__cuda_wave_step(const strata__wave_args *a) {
+  strata_context *ctx = a->u->ctx;
+  if (a->dims != 2 && a->dims != 3)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave step: dims is %d; it must be 2 or 3", a->dims);
+  if (a->radius < 1 || a->radius > STRATA_MAX_RADIUS ||
+      a->u->d.ghost < a->radius || a->up->d.ghost < a->radius)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave step: radius %d with ghost widths %d and %d",
+                        a->radius, a->u->d.ghost, a->up->d.ghost);
+  if (a->up->L.pitch_x != a->u->L.pitch_x ||
+      a->up->L.pitch_y != a->u->L.pitch_y ||
+      a->up->L.origin != a->u->L.origin ||
+      (a->c2 && (a->c2->L.pitch_x != a->u->L.pitch_x ||
+                 a->c2->L.pitch_y != a->u->L.pitch_y ||
+                 a->c2->L.origin != a->u->L.origin)))
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave step: u, up and c2 differ in layout");
+  if (!a->c2 && !a->c2_line)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave step: neither c2 nor c2_line is set");
+  strata_status s = sv_check_axis(ctx, a->u, "wave step");
+  if (s != STRATA_OK) return s;
+  SV_DEVICE(ctx);
+  if (a->u->d.precision == STRATA_F32) return wave_typed<float>(a);
+  return wave_typed<double>(a);
+}
+
+strata_status strata__cuda_yee_step(const strata__yee_args *a) {
+  strata_context *ctx = a->ez->ctx;
+  if (a->ez->d.dims != 2 || a->ez->d.ghost < 1)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "yee step: Ez must be 2D with ghost width >= 1");
+  strata_status s = sv_check_axis(ctx, a->ez, "yee step");
+  if (s != STRATA_OK) return s;
+  SV_DEVICE(ctx);
+  if (a->ez->d.precision == STRATA_F32) return yee_typed<float>(a);
+  return yee_typed<double>(a);
+}
+
+strata_status strata__cuda_sample(const strata_field *f, int npts, int nw,
+                                  const long *off, const double *w,
+                                  double *dst) {
+  strata_context *ctx = f->ctx;
+  if (npts <= 0) return STRATA_OK;
+  if (nw < 1)
+    return strata__fail(ctx, STRATA_EINVAL, "sample: %d weights per point",
+                        nw);
+  SV_DEVICE(ctx);
+  cudaStream_t stream = strata__cu_state(ctx)->stream;
+  const int threads = 128;
+  const unsigned blocks = (unsigned)((npts + threads - 1) / threads);
+  if (f->d.precision == STRATA_F32)
+    k_sample<float><<<blocks, threads, 0, stream>>>((const float *)f->data,
+                                                     npts, nw, off, w, dst);
+  else
+    k_sample<double><<<blocks, threads, 0, stream>>>((const double *)f->data,
+                                                      npts, nw, off, w, dst);
+  STRATA__LAUNCHED(ctx, "sample kernel launch");
+  return STRATA_OK;
+}

@@ -92,6 +92,30 @@ __device__ __forceinline__ T sym_at(const T *m, const T *c, const T *p,
   return P.C[0] * c[0] + P.C[1] * faces + P.C[2] * edges + P.C[3] * corners;
 }
 
+/* A block's threads share out the w x h points of a region, point q =
+ * x + y w going to thread q mod nthr; the walk steps (x, y) by nthr points
+ * without a division per point.  The loop runs while y < h. */
+struct walk {
+  int x, y, dx, dy, w;
+};
+__device__ __forceinline__ walk walk_start(int tid, int nthr, int w) {
+  walk k;
+  k.w = w > 0 ? w : 1;
+  k.x = tid % k.w;
+  k.y = w > 0 ? tid / k.w : 0x7fffffff; /* empty region: no iteration */
+  k.dx = nthr % k.w;
+  k.dy = nthr / k.w;
+  return k;
+}
+__device__ __forceinline__ void walk_next(walk &k) {
+  k.x += k.dx;
+  k.y += k.dy;
+  if (k.x >= k.w) {
+    k.x -= k.w;
+    k.y++;
+  }
+}
+
 /* ---- 1D and 2D: the whole tile region in shared memory, two buffers ---- */
 
 template <typename T, int R, int D>
@@ -110,8 +134,8 @@ __global__ void __launch_bounds__(kThreads2d) k_fused2d(const fused_par<T> P) {
   const int sy = P.pw;
 
   /* load [o, o + e) into both buffers (ox >= -ghost, ox + ex <= n + ghost) */
-  for (int q = tid; q < ex * ey; q += nthr) {
-    const int lx = q % ex, ly = q / ex;
+  for (walk k = walk_start(tid, nthr, ex); k.y < ey; walk_next(k)) {
+    const int lx = k.x, ly = k.y;
     const T v = P.in[(long long)(ox + lx) + (long long)(oy + ly) * P.isy];
     A[lx + ly * sy] = v;
     B[lx + ly * sy] = v;
@@ -124,8 +148,8 @@ __global__ void __launch_bounds__(kThreads2d) k_fused2d(const fused_par<T> P) {
     const int r0x = max(t0x - sh, P.clo[0]), r1x = min(t1x + sh, P.chi[0]);
     const int r0y = max(t0y - gy, P.clo[1]), r1y = min(t1y + gy, P.chi[1]);
     const int wx = r1x - r0x, wy = r1y - r0y;
-    for (int q = tid; q < wx * wy; q += nthr) {
-      const int x = r0x + q % wx, y = r0y + q / wx;
+    for (walk k = walk_start(tid, nthr, wx); k.y < wy; walk_next(k)) {
+      const int x = r0x + k.x, y = r0y + k.y;
       const int idx = (x - ox) + (y - oy) * sy;
       B[idx] = star_at<T, R, D>(A + idx, sy, nullptr, nullptr, 0, P);
     }
@@ -136,8 +160,8 @@ __global__ void __launch_bounds__(kThreads2d) k_fused2d(const fused_par<T> P) {
   }
 
   const int wx = t1x - t0x, wy = t1y - t0y;
-  for (int q = tid; q < wx * wy; q += nthr) {
-    const int x = t0x + q % wx, y = t0y + q / wx;
+  for (walk k = walk_start(tid, nthr, wx); k.y < wy; walk_next(k)) {
+    const int x = t0x + k.x, y = t0y + k.y;
     P.out[(long long)x + (long long)y * P.osy] = A[(x - ox) + (y - oy) * sy];
   }
 }
@@ -174,8 +198,8 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
       T *dst = ring + ring_slot(p, NP) * ps;
       const int ex = t1x - t0x + 2 * P.h[0], ey = t1y - t0y + 2 * P.h[1];
       const T *src = P.in + (long long)p * P.isz;
-      for (int q = tid; q < ex * ey; q += nthr) {
-        const int lx = q % ex, ly = q / ex;
+      for (walk k = walk_start(tid, nthr, ex); k.y < ey; walk_next(k)) {
+        const int lx = k.x, ly = k.y;
         dst[lx + ly * sy] =
             src[(long long)(ox + lx) + (long long)(oy + ly) * P.isy];
       }
@@ -197,8 +221,8 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
           const bool zin = zc >= P.clo[2] && zc < P.chi[2];
           const int r0x = t0x - sh, r0y = t0y - sh;
           const int wx = t1x - t0x + 2 * sh, wy = t1y - t0y + 2 * sh;
-          for (int q = tid; q < wx * wy; q += nthr) {
-            const int x = r0x + q % wx, y = r0y + q / wx;
+          for (walk k = walk_start(tid, nthr, wx); k.y < wy; walk_next(k)) {
+            const int x = r0x + k.x, y = r0y + k.y;
             const int idx = (x - ox) + (y - oy) * sy;
             T v;
             if (zin && x >= P.clo[0] && x < P.chi[0] && y >= P.clo[1] &&
@@ -216,8 +240,8 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
         } else { /* level s: the tile's interior, straight to out */
           const int wx = t1x - t0x, wy = t1y - t0y;
           T *o = P.out + (long long)zc * P.osz;
-          for (int q = tid; q < wx * wy; q += nthr) {
-            const int x = t0x + q % wx, y = t0y + q / wx;
+          for (walk k = walk_start(tid, nthr, wx); k.y < wy; walk_next(k)) {
+            const int x = t0x + k.x, y = t0y + k.y;
             const int idx = (x - ox) + (y - oy) * sy;
             T v;
             if constexpr (KIND == STRATA_STENCIL_STAR)

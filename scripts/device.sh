@@ -7,7 +7,7 @@
 # FDTD3d comparison).  Logs go to $OUT (at most 8 files).  Every stage runs
 # against a deadline so the whole call ends inside 10 minutes.
 #
-#   scripts/device.sh [all|test|bench|sanitize]...   (default: all)
+#   scripts/device.sh [all|test|bench|solvers|sanitize]...   (default: all)
 #
 # Environment: OUT (default /tmp/strata-out), BUILD (default
 # /tmp/strata-build), BUDGET seconds (default 560).
@@ -89,17 +89,28 @@ EOF
     grep -E "Function|REG" | paste - - | sed -E 's/Function ([^:]*):.*REG:([0-9]+).*SHARED:([0-9]+).*/\1 REG=\2 SHARED=\3/' >> "$OUT/summary.txt"
 fi
 
+if want solvers; then
+  # the solvers and multigrid on the GPU engine (docs/performance.md)
+  timeout $(( $(left) - 60 )) "$B/bench_solvers" all --backend cuda --reps 5 \
+    > "$OUT/solvers.txt" 2>&1
+  note "bench_solvers rc=$?"
+  timeout $(( $(left) - 30 )) "$B/bench_mg" --backend cuda >> "$OUT/solvers.txt" 2>&1
+  note "bench_mg rc=$?"
+fi
+
 if want sanitize; then
   : > "$OUT/sanitizer.log"
   for tool in memcheck racecheck; do
-    for t in test_cuda_api test_cuda_ops; do
+    # SAN_TESTS: programs, each optionally with one test name ("prog:test")
+    for spec in ${SAN_TESTS:-test_cuda_api test_cuda_ops test_cuda_solvers test_multigrid:kernels_cuda}; do
+      t=${spec%%:*}; name=; [ "$t" != "$spec" ] && name=${spec#*:}
       budget=$(( $(left) - 10 ))
       [ $budget -gt 150 ] && budget=150
-      if [ $budget -lt 20 ]; then note "sanitizer $tool $t: no time left"; continue; fi
+      if [ $budget -lt 20 ]; then note "sanitizer $tool $spec: no time left"; continue; fi
       STRATA_TEST_QUICK=1 timeout $budget compute-sanitizer --tool $tool \
-        --error-exitcode 9 "$B/tests/$t" >> "$OUT/sanitizer.log" 2>&1
+        --error-exitcode 9 "$B/tests/$t" $name >> "$OUT/sanitizer.log" 2>&1
       rc=$?
-      note "sanitizer $tool $t rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+      note "sanitizer $tool $spec rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
     done
   done
 fi

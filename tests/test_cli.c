@@ -487,7 +487,12 @@ TEST(heat_run_matches_library) {
   double *a = read_npy(tp("hk1/final.npy"), &nd, sh);
   double *b = read_npy(tp("hk2/final.npy"), &nd, sh);
   CHECK(a && b && memcmp(a, b, 17 * 13 * sizeof *a) == 0);
-  CHECK(memcmp(a, want, sizeof want) == 0);
+  /* these runs use the default engine (the GPU where there is one): equal
+   * to the CPU library's result to rounding, bit for bit on the CPU */
+  for (size_t i = 0; i < 17 * 13; i++)
+    CHECKF(fabs(a[i] - want[i]) <= 1e-12 * (fabs(want[i]) + 1e-300) ||
+               a[i] == want[i],
+           "point %zu: %.17g vs %.17g", i, a[i], want[i]);
   free(a);
   free(b);
   return 0;

@@ -79,6 +79,11 @@ static void bench_heat(strata_context *ctx, int small) {
   for (int dims = 2; dims <= 3; dims++) {
     size_t n[3] = {4096, 4096, 1};
     if (dims == 3) n[0] = n[1] = n[2] = 256;
+    if (strata_context_backend(ctx) == STRATA_BACKEND_CUDA) {
+      /* EBISU's grids (issue 4): 10472^2 in 2D, 512^3 in 3D */
+      n[0] = n[1] = dims == 2 ? 10472 : 512;
+      if (dims == 3) n[2] = 512;
+    }
     if (small) {
       n[0] = n[1] = dims == 2 ? 1024 : 96;
       if (dims == 3) n[2] = 96;
@@ -129,6 +134,7 @@ static void bench_heat(strata_context *ctx, int small) {
 static void bench_wave(strata_context *ctx, int small) {
   printf("\n### Acoustic wave, 3D, order 8 (25 points), fp32\n\n");
   size_t n = small ? 96 : 256;
+  if (strata_context_backend(ctx) == STRATA_BACKEND_CUDA && !small) n = 512;
   size_t nn[3] = {n, n, n};
   double pts = (double)n * n * n;
   double cgb = copy_gbs(ctx, 3, nn, STRATA_F32);

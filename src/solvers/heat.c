@@ -10,15 +10,17 @@
 #include <string.h>
 
 /* Steps fused per sweep when the caller leaves the choice to us and the
- * backend can fuse.  CPU engine, measured (bench/bench_solvers.c,
- * docs/performance.md): 2D gains up to s = 8 (the largest ghost width,
- * +50% over s = 1); in 3D the redundant halo work of the tiles costs more
- * than the traffic saved (s = 1: 2.2, s = 4: 1.85 Gpts/s), so no fusion.
- * Other engines: the peak of seed 001's model for 32-point tiles, s = 6
- * (2D) and 4 (3D), until measured. */
+ * backend can fuse, as measured (bench/bench_solvers.c, docs/performance.md).
+ * CPU engine: 2D gains up to s = 8 (the largest ghost width, +50% over
+ * s = 1); in 3D the redundant halo work of the tiles costs more than the
+ * traffic saved (s = 1: 2.2, s = 4: 1.85 Gpts/s), so no fusion.
+ * CUDA engine on an H100, fp32: 2D 10472^2 rises from 177 (s = 1) to 455
+ * (s = 6) and 464 Gpts/s (s = 8); 3D 512^3 falls from 272 (s = 1) to 142
+ * (s = 2) and 136 (s = 4): the 3D fused tiles are not yet worth it there
+ * either.  Seed 001's model for 32-point tiles predicted s = 6 and 4. */
 static int default_fuse(const strata_context *ctx, int dims) {
-  if (ctx->kind == STRATA_BACKEND_CPU) return dims == 2 ? 8 : 1;
-  return dims == 2 ? 6 : 4;
+  (void)ctx;
+  return dims == 2 ? 8 : 1;
 }
 
 struct strata_heat {

@@ -2,8 +2,10 @@
  * variant x precision, each checked against the CPU engine before it is
  * timed.  Reports Gpts/s, GB/s at the minimum footprint (each point read
  * once and written once: 8 bytes per point in fp32, 16 in fp64), percent of
- * the copy kernel measured in the same run, and the effective bytes per
- * point (the copy's bandwidth times the operator's time per point). */
+ * the copy kernel on the same fields (timed in alternation with the
+ * operator, sample by sample: the median of the per-sample ratios), and the
+ * effective bytes per point (the copy's bandwidth times the operator's time
+ * per point). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
@@ -198,10 +200,14 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Median seconds per call of fn over cfg->samples batches. */
+/* Median seconds per call of fn over cfg->samples batches.  With a
+ * reference (ref != NULL), each sample also times a batch of ref just
+ * before, and *ratio receives the median of t_ref / t_fn over the samples:
+ * measured side by side, the ratio is immune to the slow drifts of a shared
+ * machine's bandwidth. */
 typedef strata_status (*bench_fn)(void *arg);
-static strata_status time_median(strata_context *ctx, bench_fn fn, void *arg,
-                                 const bench_cfg *cfg, double *out) {
+static strata_status batch_size(strata_context *ctx, bench_fn fn, void *arg,
+                                const bench_cfg *cfg, int *batch) {
   strata_status s;
   /* warm-up, and an estimate of one call */
   for (int w = 0; w < 2; w++)
@@ -211,19 +217,44 @@ static strata_status time_median(strata_context *ctx, bench_fn fn, void *arg,
   if ((s = fn(arg)) != STRATA_OK) return s;
   if ((s = strata_context_sync(ctx)) != STRATA_OK) return s;
   double one = now() - t0;
-  int batch = one > 0 ? (int)(cfg->min_batch_s / one) : 1;
-  if (batch < 1) batch = 1;
-  if (batch > 1000) batch = 1000;
-  double t[1000];
+  *batch = one > 0 ? (int)(cfg->min_batch_s / one) : 1;
+  if (*batch < 1) *batch = 1;
+  if (*batch > 1000) *batch = 1000;
+  return STRATA_OK;
+}
+
+static strata_status time_batch(strata_context *ctx, bench_fn fn, void *arg,
+                                int batch, double *t) {
+  strata_status s;
+  double t0 = now();
+  for (int b = 0; b < batch; b++)
+    if ((s = fn(arg)) != STRATA_OK) return s;
+  if ((s = strata_context_sync(ctx)) != STRATA_OK) return s;
+  *t = (now() - t0) / batch;
+  return STRATA_OK;
+}
+
+static strata_status time_median(strata_context *ctx, bench_fn fn, void *arg,
+                                 bench_fn ref, void *ref_arg,
+                                 const bench_cfg *cfg, double *out,
+                                 double *ratio) {
+  strata_status s;
+  int batch = 1, rbatch = 1;
+  if ((s = batch_size(ctx, fn, arg, cfg, &batch)) != STRATA_OK) return s;
+  if (ref && (s = batch_size(ctx, ref, ref_arg, cfg, &rbatch)) != STRATA_OK)
+    return s;
+  double t[1000], q[1000];
   for (int r = 0; r < cfg->samples; r++) {
-    t0 = now();
-    for (int b = 0; b < batch; b++)
-      if ((s = fn(arg)) != STRATA_OK) return s;
-    if ((s = strata_context_sync(ctx)) != STRATA_OK) return s;
-    t[r] = (now() - t0) / batch;
+    double tr = 0;
+    if (ref && (s = time_batch(ctx, ref, ref_arg, rbatch, &tr)) != STRATA_OK)
+      return s;
+    if ((s = time_batch(ctx, fn, arg, batch, &t[r])) != STRATA_OK) return s;
+    q[r] = tr / t[r];
   }
   qsort(t, (size_t)cfg->samples, sizeof(double), cmp_double);
+  qsort(q, (size_t)cfg->samples, sizeof(double), cmp_double);
   *out = t[cfg->samples / 2];
+  if (ratio) *ratio = q[cfg->samples / 2];
   return STRATA_OK;
 }
 
@@ -404,7 +435,7 @@ int strata_bench_main(int argc, char **argv) {
       for (int ci = 0; copies[ci]; ci++) {
         call_arg ca = {NULL, in3, out3, {NULL, {0, 0, 0}}, copies[ci]};
         double t;
-        s = time_median(ctx, call_copy, &ca, &cfg, &t);
+        s = time_median(ctx, call_copy, &ca, NULL, NULL, &cfg, &t, NULL);
         if (s != STRATA_OK) {
           fprintf(stderr, "strata bench: copy %s: %s\n", copies[ci],
                   strata_context_error(ctx));
@@ -467,8 +498,11 @@ int strata_bench_main(int argc, char **argv) {
             continue;
           }
           call_arg ca = {&ops[q].op, in, out, {v, {0, 0, 0}}, NULL};
-          double t;
-          s = time_median(ctx, call_apply, &ca, &cfg, &t);
+          /* the copy ceiling on the same fields, timed side by side */
+          call_arg cc = {NULL, in, out, {NULL, {0, 0, 0}}, copies[0]};
+          double t, ratio = 1;
+          s = time_median(ctx, call_apply, &ca, call_copy, &cc, &cfg, &t,
+                          &ratio);
           if (s != STRATA_OK) {
             fprintf(stderr, "strata bench: %s/%s: %s\n", ops[q].key, v,
                     strata_context_error(ctx));
@@ -483,8 +517,8 @@ int strata_bench_main(int argc, char **argv) {
           r->t = t;
           r->gpts = npts / t / 1e9;
           r->gbs = npts * bpp_min / t / 1e9;
-          r->pct = 100.0 * t_copy / t;
-          r->bpp = bpp_min * t / t_copy;
+          r->pct = 100.0 * ratio;
+          r->bpp = bpp_min / ratio;
           r->err = err;
           printf("%-28s %-14s %9.2f %9.1f %7.1f%% %8.2f\n", r->op, r->variant,
                  r->gpts, r->gbs, r->pct, r->bpp);

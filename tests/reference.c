@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int ref_points(const strata_stencil *op, ref_point *pts) {
   int n = 0;
@@ -271,3 +272,81 @@ done:
   strata_field_destroy(&out);
   return rc;
 }
+
+/* ---- the operator and boundary sets every engine is checked on ---- */
+
+int ref_operator_set(int dims, ref_named_op *ops) {
+  int n = 0;
+  unsigned seed = 777u + (unsigned)dims;
+  for (int order = 2; order <= 8; order += 2) {
+    snprintf(ops[n].name, 64, "laplacian%d", order);
+    strata_stencil_laplacian(&ops[n++].op, dims, order, 0.7);
+  }
+  for (int a = 0; a < dims; a++) {
+    snprintf(ops[n].name, 64, "d/d%c order 8", "xyz"[a]);
+    strata_stencil_derivative(&ops[n++].op, dims, a, 8, 0.3);
+    snprintf(ops[n].name, 64, "d/d%c order 2", "xyz"[a]);
+    strata_stencil_derivative(&ops[n++].op, dims, a, 2, 0.3);
+    snprintf(ops[n].name, 64, "d/d%c order 6", "xyz"[a]);
+    strata_stencil_derivative(&ops[n++].op, dims, a, 6, 0.3);
+  }
+  double c[4];
+  for (int r = 1; r <= 4; r++) {
+    for (int k = 0; k < r; k++) c[k] = rand_r(&seed) / (double)RAND_MAX - 0.5;
+    snprintf(ops[n].name, 64, "star r=%d random coefficients", r);
+    strata_stencil_star(&ops[n++].op, dims, r, 0.9, c);
+  }
+  for (int r = 1; r <= 3; r += 2) { /* anisotropic: catches swapped axes */
+    strata_stencil *s = &ops[n].op;
+    snprintf(ops[n++].name, 64, "anisotropic star r=%d", r);
+    strata_stencil_laplacian(s, dims, 2 * r, 1.0);
+    for (int a = 0; a < dims; a++)
+      for (int k = 1; k <= r; k++) s->coef[a][k] *= (a + 1) * 0.5 + 0.1 * k;
+  }
+  if (dims >= 2) {
+    double K[27];
+    for (int q = 0; q < 27; q++) K[q] = rand_r(&seed) / (double)RAND_MAX - 0.5;
+    snprintf(ops[n].name, 64, "general box %d", dims == 3 ? 27 : 9);
+    strata_stencil_box(&ops[n++].op, dims, K);
+  }
+  if (dims == 2) {
+    snprintf(ops[n].name, 64, "9-point laplacian");
+    strata_stencil_laplacian9(&ops[n++].op, 0.5);
+  }
+  if (dims == 3) {
+    snprintf(ops[n].name, 64, "symmetric 27 (FD 7-point preset)");
+    strata_stencil_box_symmetric(&ops[n++].op, 1.0, -1.0 / 6, 0, 0);
+    snprintf(ops[n].name, 64, "symmetric 27 (FE preset)");
+    strata_stencil_box_symmetric(&ops[n++].op, 8.0 / 3, 0, -1.0 / 6, -1.0 / 12);
+    snprintf(ops[n].name, 64, "symmetric 27 (random)");
+    strata_stencil_box_symmetric(&ops[n++].op, 0.3, -0.7, 0.11, 0.05);
+  }
+  return n;
+}
+
+int ref_boundary_set(int dims, strata_boundary *bc, const char **names) {
+  int n = 0;
+  strata_boundary_uniform(&bc[n], STRATA_BC_DIRICHLET, 0.37);
+  bc[n].value[1] = -1.25;
+  names[n++] = "dirichlet";
+  strata_boundary_uniform(&bc[n], STRATA_BC_NEUMANN, 0);
+  names[n++] = "neumann";
+  strata_boundary_uniform(&bc[n], STRATA_BC_PERIODIC, 0);
+  names[n++] = "periodic";
+  strata_boundary_uniform(&bc[n], STRATA_BC_PERIODIC, 0);
+  if (dims >= 2) {
+    bc[n].kind[2] = STRATA_BC_DIRICHLET;
+    bc[n].value[2] = 2.5;
+    bc[n].kind[3] = STRATA_BC_NEUMANN;
+  }
+  if (dims >= 3) {
+    bc[n].kind[4] = STRATA_BC_NEUMANN;
+    bc[n].kind[5] = STRATA_BC_DIRICHLET;
+    bc[n].value[5] = -0.5;
+  }
+  names[n++] = "mixed";
+  strata_boundary_uniform(&bc[n], STRATA_BC_NONE, 0);
+  names[n++] = "none";
+  return n;
+}
+

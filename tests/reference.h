@@ -46,6 +46,21 @@ strata_field *ref_random_field(strata_context *ctx, int dims, size_t nx,
 
 /* Unit roundoff of a precision. */
 double ref_eps(strata_precision p);
+
+/* A named operator of the test sets. */
+typedef struct {
+  char name[64];
+  strata_stencil op;
+} ref_named_op;
+
+/* Every operator family of the given dimension, with presets, random
+ * coefficients and anisotropic stars (at most 40); returns the count. */
+int ref_operator_set(int dims, ref_named_op *ops);
+
+/* Dirichlet (two values), Neumann, periodic, a per-face mix and none;
+ * returns the count (5); names[i] names set i. */
+int ref_boundary_set(int dims, strata_boundary *bc, const char **names);
+
 #endif
 
 /* The value the ghost point (i,j,k) of a dense ghosted array must hold

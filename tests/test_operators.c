@@ -9,98 +9,17 @@
 #include "reference.h"
 #include "runner.h"
 
-typedef struct {
-  char name[64];
-  strata_stencil op;
-} named_op;
-
-/* Fills ops with every operator of the given dimension; returns the count. */
-static int operators(int dims, named_op *ops) {
-  int n = 0;
-  unsigned seed = 12345u + (unsigned)dims;
-  for (int order = 2; order <= 8; order += 2) {
-    snprintf(ops[n].name, 64, "laplacian%d", order);
-    strata_stencil_laplacian(&ops[n++].op, dims, order, 0.7);
-  }
-  for (int a = 0; a < dims; a++) {
-    snprintf(ops[n].name, 64, "d/d%c order 8", "xyz"[a]);
-    strata_stencil_derivative(&ops[n++].op, dims, a, 8, 0.3);
-    snprintf(ops[n].name, 64, "d/d%c order 2", "xyz"[a]);
-    strata_stencil_derivative(&ops[n++].op, dims, a, 2, 0.3);
-  }
-  double c[4];
-  for (int r = 1; r <= 4; r++) {
-    for (int k = 0; k < r; k++) c[k] = rand_r(&seed) / (double)RAND_MAX - 0.5;
-    snprintf(ops[n].name, 64, "star r=%d random coefficients", r);
-    strata_stencil_star(&ops[n++].op, dims, r, 0.9, c);
-  }
-  /* an anisotropic star, filled by hand */
-  {
-    strata_stencil *s = &ops[n].op;
-    snprintf(ops[n++].name, 64, "anisotropic star r=3");
-    strata_stencil_laplacian(s, dims, 6, 1.0);
-    for (int a = 0; a < dims; a++)
-      for (int k = 1; k <= 3; k++) s->coef[a][k] *= (a + 1) * 0.5;
-  }
-  if (dims >= 2) {
-    double K[27];
-    for (int q = 0; q < 27; q++) K[q] = rand_r(&seed) / (double)RAND_MAX - 0.5;
-    snprintf(ops[n].name, 64, "general box %d", dims == 3 ? 27 : 9);
-    strata_stencil_box(&ops[n++].op, dims, K);
-  }
-  if (dims == 2) {
-    snprintf(ops[n].name, 64, "9-point laplacian");
-    strata_stencil_laplacian9(&ops[n++].op, 0.5);
-  }
-  if (dims == 3) {
-    snprintf(ops[n].name, 64, "symmetric 27 (FD 7-point preset)");
-    strata_stencil_box_symmetric(&ops[n++].op, 1.0, -1.0 / 6, 0, 0);
-    snprintf(ops[n].name, 64, "symmetric 27 (FE preset)");
-    strata_stencil_box_symmetric(&ops[n++].op, 8.0 / 3, 0, -1.0 / 6, -1.0 / 12);
-    snprintf(ops[n].name, 64, "symmetric 27 (random)");
-    strata_stencil_box_symmetric(&ops[n++].op, 0.3, -0.7, 0.11, 0.05);
-  }
-  return n;
-}
-
-static int boundaries(int dims, strata_boundary *bc, const char **names) {
-  int n = 0;
-  strata_boundary_uniform(&bc[n], STRATA_BC_DIRICHLET, 0.37);
-  bc[n].value[1] = -1.25;
-  names[n++] = "dirichlet";
-  strata_boundary_uniform(&bc[n], STRATA_BC_NEUMANN, 0);
-  names[n++] = "neumann";
-  strata_boundary_uniform(&bc[n], STRATA_BC_PERIODIC, 0);
-  names[n++] = "periodic";
-  /* mixed: periodic x, Dirichlet/Neumann y, Neumann/Dirichlet z */
-  strata_boundary_uniform(&bc[n], STRATA_BC_PERIODIC, 0);
-  if (dims >= 2) {
-    bc[n].kind[2] = STRATA_BC_DIRICHLET;
-    bc[n].value[2] = 2.5;
-    bc[n].kind[3] = STRATA_BC_NEUMANN;
-  }
-  if (dims >= 3) {
-    bc[n].kind[4] = STRATA_BC_NEUMANN;
-    bc[n].kind[5] = STRATA_BC_DIRICHLET;
-    bc[n].value[5] = -0.5;
-  }
-  names[n++] = "mixed";
-  strata_boundary_uniform(&bc[n], STRATA_BC_NONE, 0);
-  names[n++] = "none";
-  return n;
-}
-
 static int run_dims(int dims, const size_t n[3]) {
   strata_context_options o;
   strata_context_options_init(&o);
   o.backend = STRATA_BACKEND_CPU;
   strata_context *ctx = NULL;
   CHECK_OK(strata_context_create(&ctx, &o), ctx);
-  named_op ops[40];
-  int nops = operators(dims, ops);
+  ref_named_op ops[40];
+  int nops = ref_operator_set(dims, ops);
   strata_boundary bc[8];
   const char *bcn[8];
-  int nbc = boundaries(dims, bc, bcn);
+  int nbc = ref_boundary_set(dims, bc, bcn);
   int fails = 0, checks = 0;
   double worst = 0;
   for (int q = 0; q < nops; q++)

@@ -9,7 +9,10 @@
  *   A. k_psi, one launch per CPML slab: psi = b psi + a D1 u over the
  *      slab's [lo, hi) along its axis (rows of y/z slabs with a == 0 are
  *      skipped, as on the CPU);
- *   B. k_wave: the update of up over the stencil nodes, 2.5D: a 32 x 16
+ *   B. k_wavev (3D): the update of up over the stencil nodes, streamed as
+ *      streamcp (16-byte vectors, cp.async ring of u tiles, up and c2 copied
+ *      ahead, one barrier per plane; see its comment).  k_wave (2D, or
+ *      grids k_wavev does not take): the scalar 2.5D update: a 32 x 16
  *      block owns an xy tile and walks a chunk of z planes, the current
  *      plane's tile and halo in shared memory, the 2R + 1 z values of its
  *      column in registers; CPML corrections (zeta updated in place) where
@@ -256,6 +259,290 @@ __global__ void __launch_bounds__(kWX *kWY) k_wave(const wave_par<T> P) {
   }
 }
 
+/* B (3D). The update of up over the stencil nodes, streamed in the style of
+ * streamcp (src/cuda/cuda_stream.cu).  A kVX x kVY block owns an xy tile of
+ * kVX*V x kVY points (V = 16 bytes / sizeof(T) along x per thread) and walks
+ * a chunk [kz0, kz1) of the stencil nodes' z range.  Every plane's u tile
+ * (centre vectors and the x/y halo) is copied global -> shared by cp.async
+ * kWaveAhead planes ahead of the queue's front into a ring of NS = R+2+A
+ * tiles; the z column lives in a register queue fed from the ring.  The up
+ * and c2 (field) vectors of a thread are copied by cp.async A planes ahead
+ * into the thread's own slots (a ring of A + 2).  One barrier per plane:
+ * at step k the copies overwrite the tile and the slots of plane k - 2,
+ * whose last readers finished before the barrier of step k - 1.
+ *
+ * The point update is the CPU's expression term for term: L = centre, then
+ * per k the x, y and z pairs; the CPML corrections x sides, y sides, z
+ * sides (cpml_at); the sponge form when a damp array exists. */
+constexpr int kVX = 32, kVY = 16; /* k_wavev's block */
+constexpr int kWaveAhead = 2;     /* planes copied ahead of the queue */
+constexpr int kWaveSlots = 2;     /* halo vectors a thread copies per plane */
+
+template <typename T, int R> struct wavev_geo {
+  static constexpr int V = 16 / (int)sizeof(T);
+  static constexpr int HV = (R + V - 1) / V;
+  static constexpr int A = kWaveAhead;
+  static constexpr int NS = R + 2 + A; /* u tiles */
+  static constexpr int NP = A + 2;     /* up / c2 slots per thread */
+  static constexpr int NT = kVX * kVY;
+  static constexpr int TW = (kVX + 2 * HV) * V, TH = kVY + 2 * R;
+  static constexpr int TSZ = TW * TH;
+  static size_t bytes(bool c2field) {
+    return ((size_t)NS * TSZ + (size_t)(c2field ? 2 : 1) * NP * NT * V) *
+           sizeof(T);
+  }
+};
+
+template <typename T, int R>
+__global__ void __launch_bounds__(kVX *kVY)
+    k_wavev(const wave_par<T> P, const T c0, const int zchunk) {
+  typedef wavev_geo<T, R> G;
+  constexpr int V = G::V, HV = G::HV, A = G::A, NS = G::NS, NP = G::NP;
+  constexpr int NT = G::NT, TW = G::TW, TSZ = G::TSZ;
+  constexpr int BX = kVX, BY = kVY;
+  typedef strata__vec<T, V> vec;
+  extern __shared__ __align__(16) unsigned char sraw[];
+  T *sm = reinterpret_cast<T *>(sraw); /* NS u tiles */
+  T *spu = sm + NS * TSZ;              /* NP x NT vectors of up */
+  T *spc = spu + NP * NT * V;          /* NP x NT vectors of c2 (field) */
+
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY;
+  const int xv = x0 + tx * V, j = y0 + ty;
+  const int kz0 = P.s0[2] + (int)blockIdx.z * zchunk;
+  const int kz1 = min(P.s1[2], kz0 + zchunk);
+  if (kz0 >= kz1) return; /* block-uniform */
+  const int nx = P.n[0], ny = P.n[1];
+  const long long sy = P.sy, sz = P.sz;
+  const T *__restrict__ in = P.u;
+
+  /* centre copy: my column lies inside the allocation */
+  const bool cok = xv < nx + R && j < ny + R;
+  const long long coff = xv + (long long)j * sy;
+  const int csm = (R + ty) * TW + (HV + tx) * V;
+  /* my points: row j a stencil row, elements xv + e in [s0x, s1x) */
+  const bool rowact = j >= P.s0[1] && j < P.s1[1];
+  const bool uok = rowact && xv < P.s1[0] && xv + V > P.s0[0];
+  const bool c2f = P.c2 != NULL;
+  const int pslot = tid * V;
+
+  /* halo slots: y halo rows (2R x BX vectors), then x halo (2HV x BY) */
+  constexpr int HN = 2 * R * BX + 2 * HV * BY;
+  static_assert(HN <= kWaveSlots * NT, "halo exceeds the copy slots");
+  long long hoff[kWaveSlots];
+  int hsm[kWaveSlots];
+  bool hok[kWaveSlots], hact[kWaveSlots];
+#pragma unroll
+  for (int s = 0; s < kWaveSlots; s++) {
+    const int q = tid + s * NT;
+    hact[s] = q < HN;
+    int row = 0, col = 0;
+    if (q < 2 * R * BX) {
+      const int rr = q / BX;
+      col = HV + q % BX;
+      row = rr < R ? rr : rr + BY;
+    } else if (q < HN) {
+      const int h = q - 2 * R * BX, ri = h / (2 * HV), c = h % (2 * HV);
+      row = R + ri;
+      col = c < HV ? c : BX + c;
+    }
+    const int x = x0 + (col - HV) * V, y = y0 - R + row;
+    hok[s] = hact[s] && x < nx + R && y < ny + R;
+    hoff[s] = x + (long long)y * sy;
+    hsm[s] = row * TW + col * V;
+  }
+
+  /* issue(p): the u tile of plane p and my up / c2 vectors of plane p - R;
+   * exactly one commit group per call */
+  const int last = kz1 - 1 + R;
+  auto issue = [&](int p) {
+    if (p <= last) {
+      T *sb = sm + ((p - kz0) % NS) * TSZ;
+      const T *pb = in + (long long)p * sz;
+      cp_async16(sb + csm, cok ? pb + coff : in, cok ? 16 : 0);
+#pragma unroll
+      for (int s = 0; s < kWaveSlots; s++)
+        if (hact[s])
+          cp_async16(sb + hsm[s], hok[s] ? pb + hoff[s] : in, hok[s] ? 16 : 0);
+    }
+    const int pu = p - R;
+    if (uok && pu >= kz0 && pu < kz1) {
+      const long long o = coff + (long long)pu * sz;
+      const int sl = ((pu - kz0) % NP) * NT * V + pslot;
+      cp_async16(spu + sl, P.up + o, 16);
+      if (c2f) cp_async16(spc + sl, P.c2 + o, 16);
+    }
+    cp_async_commit();
+  };
+
+  /* the register queue: planes kz0-R .. kz0+R-1 straight from global */
+  vec q[2 * R + 1];
+#pragma unroll
+  for (int d = 1; d <= 2 * R; d++)
+    q[d] = cok ? ldg_v<T, V>(in + coff + (long long)(kz0 - R - 1 + d) * sz)
+               : zero_v<T, V>();
+  for (int p = kz0; p < kz0 + R + A; p++) issue(p);
+
+  const double *dx = P.damp[0];
+  for (int k = kz0; k < kz1; k++) {
+    issue(k + R + A);
+    cp_async_wait<A>();
+    __syncthreads();
+    const T *sb = sm + ((k - kz0) % NS) * TSZ;
+    const T *sq = sm + ((k + R - kz0) % NS) * TSZ;
+#pragma unroll
+    for (int d = 0; d < 2 * R; d++) q[d] = q[d + 1];
+    q[2 * R] = lds_v<T, V>(sq + csm);
+    if (!uok) continue; /* no barrier below: safe */
+
+    /* x window: HV vectors left, my vector, HV vectors right */
+    const T *rowp = sb + (R + ty) * TW + tx * V;
+    T xs[(2 * HV + 1) * V];
+#pragma unroll
+    for (int h = 0; h < HV; h++) {
+      const vec l = lds_v<T, V>(rowp + h * V);
+      const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        xs[h * V + e] = l.v[e];
+        xs[(HV + 1 + h) * V + e] = r.v[e];
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) xs[HV * V + e] = q[R].v[e];
+    const T *colp = sb + csm; /* my vector in the tile: y neighbours */
+
+    /* L u, CPU order: centre, then per k the x, y, z pairs */
+    T L[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) L[e] = c0 * q[R].v[e];
+#pragma unroll
+    for (int m = 1; m <= R; m++) {
+      const vec ym = lds_v<T, V>(colp - m * TW);
+      const vec yp = lds_v<T, V>(colp + m * TW);
+      const T w = P.lap[m];
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        L[e] += w * (xs[HV * V + e - m] + xs[HV * V + e + m]);
+        L[e] += w * (ym.v[e] + yp.v[e]);
+        L[e] += w * (q[R - m].v[e] + q[R + m].v[e]);
+      }
+    }
+
+    /* CPML: x sides, then y, then z, where the point is in [lo, hi) */
+#pragma unroll
+    for (int ax = 0; ax < 3; ax++) {
+#pragma unroll
+      for (int side = 0; side < 2; side++) {
+        const wave_slab<T> &S = P.slab[2 * ax + side];
+        if (!S.psi) continue;
+        if (ax == 1 && (j < S.lo || j >= S.hi)) continue;
+        if (ax == 2 && (k < S.lo || k >= S.hi)) continue;
+        if (ax == 0 && (xv + V <= S.lo || xv >= S.hi)) continue;
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+          const int i = xv + e;
+          if (i < P.s0[0] || i >= P.s1[0]) continue;
+          if (ax == 0 && (i < S.lo || i >= S.hi)) continue;
+          T um[R], upl[R];
+#pragma unroll
+          for (int r = 1; r <= R; r++) {
+            if (ax == 0) {
+              um[r - 1] = xs[HV * V + e - r];
+              upl[r - 1] = xs[HV * V + e + r];
+            } else if (ax == 1) {
+              um[r - 1] = colp[e - r * TW];
+              upl[r - 1] = colp[e + r * TW];
+            } else {
+              um[r - 1] = q[R - r].v[e];
+              upl[r - 1] = q[R + r].v[e];
+            }
+          }
+          cpml_at<T, R>(S, ax, i, j, k, q[R].v[e], um, upl, P.pa[ax],
+                        P.pb[ax], P, L[e]);
+        }
+      }
+    }
+
+    /* the update */
+    const int sl = ((k - kz0) % NP) * NT * V + pslot;
+    const vec upv = lds_v<T, V>(spu + sl);
+    vec c2v;
+    if (c2f) {
+      c2v = lds_v<T, V>(spc + sl);
+    } else {
+      const T cl = (T)P.c2_line[k];
+#pragma unroll
+      for (int e = 0; e < V; e++) c2v.v[e] = cl;
+    }
+    vec res;
+    if (P.any_damp) {
+      T erow = 0;
+      if (P.damp[1]) erow += (T)P.damp[1][j];
+      if (P.damp[2]) erow += (T)P.damp[2][k];
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        const int i = xv + e;
+        const T ex = (dx && i < nx) ? (T)dx[i] : (T)0;
+        const T ee = erow + ex;
+        res.v[e] = ((T)2 * q[R].v[e] - ((T)1 - ee) * upv.v[e] +
+                    c2v.v[e] * L[e]) /
+                   ((T)1 + ee);
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; e++)
+        res.v[e] = (T)2 * q[R].v[e] - upv.v[e] + c2v.v[e] * L[e];
+    }
+    T *dst = P.up + coff + (long long)k * sz;
+    if (xv >= P.s0[0] && xv + V <= P.s1[0]) {
+      stcs_v<T, V>(dst, res);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; e++)
+        if (xv + e >= P.s0[0] && xv + e < P.s1[0]) __stcs(dst + e, res.v[e]);
+    }
+  }
+  cp_async_wait<0>();
+}
+
+/* Launches k_wavev; *used = false (and nothing launched) when the grid or
+ * the shared memory does not fit: the caller then runs k_wave. */
+template <typename T, int R>
+strata_status launch_wavev(strata_context *ctx, strata__cuda_state *st,
+                           const wave_par<T> &P, bool *used) {
+  typedef wavev_geo<T, R> G;
+  *used = false;
+  const size_t bytes = G::bytes(P.c2 != NULL);
+  if (bytes > st->prop.sharedMemPerBlockOptin) return STRATA_OK;
+  const long long gx = ((P.n[0] + G::V - 1) / G::V + kVX - 1) / kVX;
+  const long long gy = (P.n[1] + kVY - 1) / kVY;
+  if (gy > 65535 || gx > 0x7fffffffLL) return STRATA_OK;
+  const int nzs = P.s1[2] - P.s0[2];
+  *used = true;
+  if (nzs <= 0 || P.s1[0] <= P.s0[0] || P.s1[1] <= P.s0[1]) return STRATA_OK;
+  auto kern = k_wavev<T, R>;
+  STRATA__CU(ctx, cudaFuncSetAttribute(
+                      kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                      (int)bytes));
+  int per_sm = 0;
+  STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                      &per_sm, kern, kVX * kVY, bytes));
+  if (per_sm < 1) {
+    *used = false;
+    return STRATA_OK;
+  }
+  const int chunks = strata__cu_zchunks((int)(gx * gy), per_sm,
+                                        st->prop.multiProcessorCount, nzs,
+                                        2 * R);
+  const int zchunk = (nzs + chunks - 1) / chunks;
+  const T c0 = P.lap[0] * (T)3;
+  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((nzs + zchunk - 1) / zchunk));
+  kern<<<grid, dim3(kVX, kVY, 1), bytes, st->stream>>>(P, c0, zchunk);
+  STRATA__LAUNCHED(ctx, "wave step: streaming update kernel launch");
+  return STRATA_OK;
+}
+
 /* C. Point sources, in order, by one thread (sources may share a node). */
 template <typename T> struct src_list {
   int n;
@@ -388,10 +675,13 @@ strata_status wave_typed(const strata__wave_args *a) {
       const int nxr = r1[0] - r0[0];
       const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
       if (nxr <= 0 || rows <= 0) continue;
-      dim3 grid((unsigned)((nxr + 127) / 128),
+      /* x slabs are narrow (width + r points): a block of the range's
+       * size, not 128 threads with most of them idle */
+      const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
+      dim3 grid((unsigned)((nxr + pth - 1) / pth),
                 (unsigned)(rows < 65535 ? rows : 65535));
 #define SV_PSI(r)                                                              \
-  k_psi<T, r><<<grid, 128, 0, st->stream>>>(                                   \
+  k_psi<T, r><<<grid, pth, 0, st->stream>>>(                                   \
       P.u, P.sy, P.sz, W.psi, W.psy, W.psz, ax, W.origin, r0[0], r1[0], r0[1], \
       r1[1], r0[2], r1[2], P.pa[ax], P.pb[ax], P)
       switch (R) {
@@ -404,7 +694,20 @@ strata_status wave_typed(const strata__wave_args *a) {
       STRATA__LAUNCHED(ctx, "wave step: CPML psi kernel launch");
     }
 
-  /* B: the update over the stencil nodes */
+  /* B: the update over the stencil nodes: streamed in 3D (k_wavev), else
+   * (2D, or a grid k_wavev does not take) k_wave */
+  bool streamed = false;
+  if (D == 3) {
+    strata_status sb = STRATA_OK;
+    switch (R) {
+    case 1: sb = launch_wavev<T, 1>(ctx, st, P, &streamed); break;
+    case 2: sb = launch_wavev<T, 2>(ctx, st, P, &streamed); break;
+    case 3: sb = launch_wavev<T, 3>(ctx, st, P, &streamed); break;
+    case 4: sb = launch_wavev<T, 4>(ctx, st, P, &streamed); break;
+    default: break;
+    }
+    if (sb != STRATA_OK) return sb;
+  }
   const int tiles_x = (P.n[0] + kWX - 1) / kWX;
   P.tiles_y = (P.n[1] + kWY - 1) / kWY;
   P.nchunks = 1;
@@ -425,7 +728,7 @@ strata_status wave_typed(const strata__wave_args *a) {
     P.nchunks = (nzs + P.zchunk - 1) / P.zchunk;
     if (P.nchunks < 1) P.nchunks = 1;
   }
-  {
+  if (!streamed) {
     const long long pairs = (long long)P.tiles_y * P.nchunks;
     dim3 grid((unsigned)tiles_x, (unsigned)(pairs < 65535 ? pairs : 65535));
     dim3 block(kWX, kWY);

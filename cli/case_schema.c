@@ -20,13 +20,14 @@ const cf_key run_schema[] = {
        "names the run in messages, the summary and the default output folder"),
     KS("case", "description", "", "free text, copied to the summary"),
 
-    KE("solver", "kind", "operator|heat|wave|fdtd", NULL,
+    KE("solver", "kind", "operator|heat|wave|fdtd|multigrid", NULL,
        "what to run: `operator` applies a stencil step after step, `heat` "
-       "diffusion, `wave` acoustic waves (3D), `fdtd` electromagnetics (2D)"),
+       "diffusion, `wave` acoustic waves (3D), `fdtd` electromagnetics (2D), "
+       "`multigrid` the Poisson equation -lap(phi) = psi (2D, 3D)"),
 
     KLI("grid", "n", 1, 1 << 20, 1, 3, NULL,
         "interior points along x, y[, z]; the count of values sets the "
-        "dimension (heat 2-3, wave 3, fdtd 2, operator 1-3)"),
+        "dimension (heat 2-3, wave 3, fdtd 2, multigrid 2-3, operator 1-3)"),
     KF("grid", "spacing", 1e-300, 1e300, "1 (wave: 10)",
        "grid spacing h (metres for wave; output files record it)"),
     KE("grid", "precision", "f32|f64", "heat: f64, others: f32",
@@ -36,12 +37,14 @@ const cf_key run_schema[] = {
        "engine; auto = CUDA when a GPU is usable, else the CPU"),
     KI("run", "device", 0, 1024, "0", "CUDA device ordinal"),
     KI("run", "threads", 0, 4096, "0", "CPU threads, 0 = OpenMP's default"),
-    KI("run", "steps", 1, 2000000000, NULL, "time steps to take"),
+    KI("run", "steps", 1, 2000000000, NULL,
+       "time steps to take (not multigrid: see [poisson] max_cycles)"),
     KI("run", "checkpoint_every", 0, 2000000000, "0",
        "write a checkpoint every N steps (0 = never; heat and operator)"),
 
     KE("boundary", "all", BCS, "by solver",
-       "kind of every face: heat/operator dirichlet, neumann, periodic "
+       "kind of every face: heat/operator/multigrid dirichlet, neumann, "
+       "periodic "
        "(operator also none); wave cpml, sponge, free, periodic; fdtd pec, "
        "mur, pml, periodic.  Defaults: dirichlet, cpml, pec"),
     KE("boundary", "x_lo", BCS, "= all", "kind of the face x = 0"),
@@ -133,6 +136,29 @@ const cf_key run_schema[] = {
     KE("fdtd", "scheme", "explicit|yee", "explicit",
        "seed 002's explicit E update, or Yee's staggered TM scheme"),
     KF("fdtd", "courant", 1e-9, 10, "0.5", "c dt / h; limit 1/sqrt(2)"),
+
+    KE("poisson", "discretization", "fd7|fe27", "fe27",
+       "fd7: the 7-point (3D) / 5-point (2D) Laplacian; fe27: trilinear "
+       "27-point (3D) / bilinear 9-point (2D) finite elements, lumped mass"),
+    KE("poisson", "cycle", "v|f|w", "v", "multigrid cycle"),
+    KF("poisson", "tolerance", 0, 1, "f64 1e-10, f32 1e-5",
+       "stop when the RMS residual has fallen by this factor"),
+    KI("poisson", "max_cycles", 1, 100000, "30",
+       "cycles at most (the run also stops when the residual stalls)"),
+    KE("poisson", "source", "manufactured|gaussian|file", "manufactured",
+       "psi: `manufactured` = the Laplacian of a product of sines and "
+       "cosines that meets the faces' conditions (the summary gives the "
+       "error against it when the Dirichlet values are 0), `gaussian` = a "
+       "bump at the centre, `file` = source_file"),
+    KS("poisson", "source_file", "(none)",
+       "psi as .npy of the grid's shape (ny, nx) or (nz, ny, nx), f32 or f64"),
+    KF("poisson", "amplitude", -1e300, 1e300, "1",
+       "peak of the manufactured solution or of the Gaussian source"),
+    KF("poisson", "width", 1e-6, 1e12, "n/10 of the smallest axis",
+       "Gaussian source's standard deviation in grid points"),
+    KLF("poisson", "dirichlet_values", -1e300, 1e300, 4, 6,
+        "[boundary] value",
+        "phi on the Dirichlet faces x_lo, x_hi, y_lo, y_hi[, z_lo, z_hi]"),
 
     KS("output", "dir", "NAME.out", "output folder (created)"),
     KI("output", "every", 0, 2000000000, "0",

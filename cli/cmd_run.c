@@ -130,7 +130,7 @@ static const run_solver *find_solver(const char *kind) {
 }
 
 static const char *common_sections = "case|solver|grid|run|boundary|output";
-static const char *all_solver_kinds = "operator|heat|wave|fdtd";
+static const char *all_solver_kinds = "operator|heat|wave|fdtd|multigrid";
 
 static int in_list(const char *list, const char *s) {
   size_t n = strlen(s);
@@ -545,8 +545,12 @@ static int load_case(run_state *r, const run_args *a) {
       return run_case_fail(r, "solver", "kind", "solver '%s' is not part "
                            "of this build of strata yet", kind);
     return run_case_fail(r, "solver", "kind", "'%s' is not one of: "
-                         "operator, heat, wave, fdtd", kind);
+                         "operator, heat, wave, fdtd, multigrid", kind);
   }
+  /* multigrid runs cycles ([poisson] max_cycles), not [run] steps */
+  if (r->solver == &run_solver_multigrid && !cf_has(f, "run", "steps") &&
+      cf_set(f, "run", "steps", "1"))
+    return run_fail(r, "%s", f->err);
   if (cf_validate(f, run_schema, run_schema_count, "solver|grid|run",
                   section_allowed, (void *)r->solver))
     return run_fail(r, "%s", f->err);
@@ -569,6 +573,7 @@ int cli_run(int argc, char **argv) {
     cli_err("out of memory");
     return CLI_FAIL;
   }
+  r->quiet = a.quiet;
   int rc = CLI_OK;
   output_cfg o;
   char dir[4096];
@@ -688,7 +693,8 @@ int cli_run(int argc, char **argv) {
   if (o.every && r->step == 0) {
     if (write_snapshot(r, &o, "snap_000000")) goto fail;
   }
-  cli_progress_start(&pg, first, r->steps, points, a.quiet);
+  cli_progress_start(&pg, first, r->steps, points,
+                     a.quiet || r->solver->own_progress);
   while (r->step < r->steps) {
     if (cli_interrupted()) {
       interrupted = 1;
@@ -711,6 +717,8 @@ int cli_run(int argc, char **argv) {
     double dt = cli_now() - t0;
     kernel_s += dt;
     r->step += n;
+    if (r->stop_at) /* complete early (multigrid converged) */
+      r->step = r->steps = r->stop_at;
     /* aim at about 0.1 s per call so progress and Ctrl-C stay responsive */
     if (dt < 0.05 && n == chunk && chunk < (1L << 20))
       chunk *= 2;

@@ -22,6 +22,8 @@ typedef struct run_solver {
   strata_precision precision; /* default */
   const char *cmap;      /* default colour map */
   const char *field_name;
+  int own_progress;      /* 1: step() reports its own progress (a line per
+                            multigrid cycle); the driver's display is off */
   /* bytes of device memory it will need (before any allocation) */
   int (*estimate)(run_state *r, size_t *bytes);
   int (*create)(run_state *r);
@@ -52,10 +54,14 @@ struct run_state {
   char err[1024];
   int case_error;
   int unsupported; /* create failed with STRATA_ENOTSUP (engine lacks it) */
+  int quiet;       /* --quiet: adapters print nothing */
+  long stop_at;    /* set by step() when the run is complete before
+                      r->steps (multigrid converged): the steps done */
 };
 
 /* The solvers this build knows. */
 extern const run_solver run_solver_operator;
+extern const run_solver run_solver_multigrid;
 extern const run_solver *const run_solvers_extra[]; /* NULL-terminated */
 
 /* The boundary face name ("x_lo", ...) and the case's kind for it. */

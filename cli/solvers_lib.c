@@ -426,5 +426,5 @@ static const run_solver fdtd_solver = {
     .destroy = fdtd_destroy,
 };
 
-const run_solver *const run_solvers_extra[] = {&heat_solver, &wave_solver,
-                                               &fdtd_solver, NULL};
+const run_solver *const run_solvers_extra[] = {
+    &heat_solver, &wave_solver, &fdtd_solver, &run_solver_multigrid, NULL};

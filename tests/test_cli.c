@@ -15,6 +15,10 @@
 
 #include "runner.h"
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
 #ifndef STRATA_CLI_PATH
 #error "tests/CMakeLists.txt defines STRATA_CLI_PATH and STRATA_SOURCE_DIR"
 #endif
@@ -220,6 +224,31 @@ TEST(bad_case_files_refused) {
       {"[operator]\nvariant = nope\n", 1, "key 'variant' in [operator]: "},
       {"[run]\ncheckpoint_every = 2\n[solver]\nkind = operator\n", 0,
        "section [grid] is missing"},
+      /* the Poisson (multigrid) solver */
+      {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[poisson]\n"
+       "source = file\n", 0, "bad.ini:6: key 'source' in [poisson]: source = "
+       "file needs [poisson] source_file"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[poisson]\n"
+       "source = file\nsource_file = nothere.npy\n", 0,
+       "bad.ini:7: key 'source_file' in [poisson]: "},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[poisson]\n"
+       "dirichlet_values = 1, 2, 3, 4, 5, 6\n", 0,
+       "bad.ini:6: key 'dirichlet_values' in [poisson]: a 2D grid has 4 "
+       "faces"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[run]\nsteps = 5\n",
+       0, "bad.ini:6: key 'steps' in [run]: multigrid runs cycles"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[poisson]\n"
+       "tolerance = 2\n", 0, "bad.ini:6: key 'tolerance' in [poisson]: 2 is "
+       "out of range"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[poisson]\n"
+       "discretization = fe8\n", 0, "'fe8' is not one of: fd7, fe27"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 9\n", 0,
+       "bad.ini:4: key 'n' in [grid]: solver 'multigrid' needs 2..3 values"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[boundary]\n"
+       "y_hi = periodic\n", 0, "bad.ini:6: key 'y_hi' in [boundary]: "
+       "periodic needs both faces of the y axis"},
+      {"[poisson]\ncycle = v\n", 1, "bad.ini:7: section [poisson] does not "
+       "apply to solver 'operator'"},
       /* too large for the machine: both numbers */
       {"[solver]\nkind = operator\n[grid]\nn = 5000, 5000, 5000\n[run]\n"
        "steps = 1\n", 0, "memory but the device"},
@@ -556,6 +585,94 @@ TEST(checkpoint_restart_bit_for_bit) {
   return 0;
 }
 
+/* The manufactured solution of -lap(phi) = psi: Dirichlet walls in x,
+ * Neumann in y (phi = sin(pi x / 34) cos(pi y / 25) on 33 x 25 points). */
+static const char *poisson_case =
+    "[solver]\nkind = multigrid\n[grid]\nn = 33, 25\nspacing = 0.03\n"
+    "precision = f64\n[poisson]\ndiscretization = fd7\ncycle = v\n"
+    "tolerance = 1e-9\nmax_cycles = 40\n[boundary]\nall = dirichlet\n"
+    "y_lo = neumann\ny_hi = neumann\n[output]\nformats = npy, png\n";
+
+TEST(poisson_run_matches_library) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("poisson.ini"), poisson_case) == 0);
+  rm_rf(tp("pois.out"));
+  int rc = strata("run poisson.ini --no-ceiling --backend cpu --out pois.out");
+  char *e = err_text();
+  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+  /* progress: one line per cycle */
+  CHECK(e && strstr(e, "cycle   1  residual") && strstr(e, "cycle   3  "));
+  free(e);
+  int nd;
+  size_t sh[4];
+  double *got = read_npy(tp("pois.out/final.npy"), &nd, sh);
+  CHECK(got && nd == 2 && sh[0] == 25 && sh[1] == 33);
+  CHECK(exists(tp("pois.out/final.png")));
+  char *js = slurp(tp("pois.out/summary.json"), NULL);
+  CHECK(js && strstr(js, "\"solver\": \"multigrid\"") &&
+        strstr(js, "\"converged\": true") &&
+        strstr(js, "\"residual_history\": [") &&
+        strstr(js, "\"convergence_factor\": "));
+  int cycles = 0;
+  const char *c = js ? strstr(js, "\"cycles\": ") : NULL;
+  CHECK(c && sscanf(c, "\"cycles\": %d", &cycles) == 1 && cycles > 2 &&
+        cycles < 40);
+  const char *em = strstr(js, "\"error_max\": ");
+  double err = 1;
+  CHECK(em && sscanf(em, "\"error_max\": %lf", &err) == 1);
+  CHECKF(err < 2e-3, "error against the manufactured solution %g", err);
+  double fac = 1;
+  const char *cf = strstr(js, "\"convergence_factor\": ");
+  CHECK(cf && sscanf(cf, "\"convergence_factor\": %lf", &fac) == 1 &&
+        fac > 0 && fac < 0.6);
+  free(js);
+  /* the library solving the same problem for as many cycles */
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  CHECK_OK(strata_context_create(&ctx, &co), ctx);
+  strata_mg_options o;
+  strata_mg_options_init(&o);
+  o.dims = 2;
+  o.n[0] = 33;
+  o.n[1] = 25;
+  o.n[2] = 1;
+  o.h = 0.03;
+  o.disc = STRATA_MG_FD;
+  strata_boundary_uniform(&o.bc, STRATA_BC_DIRICHLET, 0);
+  o.bc.kind[2] = o.bc.kind[3] = STRATA_BC_NEUMANN;
+  o.max_cycles = cycles;
+  o.rtol = 0;
+  o.stall = 0;
+  strata_mg *mg = NULL;
+  CHECK_OK(strata_mg_create(ctx, &o, &mg), ctx);
+  strata_field_desc d = {2, {33, 25, 1}, 1, STRATA_F64};
+  strata_field *phi = NULL, *psi = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &phi), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &psi), ctx);
+  static double want[33 * 25];
+  double kx = M_PI / 34, ky = M_PI / 25, k2 = (kx * kx + ky * ky) / 0.0009;
+  for (int j = 0; j < 25; j++)
+    for (int i = 0; i < 33; i++)
+      want[j * 33 + i] = k2 * sin(kx * (i + 1)) * cos(ky * (j + 0.5));
+  CHECK_OK(strata_field_write(psi, want), ctx);
+  CHECK_OK(strata_field_fill(phi, 0), ctx);
+  strata_mg_result res;
+  CHECK_OK(strata_mg_solve(mg, phi, psi, &res), ctx);
+  CHECK(res.cycles == cycles);
+  CHECK_OK(strata_field_read(phi, want), ctx);
+  for (int i = 0; i < 33 * 25; i++)
+    CHECKF(fabs(got[i] - want[i]) <= 1e-12 * (fabs(want[i]) + 1e-3),
+           "point %d: %.17g vs %.17g", i, got[i], want[i]);
+  strata_field_destroy(&phi);
+  strata_field_destroy(&psi);
+  strata_mg_destroy(&mg);
+  strata_context_destroy(&ctx);
+  free(got);
+  return 0;
+}
+
 TEST(ctrl_c_stops_cleanly) {
   CHECK(setup() == 0);
   CHECK(write_file(tp("long.ini"),
@@ -639,6 +756,7 @@ TEST(examples_run_reduced) {
        "--set receivers.end=430,220,20 --set receivers.count=20 "
        "--set source.position=240,220,50"},
       {"fdtd2d.ini", "--set run.steps=40 --set output.every=20"},
+      {"poisson3d.ini", "--set grid.n=15,13,11 --set poisson.max_cycles=8"},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
@@ -712,6 +830,6 @@ TEST(cleanup) {
 
 RUN_TESTS(help_and_usage, bad_case_files_refused,
           operator_run_matches_library, heat_run_matches_library,
-          checkpoint_restart_bit_for_bit,
+          checkpoint_restart_bit_for_bit, poisson_run_matches_library,
           ctrl_c_stops_cleanly, demo_runs_and_draws, key_reference_is_current,
           examples_run_reduced, cleanup)

@@ -1,14 +1,20 @@
 /* The CUDA engine's multigrid kernels (issue 5): the weighted-Jacobi sweep
- * fused with the residual and its norm (2.5D: an xy tile with halo in
- * shared memory, three planes rotating along z), the separable banded
+ * fused with the residual and its norm (3D: k_sweep3, seed 004's kdv
+ * method: 16-byte vectors, one xy plane in shared memory, partial sums of
+ * three output planes in registers, the next plane of u and of b
+ * prefetched in registers; 2D and unaligned fields: k_sweep, an xy tile
+ * with halo in shared memory, three planes rotating along z), the separable banded
  * transfer (restriction and prolongation-and-correct), axpby with a sum,
  * and the coarse ghost rules.  The contracts are in src/core/internal.h
  * (strata__mg_*); src/cpu/cpu_multigrid.c is the oracle.  Sums are
  * reduced per block into the context's scratch buffer and folded by one
  * block in a fixed order, so they are deterministic. */
-#include "cuda_internal.h"
+#include "cuda_device.cuh"
 
+#include <stdint.h>
 #include <string.h>
+
+#include <atomic>
 
 namespace {
 
@@ -236,15 +242,277 @@ strata_status launch_sweep(const strata__mg_sweep_args *a, double *res2) {
   return STRATA_OK;
 }
 
+/* ---- the 3D sweep, 2.5D streaming with 16-byte vectors ---------------------
+ *
+ * A block of kS3X x kS3Y threads owns a tile of kS3X*V x kS3Y points (V =
+ * 16 bytes / sizeof(T)) and walks a chunk [k0, k1) of planes.  Input plane
+ * p (k0-1 .. k1, ghosts included) is stored with its halo (one vector each
+ * side in x, one row each side in y) into one of two shared buffers, then
+ * each thread adds plane p's contributions to the partial sums of output
+ * planes p-1 (a0), p (a1) and p+1 (a2); a0 is then complete and plane p-1 is
+ * finished: res = bs (b + bsh) - a0, out = cu u + cr res, sum res^2.  Plane
+ * p+1 of u and plane p of b are loaded into registers while plane p is
+ * computed.  One barrier per plane: the buffer written at plane p was last
+ * read at plane p-2, before the barrier of plane p-1 (the buffer index runs
+ * on across tiles, so this holds from one tile to the next as well). */
+constexpr int kS3X = 32, kS3Y = 8;       /* 256 threads */
+constexpr int kS3T = kS3X * kS3Y;
+constexpr int kS3Slots = ((kS3X + 2) * (kS3Y + 2) + kS3T - 1) / kS3T; /* 2 */
+
+/* Plain (write-back) masked vector store: the next sweep or the transfer
+ * reads this field, and on the coarser levels it fits in L2. */
+template <typename T, int V>
+__device__ __forceinline__ void st_masked(T *p, const strata__vec<T, V> &x,
+                                          int nvalid) {
+  if (nvalid >= V) {
+    sts_v<T, V>(p, x);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (e < nvalid) p[e] = x.v[e];
+  }
+}
+
+template <typename T, int SHAPE, bool OUT, bool NORM>
+__global__ void __launch_bounds__(kS3T, 3)
+    k_sweep3(const T *__restrict__ u, long long usy, long long usz,
+             const T *__restrict__ b, long long bsy, long long bsz,
+             T *__restrict__ o, long long osy, long long osz, int nx, int ny,
+             int nz, int tiles_x, int tiles_y, int zchunk, int nchunks,
+             sweep_c<T> c, double *part) {
+  constexpr int V = 16 / (int)sizeof(T);
+  constexpr int TWv = kS3X + 2, TW = TWv * V, TH = kS3Y + 2;
+  constexpr int NT = TWv * TH;
+  typedef strata__vec<T, V> vec;
+  __shared__ __align__(16) T sh[2][TH * TW];
+  __shared__ double red[NORM ? kS3T : 1];
+
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = tx + kS3X * ty;
+  const T C0 = c.c[0], C1 = c.c[1], C2 = c.c[2], C3 = c.c[3];
+  double acc = 0;
+  int buf = 0;
+  const long long ntiles = (long long)tiles_x * tiles_y * nchunks;
+  for (long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    const int btx = (int)(t % tiles_x);
+    const long long r = t / tiles_x;
+    const int bty = (int)(r % tiles_y), ch = (int)(r / tiles_y);
+    const int x0 = btx * kS3X * V, y0 = bty * kS3Y;
+    const int k0 = ch * zchunk, k1 = min(nz, k0 + zchunk);
+
+    /* slot s of this thread: tile vector tid + s * kS3T (row, col), the
+     * vector of u at x = x0 + (col - 1) V, y = y0 - 1 + row; vectors past
+     * the ghost layer (x > nx or y > ny) are not read (zero) */
+    long long off[kS3Slots];
+    int so[kS3Slots];
+    bool ok[kS3Slots], act[kS3Slots];
+#pragma unroll
+    for (int s = 0; s < kS3Slots; s++) {
+      const int q = tid + s * kS3T;
+      act[s] = q < NT;
+      const int row = q / TWv, col = q % TWv;
+      const int x = x0 + (col - 1) * V, y = y0 - 1 + row;
+      ok[s] = act[s] && x <= nx && y <= ny;
+      off[s] = x + (long long)y * usy;
+      so[s] = row * TW + col * V;
+    }
+
+    const int pfirst = k0 - 1, plast = k1;
+    vec ld[kS3Slots];
+#pragma unroll
+    for (int s = 0; s < kS3Slots; s++)
+      ld[s] = ok[s] ? ldg_v<T, V>(u + off[s] + (long long)pfirst * usz)
+                    : zero_v<T, V>();
+
+    const int i = x0 + tx * V, j = y0 + ty;
+    const bool mine = i < nx && j < ny;
+    const int nvalid = nx - i; /* points of my vector inside, when mine */
+    T a0[V], a1[V], a2[V], uc[V];
+    vec bv = zero_v<T, V>();
+#pragma unroll
+    for (int e = 0; e < V; e++) a0[e] = a1[e] = a2[e] = uc[e] = T(0);
+
+    for (int p = pfirst; p <= plast; p++) {
+      T *sb = sh[buf];
+#pragma unroll
+      for (int s = 0; s < kS3Slots; s++)
+        if (act[s]) sts_v<T, V>(sb + so[s], ld[s]);
+      if (p < plast) {
+#pragma unroll
+        for (int s = 0; s < kS3Slots; s++)
+          ld[s] = ok[s] ? ldg_v<T, V>(u + off[s] + (long long)(p + 1) * usz)
+                        : zero_v<T, V>();
+      }
+      __syncthreads();
+
+      /* my V points' 3x3 neighbourhood in plane p: xs[row][0 .. V+1] */
+      const T *base = sb + (ty + 1) * TW + (tx + 1) * V;
+      T xs[3][V + 2];
+#pragma unroll
+      for (int rr = 0; rr < 3; rr++) {
+        const T *rp = base + (rr - 1) * TW;
+        if (SHAPE != 7 || rr == 1) {
+          xs[rr][0] = rp[-1];
+          xs[rr][V + 1] = rp[V];
+        } else {
+          xs[rr][0] = xs[rr][V + 1] = T(0);
+        }
+        const vec cv = lds_v<T, V>(rp);
+#pragma unroll
+        for (int e = 0; e < V; e++) xs[rr][e + 1] = cv.v[e];
+      }
+      /* plane p feeds output p with C0 (centre), C1 (faces), C2 (edges)
+       * and outputs p -+ 1 with C1 (centre), C2 (faces), C3 (corners) */
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        const T cc = xs[1][e + 1];
+        const T f = xs[1][e] + xs[1][e + 2] + xs[0][e + 1] + xs[2][e + 1];
+        T same, nb;
+        if (SHAPE == 7) {
+          same = C0 * cc + C1 * f;
+          nb = C1 * cc;
+        } else {
+          const T k4 = xs[0][e] + xs[0][e + 2] + xs[2][e] + xs[2][e + 2];
+          if (SHAPE == 26) {
+            same = C0 * cc + C2 * k4;
+            nb = C2 * f + C3 * k4;
+          } else {
+            same = C0 * cc + C1 * f + C2 * k4;
+            nb = C1 * cc + C2 * f + C3 * k4;
+          }
+        }
+        a0[e] += nb;
+        a1[e] += same;
+        a2[e] += nb;
+      }
+
+      /* plane p-1 is complete */
+      if (p - 1 >= k0 && mine) {
+        vec ov;
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+          const T res = c.bs * (bv.v[e] + c.bsh) - a0[e];
+          if (OUT) ov.v[e] = c.cu * uc[e] + c.cr * res;
+          if (NORM && e < nvalid) acc += (double)res * (double)res;
+        }
+        if (OUT)
+          st_masked<T, V>(o + i + (long long)j * osy + (long long)(p - 1) * osz,
+                          ov, nvalid);
+      }
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        a0[e] = a1[e];
+        a1[e] = a2[e];
+        a2[e] = T(0);
+        uc[e] = xs[1][e + 1];
+      }
+      /* b of plane p, used for output p at the next plane */
+      if (mine && p >= k0 && p < k1)
+        bv = ldg_v<T, V>(b + i + (long long)j * bsy + (long long)p * bsz);
+      buf ^= 1;
+    }
+  }
+  if (NORM) {
+    const double s = block_sum(acc, red);
+    if (tid == 0) part[blockIdx.x] = s;
+  }
+}
+
+/* Blocks of k_sweep3 resident per multiprocessor, per device ordinal and
+ * instantiation (only the z chunking depends on it). */
+template <typename T, int SHAPE, bool OUT, bool NORM>
+strata_status sweep3_per_sm(strata_context *ctx, int dev, int *per_sm) {
+  static std::atomic<int> cache[64];
+  if (dev >= 0 && dev < 64) {
+    const int v = cache[dev].load(std::memory_order_relaxed);
+    if (v > 0) {
+      *per_sm = v;
+      return STRATA_OK;
+    }
+  }
+  int n = 0;
+  STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                      &n, k_sweep3<T, SHAPE, OUT, NORM>, kS3T, 0));
+  if (n < 1) n = 1;
+  if (dev >= 0 && dev < 64) cache[dev].store(n, std::memory_order_relaxed);
+  *per_sm = n;
+  return STRATA_OK;
+}
+
+/* The vector path needs every row of u, b and out to start on 16 bytes
+ * (docs/design.md: interior rows are 128-byte aligned). */
+template <typename T> bool vec_ok(const strata_field *f) {
+  if (!f) return true;
+  const T *p = (const T *)f->data + f->L.origin;
+  return (uintptr_t)p % 16 == 0 && (f->L.pitch_x * sizeof(T)) % 16 == 0;
+}
+
+template <typename T, int SHAPE, bool OUT, bool NORM>
+strata_status launch_sweep3(const strata__mg_sweep_args *a, double *res2) {
+  constexpr int V = 16 / (int)sizeof(T);
+  const strata_field *u = a->u, *b = a->b;
+  strata_field *out = a->out;
+  strata_context *ctx = u->ctx;
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const int nx = (int)u->d.n[0], ny = (int)u->d.n[1], nz = (int)u->d.n[2];
+  const int tiles_x = ((nx + V - 1) / V + kS3X - 1) / kS3X;
+  const int tiles_y = (ny + kS3Y - 1) / kS3Y;
+  const long long xy = (long long)tiles_x * tiles_y;
+  int per_sm = 1;
+  strata_status s = sweep3_per_sm<T, SHAPE, OUT, NORM>(ctx, st->device, &per_sm);
+  if (s != STRATA_OK) return s;
+  const long long cap = NORM ? (long long)reduce_slots(ctx) : 65535;
+  if (NORM && cap < 1)
+    return strata__fail(ctx, STRATA_EDEVICE,
+                        "multigrid: no reduction scratch on the context");
+  int nchunks = strata__cu_zchunks(xy > (1 << 30) ? (1 << 30) : (int)xy,
+                                   per_sm, st->prop.multiProcessorCount, nz, 2);
+  /* no more tiles than blocks: lower the chunking first */
+  while (nchunks > 1 && xy * nchunks > cap) nchunks--;
+  const int zchunk = (nz + nchunks - 1) / nchunks;
+  nchunks = (nz + zchunk - 1) / zchunk;
+  const long long ntiles = xy * nchunks;
+  const long long grid = ntiles < cap ? ntiles : cap;
+  sweep_c<T> c;
+  for (int q = 0; q < 4; q++) c.c[q] = (T)a->op.c[q];
+  c.bs = (T)a->bscale;
+  c.bsh = (T)a->bshift;
+  c.cu = (T)a->cu;
+  c.cr = (T)a->cr;
+  const long long usy = (long long)u->L.pitch_x, usz = usy * (long long)u->L.pitch_y;
+  const long long bsy = (long long)b->L.pitch_x, bsz = bsy * (long long)b->L.pitch_y;
+  const long long osy = out ? (long long)out->L.pitch_x : 0,
+                  osz = out ? osy * (long long)out->L.pitch_y : 0;
+  k_sweep3<T, SHAPE, OUT, NORM><<<(unsigned)grid, dim3(kS3X, kS3Y), 0, st->stream>>>(
+      (const T *)u->data + u->L.origin, usy, usz,
+      (const T *)b->data + b->L.origin, bsy, bsz,
+      out ? (T *)out->data + out->L.origin : (T *)NULL, osy, osz, nx, ny, nz,
+      tiles_x, tiles_y, zchunk, nchunks, c, st->scratch);
+  STRATA__LAUNCHED(ctx, "multigrid sweep (3D) kernel launch");
+  if (NORM) return fold_to_host(ctx, (int)grid, res2);
+  return STRATA_OK;
+}
+
+/* 3D shapes on aligned fields take k_sweep3, the rest k_sweep. */
+template <typename T, int SHAPE, bool OUT, bool NORM>
+strata_status run_sweep(const strata__mg_sweep_args *a, double *res2) {
+  if constexpr (SHAPE == 7 || SHAPE == 26 || SHAPE == 27) {
+    if (a->u->d.dims == 3 && vec_ok<T>(a->u) && vec_ok<T>(a->b) &&
+        vec_ok<T>(a->out))
+      return launch_sweep3<T, SHAPE, OUT, NORM>(a, res2);
+  }
+  return launch_sweep<T, SHAPE, OUT, NORM>(a, res2);
+}
+
 template <typename T>
 strata_status sweep_typed(const strata__mg_sweep_args *a, int shape,
                           double *res2) {
   const int mode = !a->out ? 2 : a->res2 ? 1 : 0;
   switch (shape * 4 + mode) {
 #define MG_CASE(S)                                                             \
-  case S * 4 + 0: return launch_sweep<T, S, true, false>(a, res2);             \
-  case S * 4 + 1: return launch_sweep<T, S, true, true>(a, res2);              \
-  case S * 4 + 2: return launch_sweep<T, S, false, true>(a, res2);
+  case S * 4 + 0: return run_sweep<T, S, true, false>(a, res2);                \
+  case S * 4 + 1: return run_sweep<T, S, true, true>(a, res2);                 \
+  case S * 4 + 2: return run_sweep<T, S, false, true>(a, res2);
     MG_CASE(5) MG_CASE(9) MG_CASE(7) MG_CASE(26) MG_CASE(27)
 #undef MG_CASE
   }

@@ -654,6 +654,20 @@ typedef struct strata_wave_info {
 /* Describes the solver's state.  Errors: STRATA_EINVAL. */
 strata_status strata_wave_get_info(const strata_wave *w,
                                    strata_wave_info *info);
+/* Checkpoints: the solver's whole state (p^n and p^{n-1} with their ghost
+ * layers, the CPML memory psi and zeta, the step count, the traces
+ * recorded so far) as a byte buffer of *bytes bytes (native byte order,
+ * for this build; wrap it in a checksum before storing it).  Loading a
+ * saved state into a solver created with the same options continues the
+ * run bit for bit as if it had not been interrupted.  Errors: STRATA_EINVAL
+ * (NULL, a buffer too small, the state of a solver of another precision,
+ * shape, absorbing layers or receiver count), STRATA_EFORMAT (not a wave
+ * state, or inconsistent; nothing is changed), STRATA_EDEVICE. */
+strata_status strata_wave_state_size(const strata_wave *w, size_t *bytes);
+strata_status strata_wave_save_state(const strata_wave *w, void *buf,
+                                     size_t size);
+strata_status strata_wave_load_state(strata_wave *w, const void *buf,
+                                     size_t size);
 
 /* ---- FDTD, 2D (seed 002), grid units: h = 1, c = 1, dt = courant ---- */
 typedef struct strata_fdtd strata_fdtd;
@@ -730,6 +744,18 @@ strata_status strata_fdtd_read(const strata_fdtd *f, strata_fdtd_component c,
                                void *host);
 /* Steps taken so far. */
 long strata_fdtd_steps(const strata_fdtd *f);
+/* Checkpoints, as for the wave solver: the whole state (Ez, Hx, Hy and
+ * the PML's psi fields, or E and E- with their absorbing memory, ghost
+ * layers included, and the step count) as *bytes bytes; loading it into a
+ * solver created with the same options continues bit for bit.  Errors:
+ * STRATA_EINVAL (NULL, buffer too small, another scheme, precision, shape
+ * or PML), STRATA_EFORMAT (not an FDTD state; nothing is changed),
+ * STRATA_EDEVICE. */
+strata_status strata_fdtd_state_size(const strata_fdtd *f, size_t *bytes);
+strata_status strata_fdtd_save_state(const strata_fdtd *f, void *buf,
+                                     size_t size);
+strata_status strata_fdtd_load_state(strata_fdtd *f, const void *buf,
+                                     size_t size);
 
 /* ------------------------------------------------------------------------ */
 /* Multigrid: the Poisson equation -lap(phi) = psi                          */

@@ -8,6 +8,7 @@
  * The source current J enters with the seed's sign in both schemes. */
 #include "solvers_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,3 +434,87 @@ strata_status strata_fdtd_read(const strata_fdtd *f, strata_fdtd_component c,
 }
 
 long strata_fdtd_steps(const strata_fdtd *f) { return f ? f->steps : 0; }
+
+/* ---- state (checkpoints) -------------------------------------------------- */
+
+#define FDTD_STATE_TAG 0x3130445444465453ull /* "STFDTD01" */
+
+static int fdtd_state_fields(strata_fdtd *f, strata_field **out, int *dirty) {
+  if (f->o.scheme == STRATA_FDTD_EXPLICIT) {
+    *dirty = f->e->dirty;
+    return strata__we_state_fields(f->e, out);
+  }
+  int n = 0;
+  out[n++] = f->ez;
+  out[n++] = f->hx;
+  out[n++] = f->hy;
+  for (int q = 0; q < 4; q++)
+    if (f->psi[q]) out[n++] = f->psi[q];
+  *dirty = f->dirty;
+  return n;
+}
+
+strata_status strata_fdtd_state_size(const strata_fdtd *f, size_t *bytes) {
+  if (!f) return STRATA_EINVAL;
+  if (!bytes) return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: bytes is NULL");
+  strata_field *fl[14];
+  int dirty, nf = fdtd_state_fields((strata_fdtd *)f, fl, &dirty);
+  *bytes = STRATA__STATE_HEAD * 8 + strata__state_fields_bytes(fl, nf);
+  return STRATA_OK;
+}
+
+strata_status strata_fdtd_save_state(const strata_fdtd *cf, void *buf,
+                                     size_t size) {
+  if (!cf) return STRATA_EINVAL;
+  strata_fdtd *f = (strata_fdtd *)cf;
+  strata_field *fl[14];
+  int dirty, nf = fdtd_state_fields(f, fl, &dirty);
+  size_t fb = strata__state_fields_bytes(fl, nf);
+  if (!buf || size < STRATA__STATE_HEAD * 8 + fb)
+    return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: the state needs %zu "
+                        "bytes, the buffer has %zu%s",
+                        (size_t)STRATA__STATE_HEAD * 8 + fb, size,
+                        buf ? "" : " (NULL)");
+  uint64_t h[STRATA__STATE_HEAD] = {
+      FDTD_STATE_TAG, (uint64_t)f->o.precision, (uint64_t)nf, (uint64_t)fb,
+      (uint64_t)f->steps, (uint64_t)f->o.scheme, 0, (uint64_t)dirty};
+  memcpy(buf, h, sizeof h);
+  return strata__state_fields_save(fl, nf, (unsigned char *)buf + sizeof h);
+}
+
+strata_status strata_fdtd_load_state(strata_fdtd *f, const void *buf,
+                                     size_t size) {
+  if (!f) return STRATA_EINVAL;
+  strata_field *fl[14];
+  int dirty, nf = fdtd_state_fields(f, fl, &dirty);
+  size_t fb = strata__state_fields_bytes(fl, nf);
+  uint64_t h[STRATA__STATE_HEAD];
+  if (!buf || size < sizeof h)
+    return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: no state (%zu bytes)",
+                        buf ? size : 0);
+  memcpy(h, buf, sizeof h);
+  if (h[0] != FDTD_STATE_TAG)
+    return strata__fail(f->ctx, STRATA_EFORMAT, "fdtd: not an FDTD solver's "
+                        "state");
+  if (h[1] != (uint64_t)f->o.precision || h[2] != (uint64_t)nf ||
+      h[3] != fb || h[5] != (uint64_t)f->o.scheme)
+    return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: the state is of "
+                        "another solver setup (precision %u, scheme %u, %u "
+                        "fields of %zu bytes; this solver: %u, %u, %d, %zu)",
+                        (unsigned)h[1], (unsigned)h[5], (unsigned)h[2],
+                        (size_t)h[3], (unsigned)f->o.precision,
+                        (unsigned)f->o.scheme, nf, fb);
+  if (size != sizeof h + fb || h[7] > 1 || h[4] > (uint64_t)LONG_MAX)
+    return strata__fail(f->ctx, STRATA_EFORMAT, "fdtd: the state is "
+                        "inconsistent (%zu bytes, %zu expected)", size,
+                        sizeof h + fb);
+  strata_status s = strata__state_fields_load(
+      fl, nf, (const unsigned char *)buf + sizeof h);
+  if (s != STRATA_OK) return s;
+  f->steps = (long)h[4];
+  if (f->o.scheme == STRATA_FDTD_EXPLICIT)
+    f->e->dirty = (int)h[7];
+  else
+    f->dirty = (int)h[7];
+  return STRATA_OK;
+}

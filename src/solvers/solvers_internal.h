@@ -49,6 +49,19 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
  * the faces (host pass; used once after the user writes a state). */
 strata_status strata__we_refresh(strata__wengine *e);
 
+/* Solver state blobs (strata_X_save_state): a header of STRATA__STATE_HEAD
+ * uint64 values (tag, precision, fields, field bytes, steps, then the
+ * solver's own), then every field's ghosted contents in order, then the
+ * solver's extra data.  The engine's fields: u, up and the CPML slabs'
+ * psi and zeta (at most 14). */
+#define STRATA__STATE_HEAD 8
+size_t strata__state_fields_bytes(strata_field *const *f, int n);
+strata_status strata__state_fields_save(strata_field *const *f, int n,
+                                        unsigned char *p);
+strata_status strata__state_fields_load(strata_field *const *f, int n,
+                                        const unsigned char *p);
+int strata__we_state_fields(strata__wengine *e, strata_field **out);
+
 /* Backend memory holding n doubles copied from host (NULL host: zeros). */
 strata_status strata__dev_doubles(strata_context *ctx, const double *host,
                                   size_t n, double **out);

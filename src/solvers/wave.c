@@ -625,3 +625,92 @@ strata_status strata_wave_get_info(const strata_wave *w,
       (double)w->o.precision * (w->e->c2 ? 4.0 : 3.0);
   return STRATA_OK;
 }
+
+/* ---- state (checkpoints) -------------------------------------------------- */
+
+#define WAVE_STATE_TAG 0x3130455441565753ull /* "SWVATE01" */
+
+static size_t wave_state_size(strata_wave *w, strata_field **f, int *nf) {
+  *nf = strata__we_state_fields(w->e, f);
+  return STRATA__STATE_HEAD * 8 + strata__state_fields_bytes(f, *nf) +
+         w->nsamples * (size_t)w->nrec * sizeof(double);
+}
+
+strata_status strata_wave_state_size(const strata_wave *w, size_t *bytes) {
+  if (!w) return STRATA_EINVAL;
+  if (!bytes) return strata__fail(w->ctx, STRATA_EINVAL, "wave: bytes is NULL");
+  strata_field *f[14];
+  int nf;
+  *bytes = wave_state_size((strata_wave *)w, f, &nf);
+  return STRATA_OK;
+}
+
+strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
+                                     size_t size) {
+  if (!cw) return STRATA_EINVAL;
+  strata_wave *w = (strata_wave *)cw;
+  strata_field *f[14];
+  int nf;
+  size_t need = wave_state_size(w, f, &nf);
+  if (!buf || size < need)
+    return strata__fail(w->ctx, STRATA_EINVAL, "wave: the state needs %zu "
+                        "bytes, the buffer has %zu%s", need, size,
+                        buf ? "" : " (NULL)");
+  uint64_t h[STRATA__STATE_HEAD] = {
+      WAVE_STATE_TAG, (uint64_t)w->o.precision, (uint64_t)nf,
+      (uint64_t)strata__state_fields_bytes(f, nf), (uint64_t)w->steps,
+      (uint64_t)w->nsamples, (uint64_t)w->nrec, (uint64_t)w->e->dirty};
+  unsigned char *p = buf;
+  memcpy(p, h, sizeof h);
+  p += sizeof h;
+  strata_status s = strata__state_fields_save(f, nf, p);
+  if (s != STRATA_OK) return s;
+  p += h[3];
+  if (w->nrec && w->nsamples)
+    s = w->ctx->be->to_host(w->ctx, p, w->trace,
+                            w->nsamples * (size_t)w->nrec * sizeof(double));
+  return s;
+}
+
+strata_status strata_wave_load_state(strata_wave *w, const void *buf,
+                                     size_t size) {
+  if (!w) return STRATA_EINVAL;
+  strata_field *f[14];
+  int nf;
+  wave_state_size(w, f, &nf);
+  uint64_t h[STRATA__STATE_HEAD];
+  if (!buf || size < sizeof h)
+    return strata__fail(w->ctx, STRATA_EINVAL, "wave: no state (%zu bytes)",
+                        buf ? size : 0);
+  memcpy(h, buf, sizeof h);
+  size_t fb = strata__state_fields_bytes(f, nf);
+  if (h[0] != WAVE_STATE_TAG)
+    return strata__fail(w->ctx, STRATA_EFORMAT, "wave: not a wave solver's "
+                        "state");
+  if (h[1] != (uint64_t)w->o.precision || h[2] != (uint64_t)nf ||
+      h[3] != fb || h[6] != (uint64_t)w->nrec)
+    return strata__fail(w->ctx, STRATA_EINVAL, "wave: the state is of "
+                        "another solver setup (precision %u, %u fields of "
+                        "%zu bytes, %u receivers; this solver: %u, %d, %zu, "
+                        "%d)", (unsigned)h[1], (unsigned)h[2], (size_t)h[3],
+                        (unsigned)h[6], (unsigned)w->o.precision, nf, fb,
+                        w->nrec);
+  size_t tb = (size_t)h[5] * (size_t)w->nrec * sizeof(double);
+  if (h[5] > ((uint64_t)h[4] / (uint64_t)w->o.record_every) + 1 ||
+      size != sizeof h + fb + tb || h[7] > 1)
+    return strata__fail(w->ctx, STRATA_EFORMAT, "wave: the state is "
+                        "inconsistent (%zu bytes for %llu steps and %llu "
+                        "samples)", size, (unsigned long long)h[4],
+                        (unsigned long long)h[5]);
+  strata_status s = grow_traces(w, (size_t)h[5] + 1);
+  if (s != STRATA_OK) return s;
+  const unsigned char *p = (const unsigned char *)buf + sizeof h;
+  s = strata__state_fields_load(f, nf, p);
+  if (s != STRATA_OK) return s;
+  if (tb) s = w->ctx->be->from_host(w->ctx, w->trace, p + fb, tb);
+  if (s != STRATA_OK) return s;
+  w->steps = (long)h[4];
+  w->nsamples = (size_t)h[5];
+  w->e->dirty = (int)h[7];
+  return STRATA_OK;
+}

@@ -266,3 +266,52 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
   e->up = t;
   return STRATA_OK;
 }
+
+/* ---- state blobs (checkpoints) ------------------------------------------- */
+
+static size_t ghosted_bytes(const strata_field *f) {
+  strata_field_desc d;
+  if (strata_field_get_desc(f, &d) != STRATA_OK) return 0;
+  size_t n = (size_t)d.precision;
+  for (int a = 0; a < d.dims; a++) n *= d.n[a] + 2 * (size_t)d.ghost;
+  return n;
+}
+
+size_t strata__state_fields_bytes(strata_field *const *f, int n) {
+  size_t b = 0;
+  for (int i = 0; i < n; i++) b += ghosted_bytes(f[i]);
+  return b;
+}
+
+strata_status strata__state_fields_save(strata_field *const *f, int n,
+                                        unsigned char *p) {
+  for (int i = 0; i < n; i++) {
+    strata_status s = strata_field_read_ghosted(f[i], p);
+    if (s != STRATA_OK) return s;
+    p += ghosted_bytes(f[i]);
+  }
+  return STRATA_OK;
+}
+
+strata_status strata__state_fields_load(strata_field *const *f, int n,
+                                        const unsigned char *p) {
+  for (int i = 0; i < n; i++) {
+    strata_status s = strata_field_write_ghosted(f[i], p);
+    if (s != STRATA_OK) return s;
+    p += ghosted_bytes(f[i]);
+  }
+  return STRATA_OK;
+}
+
+int strata__we_state_fields(strata__wengine *e, strata_field **out) {
+  int n = 0;
+  out[n++] = e->u;
+  out[n++] = e->up;
+  for (int a = 0; a < 3; a++)
+    for (int s = 0; s < 2; s++)
+      if (e->a.slab[a][s].psi) {
+        out[n++] = e->a.slab[a][s].psi;
+        out[n++] = e->a.slab[a][s].zeta;
+      }
+  return n;
+}

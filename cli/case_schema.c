@@ -40,7 +40,7 @@ const cf_key run_schema[] = {
     KI("run", "steps", 1, 2000000000, NULL,
        "time steps to take (not multigrid: see [poisson] max_cycles)"),
     KI("run", "checkpoint_every", 0, 2000000000, "0",
-       "write a checkpoint every N steps (0 = never; heat and operator)"),
+       "write a checkpoint every N steps (0 = never; not multigrid)"),
 
     KE("boundary", "all", BCS, "by solver",
        "kind of every face: heat/operator/multigrid dirichlet, neumann, "

@@ -118,9 +118,12 @@ int ckpt_save(const char *path, const char *kind, uint64_t hash, long step,
   return 0;
 }
 
-int ckpt_load(const char *path, const char *kind, uint64_t hash, long *step,
-              int nfields, strata_field *const *fields, char *err,
-              size_t en) {
+/* Reads path whole and checks what every checkpoint shares: the magic,
+ * the CRC, the version, the solver kind and the case hash.  On success
+ * *all (malloc'd) holds the file, *len its length, *h its header. */
+static int ck_read(const char *path, const char *kind, uint64_t hash,
+                   unsigned char **pall, size_t *plen, ck_head *h, char *err,
+                   size_t en) {
   FILE *fp = fopen(path, "rb");
   if (!fp) {
     snprintf(err, en, "%s: cannot open the checkpoint: %s", path,
@@ -148,40 +151,55 @@ int ckpt_load(const char *path, const char *kind, uint64_t hash, long *step,
   int rd_err = ferror(fp);
   fclose(fp);
   int r = -1;
-  ck_head h;
   if (rd_err) {
     snprintf(err, en, "%s: read error", path);
-    goto done;
+    goto bad;
   }
-  if (len < sizeof h + 4 || memcmp(all, "STRATACK", 8) != 0) {
+  if (len < sizeof *h + 4 || memcmp(all, "STRATACK", 8) != 0) {
     snprintf(err, en, "%s is not a strata checkpoint", path);
-    goto done;
+    goto bad;
   }
   uint32_t crc;
   memcpy(&crc, all + len - 4, 4);
   if (crc32_update(0, all, len - 4) != crc) {
     snprintf(err, en, "%s is damaged (CRC-32 mismatch): it was truncated or "
              "altered", path);
-    goto done;
+    goto bad;
   }
-  memcpy(&h, all, sizeof h);
-  if (h.version != CK_VERSION) {
+  memcpy(h, all, sizeof *h);
+  if (h->version != CK_VERSION) {
     snprintf(err, en, "%s: checkpoint version %u; this strata reads %u", path,
-             h.version, CK_VERSION);
-    goto done;
+             h->version, CK_VERSION);
+    goto bad;
   }
-  h.kind[sizeof h.kind - 1] = 0;
-  if (strcmp(h.kind, kind) != 0) {
-    snprintf(err, en, "%s was written by solver '%s', not '%s'", path, h.kind,
+  h->kind[sizeof h->kind - 1] = 0;
+  if (strcmp(h->kind, kind) != 0) {
+    snprintf(err, en, "%s was written by solver '%s', not '%s'", path, h->kind,
              kind);
-    goto done;
+    goto bad;
   }
-  if (h.hash != hash) {
+  if (h->hash != hash) {
     snprintf(err, en, "%s was written for a different case (grid, physics, "
              "boundaries, sources or initial state differ; only [run] and "
              "[output] may change on restart)", path);
-    goto done;
+    goto bad;
   }
+  *pall = all;
+  *plen = len;
+  return 0;
+bad:
+  free(all);
+  return r;
+}
+
+int ckpt_load(const char *path, const char *kind, uint64_t hash, long *step,
+              int nfields, strata_field *const *fields, char *err,
+              size_t en) {
+  unsigned char *all = NULL;
+  size_t len = 0;
+  ck_head h;
+  int r = -1;
+  if (ck_read(path, kind, hash, &all, &len, &h, err, en)) return -1;
   if (h.nfields != (uint32_t)nfields) {
     snprintf(err, en, "%s holds %u fields, expected %d", path, h.nfields,
              nfields);
@@ -229,4 +247,60 @@ int ckpt_load(const char *path, const char *kind, uint64_t hash, long *step,
 done:
   free(all);
   return r;
+}
+
+/* Blob checkpoints: the header with nfields = 0, the blob's length (8
+ * bytes), the blob, the CRC-32. */
+int ckpt_save_blob(const char *path, const char *kind, uint64_t hash,
+                   long step, const void *blob, size_t n, char *err,
+                   size_t en) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *fp = fopen(tmp, "wb");
+  if (!fp) {
+    snprintf(err, en, "cannot create %s: %s", tmp, strerror(errno));
+    return -1;
+  }
+  ck_head h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, "STRATACK", 8);
+  h.version = CK_VERSION;
+  snprintf(h.kind, sizeof h.kind, "%s", kind);
+  h.hash = hash;
+  h.step = step;
+  uint64_t len = n;
+  uint32_t crc = crc32_update(0, (const unsigned char *)&h, sizeof h);
+  crc = crc32_update(crc, (const unsigned char *)&len, 8);
+  crc = crc32_update(crc, blob, n);
+  int ok = fwrite(&h, sizeof h, 1, fp) == 1 && fwrite(&len, 8, 1, fp) == 1 &&
+           fwrite(blob, 1, n, fp) == n && fwrite(&crc, 4, 1, fp) == 1;
+  ok = ok && fflush(fp) == 0 && fsync(fileno(fp)) == 0;
+  ok = (fclose(fp) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    snprintf(err, en, "cannot write %s: %s", path, strerror(errno));
+    remove(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+int ckpt_load_blob(const char *path, const char *kind, uint64_t hash,
+                   long *step, void **blob, size_t *n, char *err, size_t en) {
+  unsigned char *all = NULL;
+  size_t len = 0;
+  ck_head h;
+  if (ck_read(path, kind, hash, &all, &len, &h, err, en)) return -1;
+  uint64_t bl = 0;
+  if (h.nfields != 0 || len < sizeof h + 12 ||
+      (memcpy(&bl, all + sizeof h, 8), bl != len - sizeof h - 12)) {
+    snprintf(err, en, "%s: the checkpoint's layout is not the %s solver's",
+             path, kind);
+    free(all);
+    return -1;
+  }
+  memmove(all, all + sizeof h + 8, (size_t)bl);
+  *blob = all;
+  *n = (size_t)bl;
+  *step = (long)h.step;
+  return 0;
 }

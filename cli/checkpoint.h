@@ -24,4 +24,14 @@ int ckpt_save(const char *path, const char *kind, uint64_t hash, long step,
 int ckpt_load(const char *path, const char *kind, uint64_t hash, long *step,
               int nfields, strata_field *const *fields, char *err, size_t en);
 
+/* The same for a solver that saves its state as one opaque buffer (wave,
+ * fdtd): the buffer follows the header, the CRC-32 closes the file.
+ * ckpt_load_blob returns the buffer in *blob (malloc'd; the caller frees
+ * it) and its length in *n. */
+int ckpt_save_blob(const char *path, const char *kind, uint64_t hash,
+                   long step, const void *blob, size_t n, char *err,
+                   size_t en);
+int ckpt_load_blob(const char *path, const char *kind, uint64_t hash,
+                   long *step, void **blob, size_t *n, char *err, size_t en);
+
 #endif

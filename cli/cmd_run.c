@@ -27,7 +27,7 @@ static void usage(FILE *o) {
           "  --set SECTION.KEY=VALUE   override a key of the case (repeatable)\n"
           "  --out DIR                 output folder (overrides [output] dir)\n"
           "  --backend auto|cpu|cuda   overrides [run] backend\n"
-          "  --checkpoint-every N      checkpoint every N steps (heat, operator)\n"
+          "  --checkpoint-every N      checkpoint every N steps (not multigrid)\n"
           "  --restart FILE            continue from a checkpoint of this case\n"
           "  --check                   check the case and the memory; run nothing\n"
           "  --no-ceiling              skip the copy-ceiling measurement\n"
@@ -589,7 +589,8 @@ int cli_run(int argc, char **argv) {
                       ? a.checkpoint_every
                       : cf_int(&r->cf, "run", "checkpoint_every", 0);
   if ((ck_every || a.restart) && !r->solver->checkpoint_save) {
-    cli_err("%s: solver '%s' cannot checkpoint yet (heat and operator can)",
+    cli_err("%s: solver '%s' cannot checkpoint (operator, heat, wave and fdtd "
+            "can)",
             r->cf.path, r->solver->kind);
     rc = CLI_USAGE;
     goto done;

@@ -297,6 +297,36 @@ static int wave_traces(run_state *r, strata_traces *t, double **buf) {
   return 0;
 }
 
+static int wave_ck_save(run_state *r, const char *path) {
+  strata_wave *w = ((wave_state *)r->impl)->w;
+  size_t n = 0;
+  void *buf = NULL;
+  strata_status s = strata_wave_state_size(w, &n);
+  if (s == STRATA_OK && !(buf = malloc(n))) s = STRATA_ENOMEM;
+  if (s == STRATA_OK) s = strata_wave_save_state(w, buf, n);
+  int rc = s != STRATA_OK
+               ? run_fail(r, "checkpoint: %s", strata_context_error(r->ctx))
+               : ckpt_save_blob(path, "wave", ckpt_case_hash(&r->cf), r->step,
+                                buf, n, r->err, sizeof r->err);
+  free(buf);
+  return rc;
+}
+
+static int wave_ck_load(run_state *r, const char *path) {
+  void *buf = NULL;
+  size_t n = 0;
+  long step = 0;
+  if (ckpt_load_blob(path, "wave", ckpt_case_hash(&r->cf), &step, &buf, &n,
+                     r->err, sizeof r->err))
+    return -1;
+  strata_status s = strata_wave_load_state(((wave_state *)r->impl)->w, buf, n);
+  free(buf);
+  if (s != STRATA_OK)
+    return run_fail(r, "%s: %s", path, strata_context_error(r->ctx));
+  r->step = step;
+  return 0;
+}
+
 static void wave_destroy(run_state *r) {
   wave_state *ws = r->impl;
   strata_wave_destroy(&ws->w);
@@ -321,6 +351,8 @@ static const run_solver wave_solver = {
     .bytes_per_point_step = wave_bpp,
     .traces = wave_traces,
     .describe = wave_describe,
+    .checkpoint_save = wave_ck_save,
+    .checkpoint_load = wave_ck_load,
     .destroy = wave_destroy,
 };
 
@@ -402,6 +434,36 @@ static double fdtd_bpp(run_state *r) {
   return (((fdtd_state *)r->impl)->yee ? 6.0 : 3.0) * (double)r->precision;
 }
 
+static int fdtd_ck_save(run_state *r, const char *path) {
+  strata_fdtd *f = ((fdtd_state *)r->impl)->f;
+  size_t n = 0;
+  void *buf = NULL;
+  strata_status s = strata_fdtd_state_size(f, &n);
+  if (s == STRATA_OK && !(buf = malloc(n))) s = STRATA_ENOMEM;
+  if (s == STRATA_OK) s = strata_fdtd_save_state(f, buf, n);
+  int rc = s != STRATA_OK
+               ? run_fail(r, "checkpoint: %s", strata_context_error(r->ctx))
+               : ckpt_save_blob(path, "fdtd", ckpt_case_hash(&r->cf), r->step,
+                                buf, n, r->err, sizeof r->err);
+  free(buf);
+  return rc;
+}
+
+static int fdtd_ck_load(run_state *r, const char *path) {
+  void *buf = NULL;
+  size_t n = 0;
+  long step = 0;
+  if (ckpt_load_blob(path, "fdtd", ckpt_case_hash(&r->cf), &step, &buf, &n,
+                     r->err, sizeof r->err))
+    return -1;
+  strata_status s = strata_fdtd_load_state(((fdtd_state *)r->impl)->f, buf, n);
+  free(buf);
+  if (s != STRATA_OK)
+    return run_fail(r, "%s: %s", path, strata_context_error(r->ctx));
+  r->step = step;
+  return 0;
+}
+
 static void fdtd_destroy(run_state *r) {
   fdtd_state *fs = r->impl;
   strata_fdtd_destroy(&fs->f);
@@ -423,6 +485,8 @@ static const run_solver fdtd_solver = {
     .step = fdtd_step,
     .field = fdtd_field,
     .bytes_per_point_step = fdtd_bpp,
+    .checkpoint_save = fdtd_ck_save,
+    .checkpoint_load = fdtd_ck_load,
     .destroy = fdtd_destroy,
 };
 

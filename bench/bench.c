@@ -8,6 +8,7 @@
  * per point). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
+#include "bench_chart.h"
 
 #include <float.h>
 #include <math.h>
@@ -35,7 +36,7 @@ typedef struct {
   const char *variants; /* "all", "auto" or a comma list */
   int samples;
   double min_batch_s;
-  const char *csv, *json;
+  const char *csv, *json, *png;
   int quick;
 } bench_cfg;
 
@@ -101,7 +102,8 @@ static void usage(FILE *o) {
           "  --variants all|auto|LIST  kernel variants (default all)\n"
           "  --samples N               timed samples, the median is kept (default 7)\n"
           "  --quick                   small grid, few samples (about a minute)\n"
-          "  --csv FILE, --json FILE   also write the table\n");
+          "  --csv FILE, --json FILE   also write the table\n"
+          "  --png FILE                and a bar chart of %% of copy\n");
 }
 
 static int parse_size(const char *s, size_t out[3]) {
@@ -186,6 +188,9 @@ static int parse_args(int argc, char **argv, bench_cfg *c) {
     } else if (!strcmp(a, "--json")) {
       NEED();
       c->json = v;
+    } else if (!strcmp(a, "--png")) {
+      NEED();
+      c->png = v;
     } else {
       fprintf(stderr, "strata bench: unknown option '%s' (see --help)\n", a);
       return 2;
@@ -568,6 +573,22 @@ int strata_bench_main(int argc, char **argv) {
       fprintf(f, "]}\n");
       fclose(f);
     }
+  }
+  if (cfg.png && rows && nrows > 0) {
+    bench_chart_row *cr = calloc((size_t)nrows, sizeof *cr);
+    char title[256];
+    snprintf(title, sizeof title, "strata bench: %s (%s)",
+             strata_backend_name(strata_context_backend(ctx)), info.name);
+    for (int i = 0; cr && i < nrows; i++)
+      cr[i] = (bench_chart_row){rows[i].op, rows[i].variant,
+                                rows[i].prec == 8, !strcmp(rows[i].op, "copy"),
+                                rows[i].pct};
+    if (!cr || strata_bench_chart(ctx, cfg.png, title, cr, nrows)) {
+      fprintf(stderr, "strata bench: cannot write %s: %s\n", cfg.png,
+              strata_context_error(ctx));
+      failures++;
+    }
+    free(cr);
   }
   free(rows);
   strata_context_destroy(&cpu);

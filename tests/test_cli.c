@@ -903,6 +903,39 @@ TEST(examples_run_reduced) {
   return 0;
 }
 
+/* strata bench: the table also as CSV, JSON and a PNG bar chart drawn by
+ * the library's own PNG writer (one bar per row). */
+TEST(bench_writes_tables_and_chart) {
+  CHECK(setup() == 0);
+  int rc = strata("bench --backend cpu --size 64x48x40 --samples 1 "
+                  "--precision f32 --ops 7pt,dx --csv b.csv --json b.json "
+                  "--png b.png");
+  char *e = err_text();
+  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+  free(e);
+  size_t n = 0;
+  char *csv = slurp(tp("b.csv"), &n);
+  CHECK(csv && strncmp(csv, "operator,variant,precision", 26) == 0);
+  int lines = 0;
+  for (size_t i = 0; i < n; i++) lines += csv[i] == '\n';
+  CHECKF(lines == 4, "%d lines in the CSV (header, copy, 7pt, dx)", lines);
+  free(csv);
+  char *js = slurp(tp("b.json"), NULL);
+  CHECK(js && strstr(js, "\"rows\"") && strstr(js, "percent_of_copy"));
+  free(js);
+  unsigned char *png = (unsigned char *)slurp(tp("b.png"), &n);
+  CHECK(png && n > 33);
+  CHECK(memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0 &&
+        memcmp(png + 12, "IHDR", 4) == 0);
+  unsigned w = (unsigned)png[16] << 24 | (unsigned)png[17] << 16 |
+               (unsigned)png[18] << 8 | png[19];
+  unsigned h = (unsigned)png[20] << 24 | (unsigned)png[21] << 16 |
+               (unsigned)png[22] << 8 | png[23];
+  CHECKF(w == 1200 && h == 50 + 3 * 20 + 50, "chart %ux%u", w, h);
+  free(png);
+  return 0;
+}
+
 TEST(cleanup) {
   CHECK(rm_rf(dir) == 0);
   return 0;
@@ -913,4 +946,4 @@ RUN_TESTS(help_and_usage, bad_case_files_refused,
           checkpoint_restart_bit_for_bit, poisson_run_matches_library,
           wave_fdtd_restart_bit_for_bit,
           ctrl_c_stops_cleanly, demo_runs_and_draws, key_reference_is_current,
-          examples_run_reduced, cleanup)
+          examples_run_reduced, bench_writes_tables_and_chart, cleanup)

@@ -18,7 +18,7 @@
 
 const char *const strata__cuda_variant_names[STRATA__V_COUNT] = {
     "naive", "smem", "stream", "streamv", "streamcp", "streamrq", "kd", "kdv",
-    "kdcp", "pencil"};
+    "kdcp", "pencil", "vec"};
 
 namespace {
 
@@ -29,7 +29,8 @@ unsigned applicable(const strata_stencil *op) {
   case STRATA_STENCIL_STAR:
     if (op->dims == 3) {
       m |= 1u << STRATA__V_STREAM | 1u << STRATA__V_STREAMV |
-           1u << STRATA__V_STREAMCP | 1u << STRATA__V_STREAMRQ;
+           1u << STRATA__V_STREAMCP | 1u << STRATA__V_STREAMRQ |
+           1u << STRATA__V_VEC;
       if (op->radius == 1)
         m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
     }
@@ -37,10 +38,12 @@ unsigned applicable(const strata_stencil *op) {
   case STRATA_STENCIL_DERIVATIVE: m |= 1u << STRATA__V_PENCIL; break;
   case STRATA_STENCIL_BOX:
     if (op->dims == 3)
-      m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+      m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
+           1u << STRATA__V_VEC;
     break;
   case STRATA_STENCIL_BOX_SYMMETRIC:
-    m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+    m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
+         1u << STRATA__V_VEC;
     break;
   }
   return m;
@@ -83,6 +86,10 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
     if (op->axis == 0 && op->dims == 1) { b[0] = 256; b[1] = 1; }
     else if (op->axis != 0 && op->dims == 2) { b[0] = 128; b[1] = 1; }
     break;
+  case STRATA__V_VEC:
+    b[1] = 4; /* 32x4 threads, 2 planes each: 128 x 4 x 2 points (fp32) */
+    b[2] = 2;
+    break;
   default: break;
   }
 }
@@ -111,6 +118,7 @@ strata_status run_variant(int v, const strata__launch *L,
   case STRATA__V_KDV: return strata__cu_kd(L, op, 1);
   case STRATA__V_KDCP: return strata__cu_kd(L, op, 2);
   case STRATA__V_PENCIL: return strata__cu_pencil(L, op);
+  case STRATA__V_VEC: return strata__cu_vec(L, op);
   }
   return strata__fail(L->ctx, STRATA_ENOTSUP, "unknown variant %d", v);
 }
@@ -329,6 +337,12 @@ int candidates(const strata_stencil *op, int prec, candidate *c, int max) {
       ADD(STRATA__V_PENCIL, 16, 8, 1);
       ADD(STRATA__V_PENCIL, 64, 4, 1);
     }
+    /* vec: block z is the z points per thread (1, 2 or 4) */
+    ADD(STRATA__V_VEC, 32, 8, 1);
+    ADD(STRATA__V_VEC, 32, 8, 2);
+    ADD(STRATA__V_VEC, 32, 4, 4);
+    ADD(STRATA__V_VEC, 64, 4, 2);
+    ADD(STRATA__V_VEC, 32, 8, 4);
   } else if (op->dims == 2) {
     ADD(STRATA__V_SMEM, 32, 4, 1);
     ADD(STRATA__V_SMEM, 64, 4, 1);
@@ -373,8 +387,8 @@ strata_status tune(strata_context *ctx, strata__launch *L,
                    const strata_stencil *op, const char *key,
                    strata__tune_entry *best) {
   strata__cuda_state *st = strata__cu_state(ctx);
-  candidate c[64];
-  const int n = candidates(op, L->prec, c, 64);
+  candidate c[96]; /* radius-1 stars list about 70 */
+  const int n = candidates(op, L->prec, c, 96);
   double best_ms = 1e300;
   int found = 0;
   for (int i = 0; i < n; i++) {

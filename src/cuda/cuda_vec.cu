@@ -1,0 +1,259 @@
+/* vec: the 3D star stencils (r = 1..4) and the 3x3x3 boxes (symmetric and
+ * general) in the style of the d/dx pencil: a plain 3D launch grid, no long
+ * z walk and no shared memory.
+ *
+ * A block of BX x BY threads (a multiple of 32 threads, whole warps) covers
+ * BX 16-byte vectors along x, BY rows and Z consecutive planes (Z = block z
+ * = 1, 2 or 4).  Each thread computes the Z points of its column for one
+ * vector of x-points (4 floats / 2 doubles):
+ *  - z: the column's planes k-r .. k+Z-1+r are loaded once as vectors and
+ *    kept in registers (star); the boxes sweep their Z+2 input planes once,
+ *    each feeding the up to three output planes it touches;
+ *  - y: the rows j +- m are vector loads from global memory (the
+ *    neighbouring threads' own loads put them in L1 / L2);
+ *  - x: the neighbours come from the adjacent lanes' vectors by a funnel of
+ *    shuffles; lanes at the edge of a warp or of a block row load those few
+ *    values as scalars (offsets +-1..r are not 16-byte aligned, so nothing
+ *    here loads an unaligned vector).
+ * Every thread of the block runs every shuffle (no early exit); the z loop is
+ * uniform over the block.  Threads past the x end still load their own
+ * vector while it lies within r of the interior (their neighbours need it);
+ * only points inside the interior are stored (masked on the partial vector
+ * at the end of a row), so ghosts are never written.
+ *
+ * Memory safety: a vector load starts at an aligned x below nx + r <=
+ * nx + ghost, inside the padded row (docs/design.md); rows and planes read
+ * are within r of the interior. */
+#include "cuda_device.cuh"
+
+namespace {
+
+enum { VEC_SYM27 = 0, VEC_BOX27 = 1 };
+
+constexpr unsigned kFull = 0xffffffffu;
+
+/* xs[R + o] = the row's value at x offset o from xv, o = -R .. V-1+R, from
+ * my vector c and the lanes' around me.  ok: this row may be read (my
+ * thread is within reach of the interior and the row/plane exists); xlim:
+ * x positions at or past it are never needed (nx + R). */
+template <typename T, int V, int R>
+__device__ __forceinline__ void xrow(const strata__vec<T, V> &c, const T *p,
+                                     bool ok, int xv, int xlim, int tx, int bx,
+                                     int lane, T (&xs)[V + 2 * R]) {
+#pragma unroll
+  for (int e = 0; e < V; e++) xs[R + e] = c.v[e];
+#pragma unroll
+  for (int m = 1; m <= R; m++) {
+    { /* offset -m: element dl*V - m of the lane dl to the left */
+      const int dl = (m + V - 1) / V, e = dl * V - m;
+      T v = __shfl_up_sync(kFull, c.v[e], dl);
+      if (tx < dl || lane < dl) v = ok ? __ldg(p - m) : T(0);
+      xs[R - m] = v;
+    }
+    { /* offset V-1+m: element (V-1+m) % V of the lane dr to the right */
+      const int o = V - 1 + m, dr = o / V, e = o % V;
+      T v = __shfl_down_sync(kFull, c.v[e], dr);
+      if (tx + dr >= bx || lane + dr >= 32)
+        v = ok && xv + o < xlim ? __ldg(p + o) : T(0);
+      xs[R + o] = v;
+    }
+  }
+}
+
+template <typename T, int R, int Z>
+__global__ void __launch_bounds__(512)
+    k_vec_star(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+               const strata__w<T> w) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NQ = 2 * R + Z;
+  typedef strata__vec<T, V> vec;
+  const int tx = threadIdx.x, bx = blockDim.x;
+  const int lane = (threadIdx.y * bx + tx) & 31;
+  const int xv = (blockIdx.x * bx + tx) * V;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int nx = g.nx, nz = g.nz;
+  const bool act = j < g.ny && xv < nx + R; /* my vector is someone's */
+  const bool mine = j < g.ny && xv < nx;    /* I store */
+  const T *col = in + xv + (long long)j * g.sy;
+  T *ocol = out + xv + (long long)j * g.osy;
+  const long long sy = g.sy, sz = g.sz;
+
+  for (int kb = blockIdx.z * Z; kb < nz; kb += gridDim.z * Z) {
+    vec q[NQ]; /* planes kb-R .. kb+Z-1+R of my column */
+#pragma unroll
+    for (int d = 0; d < NQ; d++)
+      q[d] = act && kb - R + d < nz + R
+                 ? ldg_v<T, V>(col + (long long)(kb - R + d) * sz)
+                 : zero_v<T, V>();
+#pragma unroll
+    for (int zz = 0; zz < Z; zz++) {
+      const int k = kb + zz;
+      const bool kin = k < nz; /* uniform over the block */
+      const T *p = col + (long long)k * sz;
+      vec acc;
+#pragma unroll
+      for (int e = 0; e < V; e++) acc.v[e] = w.c0 * q[R + zz].v[e];
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc.v[e] += w.cz[m] * (q[R + zz - m].v[e] + q[R + zz + m].v[e]);
+      T xs[V + 2 * R];
+      xrow<T, V, R>(q[R + zz], p, act && kin, xv, nx + R, tx, bx, lane, xs);
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc.v[e] += w.cx[m] * (xs[R + e - m] + xs[R + e + m]);
+#pragma unroll
+      for (int m = 1; m <= R; m++) {
+        const bool ok = mine && kin;
+        const vec lo = ok ? ldg_v<T, V>(p - m * sy) : zero_v<T, V>();
+        const vec hi = ok ? ldg_v<T, V>(p + m * sy) : zero_v<T, V>();
+#pragma unroll
+        for (int e = 0; e < V; e++) acc.v[e] += w.cy[m] * (lo.v[e] + hi.v[e]);
+      }
+      if (mine && kin)
+        store_masked<T, V>(ocol + (long long)k * g.osz, acc, nx - xv);
+    }
+  }
+}
+
+/* The boxes: input planes kb-1 .. kb+Z, each read once (its 3 rows, their
+ * x neighbours by shuffles) and added to the output planes it touches. */
+template <typename T, int MODE, int Z>
+__global__ void __launch_bounds__(512)
+    k_vec_box(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+              const strata__w<T> w) {
+  constexpr int V = 16 / sizeof(T);
+  typedef strata__vec<T, V> vec;
+  const int tx = threadIdx.x, bx = blockDim.x;
+  const int lane = (threadIdx.y * bx + tx) & 31;
+  const int xv = (blockIdx.x * bx + tx) * V;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int nx = g.nx, nz = g.nz;
+  const bool act = j < g.ny && xv < nx + 1;
+  const bool mine = j < g.ny && xv < nx;
+  const T *col = in + xv + (long long)j * g.sy;
+  T *ocol = out + xv + (long long)j * g.osy;
+  const long long sy = g.sy, sz = g.sz;
+
+  for (int kb = blockIdx.z * Z; kb < nz; kb += gridDim.z * Z) {
+    T acc[Z][V];
+#pragma unroll
+    for (int zz = 0; zz < Z; zz++)
+#pragma unroll
+      for (int e = 0; e < V; e++) acc[zz][e] = T(0);
+#pragma unroll
+    for (int pi = 0; pi < Z + 2; pi++) {
+      const int pk = kb - 1 + pi;            /* input plane */
+      const bool ok = act && pk <= nz;       /* needed by an output plane */
+      T xs[3][V + 2];
+#pragma unroll
+      for (int r = 0; r < 3; r++) {
+        const T *p = col + (long long)(r - 1) * sy + (long long)pk * sz;
+        const vec c = ok ? ldg_v<T, V>(p) : zero_v<T, V>();
+        xrow<T, V, 1>(c, p, ok, xv, nx + 1, tx, bx, lane, xs[r]);
+      }
+#pragma unroll
+      for (int zz = 0; zz < Z; zz++) {
+        const int dz = pi - 1 - zz; /* input plane = output plane + dz */
+        if (dz < -1 || dz > 1) continue;
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+          if constexpr (MODE == VEC_SYM27) {
+            const T c = xs[1][e + 1];
+            const T f = xs[1][e] + xs[1][e + 2] + xs[0][e + 1] + xs[2][e + 1];
+            const T k4 = xs[0][e] + xs[0][e + 2] + xs[2][e] + xs[2][e + 2];
+            if (dz == 0)
+              acc[zz][e] += w.K[0] * c + w.K[1] * f + w.K[2] * k4;
+            else
+              acc[zz][e] += w.K[1] * c + w.K[2] * f + w.K[3] * k4;
+          } else {
+#pragma unroll
+            for (int dy = 0; dy < 3; dy++)
+#pragma unroll
+              for (int dx = 0; dx < 3; dx++)
+                acc[zz][e] += w.K[(dz + 1) * 9 + dy * 3 + dx] * xs[dy][e + dx];
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int zz = 0; zz < Z; zz++)
+      if (mine && kb + zz < nz) {
+        vec o;
+#pragma unroll
+        for (int e = 0; e < V; e++) o.v[e] = acc[zz][e];
+        store_masked<T, V>(ocol + (long long)(kb + zz) * g.osz, o, nx - xv);
+      }
+  }
+}
+
+template <typename T, int Z>
+strata_status launch_vec(const strata__launch *L, const strata_stencil *op) {
+  constexpr int V = 16 / sizeof(T);
+  const strata__geom &g = L->g;
+  const int BX = L->block[0], BY = L->block[1];
+  const long long gx = ((g.nx + V - 1) / V + BX - 1) / BX;
+  const long long gy = (g.ny + BY - 1) / BY;
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "vec: %d rows need %lld blocks along y (limit 65535); "
+                        "use taller blocks", g.ny, gy);
+  if (gx > 0x7fffffffLL)
+    return strata__fail(L->ctx, STRATA_EINVAL, "vec: %d points along x need "
+                        "too many blocks", g.nx);
+  const long long nzb = (g.nz + Z - 1) / Z;
+  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)(nzb > 65535 ? 65535 : nzb));
+  dim3 block((unsigned)BX, (unsigned)BY, 1);
+  const strata__w<T> w = strata__weights<T>(op);
+  const T *in = (const T *)L->in;
+  T *out = (T *)L->out;
+  if (op->kind == STRATA_STENCIL_STAR) {
+    switch (op->radius) {
+    case 1: k_vec_star<T, 1, Z><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
+    case 2: k_vec_star<T, 2, Z><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
+    case 3: k_vec_star<T, 3, Z><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
+    case 4: k_vec_star<T, 4, Z><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
+    default:
+      return strata__fail(L->ctx, STRATA_EINVAL, "vec: radius %d", op->radius);
+    }
+  } else if (op->kind == STRATA_STENCIL_BOX_SYMMETRIC) {
+    k_vec_box<T, VEC_SYM27, Z><<<grid, block, 0, L->stream>>>(in, out, g, w);
+  } else {
+    k_vec_box<T, VEC_BOX27, Z><<<grid, block, 0, L->stream>>>(in, out, g, w);
+  }
+  STRATA__LAUNCHED(L->ctx, "vec kernel launch");
+  return STRATA_OK;
+}
+
+template <typename T>
+strata_status vec_t(const strata__launch *L, const strata_stencil *op) {
+  switch (L->block[2]) {
+  case 1: return launch_vec<T, 1>(L, op);
+  case 2: return launch_vec<T, 2>(L, op);
+  default: return launch_vec<T, 4>(L, op);
+  }
+}
+
+} // namespace
+
+strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op) {
+  const int *b = L->block;
+  if (b[0] < 1 || b[1] < 1 || b[0] * b[1] > 512 || (b[0] * b[1]) % 32 != 0 ||
+      (b[2] != 1 && b[2] != 2 && b[2] != 4))
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "vec: block %dx%dx%d is not valid (x threads, y "
+                        "threads, planes per thread: whole warps, at most 512 "
+                        "threads; planes per thread 1, 2 or 4)",
+                        b[0], b[1], b[2]);
+  const bool star = op->kind == STRATA_STENCIL_STAR && op->radius >= 1 &&
+                    op->radius <= 4;
+  const bool box = op->kind == STRATA_STENCIL_BOX ||
+                   op->kind == STRATA_STENCIL_BOX_SYMMETRIC;
+  if (op->dims != 3 || !(star || box))
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "vec: only 3D star stencils and 3x3x3 boxes");
+  return L->prec == 4 ? vec_t<float>(L, op) : vec_t<double>(L, op);
+}

@@ -270,18 +270,18 @@ TEST(cuda_variant_lists) {
   char buf[256];
   strata_stencil_laplacian(&op, 3, 2, 1.0);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
-  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp,streamrq,kd,kdv,kdcp") == 0,
+  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp,streamrq,kd,kdv,kdcp,vec") == 0,
          "%s", buf);
   strata_stencil_laplacian(&op, 3, 8, 1.0);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
-  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp,streamrq") == 0,
+  CHECKF(strcmp(buf, "naive,smem,stream,streamv,streamcp,streamrq,vec") == 0,
          "%s", buf);
   strata_stencil_derivative(&op, 3, 1, 8, 1.0);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
   CHECKF(strcmp(buf, "naive,smem,pencil") == 0, "%s", buf);
   strata_stencil_box_symmetric(&op, 1, 2, 3, 4);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
-  CHECKF(strcmp(buf, "naive,smem,kd,kdv,kdcp") == 0, "%s", buf);
+  CHECKF(strcmp(buf, "naive,smem,kd,kdv,kdcp,vec") == 0, "%s", buf);
   strata_stencil_laplacian9(&op, 1.0);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
   CHECKF(strcmp(buf, "naive,smem") == 0, "%s", buf);

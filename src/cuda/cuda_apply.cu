@@ -33,6 +33,8 @@ unsigned applicable(const strata_stencil *op) {
            1u << STRATA__V_VEC;
       if (op->radius == 1)
         m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+    } else if (op->dims == 2) {
+      m |= 1u << STRATA__V_VEC;
     }
     break;
   case STRATA_STENCIL_DERIVATIVE: m |= 1u << STRATA__V_PENCIL; break;
@@ -40,6 +42,8 @@ unsigned applicable(const strata_stencil *op) {
     if (op->dims == 3)
       m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
            1u << STRATA__V_VEC;
+    else if (op->dims == 2)
+      m |= 1u << STRATA__V_VEC;
     break;
   case STRATA_STENCIL_BOX_SYMMETRIC:
     m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
@@ -87,7 +91,8 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
     else if (op->axis != 0 && op->dims == 2) { b[0] = 128; b[1] = 1; }
     break;
   case STRATA__V_VEC:
-    b[1] = 4; /* 32x4 threads, 2 planes each: 128 x 4 x 2 points (fp32) */
+    b[1] = 4; /* 32x4 threads, 2 planes (2D: rows) each: 128 x 4 x 2 points
+                 (fp32); 2 is valid for every operator vec takes */
     b[2] = 2;
     break;
   default: break;
@@ -347,6 +352,11 @@ int candidates(const strata_stencil *op, int prec, candidate *c, int max) {
     ADD(STRATA__V_SMEM, 32, 4, 1);
     ADD(STRATA__V_SMEM, 64, 4, 1);
     ADD(STRATA__V_NAIVE, 64, 4, 1);
+    /* vec: block z is the rows per thread (stars of r >= 2: 2 or 4) */
+    ADD(STRATA__V_VEC, 32, 4, 4);
+    ADD(STRATA__V_VEC, 64, 4, 2);
+    if (op->kind == STRATA_STENCIL_BOX || op->radius == 1)
+      ADD(STRATA__V_VEC, 32, 8, 1);
     if (op->kind == STRATA_STENCIL_DERIVATIVE) {
       ADD(STRATA__V_PENCIL, 32, 4, 1);
       ADD(STRATA__V_PENCIL, 64, 1, 1);

@@ -72,8 +72,9 @@ typedef enum strata__cuda_variant {
   STRATA__V_KDV,        /* kd with 16-byte vectors */
   STRATA__V_KDCP,       /* kdv fed by cp.async, a ring of tiles */
   STRATA__V_PENCIL,     /* derivatives: register queue along the axis */
-  STRATA__V_VEC,        /* 3D stars and boxes: plain 3D grid, a vector and a
-                           short z column per thread, neighbours via L1 */
+  STRATA__V_VEC,        /* 2D/3D stars and boxes: plain grid, a vector and a
+                           short z (2D: y) column per thread, neighbours
+                           via L1 */
   STRATA__V_COUNT
 } strata__cuda_variant;
 
@@ -125,7 +126,7 @@ strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
                             int mode);
 strata_status strata__cu_pencil(const strata__launch *L,
                                 const strata_stencil *op);
-/* block z = 1, 2 or 4: z points per thread (cuda_vec.cu) */
+/* block z = 1, 2 or 4: z points (2D: rows) per thread (cuda_vec.cu) */
 strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op);
 /* mode 0: copycube (16-byte vectors, 2.5D), 1: copycube_halo (the kd read) */
 strata_status strata__cu_copy(const strata__launch *L, int mode);

@@ -1,5 +1,6 @@
 /* vec: the 3D star stencils (r = 1..4) and the 3x3x3 boxes (symmetric and
- * general) in the style of the d/dx pencil: a plain 3D launch grid, no long
+ * general), and in 2D the stars (r = 1..4) and the general 3x3 box (rows
+ * per thread in the role of planes; see "2D" below), in the style of the d/dx pencil: a plain 3D launch grid, no long
  * z walk and no shared memory.
  *
  * A block of BX x BY threads (a multiple of 32 threads, whole warps) covers
@@ -190,6 +191,159 @@ __global__ void __launch_bounds__(512)
   }
 }
 
+/* ---- 2D: the same order with rows in the role of planes ------------------
+ * A block of BX x BY threads covers BX vectors along x and BY * Y rows;
+ * thread row ty computes rows jb + ty*Y .. jb + ty*Y + Y-1 (Y = block z =
+ * 1, 2 or 4).  The row loop (over row blocks, for grids taller than 65535
+ * blocks) is uniform over the block; rows past ny only mask loads and
+ * stores, never a shuffle. */
+
+/* 2D stars: the column's rows j0-R .. j0+Y-1+R in registers (y), x by
+ * shuffles from each output row's own vector. */
+template <typename T, int R, int Y>
+__global__ void __launch_bounds__(512)
+    k_vec_star2(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+                const strata__w<T> w) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NQ = 2 * R + Y;
+  typedef strata__vec<T, V> vec;
+  const int tx = threadIdx.x, bx = blockDim.x;
+  const int lane = (threadIdx.y * bx + tx) & 31;
+  const int xv = (blockIdx.x * bx + tx) * V;
+  const int nx = g.nx, ny = g.ny;
+  const bool act = xv < nx + R; /* my vector is someone's */
+  const bool xmine = xv < nx;   /* I store (rows permitting) */
+  const long long sy = g.sy, osy = g.osy;
+  const int rows = blockDim.y * Y;
+
+  for (int jb = blockIdx.y * rows; jb < ny; jb += gridDim.y * rows) {
+    const int j0 = jb + threadIdx.y * Y;
+    const T *col = in + xv + (long long)j0 * sy;
+    vec q[NQ]; /* rows j0-R .. j0+Y-1+R of my column */
+#pragma unroll
+    for (int d = 0; d < NQ; d++)
+      q[d] = act && j0 - R + d < ny + R
+                 ? ldg_v<T, V>(col + (long long)(d - R) * sy)
+                 : zero_v<T, V>();
+#pragma unroll
+    for (int yy = 0; yy < Y; yy++) {
+      const int j = j0 + yy;
+      const bool jin = j < ny; /* not uniform over a warp of short rows */
+      vec acc;
+#pragma unroll
+      for (int e = 0; e < V; e++) acc.v[e] = w.c0 * q[R + yy].v[e];
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc.v[e] += w.cy[m] * (q[R + yy - m].v[e] + q[R + yy + m].v[e]);
+      T xs[V + 2 * R];
+      xrow<T, V, R>(q[R + yy], col + (long long)yy * sy, act && jin, xv,
+                    nx + R, tx, bx, lane, xs);
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc.v[e] += w.cx[m] * (xs[R + e - m] + xs[R + e + m]);
+      if (xmine && jin)
+        store_masked<T, V>(out + xv + (long long)j * osy, acc, nx - xv);
+    }
+  }
+}
+
+/* The 2D 3x3 box: input rows j0-1 .. j0+Y, each read once (its x
+ * neighbours by shuffles) and added to the output rows it touches. */
+template <typename T, int Y>
+__global__ void __launch_bounds__(512)
+    k_vec_box2(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+               const strata__w<T> w) {
+  constexpr int V = 16 / sizeof(T);
+  typedef strata__vec<T, V> vec;
+  const int tx = threadIdx.x, bx = blockDim.x;
+  const int lane = (threadIdx.y * bx + tx) & 31;
+  const int xv = (blockIdx.x * bx + tx) * V;
+  const int nx = g.nx, ny = g.ny;
+  const bool act = xv < nx + 1;
+  const bool xmine = xv < nx;
+  const long long sy = g.sy, osy = g.osy;
+  const int rows = blockDim.y * Y;
+
+  for (int jb = blockIdx.y * rows; jb < ny; jb += gridDim.y * rows) {
+    const int j0 = jb + threadIdx.y * Y;
+    T acc[Y][V];
+#pragma unroll
+    for (int yy = 0; yy < Y; yy++)
+#pragma unroll
+      for (int e = 0; e < V; e++) acc[yy][e] = T(0);
+#pragma unroll
+    for (int pi = 0; pi < Y + 2; pi++) {
+      const int pj = j0 - 1 + pi;      /* input row, >= -1 */
+      const bool ok = act && pj <= ny; /* within the ghost row ny */
+      const T *p = in + xv + (long long)pj * sy;
+      const vec c = ok ? ldg_v<T, V>(p) : zero_v<T, V>();
+      T xs[V + 2];
+      xrow<T, V, 1>(c, p, ok, xv, nx + 1, tx, bx, lane, xs);
+#pragma unroll
+      for (int yy = 0; yy < Y; yy++) {
+        const int dy = pi - 1 - yy; /* input row = output row + dy */
+        if (dy < -1 || dy > 1) continue;
+#pragma unroll
+        for (int e = 0; e < V; e++)
+#pragma unroll
+          for (int dx = 0; dx < 3; dx++)
+            acc[yy][e] += w.K[(dy + 1) * 3 + dx] * xs[e + dx];
+      }
+    }
+#pragma unroll
+    for (int yy = 0; yy < Y; yy++)
+      if (xmine && j0 + yy < ny) {
+        vec o;
+#pragma unroll
+        for (int e = 0; e < V; e++) o.v[e] = acc[yy][e];
+        store_masked<T, V>(out + xv + (long long)(j0 + yy) * osy, o, nx - xv);
+      }
+  }
+}
+
+/* Instantiated: the box and r = 1 with Y = 1, 2, 4; r = 2..4 with Y = 2, 4
+ * (taller columns pay for the 2r halo rows; 12 kernels per precision). */
+template <typename T, int Y>
+strata_status launch_vec2(const strata__launch *L, const strata_stencil *op) {
+  constexpr int V = 16 / sizeof(T);
+  const strata__geom &g = L->g;
+  const int BX = L->block[0], BY = L->block[1];
+  const long long gx = ((g.nx + V - 1) / V + BX - 1) / BX;
+  const long long rows = (long long)BY * Y;
+  const long long gy = (g.ny + rows - 1) / rows;
+  if (gx > 0x7fffffffLL)
+    return strata__fail(L->ctx, STRATA_EINVAL, "vec: %d points along x need "
+                        "too many blocks", g.nx);
+  dim3 grid((unsigned)gx, (unsigned)(gy > 65535 ? 65535 : gy), 1);
+  dim3 block((unsigned)BX, (unsigned)BY, 1);
+  const strata__w<T> w = strata__weights<T>(op);
+  const T *in = (const T *)L->in;
+  T *out = (T *)L->out;
+  if (op->kind == STRATA_STENCIL_BOX) {
+    k_vec_box2<T, Y><<<grid, block, 0, L->stream>>>(in, out, g, w);
+  } else if (op->radius == 1) {
+    k_vec_star2<T, 1, Y><<<grid, block, 0, L->stream>>>(in, out, g, w);
+  } else if constexpr (Y == 1) {
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "vec: 2D stars of radius %d take 2 or 4 rows per "
+                        "thread (block z), not 1", op->radius);
+  } else {
+    switch (op->radius) {
+    case 2: k_vec_star2<T, 2, Y><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
+    case 3: k_vec_star2<T, 3, Y><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
+    case 4: k_vec_star2<T, 4, Y><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
+    default:
+      return strata__fail(L->ctx, STRATA_EINVAL, "vec: radius %d", op->radius);
+    }
+  }
+  STRATA__LAUNCHED(L->ctx, "vec 2D kernel launch");
+  return STRATA_OK;
+}
+
 template <typename T, int Z>
 strata_status launch_vec(const strata__launch *L, const strata_stencil *op) {
   constexpr int V = 16 / sizeof(T);
@@ -230,6 +384,11 @@ strata_status launch_vec(const strata__launch *L, const strata_stencil *op) {
 
 template <typename T>
 strata_status vec_t(const strata__launch *L, const strata_stencil *op) {
+  if (op->dims == 2) switch (L->block[2]) {
+    case 1: return launch_vec2<T, 1>(L, op);
+    case 2: return launch_vec2<T, 2>(L, op);
+    default: return launch_vec2<T, 4>(L, op);
+    }
   switch (L->block[2]) {
   case 1: return launch_vec<T, 1>(L, op);
   case 2: return launch_vec<T, 2>(L, op);
@@ -245,15 +404,18 @@ strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op) 
       (b[2] != 1 && b[2] != 2 && b[2] != 4))
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "vec: block %dx%dx%d is not valid (x threads, y "
-                        "threads, planes per thread: whole warps, at most 512 "
-                        "threads; planes per thread 1, 2 or 4)",
+                        "threads, planes (3D) or rows (2D) per thread: whole "
+                        "warps, at most 512 threads; 1, 2 or 4 per thread)",
                         b[0], b[1], b[2]);
   const bool star = op->kind == STRATA_STENCIL_STAR && op->radius >= 1 &&
                     op->radius <= 4;
   const bool box = op->kind == STRATA_STENCIL_BOX ||
                    op->kind == STRATA_STENCIL_BOX_SYMMETRIC;
-  if (op->dims != 3 || !(star || box))
+  const bool ok3 = op->dims == 3 && (star || box);
+  const bool ok2 = op->dims == 2 && (star || op->kind == STRATA_STENCIL_BOX);
+  if (!ok3 && !ok2)
     return strata__fail(L->ctx, STRATA_ENOTSUP,
-                        "vec: only 3D star stencils and 3x3x3 boxes");
+                        "vec: only 2D/3D star stencils (radius 1..4), 3x3 "
+                        "boxes and 3x3x3 boxes");
   return L->prec == 4 ? vec_t<float>(L, op) : vec_t<double>(L, op);
 }

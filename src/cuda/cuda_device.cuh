@@ -151,4 +151,36 @@ static inline strata_status strata__occupancy(const strata__launch *L, K kernel,
   return STRATA_OK;
 }
 
+
+/* The halo vector that copy slot q of a 2.5D tile stands for, shared by the
+ * streaming kernels (stream, streamv, streamrq, the wave kernel).  The tile
+ * has R halo rows above and below its TR interior rows of BX vectors, and
+ * HV halo vectors left and right of each row; slots 0 .. 2R*BX-1 are the
+ * y-halo rows, the next 2*HV*TR the x-halo, the rest inactive.  Gives the
+ * slot's global element offset (*off), its offset in the shared tile of
+ * row pitch TW (*smo), whether it is used (*act) and whether its vector lies
+ * inside the loadable range (*ok). */
+template <int R, int V, int HV>
+__host__ __device__ __forceinline__ void
+strata__halo_slot(int q, int BX, int TR, int TW, int x0, int y0, int nx,
+                  int ny, long long sy, long long *off, int *smo, bool *ok,
+                  bool *act) {
+  const int HN = 2 * R * BX + 2 * HV * TR;
+  *act = q < HN;
+  int row = 0, col = 0;
+  if (q < 2 * R * BX) {
+    const int rr = q / BX;
+    col = HV + q % BX;
+    row = rr < R ? rr : rr + TR;
+  } else if (q < HN) {
+    const int h = q - 2 * R * BX, ri = h / (2 * HV), c = h % (2 * HV);
+    row = R + ri;
+    col = c < HV ? c : BX + c;
+  }
+  const int x = x0 + (col - HV) * V, y = y0 - R + row;
+  *ok = *act && x < nx + R && y < ny + R;
+  *off = x + (long long)y * sy;
+  *smo = row * TW + col * V;
+}
+
 #endif

@@ -334,22 +334,9 @@ __global__ void __launch_bounds__(kVX *kVY)
   bool hok[kWaveSlots], hact[kWaveSlots];
 #pragma unroll
   for (int s = 0; s < kWaveSlots; s++) {
-    const int q = tid + s * NT;
-    hact[s] = q < HN;
-    int row = 0, col = 0;
-    if (q < 2 * R * BX) {
-      const int rr = q / BX;
-      col = HV + q % BX;
-      row = rr < R ? rr : rr + BY;
-    } else if (q < HN) {
-      const int h = q - 2 * R * BX, ri = h / (2 * HV), c = h % (2 * HV);
-      row = R + ri;
-      col = c < HV ? c : BX + c;
-    }
-    const int x = x0 + (col - HV) * V, y = y0 - R + row;
-    hok[s] = hact[s] && x < nx + R && y < ny + R;
-    hoff[s] = x + (long long)y * sy;
-    hsm[s] = row * TW + col * V;
+    strata__halo_slot<R, V, HV>(tid + s * NT, BX, BY, TW, x0, y0, nx, ny,
+                                sy, &hoff[s], &hsm[s], &hok[s],
+                                &hact[s]);
   }
 
   /* issue(p): the u tile of plane p and my up / c2 vectors of plane p - R;

@@ -65,28 +65,14 @@ __global__ void __launch_bounds__(stream_max_threads<W>())
   const T *cp = in + xv + (long long)yr * sy;
 
   /* halo slots: y halo rows (2R x BX vectors), then x halo (2HV x BY*W) */
-  const int HN = 2 * R * BX + 2 * HV * BY * W;
   long long hoff[kStreamSlots];
   int hsm[kStreamSlots];
   bool hok[kStreamSlots], hact[kStreamSlots];
 #pragma unroll
   for (int s = 0; s < kStreamSlots; s++) {
-    const int q = tid + s * nthr;
-    hact[s] = q < HN;
-    int row = 0, col = 0;
-    if (q < 2 * R * BX) {
-      const int rr = q / BX;
-      col = HV + q % BX;
-      row = rr < R ? rr : rr + BY * W;
-    } else if (q < HN) {
-      const int h = q - 2 * R * BX, ri = h / (2 * HV), c = h % (2 * HV);
-      row = R + ri;
-      col = c < HV ? c : BX + c;
-    }
-    const int x = x0 + (col - HV) * V, y = y0 - R + row;
-    hok[s] = hact[s] && x < nx + R && y < ny + R;
-    hoff[s] = x + (long long)y * sy;
-    hsm[s] = row * TW + col * V;
+    strata__halo_slot<R, V, HV>(tid + s * nthr, BX, BY * W, TW, x0, y0, nx, ny,
+                                sy, &hoff[s], &hsm[s], &hok[s],
+                                &hact[s]);
   }
 
   vec q[2 * R + 1][W];
@@ -254,28 +240,14 @@ __global__ void __launch_bounds__(streamrq_max_threads(), W == 1 ? 3 : 2)
   const bool cx_ok = xv < nx + R;
   const long long coff = xv + (long long)yr * sy;
   const int csm = (R + ty * W) * TW + (HV + tx) * V;
-  const int HN = 2 * R * BX + 2 * HV * BY * W;
   long long hoff[kStreamSlots];
   int hsm[kStreamSlots];
   bool hok[kStreamSlots], hact[kStreamSlots];
 #pragma unroll
   for (int s = 0; s < kStreamSlots; s++) {
-    const int q = tid + s * nthr;
-    hact[s] = q < HN;
-    int row = 0, col = 0;
-    if (q < 2 * R * BX) {
-      const int rr = q / BX;
-      col = HV + q % BX;
-      row = rr < R ? rr : rr + BY * W;
-    } else if (q < HN) {
-      const int h = q - 2 * R * BX, ri = h / (2 * HV), c = h % (2 * HV);
-      row = R + ri;
-      col = c < HV ? c : BX + c;
-    }
-    const int x = x0 + (col - HV) * V, y = y0 - R + row;
-    hok[s] = hact[s] && x < nx + R && y < ny + R;
-    hoff[s] = x + (long long)y * sy;
-    hsm[s] = row * TW + col * V;
+    strata__halo_slot<R, V, HV>(tid + s * nthr, BX, BY * W, TW, x0, y0, nx, ny,
+                                sy, &hoff[s], &hsm[s], &hok[s],
+                                &hact[s]);
   }
   const int last = kz1 - 1 + R; /* last plane whose tile is needed */
   auto issue = [&](int p) {
@@ -435,28 +407,14 @@ __global__ void __launch_bounds__(stream_max_threads<W>())
   const bool cx_ok = xv < nx + R;
   const long long coff = xv + (long long)yr * sy;
   const int csm = (R + ty * W) * TW + (HV + tx) * V;
-  const int HN = 2 * R * BX + 2 * HV * BY * W;
   long long hoff[kStreamSlots];
   int hsm[kStreamSlots];
   bool hok[kStreamSlots], hact[kStreamSlots];
 #pragma unroll
   for (int s = 0; s < kStreamSlots; s++) {
-    const int q = tid + s * nthr;
-    hact[s] = q < HN;
-    int row = 0, col = 0;
-    if (q < 2 * R * BX) {
-      const int rr = q / BX;
-      col = HV + q % BX;
-      row = rr < R ? rr : rr + BY * W;
-    } else if (q < HN) {
-      const int h = q - 2 * R * BX, ri = h / (2 * HV), c = h % (2 * HV);
-      row = R + ri;
-      col = c < HV ? c : BX + c;
-    }
-    const int x = x0 + (col - HV) * V, y = y0 - R + row;
-    hok[s] = hact[s] && x < nx + R && y < ny + R;
-    hoff[s] = x + (long long)y * sy;
-    hsm[s] = row * TW + col * V;
+    strata__halo_slot<R, V, HV>(tid + s * nthr, BX, BY * W, TW, x0, y0, nx, ny,
+                                sy, &hoff[s], &hsm[s], &hok[s],
+                                &hact[s]);
   }
   const int last = kz1 - 1 + R; /* last plane whose tile is needed */
   auto issue = [&](int p) {

@@ -1,9 +1,11 @@
 /* The CUDA backend's plumbing: identical random fields and ghost layers on
- * CPU and GPU, transfers, fills, norms, the copy ceilings, variant lists, the
- * autotune cache, and the error paths (too large a grid, unknown or
+ * CPU and GPU, transfers (every chunk kind of the pinned pipeline, and its
+ * fallback on a full device), fills, norms, the copy ceilings, variant
+ * lists, the autotune cache, and the error paths (too large a grid, unknown or
  * inapplicable variants, bad launch shapes, a missing device ordinal).
  * Without a CUDA device every test skips, by name. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +147,236 @@ TEST(cuda_transfers_and_fill) {
   free(back);
   strata_field_destroy(&f);
   strata_field_destroy(&c);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
+/* ---- dense transfers ----------------------------------------------------
+ * The CUDA engine reads and writes fields through pinned bounce slots of
+ * at most 8 MiB, packing rows on the device (cuda_backend.cu): chunks of
+ * whole planes, of rows, or of pieces of one row.  These shapes cover each
+ * kind, remainders and fields of several chunks, in both precisions and
+ * with ghost widths 1 and 4; every read goes into a poisoned array with a
+ * guard past its end, and is compared bit for bit with what was written. */
+
+static int quick(void) {
+  const char *q = getenv("STRATA_TEST_QUICK");
+  return q && *q && strcmp(q, "0") != 0;
+}
+
+/* Known values: distinct random mantissas in [1, 2) with random signs, so
+ * they are never the poison (all bits set: NaN). */
+static void fill_known(unsigned char *a, size_t n, size_t es, unsigned tag) {
+  for (size_t i = 0; i < n; i++) {
+    uint64_t h = ((uint64_t)i << 8 | tag) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    if (es == 4) {
+      uint32_t v = 0x3f800000u | (uint32_t)(h & 0x7fffffu) |
+                   (uint32_t)(h >> 63) << 31;
+      memcpy(a + i * 4, &v, 4);
+    } else {
+      uint64_t v = 0x3ff0000000000000ull | (h & 0xfffffffffffffull) |
+                   (h >> 63) << 63;
+      memcpy(a + i * 8, &v, 8);
+    }
+  }
+}
+
+#define XFER_GUARD 64
+#define XFER_POISON 0xff
+
+/* The dense interior of a dense ghosted array (to_ghosted = 0), or the
+ * interior written into it (to_ghosted = 1). */
+static void interior_rows(const strata_field_desc *d, unsigned char *ghosted,
+                          unsigned char *interior, int to_ghosted) {
+  size_t es = (size_t)d->precision, g[3] = {0, 0, 0}, G[3];
+  for (int a = 0; a < 3; a++) {
+    if (a < d->dims) g[a] = (size_t)d->ghost;
+    G[a] = d->n[a] + 2 * g[a];
+  }
+  size_t row = d->n[0] * es;
+  for (size_t k = 0; k < d->n[2]; k++)
+    for (size_t j = 0; j < d->n[1]; j++) {
+      unsigned char *gp = ghosted + (((k + g[2]) * G[1] + j + g[1]) * G[0] +
+                                     g[0]) * es;
+      unsigned char *ip = interior + (k * d->n[1] + j) * row;
+      if (to_ghosted)
+        memcpy(gp, ip, row);
+      else
+        memcpy(ip, gp, row);
+    }
+}
+
+/* got[0..n) == want[0..n) bit for bit, and got's guard still poisoned;
+ * names the first differing element. */
+static int same_dense(const unsigned char *got, const unsigned char *want,
+                      size_t n, size_t es, const char *what) {
+  if (memcmp(got, want, n * es) != 0) {
+    size_t i = 0;
+    while (memcmp(got + i * es, want + i * es, es) == 0) i++;
+    fprintf(stderr, "  %s: element %zu of %zu differs\n", what, i, n);
+    return 0;
+  }
+  for (size_t b = 0; b < XFER_GUARD; b++)
+    if (got[n * es + b] != XFER_POISON) {
+      fprintf(stderr, "  %s: byte %zu past the end was written\n", what, b);
+      return 0;
+    }
+  return 1;
+}
+
+typedef struct {
+  size_t gx, gy;
+  long g[3];
+} ghosted_index;
+
+/* fill_fn: the point's index in the dense ghosted array, plus 1 (exact in
+ * fp32 below 2^24). */
+static double index_fn(long i, long j, long k, void *user) {
+  const ghosted_index *q = user;
+  return 1.0 + (double)((size_t)(i + q->g[0]) +
+                        q->gx * ((size_t)(j + q->g[1]) +
+                                 q->gy * (size_t)(k + q->g[2])));
+}
+
+/* Every transfer of one field: ghosted write and read, interior read, an
+ * interior write that must keep the ghosts, and fill_fn (the whole
+ * allocation staged to the host and back). */
+static int transfer_checks(strata_field *f) {
+  strata_context *ctx = strata_field_context(f);
+  strata_field_desc d;
+  CHECK_OK(strata_field_get_desc(f, &d), ctx);
+  const int dims = d.dims, ghost = d.ghost;
+  const size_t *n = d.n;
+  const size_t es = (size_t)d.precision, ng = ref_count(&d, 1),
+               ni = ref_count(&d, 0);
+  char what[160];
+  snprintf(what, sizeof what, "%dD %zux%zux%zu ghost %d %s", dims, n[0], n[1],
+           n[2], ghost, es == 4 ? "fp32" : "fp64");
+  unsigned char *a = malloc(ng * es), *in = malloc(ni * es),
+                *back = malloc(ng * es + XFER_GUARD);
+  CHECK(a && in && back);
+  fill_known(a, ng, es, 1);
+  CHECK_OK(strata_field_write_ghosted(f, a), ctx);
+  memset(back, XFER_POISON, ng * es + XFER_GUARD);
+  CHECK_OK(strata_field_read_ghosted(f, back), ctx);
+  CHECKF(same_dense(back, a, ng, es, "read_ghosted"), "%s", what);
+  /* the interior alone */
+  interior_rows(&d, a, in, 0);
+  memset(back, XFER_POISON, ng * es + XFER_GUARD);
+  CHECK_OK(strata_field_read(f, back), ctx);
+  CHECKF(same_dense(back, in, ni, es, "read"), "%s", what);
+  /* writing the interior keeps the ghosts */
+  fill_known(in, ni, es, 2);
+  CHECK_OK(strata_field_write(f, in), ctx);
+  interior_rows(&d, a, in, 1);
+  memset(back, XFER_POISON, ng * es + XFER_GUARD);
+  CHECK_OK(strata_field_read_ghosted(f, back), ctx);
+  CHECKF(same_dense(back, a, ng, es, "read_ghosted after write"), "%s", what);
+  /* fill_fn goes through a host image of the whole allocation */
+  ghosted_index q = {n[0] + 2 * (size_t)ghost,
+                     dims > 1 ? n[1] + 2 * (size_t)ghost : 1,
+                     {ghost, dims > 1 ? ghost : 0, dims > 2 ? ghost : 0}};
+  CHECK_OK(strata_field_fill_fn(f, index_fn, &q), ctx);
+  memset(back, XFER_POISON, ng * es + XFER_GUARD);
+  CHECK_OK(strata_field_read_ghosted(f, back), ctx);
+  for (size_t i = 0; i < ng; i++) {
+    double v = es == 4 ? (double)((float *)back)[i] : ((double *)back)[i];
+    CHECKF(v == 1.0 + (double)i, "%s: fill_fn: element %zu is %g", what, i,
+           v);
+  }
+  free(a);
+  free(in);
+  free(back);
+  return 0;
+}
+
+static int transfer_case(strata_context *ctx, int dims, const size_t n[3],
+                         int ghost, strata_precision p) {
+  strata_field_desc d = {dims, {n[0], n[1], n[2]}, ghost, p};
+  strata_field *f = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &f), ctx);
+  int r = transfer_checks(f);
+  strata_field_destroy(&f);
+  return r;
+}
+
+TEST(cuda_transfer_shapes) {
+  GPU_OR_SKIP(gpu);
+  static const struct {
+    int dims;
+    size_t n[3];
+    int big; /* several 8 MiB chunks */
+  } shapes[] = {
+      {3, {67, 45, 38}, 0},   {3, {300, 300, 40}, 1}, {3, {5, 1, 7}, 0},
+      {3, {1, 1, 1}, 0},      {2, {129, 31, 1}, 0},   {2, {1, 200, 1}, 0},
+      {2, {4099, 1031, 1}, 1}, {1, {1001, 1, 1}, 0},  {1, {3000017, 1, 1}, 1},
+  };
+  int cases = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int p = 0; p < 2; p++)
+      for (int g = 1; g <= 4; g += 3) {
+        /* under the sanitizer (quick): one large field, fp64, ghost 1 */
+        if (quick() && shapes[s].big && (s != 1 || !p || g != 1)) continue;
+        if (transfer_case(gpu, shapes[s].dims, shapes[s].n, g,
+                          p ? STRATA_F64 : STRATA_F32))
+          return 1;
+        cases++;
+      }
+  printf("  %d fields, each written and read back bit for bit\n", cases);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
+/* With the device full to the last MiB the pack slots cannot be had: the
+ * transfers fall back to the copy engine's 3D copies and stay exact. */
+TEST(cuda_transfer_device_full) {
+  if (quick()) SKIP("STRATA_TEST_QUICK is set (fills the whole device)");
+  GPU_OR_SKIP(gpu);
+  strata_context *cpu = cpu_ctx();
+  CHECK(cpu != NULL);
+  /* a first small read makes the slots (1 MiB); the large field below
+   * needs them grown, which the full device refuses */
+  strata_field *small = ref_random_field(gpu, 2, 40, 30, 1, 1, STRATA_F32, 3);
+  CHECK(small != NULL);
+  double *sv = ref_read(small, 1);
+  CHECK(sv != NULL);
+  free(sv);
+  strata_field *a = ref_random_field(gpu, 3, 300, 300, 40, 2, STRATA_F64, 11);
+  strata_field *c = ref_random_field(cpu, 3, 300, 300, 40, 2, STRATA_F64, 11);
+  strata_field *b = NULL; /* created now: no field can be, once full */
+  strata_field_desc bd = {3, {300, 300, 40}, 4, STRATA_F64};
+  CHECK(a && c);
+  CHECK_OK(strata_field_create(gpu, &bd, &b), gpu);
+  enum { MAXF = 4096 };
+  static strata_field *fill[MAXF];
+  int nf = 0;
+  for (size_t n = (size_t)1 << 27; n >= ((size_t)1 << 17) && nf < MAXF;) {
+    strata_field_desc d = {1, {n, 1, 1}, 1, STRATA_F64};
+    if (strata_field_create(gpu, &d, &fill[nf]) == STRATA_OK)
+      nf++;
+    else
+      n /= 2;
+  }
+  strata_device_info info;
+  CHECK_OK(strata_context_device_info(gpu, &info), gpu);
+  printf("  %d fields fill the device: %.1f MiB left\n", nf,
+         info.memory_free / 1048576.0);
+  int ok = same_bits(a, c); /* reads a through the 3D copies */
+  int res = ok ? transfer_checks(b) : 1;
+  /* and again with the device freed */
+  for (int i = 0; i < nf; i++) strata_field_destroy(&fill[i]);
+  CHECKF(ok, "read with the device full");
+  CHECKF(res == 0, "transfers with the device full");
+  CHECK(same_bits(a, c));
+  CHECK(transfer_checks(b) == 0);
+  strata_field_destroy(&b);
+  strata_field_destroy(&small);
+  strata_field_destroy(&a);
+  strata_field_destroy(&c);
+  strata_context_destroy(&cpu);
   strata_context_destroy(&gpu);
   return 0;
 }
@@ -425,5 +657,5 @@ TEST(cuda_tune_cache) {
 }
 
 RUN_TESTS(cuda_device_info, cuda_fill_matches_cpu, cuda_transfers_and_fill,
-          cuda_norms, cuda_copy_kernels, cuda_variant_lists, cuda_errors,
-          cuda_tune_cache)
+          cuda_transfer_shapes, cuda_transfer_device_full, cuda_norms,
+          cuda_copy_kernels, cuda_variant_lists, cuda_errors, cuda_tune_cache)

@@ -223,11 +223,18 @@ static void dense_rows(const strata_field *f, char *img, char *dense,
     }
 }
 
+/* Dense transfers: through the backend's read_dense/write_dense when it has
+ * them (the CUDA engine: no image of the padded allocation, see
+ * cuda_backend.cu), else rows copied out of / into a host image. */
 static strata_status transfer(const strata_field *f, void *host, int ghosted,
                               int to_field) {
   if (!f) return STRATA_EINVAL;
   if (!host)
     return strata__fail(f->ctx, STRATA_EINVAL, "host array is NULL");
+  const strata__backend *be = f->ctx->be;
+  if (to_field && be->write_dense)
+    return be->write_dense((strata_field *)f, ghosted, host);
+  if (!to_field && be->read_dense) return be->read_dense(f, ghosted, host);
   void *img = NULL;
   /* writing the interior only must keep the ghosts: fetch first */
   strata_status s = host_image(f, !to_field || !ghosted, &img);

@@ -253,6 +253,16 @@ struct strata__backend {
    *   of the new y's interior, accumulated in double. */
   strata_status (*mg_axpby)(strata_field *y, const strata_field *x, double a,
                             double b, double c, double *sum);
+  /* Dense host transfers (strata_field_read/write[_ghosted]), optional:
+   * copy the interior (ghosted = 0) or the ghosted box (ghosted = 1) of f
+   * between field memory and a host array of f's precision, x fastest, no
+   * padding; field memory outside the box is left as it is.  Synchronous:
+   * done when the call returns.  NULL: the core copies rows through a host
+   * image of the whole allocation (to_host/from_host), which on a
+   * host_accessible backend (the CPU engine) is the field memory itself. */
+  strata_status (*read_dense)(const strata_field *f, int ghosted, void *host);
+  strata_status (*write_dense)(strata_field *f, int ghosted,
+                               const void *host);
 };
 
 extern const strata__backend strata__cpu_backend;

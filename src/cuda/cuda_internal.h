@@ -53,6 +53,15 @@ typedef struct strata__cuda_state {
   int ntune;
   int tune_dirty;
   char cache_path[1024];    /* "" = memory only */
+  /* host transfers (cuda_backend.cu): two bounce slots in pinned host
+   * memory (malloc'd when pinning fails) and two pack slots in device
+   * memory, xfer_slot / xfer_dev_slot bytes each (0: none yet), allocated
+   * on first use and grown up to the chunk size; xfer_ev[s] marks the end
+   * of the last copy through host slot s.  Freed in fini. */
+  char *xfer_host[2], *xfer_dev[2];
+  size_t xfer_slot, xfer_dev_slot;
+  int xfer_pinned;
+  cudaEvent_t xfer_ev[2];
 } strata__cuda_state;
 
 static inline strata__cuda_state *strata__cu_state(strata_context *ctx) {

@@ -102,9 +102,12 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
 /* The fixed table used when autotuning is off. */
 int default_variant(const strata_stencil *op) {
   if (op->kind == STRATA_STENCIL_DERIVATIVE) return STRATA__V_PENCIL;
+  /* the radius-1 stars: vec, measured fastest on the H100 in 2D and 3D
+   * (docs/performance.md) */
+  if (op->kind == STRATA_STENCIL_STAR && op->radius == 1 && op->dims >= 2)
+    return STRATA__V_VEC;
   if (op->dims == 3) {
-    if (op->kind == STRATA_STENCIL_STAR)
-      return op->radius == 1 ? STRATA__V_KDV : STRATA__V_STREAMCP;
+    if (op->kind == STRATA_STENCIL_STAR) return STRATA__V_STREAMCP;
     return STRATA__V_KDV;
   }
   return STRATA__V_SMEM;
@@ -499,4 +502,18 @@ strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *i
   memcpy(L.block, best.block, sizeof L.block);
   L.zchunks = best.zchunks;
   return run_variant(best.variant, &L, op);
+}
+
+strata_status strata__cuda_resolve_variant(const strata_stencil *op,
+                                           const strata_field *in,
+                                           strata_field *out, char *name,
+                                           size_t n, int block[3]) {
+  strata__launch L;
+  strata_status s = strata__cuda_launch_init(&L, in, out);
+  if (s != STRATA_OK) return s;
+  const int v = default_variant(op);
+  default_block(v, op, L.prec, L.block);
+  snprintf(name, n, "%s", strata__cuda_variant_names[v]);
+  memcpy(block, L.block, sizeof L.block);
+  return STRATA_OK;
 }

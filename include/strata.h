@@ -71,6 +71,9 @@ const char *strata_build_info(void);
 /* Context and backend                                                      */
 /* ------------------------------------------------------------------------ */
 typedef struct strata_context strata_context;
+/* A group of processes (one per GPU) sharing one grid: see "Several
+ * processes and GPUs" below. */
+typedef struct strata_dist strata_dist;
 
 typedef enum strata_backend {
   STRATA_BACKEND_AUTO = 0, /* CUDA when a usable GPU is present, else CPU */
@@ -499,6 +502,10 @@ typedef struct strata_heat_options {
                                  of Dirichlet, Neumann and periodic */
   int fuse;                   /* steps fused per sweep (temporal blocking),
                                  1..8; 0 (default) = the backend's choice */
+  strata_dist *dist;          /* NULL (default): one process.  Else n is the
+                                 global grid, split over dist's ranks, and
+                                 ctx must be strata_dist_context(dist): see
+                                 "Several processes and GPUs" */
 } strata_heat_options;
 
 /* Fills *o with the defaults listed above. */
@@ -590,6 +597,8 @@ typedef struct strata_wave_options {
                                  this at the smallest velocity and the
                                  Ricker's highest significant frequency,
                                  2.5 f0; default 4 */
+  strata_dist *dist;          /* NULL (default): one process; else as for
+                                 the heat solver */
 } strata_wave_options;
 
 /* Fills *o with the defaults listed above. */
@@ -709,6 +718,8 @@ typedef struct strata_fdtd_options {
   double amplitude;            /* default 1 */
   double period;               /* time units; default 20 */
   double delay;                /* time units; default 0 */
+  strata_dist *dist;           /* NULL (default): one process; else as for
+                                  the heat solver (split along y) */
 } strata_fdtd_options;
 
 typedef enum strata_fdtd_component {
@@ -919,6 +930,132 @@ strata_status strata_mg_get_level(const strata_mg *mg, int level,
  * STRATA_EINVAL. */
 strata_status strata_mg_get_options(const strata_mg *mg,
                                     strata_mg_options *o);
+
+
+/* ------------------------------------------------------------------------ */
+/* Several processes and GPUs: slab decomposition over MPI                   */
+/* ------------------------------------------------------------------------ */
+/* One rank (MPI process) per GPU, or per CPU socket on the CPU engine.  A
+ * global grid of dims 2 or 3 is split into slabs along its last axis (y in
+ * 2D, z in 3D); rank r owns the planes [lo, lo + count) of
+ * strata_dist_split, the first n % P ranks one plane more.  Each rank's
+ * field holds its slab plus ghost layers; the ghost planes between ranks
+ * are exchanged on the device (NCCL send/receive between GPUs, MPI between
+ * CPU processes), never staged through host memory.  Every function below
+ * taking a strata_dist, or a field made by strata_dist_field_create, is
+ * collective: all ranks call it in the same order.  Results on any number
+ * of ranks equal the one-rank results bit for bit (the CUDA engine runs the
+ * same kernel variant on every rank and every part of the slab: see
+ * docs/distributed.md).  The library needs MPI (and NCCL for GPUs) at build
+ * time for this; without them strata_dist_create returns STRATA_ENOTSUP. */
+
+typedef enum strata_transport {
+  STRATA_TRANSPORT_AUTO = 0, /* NCCL for a CUDA context, MPI for the CPU */
+  STRATA_TRANSPORT_MPI = 1,  /* MPI on host memory (CPU engine only) */
+  STRATA_TRANSPORT_NCCL = 2  /* NCCL between GPUs (CUDA engine) */
+} strata_transport;
+
+typedef struct strata_dist_options {
+  const void *comm;   /* points to the MPI_Comm of the ranks to use; NULL
+                         (default) = MPI_COMM_WORLD.  MPI is initialised
+                         (and finalised at exit) here when the caller has
+                         not done it. */
+  strata_transport transport; /* default AUTO */
+  int overlap;        /* 1 (default): compute the planes next to other
+                         ranks first and exchange while the interior is
+                         computed; 0: exchange, then compute */
+  int exchange;       /* 1 (default).  0 skips every exchange between ranks
+                         (wrong results): only for measuring how much time
+                         the exchange costs */
+  int device_by_rank; /* CUDA: 1 (default) = this rank uses GPU
+                         (node-local rank mod GPU count), overriding the
+                         context options' device */
+} strata_dist_options;
+
+/* Fills *o with the defaults listed above. */
+void strata_dist_options_init(strata_dist_options *o);
+/* 1 if the library was built with MPI (and fills why with what it has),
+ * else 0 with the reason in why. */
+int strata_dist_available(char *why, size_t why_size);
+/* Joins the ranks of o->comm and creates this rank's context from copt
+ * (NULL = defaults), owned by the group.  Collective.  Errors:
+ * STRATA_ENOTSUP (built without MPI; NCCL asked for or needed and not
+ * built in), STRATA_EINVAL, STRATA_ENOBACKEND, STRATA_EDEVICE.  copt's
+ * errbuf receives the message when no context could be made. */
+strata_status strata_dist_create(const strata_context_options *copt,
+                                 const strata_dist_options *o,
+                                 strata_dist **out);
+/* Releases the group and its context (fields made on it must be destroyed
+ * first); sets *d = NULL; NULL is harmless.  Collective. */
+void strata_dist_destroy(strata_dist **d);
+/* This rank's context (borrowed). */
+strata_context *strata_dist_context(const strata_dist *d);
+int strata_dist_rank(const strata_dist *d);
+int strata_dist_size(const strata_dist *d);
+/* The transport in use ("mpi", "nccl" or "none" for one rank). */
+const char *strata_dist_transport(const strata_dist *d);
+/* The planes of an axis of n points that rank owns: [*lo, *lo + *count).
+ * Errors: STRATA_EINVAL. */
+strata_status strata_dist_split(const strata_dist *d, size_t n, int rank,
+                                size_t *lo, size_t *count);
+
+/* Where a field's interior lies in the global grid. */
+typedef struct strata_field_window {
+  int distributed;     /* 0: an ordinary field (the rest describes it) */
+  int axis;            /* the split axis: dims - 1 */
+  size_t global_n[3];  /* the global grid */
+  size_t offset;       /* global index along axis of local interior 0 */
+  size_t owned_lo;     /* global index of the first plane this rank owns */
+  size_t owned_count;  /* planes owned; the local interior may hold extra
+                          planes of the neighbours (solvers' fused steps) */
+} strata_field_window;
+strata_status strata_field_get_window(const strata_field *f,
+                                      strata_field_window *w);
+
+/* Creates this rank's part of a distributed field: global->n is the whole
+ * grid (dims 2 or 3); the local field holds the owned planes with
+ * global->ghost ghost layers.  Contents start at zero.  On a distributed
+ * field, strata_field_fill_fn gets global indices, strata_field_fill_random
+ * gives the values of the same global field on any number of ranks,
+ * strata_field_read/write cover the owned planes (x fastest), and
+ * strata_field_norm/diff are collective norms of the whole grid.  Errors:
+ * those of strata_field_create; STRATA_EINVAL when a rank would own fewer
+ * planes than the ghost width (the message names the limit). */
+strata_status strata_dist_field_create(strata_dist *d,
+                                       const strata_field_desc *global,
+                                       strata_field **out);
+/* Fills f's ghosts: the faces of the global grid by bc, the planes between
+ * ranks (and periodic wrap-around) from the neighbours. */
+strata_status strata_dist_fill_ghosts(strata_field *f,
+                                      const strata_boundary *bc);
+/* strata_dist_fill_ghosts(in, bc) then strata_apply(op, in, out, opt), with
+ * the exchange overlapping the interior when the group's overlap is on.
+ * opt->variant "auto" is resolved once per operator and local shape (rank
+ * 0 tunes, all ranks use its choice).  Also works on ordinary fields. */
+strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
+                                const strata_boundary *bc, strata_field *out,
+                                const strata_apply_options *opt);
+/* Gathers the owned planes of every rank into host on rank root (a dense
+ * global array of f's precision, x fastest; may be NULL elsewhere). */
+strata_status strata_dist_gather(const strata_field *f, int root, void *host);
+/* The reverse: rank root's dense global array into every rank's planes. */
+strata_status strata_dist_scatter(strata_field *f, int root,
+                                  const void *host);
+
+typedef struct strata_dist_stats {
+  long exchanges;       /* halo exchanges done */
+  double bytes_sent;    /* by this rank */
+  double wait_seconds;  /* host time blocked on exchanges (CPU engine; on
+                           GPUs the wait is on the device and not seen) */
+} strata_dist_stats;
+strata_status strata_dist_get_stats(const strata_dist *d,
+                                    strata_dist_stats *s);
+/* Sum (op 0), max (1) or min (2) of n doubles over the ranks, in place on
+ * every rank. */
+strata_status strata_dist_allreduce(const strata_dist *d, double *v, int n,
+                                    int op);
+/* A barrier over the ranks, after this rank's device work is done. */
+strata_status strata_dist_barrier(const strata_dist *d);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,20 @@ if command -v cmake >/dev/null 2>&1; then
 else
   missing="$missing cmake"
 fi
+# MPI (OpenMPI here) for the runs over several processes and GPUs
+# (strata_dist_*; the CPU decomposition tests run under mpiexec).  Optional:
+# without it the library is built without the multi-process engine.
+if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing OpenMPI (libopenmpi-dev, openmpi-bin) with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null; }; } ||
+      echo "strata: could not install OpenMPI; building without the multi-process engine" >&2
+  else
+    echo "strata: no MPI found; for runs over several processes or GPUs: sudo apt-get install libopenmpi-dev openmpi-bin" >&2
+  fi
+fi
 [ -z "$missing" ] && exit 0
 echo "strata: missing build tools:$missing" >&2
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

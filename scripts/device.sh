@@ -7,7 +7,11 @@
 # FDTD3d comparison).  Logs go to $OUT (at most 8 files).  Every stage runs
 # against a deadline so the whole call ends inside 10 minutes.
 #
-#   scripts/device.sh [all|test|bench|solvers|sanitize]...   (default: all)
+#   scripts/device.sh [all|test|bench|solvers|sanitize|dist]...  (default: all)
+#
+# dist (not part of all; on a machine of several GPUs): the distributed
+# tests on 1, 2 and 4 GPUs (one rank each, NCCL), then the weak (512^3 a
+# GPU) and strong (1024^3) scaling of the wave and heat solvers.
 #
 # Environment: OUT (default /tmp/strata-out), BUILD (default
 # /tmp/strata-build), BUDGET seconds (default 560).
@@ -96,6 +100,32 @@ if want solvers; then
   note "bench_solvers rc=$?"
   timeout $(( $(left) - 30 )) "$B/bench_mg" --backend cuda >> "$OUT/solvers.txt" 2>&1
   note "bench_mg rc=$?"
+fi
+
+if [ "${stages#*dist}" != "$stages" ]; then
+  NG=$(nvidia-smi -L | wc -l)
+  nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
+  # NVLink multicast stays off on these machines (KINDS.md); root runs need
+  # OpenMPI's consent
+  export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 \
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  MPI="mpirun -x NCCL_NVLS_ENABLE -x STRATA_TEST_BACKEND=cuda -x OMP_NUM_THREADS=4"
+  : > "$OUT/dist.txt"
+  for np in 1 2 4; do
+    [ $np -gt "$NG" ] && continue
+    STRATA_TEST_BACKEND=cuda timeout 240 $MPI -n $np "$B/tests/test_dist" >> "$OUT/dist.txt" 2>&1
+    note "test_dist on $np GPU(s) rc=$? $(grep -E 'passed,' "$OUT/dist.txt" | tail -1)"
+  done
+  for np in 1 2 4; do
+    [ $np -gt "$NG" ] && continue
+    timeout 150 $MPI -n $np "$B/bench_dist" --backend cuda --weak ${DIST_WEAK:-512} \
+      --steps ${DIST_STEPS:-40} >> "$OUT/dist.txt" 2>&1
+    note "bench_dist weak np=$np rc=$?"
+    timeout 150 $MPI -n $np "$B/bench_dist" --backend cuda --strong ${DIST_STRONG:-1024} \
+      --steps ${DIST_STEPS:-40} >> "$OUT/dist.txt" 2>&1
+    note "bench_dist strong np=$np rc=$?"
+  done
+  grep -E "^(wave|heat|#)" "$OUT/dist.txt" | tee -a "$OUT/summary.txt"
 fi
 
 if want sanitize; then

@@ -125,6 +125,7 @@ void strata_field_destroy(strata_field **pf) {
   strata_field *f = *pf;
   f->ctx->be->release(f->ctx, f->data);
   f->ctx->live_fields--;
+  free(f->win);
   free(f);
   *pf = NULL;
 }
@@ -243,10 +244,21 @@ static strata_status transfer(const strata_field *f, void *host, int ghosted,
   return host_done(f, img, to_field);
 }
 
+/* A distributed field's dense arrays cover the planes the rank owns. */
 strata_status strata_field_write(strata_field *f, const void *host) {
+  if (f && f->win) {
+    strata_field v;
+    strata__field_view(f, f->win->e_lo, f->win->own_n, &v);
+    return transfer(&v, (void *)host, 0, 1);
+  }
   return transfer(f, (void *)host, 0, 1);
 }
 strata_status strata_field_read(const strata_field *f, void *host) {
+  if (f && f->win) {
+    strata_field v;
+    strata__field_view(f, f->win->e_lo, f->win->own_n, &v);
+    return transfer(&v, host, 0, 0);
+  }
   return transfer(f, host, 0, 0);
 }
 strata_status strata_field_write_ghosted(strata_field *f, const void *host) {
@@ -299,13 +311,17 @@ strata_status strata_field_fill_fn(strata_field *f, strata_point_fn fn,
   void *img = NULL;
   strata_status s = host_image(f, 1, &img);
   if (s != STRATA_OK) return s;
+  /* a distributed field's points get their global indices */
+  long sh[3] = {0, 0, 0};
+  if (f->win) sh[f->win->axis] = f->win->offset;
   /* the user's function may not be thread-safe: call it serially */
   long g0 = f->g[0], g1 = f->g[1], g2 = f->g[2];
   long nx = (long)f->d.n[0], ny = (long)f->d.n[1], nz = (long)f->d.n[2];
   for (long k = -g2; k < nz + g2; k++)
     for (long j = -g1; j < ny + g1; j++)
       for (long i = -g0; i < nx + g0; i++)
-        store_value(f, img, strata__offset(f, i, j, k), fn(i, j, k, user));
+        store_value(f, img, strata__offset(f, i, j, k),
+                    fn(i + sh[0], j + sh[1], k + sh[2], user));
   return host_done(f, img, 1);
 }
 
@@ -316,6 +332,24 @@ strata_status strata_field_fill_random(strata_field *f, uint64_t seed,
     return strata__fail(f->ctx, STRATA_EINVAL,
                         "random range [%g, %g) is not a finite interval", lo,
                         hi);
+  if (f->win) { /* the values of the global field at this rank's points */
+    void *img = NULL;
+    strata_status s = host_image(f, 1, &img);
+    if (s != STRATA_OK) return s;
+    const strata__window *W = f->win;
+    strata_field gf = *f; /* the global shape, for the global index */
+    gf.d.n[W->axis] = W->gn[W->axis];
+    long sh[3] = {0, 0, 0};
+    sh[W->axis] = W->offset;
+    double w = hi - lo;
+    FOR_GHOSTED(f, img,
+                store_value(f, img, off_,
+                            lo + w * strata__rand01(
+                                         seed, strata__ghosted_index(
+                                                   &gf, i + sh[0], j + sh[1],
+                                                   k + sh[2]))));
+    return host_done(f, img, 1);
+  }
   if (f->ctx->be->fill_random) return f->ctx->be->fill_random(f, seed, lo, hi);
   void *img = NULL;
   strata_status s = host_image(f, 1, &img);
@@ -403,6 +437,10 @@ static strata_status norm_common(const strata_field *a, const strata_field *b,
 strata_status strata_field_norm(const strata_field *f, strata_norm which,
                                 double *out) {
   if (!f) return STRATA_EINVAL;
+  if (f->win) {
+    if (!out) return strata__fail(f->ctx, STRATA_EINVAL, "norm: out is NULL");
+    return strata__dist_norm(f, NULL, which, out);
+  }
   return norm_common(f, NULL, which, out);
 }
 
@@ -411,5 +449,31 @@ strata_status strata_field_diff(const strata_field *a, const strata_field *b,
   if (!a || !b) return STRATA_EINVAL;
   strata_status s = strata__check_pair(a, b, "diff");
   if (s != STRATA_OK) return s;
+  if (a->win || b->win) {
+    if (!a->win || !b->win || a->win->dist != b->win->dist ||
+        a->win->own_n != b->win->own_n || a->win->own_lo != b->win->own_lo)
+      return strata__fail(a->ctx, STRATA_EINVAL,
+                          "diff: a distributed field against a field that "
+                          "is not split the same way");
+    if (!out) return strata__fail(a->ctx, STRATA_EINVAL, "diff: out is NULL");
+    return strata__dist_norm(a, b, which, out);
+  }
   return norm_common(a, b, which, out);
+}
+
+strata_status strata_field_get_window(const strata_field *f,
+                                      strata_field_window *w) {
+  if (!f || !w) return STRATA_EINVAL;
+  memset(w, 0, sizeof *w);
+  const int ax = f->d.dims - 1;
+  w->axis = ax;
+  memcpy(w->global_n, f->d.n, sizeof w->global_n);
+  w->owned_count = f->d.n[ax];
+  if (!f->win) return STRATA_OK;
+  w->distributed = 1;
+  memcpy(w->global_n, f->win->gn, sizeof w->global_n);
+  w->offset = (size_t)f->win->offset;
+  w->owned_lo = (size_t)f->win->own_lo;
+  w->owned_count = (size_t)f->win->own_n;
+  return STRATA_OK;
 }

@@ -34,6 +34,8 @@ struct strata_field {
   size_t esize;
   int g[3];     /* ghost width per axis (0 on unused axes) */
   void *data;   /* host or device pointer, STRATA__ALIGN_BYTES aligned */
+  struct strata__window *win; /* NULL, or this rank's part of a distributed
+                                 field (src/dist/dist.c) */
 };
 
 /* ---- Solver kernels (issue 4) ------------------------------------------
@@ -339,6 +341,69 @@ static inline size_t strata__offset(const strata_field *f, long i, long j,
   return (size_t)((long)f->L.origin + i + (long)f->L.pitch_x *
                   (j + (long)f->L.pitch_y * k));
 }
+
+/* ---- Distributed fields (issue 7, src/dist/dist.c) ----------------------
+ * The local interior along the split axis is [e_lo planes of the low
+ * neighbour][owned planes][e_hi planes of the high neighbour]: solvers
+ * whose step reaches further than the ghost width (fused heat steps, the
+ * Yee scheme) recompute e planes of each neighbour, whose results are
+ * overwritten by the next exchange.  An exchange fills, on each side with
+ * a neighbour, the e + ghost planes next to the owned ones from the
+ * neighbour's owned planes (whole planes, x/y ghosts included). */
+typedef struct strata__window {
+  strata_dist *dist;
+  int axis;          /* dims - 1 */
+  size_t gn[3];      /* global interior */
+  long offset;       /* global index along axis of local interior 0 */
+  long own_lo, own_n;/* owned planes, global */
+  int e_lo, e_hi;    /* extension planes below / above the owned ones */
+  int nb[2];         /* neighbour ranks below / above, -1 = a global face */
+} strata__window;
+
+/* The part of a global field this rank holds, with ext extension planes
+ * on each side that has a neighbour (periodic: the split axis wraps). */
+strata_status strata__dist_field_create_ext(strata_dist *d,
+                                            const strata_field_desc *global,
+                                            int ext, int periodic,
+                                            strata_field **out);
+/* bc with the faces between ranks set to STRATA_BC_NONE. */
+void strata__dist_local_bc(const strata_field *f, const strata_boundary *bc,
+                           strata_boundary *local);
+/* Exchanges the ghost (and extension) planes of nf fields of the same
+ * window (periodic: the split axis wraps around); done (in stream order on
+ * a GPU) when it returns. */
+strata_status strata__dist_exchange(strata_field *const *f, int nf,
+                                    int periodic);
+/* A field struct aliasing planes [k0, k0 + count) of f's interior along
+ * axis dims-1 (k0 may be negative down to -ghost + ghost of the view: the
+ * view's ghosts are f's neighbouring planes).  Owns nothing. */
+void strata__field_view(const strata_field *f, long k0, long count,
+                        strata_field *view);
+/* Communication helpers for solvers: broadcast bytes from rank 0; gather
+ * nbytes per rank (may differ: counts[] in bytes, on root) to root. */
+strata_status strata__dist_bcast(strata_dist *d, void *buf, size_t bytes);
+strata_status strata__dist_gatherv(strata_dist *d, const void *send,
+                                   size_t bytes, void *recv, int root);
+/* strata_field_norm / strata_field_diff of distributed fields. */
+strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
+                                strata_norm which, double *out);
+/* s if every rank has STRATA_OK or this rank failed; else a failure
+ * saying another rank failed: collective creations fail everywhere or
+ * nowhere, so no rank waits in a later exchange for one that gave up. */
+strata_status strata__dist_agree(strata_dist *d, strata_status s);
+int strata__dist_rank(const strata_dist *d);
+int strata__dist_size(const strata_dist *d);
+strata_context *strata__dist_ctx(const strata_dist *d);
+
+#ifdef STRATA_HAVE_CUDA
+/* The variant and block shape of the fixed table (what "auto" runs with
+ * autotuning off) for op on these fields: the same on every rank and for
+ * every part of a slab, whatever its size. */
+strata_status strata__cuda_resolve_variant(const strata_stencil *op,
+                                           const strata_field *in,
+                                           strata_field *out, char *name,
+                                           size_t n, int block[3]);
+#endif
 
 /* Fills the ghost layers of an image of f's allocation (host memory). */
 strata_status strata__fill_ghosts_host(const strata_field *f, void *img,

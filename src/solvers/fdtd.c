@@ -31,7 +31,8 @@ struct strata_fdtd {
   strata_fdtd_options o;
   double dt;
   long steps;
-  long src[1][3];
+  long src[1][3];   /* local indices */
+  int has_src;      /* this rank injects the source */
   /* explicit scheme */
   strata__wengine *e;
   /* Yee */
@@ -171,6 +172,8 @@ static strata_status create_explicit(strata_fdtd *f) {
   d.d1[1] = 0.5;
   d.width = o->pml_width;
   d.mur = (o->courant - 1) / (o->courant + 1);
+  d.dist = o->dist;
+  d.split_periodic = o->face[2] == STRATA_FDTD_PERIODIC;
   for (int q = 0; q < 4; q++) {
     strata_fdtd_face k = o->face[q];
     d.face[q] = k == STRATA_FDTD_PEC        ? STRATA__WF_FREE
@@ -219,10 +222,23 @@ static strata_status create_yee(strata_fdtd *f) {
                         "backend=cpu", ctx->be->name);
   strata__yee_args *y = &f->y;
   strata_field_desc d = {2, {o->n[0], o->n[1], 1}, 1, o->precision};
-  strata_status s = strata_field_create(ctx, &d, &f->ez);
-  if (s == STRATA_OK) s = strata_field_create(ctx, &d, &f->hx);
-  if (s == STRATA_OK) s = strata_field_create(ctx, &d, &f->hy);
+  /* Over several ranks, every rank also steps YEE_EXT rows of each
+   * neighbour, whose faces it treats as PEC walls: the wall zeroes Ez on
+   * the outermost row, which reaches Hx one row in and Ez two rows in
+   * within a step; the owned rows stay exact and the next exchange
+   * replaces the neighbours' rows. */
+  enum { YEE_EXT = 2 };
+  const int per = o->face[2] == STRATA_FDTD_PERIODIC;
+  strata_field **mk[3] = {&f->ez, &f->hx, &f->hy};
+  strata_status s = STRATA_OK;
+  for (int q = 0; q < 3 && s == STRATA_OK; q++)
+    s = o->dist ? strata__dist_field_create_ext(o->dist, &d, YEE_EXT, per,
+                                                mk[q])
+                : strata_field_create(ctx, &d, mk[q]);
   if (s != STRATA_OK) return s;
+  /* this rank's rows: local sizes and the global row of local row 0 */
+  long yoff = f->ez->win ? f->ez->win->offset : 0;
+  long nly = (long)f->ez->d.n[1];
   y->ez = f->ez;
   y->hx = f->hx;
   y->hy = f->hy;
@@ -232,6 +248,15 @@ static strata_status create_yee(strata_fdtd *f) {
     y->face[q] = o->face[q] == STRATA_FDTD_MUR        ? STRATA__YF_MUR
                  : o->face[q] == STRATA_FDTD_PERIODIC ? STRATA__YF_PERIODIC
                                                       : STRATA__YF_PEC;
+  if (f->ez->win) { /* faces shared with a neighbour: PEC walls (above) */
+    strata_boundary bc, lb;
+    strata_boundary_uniform(&bc, per ? STRATA_BC_PERIODIC
+                                     : STRATA_BC_DIRICHLET, 0);
+    strata__dist_local_bc(f->ez, &bc, &lb);
+    for (int side = 0; side < 2; side++)
+      if (lb.kind[2 + side] == STRATA_BC_NONE)
+        y->face[2 + side] = STRATA__YF_PEC;
+  }
   int has[2] = {o->face[0] == STRATA_FDTD_PML || o->face[1] == STRATA_FDTD_PML,
                 o->face[2] == STRATA_FDTD_PML || o->face[3] == STRATA_FDTD_PML};
   size_t total = (has[0] ? 4 * o->n[0] : 0) + (has[1] ? 4 * o->n[1] : 0);
@@ -256,21 +281,40 @@ static strata_status create_yee(strata_fdtd *f) {
       if (o->face[2 * a + side] != STRATA_FDTD_PML) continue;
       y->pml_lo[a][side] = side ? n - 1 - W : 0;
       y->pml_hi[a][side] = side ? n : W;
+      if (a == 1) { /* to local rows, clipped to this rank's */
+        long lo = y->pml_lo[1][side] - yoff, hi = y->pml_hi[1][side] - yoff;
+        y->pml_lo[1][side] = lo < 0 ? 0 : lo > nly ? nly : lo;
+        y->pml_hi[1][side] = hi < 0 ? 0 : hi > nly ? nly : hi;
+      }
     }
+  }
+  if (has[1] && f->ez->win) { /* the profiles along y: this rank's rows
+                               * (no PML on a periodic axis: yoff >= 0) */
+    double *loc = malloc(4 * (size_t)nly * sizeof(double));
+    if (!loc) {
+      free(host);
+      return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    }
+    for (int m = 0; m < 4; m++)
+      memcpy(loc + m * nly, host + offs[1] + (size_t)m * o->n[1] + yoff,
+             (size_t)nly * sizeof(double));
+    memcpy(host + offs[1], loc, 4 * (size_t)nly * sizeof(double));
+    free(loc);
   }
   s = strata__dev_doubles(ctx, host, total, &f->prof);
   free(host);
   if (s != STRATA_OK) return s;
   for (int a = 0; a < 2; a++) {
     if (!has[a]) continue;
-    long n = (long)o->n[a];
+    long n = a == 1 ? nly : (long)o->n[a];
     y->pml_a[a] = f->prof + offs[a];
     y->pml_b[a] = f->prof + offs[a] + n;
     y->pml_ah[a] = f->prof + offs[a] + 2 * n;
     y->pml_bh[a] = f->prof + offs[a] + 3 * n;
   }
+  d.n[1] = (size_t)nly;
   for (int q = 0; q < 4 && s == STRATA_OK; q++)
-    if (has[q == 0 || q == 3 ? 0 : 1]) /* ezx, ezy, hxy, hyx */
+    if (has[q == 0 || q == 3 ? 0 : 1]) /* ezx, ezy, hxy, hyx (local) */
       s = strata_field_create(ctx, &d, &f->psi[q]);
   y->psi_ezx = f->psi[0];
   y->psi_ezy = f->psi[1];
@@ -299,6 +343,10 @@ strata_status strata_fdtd_create(strata_context *ctx,
   if (!out || !opt)
     return strata__fail(ctx, STRATA_EINVAL, "fdtd: NULL argument");
   *out = NULL;
+  if (opt->dist && strata__dist_ctx(opt->dist) != ctx)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "fdtd: with dist set, ctx must be "
+                        "strata_dist_context(dist)");
   strata_fdtd_options o = *opt;
   strata_status s = validate(ctx, &o);
   if (s != STRATA_OK) return s;
@@ -315,9 +363,18 @@ strata_status strata_fdtd_create(strata_context *ctx,
   f->src[0][1] = lround(o.src[1]);
   f->src[0][2] = 0;
   s = o.scheme == STRATA_FDTD_EXPLICIT ? create_explicit(f) : create_yee(f);
+  if (o.dist) s = strata__dist_agree(o.dist, s);
   if (s != STRATA_OK) {
     strata_fdtd_destroy(&f);
     return s;
+  }
+  f->has_src = o.waveform != STRATA_FDTD_NO_SOURCE;
+  const strata_field *u = f->e ? f->e->u : f->ez;
+  if (u->win) { /* the source belongs to the rank owning its row */
+    const strata__window *w = u->win;
+    long j = f->src[0][1];
+    if (j < w->own_lo || j >= w->own_lo + w->own_n) f->has_src = 0;
+    f->src[0][1] = j - w->offset;
   }
   f->dirty = 1;
   *out = f;
@@ -371,7 +428,7 @@ strata_status strata_fdtd_step(strata_fdtd *f, long nsteps) {
     return strata__fail(f->ctx, STRATA_EINVAL,
                         "fdtd: nsteps is %ld; it must be >= 0", nsteps);
   strata_status s = STRATA_OK;
-  const int has_src = f->o.waveform != STRATA_FDTD_NO_SOURCE;
+  const int has_src = f->has_src;
   if (f->o.scheme == STRATA_FDTD_EXPLICIT) {
     for (long q = 0; q < nsteps && s == STRATA_OK; q++) {
       double t = (double)f->steps * f->dt;
@@ -383,6 +440,10 @@ strata_status strata_fdtd_step(strata_fdtd *f, long nsteps) {
   }
   if (f->dirty) {
     s = yee_refresh(f);
+    if (s == STRATA_OK && f->ez->win) {
+      strata_field *x[3] = {f->ez, f->hx, f->hy};
+      s = strata__dist_exchange(x, 3, f->o.face[2] == STRATA_FDTD_PERIODIC);
+    }
     if (s != STRATA_OK) return s;
     f->dirty = 0;
   }
@@ -393,6 +454,10 @@ strata_status strata_fdtd_step(strata_fdtd *f, long nsteps) {
     f->y.src[0][1] = f->src[0][1];
     f->y.src_val[0] = f->dt * current(&f->o, t);
     s = f->ctx->be->yee_step(&f->y);
+    if (s == STRATA_OK && f->ez->win) {
+      strata_field *x[3] = {f->ez, f->hx, f->hy};
+      s = strata__dist_exchange(x, 3, f->o.face[2] == STRATA_FDTD_PERIODIC);
+    }
     if (s == STRATA_OK) f->steps++;
   }
   return s;
@@ -430,6 +495,7 @@ strata_status strata_fdtd_read(const strata_fdtd *f, strata_fdtd_component c,
                         f->o.scheme == STRATA_FDTD_EXPLICIT ? "explicit"
                                                             : "Yee TM",
                         (int)c);
+  if (f->o.dist) return strata_dist_gather(fl, 0, host);
   return strata_field_read(fl, host);
 }
 
@@ -456,6 +522,10 @@ static int fdtd_state_fields(strata_fdtd *f, strata_field **out, int *dirty) {
 
 strata_status strata_fdtd_state_size(const strata_fdtd *f, size_t *bytes) {
   if (!f) return STRATA_EINVAL;
+  if (f->o.dist)
+    return strata__fail(f->ctx, STRATA_ENOTSUP,
+                        "fdtd: checkpoints of a run over several ranks are "
+                        "not supported yet");
   if (!bytes) return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: bytes is NULL");
   strata_field *fl[14];
   int dirty, nf = fdtd_state_fields((strata_fdtd *)f, fl, &dirty);
@@ -466,6 +536,10 @@ strata_status strata_fdtd_state_size(const strata_fdtd *f, size_t *bytes) {
 strata_status strata_fdtd_save_state(const strata_fdtd *cf, void *buf,
                                      size_t size) {
   if (!cf) return STRATA_EINVAL;
+  if (cf->o.dist)
+    return strata__fail(cf->ctx, STRATA_ENOTSUP,
+                        "fdtd: checkpoints of a run over several ranks are "
+                        "not supported yet");
   strata_fdtd *f = (strata_fdtd *)cf;
   strata_field *fl[14];
   int dirty, nf = fdtd_state_fields(f, fl, &dirty);
@@ -485,6 +559,10 @@ strata_status strata_fdtd_save_state(const strata_fdtd *cf, void *buf,
 strata_status strata_fdtd_load_state(strata_fdtd *f, const void *buf,
                                      size_t size) {
   if (!f) return STRATA_EINVAL;
+  if (f->o.dist)
+    return strata__fail(f->ctx, STRATA_ENOTSUP,
+                        "fdtd: checkpoints of a run over several ranks are "
+                        "not supported yet");
   strata_field *fl[14];
   int dirty, nf = fdtd_state_fields(f, fl, &dirty);
   size_t fb = strata__state_fields_bytes(fl, nf);

@@ -149,6 +149,10 @@ strata_status strata_heat_create(strata_context *ctx,
   if (!out || !o)
     return strata__fail(ctx, STRATA_EINVAL, "heat: NULL argument");
   *out = NULL;
+  if (o->dist && strata__dist_ctx(o->dist) != ctx)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "heat: with dist set, ctx must be "
+                        "strata_dist_context(dist)");
   int fuse = 1;
   strata_status s = check(ctx, o, &fuse);
   if (s != STRATA_OK) return s;
@@ -172,8 +176,19 @@ strata_status strata_heat_create(strata_context *ctx,
   }
   strata_field_desc d = {o->dims, {o->n[0], o->n[1], o->n[2]},
                          h->op.radius * fuse, o->precision};
-  s = strata_field_create(ctx, &d, &h->u);
-  if (s == STRATA_OK) s = strata_field_create(ctx, &d, &h->v);
+  if (o->dist) {
+    /* s fused steps hold the ghosts at the exchanged values, so the last
+     * r (s - 1) planes before a neighbour's go wrong: recompute that many
+     * of the neighbour's planes (the next exchange overwrites them) */
+    const int ext = h->op.radius * (fuse - 1);
+    const int per = o->bc.kind[2 * (o->dims - 1)] == STRATA_BC_PERIODIC;
+    s = strata__dist_field_create_ext(o->dist, &d, ext, per, &h->u);
+    if (s == STRATA_OK)
+      s = strata__dist_field_create_ext(o->dist, &d, ext, per, &h->v);
+  } else {
+    s = strata_field_create(ctx, &d, &h->u);
+    if (s == STRATA_OK) s = strata_field_create(ctx, &d, &h->v);
+  }
   if (s != STRATA_OK) {
     strata_heat_destroy(&h);
     return s;
@@ -215,11 +230,13 @@ strata_status strata_heat_set_initial(strata_heat *h, strata_point_fn fn,
 
 strata_status strata_heat_write(strata_heat *h, const void *host) {
   if (!h) return STRATA_EINVAL;
+  if (h->o.dist) return strata_dist_scatter(h->u, 0, host);
   return strata_field_write(h->u, host);
 }
 
 strata_status strata_heat_read(const strata_heat *h, void *host) {
   if (!h) return STRATA_EINVAL;
+  if (h->o.dist) return strata_dist_gather(h->u, 0, host);
   return strata_field_read(h->u, host);
 }
 
@@ -233,12 +250,23 @@ strata_status strata_heat_step(strata_heat *h, long nsteps) {
   const strata__backend *be = h->ctx->be;
   while (nsteps > 0) {
     int s = nsteps < h->fuse ? (int)nsteps : h->fuse;
-    strata_status st = strata_field_fill_ghosts(h->u, &h->o.bc);
-    if (st != STRATA_OK) return st;
-    if (h->fuse == 1)
-      st = strata_apply(&h->op, h->u, h->v, NULL);
-    else
-      st = be->apply_fused(&h->op, &h->o.bc, s, h->u, h->v);
+    strata_status st;
+    if (h->o.dist && h->fuse == 1) {
+      /* the exchange overlaps the interior */
+      st = strata_dist_apply(&h->op, h->u, &h->o.bc, h->v, NULL);
+    } else if (h->o.dist) {
+      strata_boundary lb;
+      strata__dist_local_bc(h->u, &h->o.bc, &lb);
+      st = strata_dist_fill_ghosts(h->u, &h->o.bc);
+      if (st == STRATA_OK) st = be->apply_fused(&h->op, &lb, s, h->u, h->v);
+    } else {
+      st = strata_field_fill_ghosts(h->u, &h->o.bc);
+      if (st != STRATA_OK) return st;
+      if (h->fuse == 1)
+        st = strata_apply(&h->op, h->u, h->v, NULL);
+      else
+        st = be->apply_fused(&h->op, &h->o.bc, s, h->u, h->v);
+    }
     if (st != STRATA_OK) return st;
     strata_field *t = h->u;
     h->u = h->v;

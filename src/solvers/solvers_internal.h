@@ -21,6 +21,10 @@ typedef struct strata__we_desc {
   /* host profiles, copied at create: n[a] values each, NULL = none */
   const double *damp[3], *pml_a[3], *pml_b[3];
   const double *c2_line;        /* n[dims-1] values */
+  strata_dist *dist;            /* NULL, or n is the global grid split over
+                                   dist's ranks along the last axis; the
+                                   profiles above stay global */
+  int split_periodic;           /* the split axis wraps around */
 } strata__we_desc;
 
 typedef struct strata__wengine {
@@ -29,6 +33,7 @@ typedef struct strata__wengine {
   strata_field *u, *up, *c2;
   double *prof;     /* backend memory holding every profile */
   int dirty;        /* the state was written: refresh ghosts first */
+  int split_periodic; /* distributed: the split axis wraps around */
 } strata__wengine;
 
 /* Creates the engine: fields zeroed, profiles uploaded, CPML slabs for the
@@ -37,9 +42,10 @@ typedef struct strata__wengine {
 strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
                                 strata__wengine **out);
 void strata__we_destroy(strata__wengine **e);
-/* Replaces c2 by a per-point model (dense host array, x fastest). */
+/* Replaces c2 by a per-point model (dense host array, x fastest; with
+ * dist, this rank's owned planes). */
 strata_status strata__we_set_c2(strata__wengine *e, const double *c2);
-/* Replaces c2 by a line along the last axis (n[dims-1] values). */
+/* Replaces c2 by a line along the last axis (n[dims-1] values, global). */
 strata_status strata__we_set_c2_line(strata__wengine *e, const double *line);
 /* One step: sources added to u^{n+1}; then u and up swap.  Refreshes the
  * ghost layers first when the state was written. */

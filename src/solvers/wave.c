@@ -25,7 +25,9 @@ struct strata_wave {
   int nsrc;
   long src[8][3];
   double src_w[8];
-  int nrec;
+  int nrec;        /* receivers sampled here (with dist: this rank's) */
+  int nrec_all;    /* receivers of the whole grid */
+  int *rec_id;     /* host: global number of each receiver sampled here */
   long *rec_off;   /* backend memory: 8 element offsets per receiver */
   double *rec_w;   /* backend memory: 8 weights per receiver */
   double *trace;   /* backend memory: [sample][receiver] */
@@ -291,10 +293,11 @@ static void profiles(const strata_wave_options *o, double dt, double vmax,
 }
 
 static strata_status record(strata_wave *w) {
-  if (w->nrec == 0) return STRATA_OK;
-  strata_status s = w->ctx->be->sample(w->e->u, w->nrec, 8, w->rec_off,
-                                       w->rec_w,
-                                       w->trace + w->nsamples * w->nrec);
+  if (w->nrec_all == 0) return STRATA_OK;
+  strata_status s = STRATA_OK;
+  if (w->nrec > 0) /* with dist, ranks without receivers count samples too */
+    s = w->ctx->be->sample(w->e->u, w->nrec, 8, w->rec_off, w->rec_w,
+                           w->trace + w->nsamples * w->nrec);
   if (s == STRATA_OK) w->nsamples++;
   return s;
 }
@@ -328,6 +331,7 @@ void strata_wave_destroy(strata_wave **pw) {
   if (w->rec_off) w->ctx->be->release(w->ctx, w->rec_off);
   if (w->rec_w) w->ctx->be->release(w->ctx, w->rec_w);
   if (w->trace) w->ctx->be->release(w->ctx, w->trace);
+  free(w->rec_id);
   free(w);
   *pw = NULL;
 }
@@ -339,6 +343,10 @@ strata_status strata_wave_create(strata_context *ctx,
   if (!out || !opt)
     return strata__fail(ctx, STRATA_EINVAL, "wave: NULL argument");
   *out = NULL;
+  if (opt->dist && strata__dist_ctx(opt->dist) != ctx)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "wave: with dist set, ctx must be "
+                        "strata_dist_context(dist)");
   strata_wave_options o = *opt;
   for (int a = 0; a < 3; a++)
     if (o.src[a] < 0) o.src[a] = 0.5 * (double)(o.n[a] - 1) * o.h;
@@ -362,11 +370,13 @@ strata_status strata_wave_create(strata_context *ctx,
   w->vmax = vmax;
   w->cfl_limit = limit;
   w->delay = o.delay > 0 ? o.delay : 1.5 / o.f0;
-  w->nrec = o.nreceivers;
+  w->nrec = w->nrec_all = o.nreceivers;
 
   strata__we_desc d;
   memset(&d, 0, sizeof d);
   d.dims = 3;
+  d.dist = o.dist;
+  d.split_periodic = o.face[STRATA_FACE_ZLO] == STRATA_WAVE_PERIODIC;
   double W;
   d.radius = w->radius = lap_weights(o.order, d.lap, d.d1, &W);
   for (int a = 0; a < 3; a++) d.n[a] = o.n[a];
@@ -422,7 +432,15 @@ strata_status strata_wave_create(strata_context *ctx,
     return s;
   }
 
-  /* source: trilinear spread over up to 8 nodes */
+  /* this rank's planes along z (all of them without dist) */
+  long zoff = 0, zlo = 0, zhi = (long)o.n[2];
+  if (w->e->u->win) {
+    const strata__window *win = w->e->u->win;
+    zoff = win->offset;
+    zlo = win->own_lo;
+    zhi = win->own_lo + win->own_n;
+  }
+  /* source: trilinear spread over up to 8 nodes (the owners' only) */
   long i0[3];
   double fr[3];
   for (int a = 0; a < 3; a++) lin(o.src[a] / o.h, (long)o.n[a], &i0[a], &fr[a]);
@@ -434,11 +452,23 @@ strata_status strata_wave_create(strata_context *ctx,
       wt *= up ? fr[a] : 1 - fr[a];
       idx[a] = i0[a] + up;
     }
-    if (wt == 0) continue;
+    if (wt == 0 || idx[2] < zlo || idx[2] >= zhi) continue;
+    idx[2] -= zoff;
     memcpy(w->src[w->nsrc], idx, sizeof idx);
     w->src_w[w->nsrc++] = wt;
   }
   /* receivers */
+  if (w->nrec_all > 0) {
+    /* a receiver belongs to the rank owning its lower z node (the upper
+     * one may be a ghost plane, exchanged before every sample) */
+    w->rec_id = malloc(sizeof(int) * (size_t)w->nrec_all);
+    if (!w->rec_id) s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    w->nrec = 0;
+    for (int r = 0; w->rec_id && r < w->nrec_all; r++) {
+      lin(o.receivers[3 * r + 2] / o.h, (long)o.n[2], &i0[2], &fr[2]);
+      if (i0[2] >= zlo && i0[2] < zhi) w->rec_id[w->nrec++] = r;
+    }
+  }
   if (w->nrec > 0) {
     size_t cnt = (size_t)w->nrec * 8;
     long *off = malloc(cnt * sizeof(long));
@@ -446,7 +476,8 @@ strata_status strata_wave_create(strata_context *ctx,
     if (!off || !wt) {
       s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
     } else {
-      for (int r = 0; r < w->nrec; r++) {
+      for (int rr = 0; rr < w->nrec; rr++) {
+        const int r = w->rec_id[rr];
         for (int a = 0; a < 3; a++)
           lin(o.receivers[3 * r + a] / o.h, (long)o.n[a], &i0[a], &fr[a]);
         for (int c = 0; c < 8; c++) {
@@ -458,9 +489,9 @@ strata_status strata_wave_create(strata_context *ctx,
             idx[a] = i0[a] + up;
             if (idx[a] >= (long)o.n[a]) idx[a] = (long)o.n[a] - 1;
           }
-          off[8 * r + c] = (long)strata__offset(w->e->u, idx[0], idx[1],
-                                                idx[2]);
-          wt[8 * r + c] = ww;
+          off[8 * rr + c] = (long)strata__offset(w->e->u, idx[0], idx[1],
+                                                 idx[2] - zoff);
+          wt[8 * rr + c] = ww;
         }
       }
       void *p = NULL;
@@ -473,10 +504,11 @@ strata_status strata_wave_create(strata_context *ctx,
     }
     free(off);
     free(wt);
-    if (s != STRATA_OK) {
-      strata_wave_destroy(&w);
-      return s;
-    }
+  }
+  if (o.dist) s = strata__dist_agree(o.dist, s);
+  if (s != STRATA_OK) {
+    strata_wave_destroy(&w);
+    return s;
   }
   o.nlayers = 0;
   o.layer_top = o.layer_velocity = o.receivers = NULL;
@@ -490,6 +522,11 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
   if (!w) return STRATA_EINVAL;
   if (!v) return strata__fail(w->ctx, STRATA_EINVAL, "wave: velocity is NULL");
   size_t cnt = w->o.n[0] * w->o.n[1] * w->o.n[2];
+  const size_t plane = w->o.n[0] * w->o.n[1];
+  if (w->e->u->win) { /* every rank holds the global model: take the slab */
+    v += plane * (size_t)w->e->u->win->own_lo;
+    cnt = plane * (size_t)w->e->u->win->own_n;
+  }
   double lo = INFINITY, hi = 0;
   for (size_t q = 0; q < cnt; q++) {
     if (!(v[q] > 0) || !isfinite(v[q]))
@@ -498,6 +535,13 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
                           "> 0", q, v[q]);
     if (v[q] < lo) lo = v[q];
     if (v[q] > hi) hi = v[q];
+  }
+  if (w->o.dist) { /* the global range, for the same checks everywhere */
+    double r[2] = {-lo, hi};
+    strata_status sr = strata_dist_allreduce(w->o.dist, r, 2, 1);
+    if (sr != STRATA_OK) return sr;
+    lo = -r[0];
+    hi = r[1];
   }
   strata_status s =
       check_velocity_range(w->ctx, &w->o, w->dt, lo, hi, w->cfl_limit);
@@ -550,6 +594,7 @@ strata_field *strata_wave_field(strata_wave *w, int previous) {
 
 strata_status strata_wave_read(const strata_wave *w, void *host) {
   if (!w) return STRATA_EINVAL;
+  if (w->o.dist) return strata_dist_gather(w->e->u, 0, host);
   return strata_field_read(w->e->u, host);
 }
 
@@ -579,12 +624,64 @@ strata_status strata_wave_step(strata_wave *w, long nsteps) {
   return STRATA_OK;
 }
 
+/* The seismograms of every rank, on rank 0: each rank sends
+ * [receiver id, samples...] rows for its receivers. */
+static strata_status dist_traces(const strata_wave *w, double *out,
+                                 size_t capacity) {
+  strata_dist *d = w->o.dist;
+  const size_t ns = w->nsamples, row = ns + 1;
+  const size_t cnt = ns * (size_t)w->nrec_all;
+  int bad = strata__dist_rank(d) == 0 && out && capacity < cnt;
+  double flag = bad;
+  strata_status s = strata_dist_allreduce(d, &flag, 1, 1);
+  if (s != STRATA_OK) return s;
+  if (flag > 0)
+    return strata__fail(w->ctx, STRATA_EINVAL,
+                        "wave: traces need %zu doubles (%d receivers x %zu "
+                        "samples); the buffer on rank 0 holds %zu",
+                        cnt, w->nrec_all, ns, capacity);
+  double *mine = malloc(sizeof(double) * (row * (size_t)w->nrec + 1));
+  double *tmp = malloc(sizeof(double) * (ns * (size_t)w->nrec + 1));
+  double *all = strata__dist_rank(d) == 0
+                    ? malloc(sizeof(double) * (row * (size_t)w->nrec_all + 1))
+                    : NULL;
+  int ok = mine && tmp && (strata__dist_rank(d) != 0 || all);
+  s = ok ? STRATA_OK : strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory");
+  if (s == STRATA_OK && w->nrec && ns)
+    s = w->ctx->be->to_host(w->ctx, tmp, w->trace,
+                            ns * (size_t)w->nrec * sizeof(double));
+  double okd = s == STRATA_OK;
+  strata_status s2 = strata_dist_allreduce(d, &okd, 1, 2);
+  if (s == STRATA_OK && s2 != STRATA_OK) s = s2;
+  if (s == STRATA_OK && okd < 1)
+    s = strata__fail(w->ctx, STRATA_EIO, "wave: traces: another rank failed");
+  if (s == STRATA_OK) {
+    for (int r = 0; r < w->nrec; r++) {
+      mine[(size_t)r * row] = (double)w->rec_id[r];
+      for (size_t t = 0; t < ns; t++)
+        mine[(size_t)r * row + 1 + t] = tmp[t * (size_t)w->nrec + r];
+    }
+    s = strata__dist_gatherv(d, mine, sizeof(double) * row * (size_t)w->nrec,
+                             all, 0);
+  }
+  if (s == STRATA_OK && all && out)
+    for (int r = 0; r < w->nrec_all; r++) {
+      const double *q = all + (size_t)r * row;
+      memcpy(out + (size_t)q[0] * ns, q + 1, ns * sizeof(double));
+    }
+  free(mine);
+  free(tmp);
+  free(all);
+  return s;
+}
+
 strata_status strata_wave_traces(const strata_wave *w, double *out,
                                  size_t capacity, size_t *nsamples) {
   if (!w) return STRATA_EINVAL;
   if (!nsamples)
     return strata__fail(w->ctx, STRATA_EINVAL, "wave: nsamples is NULL");
   *nsamples = w->nsamples;
+  if (w->o.dist) return dist_traces(w, out, capacity);
   if (!out || w->nrec == 0 || w->nsamples == 0) return STRATA_OK;
   size_t cnt = w->nsamples * (size_t)w->nrec;
   if (capacity < cnt)
@@ -638,6 +735,10 @@ static size_t wave_state_size(strata_wave *w, strata_field **f, int *nf) {
 
 strata_status strata_wave_state_size(const strata_wave *w, size_t *bytes) {
   if (!w) return STRATA_EINVAL;
+  if (w->o.dist)
+    return strata__fail(w->ctx, STRATA_ENOTSUP,
+                        "wave: checkpoints of a run over several ranks are "
+                        "not supported yet");
   if (!bytes) return strata__fail(w->ctx, STRATA_EINVAL, "wave: bytes is NULL");
   strata_field *f[14];
   int nf;
@@ -649,6 +750,10 @@ strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
                                      size_t size) {
   if (!cw) return STRATA_EINVAL;
   strata_wave *w = (strata_wave *)cw;
+  if (w->o.dist)
+    return strata__fail(w->ctx, STRATA_ENOTSUP,
+                        "wave: checkpoints of a run over several ranks are "
+                        "not supported yet");
   strata_field *f[14];
   int nf;
   size_t need = wave_state_size(w, f, &nf);
@@ -675,6 +780,10 @@ strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
 strata_status strata_wave_load_state(strata_wave *w, const void *buf,
                                      size_t size) {
   if (!w) return STRATA_EINVAL;
+  if (w->o.dist)
+    return strata__fail(w->ctx, STRATA_ENOTSUP,
+                        "wave: checkpoints of a run over several ranks are "
+                        "not supported yet");
   strata_field *f[14];
   int nf;
   wave_state_size(w, f, &nf);

@@ -117,6 +117,10 @@ static strata_status fix_field(strata__wengine *e, strata_field *f) {
 strata_status strata__we_refresh(strata__wengine *e) {
   strata_status s = fix_field(e, e->u);
   if (s == STRATA_OK) s = fix_field(e, e->up);
+  if (s == STRATA_OK && e->u->win) { /* the planes between ranks */
+    strata_field *f[2] = {e->u, e->up};
+    s = strata__dist_exchange(f, 2, e->split_periodic);
+  }
   if (s == STRATA_OK) e->dirty = 0;
   return s;
 }
@@ -148,63 +152,127 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
   strata__wengine *e = calloc(1, sizeof *e);
   if (!e) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
   e->ctx = ctx;
+  e->split_periodic = d->split_periodic;
   strata__wave_args *a = &e->a;
   a->dims = d->dims;
   a->radius = d->radius;
   memcpy(a->lap, d->lap, sizeof a->lap);
   memcpy(a->d1, d->d1, sizeof a->d1);
   a->mur = d->mur;
-  for (int f = 0; f < 6; f++)
-    a->face[f] = d->absorb[f] != STRATA__ABS_NONE ? STRATA__WF_ZERO
-                                                  : d->face[f];
   strata_field_desc fd = {d->dims, {d->n[0], d->n[1], d->n[2]}, d->radius,
                           d->precision};
-  strata_status s = strata_field_create(ctx, &fd, &e->u);
-  if (s == STRATA_OK) s = strata_field_create(ctx, &fd, &e->up);
+  strata_status s;
+  const int ax = d->dims - 1;
+  if (d->dist) {
+    s = strata__dist_field_create_ext(d->dist, &fd, 0, d->split_periodic,
+                                      &e->u);
+    if (s == STRATA_OK)
+      s = strata__dist_field_create_ext(d->dist, &fd, 0, d->split_periodic,
+                                        &e->up);
+  } else {
+    s = strata_field_create(ctx, &fd, &e->u);
+    if (s == STRATA_OK) s = strata_field_create(ctx, &fd, &e->up);
+  }
+  if (s != STRATA_OK) {
+    strata__we_destroy(&e);
+    return s;
+  }
+  /* this rank's part: local sizes, and where it starts along the last axis
+   * in the global profiles */
+  size_t nl[3] = {d->n[0], d->n[1], d->n[2]};
+  long off = 0;
+  int inner[2] = {0, 0}; /* faces of the last axis shared with a neighbour */
+  if (e->u->win) {
+    strata_boundary bc, lb;
+    strata_boundary_uniform(&bc, d->split_periodic ? STRATA_BC_PERIODIC
+                                                   : STRATA_BC_DIRICHLET, 0);
+    strata__dist_local_bc(e->u, &bc, &lb);
+    nl[ax] = e->u->d.n[ax];
+    off = e->u->win->offset;
+    for (int side = 0; side < 2; side++)
+      inner[side] = lb.kind[2 * ax + side] == STRATA_BC_NONE;
+  }
+  int absorb[6];
+  for (int f = 0; f < 6; f++) {
+    absorb[f] = d->absorb[f];
+    a->face[f] = d->absorb[f] != STRATA__ABS_NONE ? STRATA__WF_ZERO
+                                                  : d->face[f];
+  }
+  for (int side = 0; side < 2; side++)
+    if (inner[side]) { /* ghosts come from the neighbour: left alone */
+      a->face[2 * ax + side] = STRATA__WF_ZERO;
+      absorb[2 * ax + side] = STRATA__ABS_NONE;
+    }
+  /* a CPML layer must lie inside the slab of the rank at its face (every
+   * rank checks the end ranks' slabs, so all refuse together) */
+  const long R = d->radius, W = d->width;
+  for (int side = 0; d->dist && side < 2; side++) {
+    const int P = strata__dist_size(d->dist);
+    size_t lo, cnt;
+    strata_dist_split(d->dist, d->n[ax], side ? P - 1 : 0, &lo, &cnt);
+    if (P > 1 && d->absorb[2 * ax + side] == STRATA__ABS_CPML &&
+        (long)cnt < W + 2 * R) {
+      s = strata__fail(ctx, STRATA_EINVAL,
+                       "wave: the CPML layer on the %s face needs %ld "
+                       "planes (width %ld + 2 x radius %ld) inside the slab "
+                       "of the rank at that face, which has %zu; use fewer "
+                       "ranks or a thinner layer",
+                       side ? "high" : "low", W + 2 * R, W, R, cnt);
+      strata__we_destroy(&e);
+      return s;
+    }
+  }
+  int cpml_ax = absorb[2 * ax] == STRATA__ABS_CPML ||
+                absorb[2 * ax + 1] == STRATA__ABS_CPML;
   /* profiles: one backend buffer */
   size_t total = 0;
-  for (int ax = 0; ax < d->dims; ax++)
-    total += d->n[ax] * ((d->damp[ax] ? 1 : 0) + (d->pml_a[ax] ? 2 : 0));
-  if (s == STRATA_OK && total) {
+  for (int q = 0; q < d->dims; q++)
+    total += nl[q] * ((d->damp[q] ? 1 : 0) +
+                      (d->pml_a[q] && (q != ax || cpml_ax) ? 2 : 0));
+  if (total) {
     double *host = malloc(total * sizeof(double));
     if (!host) s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
     size_t at = 0;
     size_t offs[3][3];
-    for (int ax = 0; host && ax < d->dims; ax++) {
-      const double *src[3] = {d->damp[ax], d->pml_a[ax], d->pml_b[ax]};
-      for (int q = 0; q < 3; q++) {
-        offs[ax][q] = (size_t)-1;
-        if (!src[q]) continue;
-        memcpy(host + at, src[q], d->n[ax] * sizeof(double));
-        offs[ax][q] = at;
-        at += d->n[ax];
+    for (int q = 0; host && q < d->dims; q++) {
+      const long o = q == ax ? off : 0;
+      const double *src[3] = {d->damp[q], d->pml_a[q], d->pml_b[q]};
+      if (q == ax && !cpml_ax) src[1] = src[2] = NULL;
+      for (int m = 0; m < 3; m++) {
+        offs[q][m] = (size_t)-1;
+        if (!src[m]) continue;
+        memcpy(host + at, src[m] + o, nl[q] * sizeof(double));
+        offs[q][m] = at;
+        at += nl[q];
       }
     }
     if (host) s = strata__dev_doubles(ctx, host, total, &e->prof);
     if (s == STRATA_OK)
-      for (int ax = 0; ax < d->dims; ax++) {
-        if (offs[ax][0] != (size_t)-1) a->damp[ax] = e->prof + offs[ax][0];
-        if (offs[ax][1] != (size_t)-1) a->pml_a[ax] = e->prof + offs[ax][1];
-        if (offs[ax][2] != (size_t)-1) a->pml_b[ax] = e->prof + offs[ax][2];
+      for (int q = 0; q < d->dims; q++) {
+        if (offs[q][0] != (size_t)-1) a->damp[q] = e->prof + offs[q][0];
+        if (offs[q][1] != (size_t)-1) a->pml_a[q] = e->prof + offs[q][1];
+        if (offs[q][2] != (size_t)-1) a->pml_b[q] = e->prof + offs[q][2];
       }
     free(host);
   }
-  if (s == STRATA_OK) s = strata__we_set_c2_line(e, d->c2_line);
-  /* CPML slabs */
-  const long R = d->radius, W = d->width;
-  for (int ax = 0; s == STRATA_OK && ax < d->dims; ax++)
+  if (s == STRATA_OK)
+    s = strata__we_set_c2_line(e, d->c2_line ? d->c2_line + off : NULL);
+  /* CPML slabs (local fields: the layer lies inside this rank's slab) */
+  fd.n[ax] = nl[ax];
+  for (int q = 0; s == STRATA_OK && q < d->dims; q++)
     for (int side = 0; s == STRATA_OK && side < 2; side++) {
-      if (d->absorb[2 * ax + side] != STRATA__ABS_CPML) continue;
-      strata__wave_slab *S = &a->slab[ax][side];
+      if (absorb[2 * q + side] != STRATA__ABS_CPML) continue;
+      strata__wave_slab *S = &a->slab[q][side];
       strata_field_desc sd = fd;
-      long n = (long)d->n[ax];
-      sd.n[ax] = (size_t)(W + 2 * R);
+      long n = (long)nl[q];
+      sd.n[q] = (size_t)(W + 2 * R);
       s = strata_field_create(ctx, &sd, &S->psi);
       if (s == STRATA_OK) s = strata_field_create(ctx, &sd, &S->zeta);
       S->origin = side ? n - W - 2 * R : 0;
       S->lo = side ? n - W - R : 0;
       S->hi = side ? n : W + R;
     }
+  if (d->dist) s = strata__dist_agree(d->dist, s);
   if (s != STRATA_OK) {
     strata__we_destroy(&e);
     return s;
@@ -264,6 +332,8 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
   strata_field *t = e->u;
   e->u = e->up;
   e->up = t;
+  if (e->u->win) /* the new u's planes next to the neighbours */
+    return strata__dist_exchange(&e->u, 1, e->split_periodic);
   return STRATA_OK;
 }
 

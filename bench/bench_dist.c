@@ -1,0 +1,184 @@
+/* Scaling of the distributed solvers (docs/performance.md, "Several GPUs"):
+ * the 3D acoustic wave solver (25-point, CPML faces) and the 7-point heat
+ * solver, timed on however many ranks mpirun started, twice: with the halo
+ * exchange, and with it switched off (strata_dist_options.exchange = 0,
+ * wrong results, same kernels), so the share of the step that the exchange
+ * adds and the overlap does not hide is measured, not guessed.
+ *
+ *   mpirun -n P bench_dist [--weak N | --strong N] [--solver wave|heat|all]
+ *                          [--steps S] [--backend cpu|cuda] [--f64]
+ *
+ * --weak N: N^3 points per rank (global N x N x P N); --strong N: N^3 in
+ * all.  Prints one line per solver on rank 0: time per step (the slowest
+ * rank's, after a barrier), points x steps per second, and the exposed
+ * exchange share. */
+#define _POSIX_C_SOURCE 200809L
+#include "strata.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct {
+  const char *solver;
+  size_t n[3];
+  long steps;
+  strata_precision prec;
+  strata_backend backend;
+} cfg;
+
+#define TRY(expr, ctx)                                                         \
+  do {                                                                         \
+    strata_status s_ = (expr);                                                 \
+    if (s_ != STRATA_OK) {                                                     \
+      fprintf(stderr, "bench_dist: %s: %s: %s\n", #expr,                       \
+              strata_status_name(s_), strata_context_error(ctx));              \
+      return -1.0;                                                             \
+    }                                                                          \
+  } while (0)
+
+/* Seconds per step on this group (the slowest rank's). */
+static double run(const cfg *c, strata_dist *d) {
+  strata_context *ctx = strata_dist_context(d);
+  const long warm = 5;
+  double t = 0;
+  if (strcmp(c->solver, "wave") == 0) {
+    strata_wave_options o;
+    strata_wave_options_init(&o);
+    memcpy(o.n, c->n, sizeof o.n);
+    o.precision = c->prec;
+    o.dist = d;
+    o.f0 = 8;
+    strata_wave *w = NULL;
+    TRY(strata_wave_create(ctx, &o, &w), ctx);
+    TRY(strata_wave_step(w, warm), ctx);
+    TRY(strata_dist_barrier(d), ctx);
+    double t0 = now();
+    TRY(strata_wave_step(w, c->steps), ctx);
+    TRY(strata_dist_barrier(d), ctx);
+    t = now() - t0;
+    strata_wave_destroy(&w);
+  } else {
+    strata_heat_options o;
+    strata_heat_options_init(&o);
+    o.dims = 3;
+    memcpy(o.n, c->n, sizeof o.n);
+    o.precision = c->prec;
+    o.D = 0.1;
+    o.dist = d;
+    strata_heat *h = NULL;
+    TRY(strata_heat_create(ctx, &o, &h), ctx);
+    TRY(strata_heat_step(h, warm), ctx);
+    TRY(strata_dist_barrier(d), ctx);
+    double t0 = now();
+    TRY(strata_heat_step(h, c->steps), ctx);
+    TRY(strata_dist_barrier(d), ctx);
+    t = now() - t0;
+    strata_heat_destroy(&h);
+  }
+  double v = t;
+  strata_dist_allreduce(d, &v, 1, 1);
+  return v / (double)c->steps;
+}
+
+int main(int argc, char **argv) {
+  long weak = 0, strong = 0, steps = 50;
+  const char *which = "all";
+  cfg c;
+  memset(&c, 0, sizeof c);
+  c.prec = STRATA_F32;
+  c.backend = STRATA_BACKEND_AUTO;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--weak") && i + 1 < argc)
+      weak = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--strong") && i + 1 < argc)
+      strong = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+      steps = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--solver") && i + 1 < argc)
+      which = argv[++i];
+    else if (!strcmp(argv[i], "--f64"))
+      c.prec = STRATA_F64;
+    else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+      if (strata_backend_parse(argv[++i], &c.backend) != STRATA_OK) {
+        fprintf(stderr, "bench_dist: unknown backend %s\n", argv[i]);
+        return 2;
+      }
+    } else {
+      fprintf(stderr, "usage: mpirun -n P %s [--weak N | --strong N] "
+              "[--solver wave|heat|all] [--steps S] [--backend cpu|cuda] "
+              "[--f64]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!weak && !strong) weak = 128;
+  if (steps < 1) steps = 1;
+  c.steps = steps;
+  char why[256] = "";
+  if (!strata_dist_available(why, sizeof why)) {
+    fprintf(stderr, "bench_dist: %s\n", why);
+    return 2;
+  }
+  strata_dist *d[2] = {NULL, NULL};
+  for (int e = 0; e < 2; e++) {
+    strata_context_options co;
+    strata_context_options_init(&co);
+    co.backend = c.backend;
+    co.errbuf = why;
+    co.errbuf_size = sizeof why;
+    strata_dist_options o;
+    strata_dist_options_init(&o);
+    o.exchange = e == 0;
+    strata_status s = strata_dist_create(&co, &o, &d[e]);
+    if (s != STRATA_OK) {
+      fprintf(stderr, "bench_dist: %s: %s\n", strata_status_name(s), why);
+      return 1;
+    }
+  }
+  const int P = strata_dist_size(d[0]), rank = strata_dist_rank(d[0]);
+  if (weak) {
+    c.n[0] = c.n[1] = (size_t)weak;
+    c.n[2] = (size_t)(weak * P);
+  } else {
+    c.n[0] = c.n[1] = c.n[2] = (size_t)strong;
+  }
+  strata_device_info info;
+  memset(&info, 0, sizeof info);
+  strata_context_device_info(strata_dist_context(d[0]), &info);
+  if (rank == 0)
+    printf("# %s, %d rank(s), %s, %s scaling, global %zux%zux%zu, %s, %ld "
+           "steps\n",
+           info.name, P, strata_dist_transport(d[0]), weak ? "weak" : "strong",
+           c.n[0], c.n[1], c.n[2], c.prec == STRATA_F32 ? "fp32" : "fp64",
+           steps);
+  const char *solvers[2] = {"wave", "heat"};
+  int rc = 0;
+  for (int q = 0; q < 2; q++) {
+    if (strcmp(which, "all") && strcmp(which, solvers[q])) continue;
+    c.solver = solvers[q];
+    double t = run(&c, d[0]);
+    double t0 = run(&c, d[1]);
+    if (t < 0 || t0 < 0) {
+      rc = 1;
+      continue;
+    }
+    double pts = (double)c.n[0] * (double)c.n[1] * (double)c.n[2];
+    if (rank == 0)
+      printf("%-5s P=%d %5zux%zux%zu  %8.3f ms/step  %8.2f Gpts/s  "
+             "(%.2f per rank)  without exchange %8.3f ms  exposed exchange "
+             "%5.1f%%\n",
+             c.solver, P, c.n[0], c.n[1], c.n[2], 1e3 * t, pts / t / 1e9,
+             pts / t / 1e9 / P, 1e3 * t0, 100.0 * (t - t0) / t);
+    fflush(stdout);
+  }
+  strata_dist_destroy(&d[1]);
+  strata_dist_destroy(&d[0]);
+  return rc;
+}

@@ -1,0 +1,561 @@
+/* Several ranks against one: every operator, the heat, wave and FDTD
+ * solvers on a grid split over however many ranks mpirun started (CTest
+ * runs this with 1, 2 and 4), compared bit for bit with the same problem
+ * solved on rank 0 by the ordinary one-process path.  Uneven splits
+ * (sizes not divisible by the rank count), every boundary kind including
+ * wrap-around along the split axis, fp32 and fp64, overlap on and off.
+ *
+ * STRATA_TEST_BACKEND=cuda runs it on GPUs (one rank per GPU, NCCL).
+ * Every rank makes the same collective calls in the same order; only rank
+ * 0 checks, after the last collective of a test. */
+#include "runner.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static strata_dist *D;       /* overlap on */
+static strata_dist *D_plain; /* overlap off */
+static int skip_all;
+static char skip_why[256];
+
+static strata_backend test_backend(void) {
+  const char *b = getenv("STRATA_TEST_BACKEND");
+  strata_backend k = STRATA_BACKEND_CPU;
+  if (b) strata_backend_parse(b, &k);
+  return k;
+}
+
+static strata_status make_dist(int overlap, strata_dist **out) {
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = test_backend();
+  co.autotune = 0; /* the fixed variant table, as the ranks use */
+  co.tune_cache = "";
+  co.errbuf = skip_why;
+  co.errbuf_size = sizeof skip_why;
+  strata_dist_options o;
+  strata_dist_options_init(&o);
+  o.overlap = overlap;
+  return strata_dist_create(&co, &o, out);
+}
+
+static int rank0(void) { return strata_dist_rank(D) == 0; }
+
+/* A smooth-free random value of the global point: the same field on any
+ * number of ranks. */
+static double hashv(long i, long j, long k, void *u) {
+  (void)u;
+  unsigned long long x = (unsigned long long)(i * 73856093L ^ j * 19349663L ^
+                                              k * 83492791L);
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 29;
+  return (double)(x % 2000003ull) / 1000001.5 - 1.0;
+}
+
+/* ---- operators ---------------------------------------------------------- */
+
+typedef struct {
+  const char *name;
+  int dims;
+  strata_stencil op;
+} op_case;
+
+static int make_ops(op_case *c) {
+  int n = 0;
+  double coef[4] = {0.3, -0.11, 0.05, -0.02};
+  c[n].name = "7-point";
+  c[n].dims = 3;
+  strata_stencil_star(&c[n++].op, 3, 1, -6.1, coef);
+  c[n].name = "25-point";
+  c[n].dims = 3;
+  strata_stencil_laplacian(&c[n++].op, 3, 8, 0.7);
+  c[n].name = "sym27";
+  c[n].dims = 3;
+  strata_stencil_box_symmetric(&c[n++].op, -2.5, 0.21, 0.07, 0.013);
+  double K[27];
+  for (int q = 0; q < 27; q++) K[q] = hashv(q, 1, 2, NULL);
+  c[n].name = "box27";
+  c[n].dims = 3;
+  strata_stencil_box(&c[n++].op, 3, K);
+  c[n].name = "d/dz order 8";
+  c[n].dims = 3;
+  strata_stencil_derivative(&c[n++].op, 3, 2, 8, 0.5);
+  c[n].name = "d/dx order 4";
+  c[n].dims = 3;
+  strata_stencil_derivative(&c[n++].op, 3, 0, 4, 0.5);
+  c[n].name = "2D 5-point";
+  c[n].dims = 2;
+  strata_stencil_star(&c[n++].op, 2, 1, -3.9, coef);
+  c[n].name = "2D r=4 star";
+  c[n].dims = 2;
+  strata_stencil_star(&c[n++].op, 2, 4, -2.0, coef);
+  c[n].name = "2D 9-point box";
+  c[n].dims = 2;
+  strata_stencil_box(&c[n++].op, 2, K);
+  return n;
+}
+
+static void bc_set(strata_boundary *bc, int which, int dims) {
+  switch (which) {
+  case 0: strata_boundary_uniform(bc, STRATA_BC_DIRICHLET, 0.25); break;
+  case 1: strata_boundary_uniform(bc, STRATA_BC_NEUMANN, 0); break;
+  case 2: strata_boundary_uniform(bc, STRATA_BC_PERIODIC, 0); break;
+  default: /* mixed: periodic x, Neumann y, Dirichlet/Neumann on the last */
+    strata_boundary_uniform(bc, STRATA_BC_PERIODIC, 0);
+    bc->kind[2] = bc->kind[3] = STRATA_BC_NEUMANN;
+    if (dims == 3) {
+      bc->kind[4] = STRATA_BC_DIRICHLET;
+      bc->value[4] = -1.5;
+      bc->kind[5] = STRATA_BC_NEUMANN;
+    } else {
+      bc->kind[2] = STRATA_BC_DIRICHLET;
+      bc->value[2] = 0.5;
+    }
+    break;
+  }
+}
+
+static const char *bc_names[] = {"dirichlet", "neumann", "periodic", "mixed"};
+
+/* One operator, precision and boundary set on dist d: 0 = equal. */
+static int one_apply(strata_dist *d, const op_case *c, strata_precision p,
+                     int bcw, long *checked) {
+  strata_context *ctx = strata_dist_context(d);
+  const int P = strata_dist_size(d);
+  /* at least radius planes per rank, uneven split */
+  size_t nz = (size_t)(P * (c->op.radius + 2) + 3);
+  strata_field_desc gd = {c->dims, {37, 29, 1}, c->op.radius, p};
+  if (c->dims == 3) {
+    gd.n[1] = 23;
+    gd.n[2] = nz < 19 ? 19 : nz;
+  } else {
+    gd.n[1] = nz < 41 ? 41 : nz;
+  }
+  strata_boundary bc;
+  bc_set(&bc, bcw, c->dims);
+  strata_field *in = NULL, *out = NULL;
+  CHECK_OK(strata_dist_field_create(d, &gd, &in), ctx);
+  CHECK_OK(strata_dist_field_create(d, &gd, &out), ctx);
+  CHECK_OK(strata_field_fill_random(in, 1234 + (uint64_t)bcw, -1, 1), ctx);
+  CHECK_OK(strata_field_fill(out, NAN), ctx); /* poison */
+  CHECK_OK(strata_dist_apply(&c->op, in, &bc, out, NULL), ctx);
+  size_t cnt = gd.n[0] * gd.n[1] * gd.n[2], es = (size_t)p;
+  unsigned char *got = rank0() ? malloc(cnt * es) : NULL;
+  CHECK_OK(strata_dist_gather(out, 0, got), ctx);
+  double nd = 0;
+  CHECK_OK(strata_field_norm(out, STRATA_NORM_L2, &nd), ctx);
+  strata_field_destroy(&in);
+  strata_field_destroy(&out);
+  if (!rank0()) return 0;
+  /* the one-process answer, on rank 0's context */
+  strata_field *a = NULL, *b = NULL;
+  unsigned char *want = malloc(cnt * es);
+  CHECK(got && want);
+  CHECK_OK(strata_field_create(ctx, &gd, &a), ctx);
+  CHECK_OK(strata_field_create(ctx, &gd, &b), ctx);
+  CHECK_OK(strata_field_fill_random(a, 1234 + (uint64_t)bcw, -1, 1), ctx);
+  CHECK_OK(strata_field_fill(b, NAN), ctx);
+  CHECK_OK(strata_field_fill_ghosts(a, &bc), ctx);
+  CHECK_OK(strata_apply(&c->op, a, b, NULL), ctx);
+  CHECK_OK(strata_field_read(b, want), ctx);
+  double n1 = 0;
+  CHECK_OK(strata_field_norm(b, STRATA_NORM_L2, &n1), ctx);
+  strata_field_destroy(&a);
+  strata_field_destroy(&b);
+  size_t bad = cnt;
+  for (size_t q = 0; q < cnt && bad == cnt; q++)
+    if (memcmp(got + q * es, want + q * es, es) != 0) bad = q;
+  free(got);
+  free(want);
+  CHECKF(bad == cnt,
+         "%s %s %s on %d ranks (%zux%zux%zu): first difference at point "
+         "%zu", c->name, p == STRATA_F32 ? "fp32" : "fp64", bc_names[bcw], P,
+         gd.n[0], gd.n[1], gd.n[2], bad);
+  CHECKF(fabs(nd - n1) <= 1e-12 * n1, "collective norm %.17g vs %.17g", nd,
+         n1);
+  (*checked)++;
+  return 0;
+}
+
+static int apply_all(strata_dist *d) {
+  if (skip_all) SKIP("%s", skip_why);
+  op_case c[16];
+  int n = make_ops(c);
+  long checked = 0;
+  for (int i = 0; i < n; i++)
+    for (int p = 0; p < 2; p++)
+      for (int b = 0; b < 4; b++)
+        if (one_apply(d, &c[i], p ? STRATA_F64 : STRATA_F32, b, &checked))
+          return 1;
+  if (rank0())
+    printf("  %ld operator x precision x boundary cases equal one rank's "
+           "bit for bit on %d ranks (%s)\n",
+           checked, strata_dist_size(d), strata_dist_transport(d));
+  return 0;
+}
+
+TEST(operators_overlapped) { return apply_all(D); }
+TEST(operators_not_overlapped) { return apply_all(D_plain); }
+
+/* ---- heat ----------------------------------------------------------------- */
+
+static double bump(long i, long j, long k, void *u) {
+  (void)u;
+  return hashv(i, j, k, NULL) + 0.5 * sin(0.3 * (double)i + 0.2 * (double)j +
+                                          0.1 * (double)k);
+}
+
+static int one_heat(int dims, strata_heat_operator op, int fuse, int bcw,
+                    strata_precision p, long steps) {
+  strata_context *ctx = strata_dist_context(D);
+  const int P = strata_dist_size(D);
+  strata_heat_options o;
+  strata_heat_options_init(&o);
+  o.dims = dims;
+  o.op = op;
+  o.precision = p;
+  o.fuse = fuse;
+  o.D = op == STRATA_HEAT_FD ? 0.9 / (2.0 * dims) : 0.4;
+  if (dims == 2) {
+    o.n[0] = 45;
+    o.n[1] = (size_t)(P * 16 + 3);
+    o.n[2] = 1;
+  } else {
+    o.n[0] = 21;
+    o.n[1] = 19;
+    o.n[2] = (size_t)(P * 5 + 2);
+  }
+  bc_set(&o.bc, bcw, dims);
+  size_t cnt = o.n[0] * o.n[1] * o.n[2], es = (size_t)p;
+  unsigned char *got = rank0() ? malloc(cnt * es) : NULL;
+  strata_heat *h = NULL;
+  o.dist = D;
+  CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
+  CHECK_OK(strata_heat_set_initial(h, bump, NULL), ctx);
+  CHECK_OK(strata_heat_step(h, steps), ctx);
+  CHECK_OK(strata_heat_read(h, got), ctx);
+  strata_heat_info info;
+  strata_heat_get_info(h, &info);
+  strata_heat_destroy(&h);
+  if (!rank0()) return 0;
+  o.dist = NULL;
+  unsigned char *want = malloc(cnt * es);
+  CHECK(got && want);
+  CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
+  CHECK_OK(strata_heat_set_initial(h, bump, NULL), ctx);
+  CHECK_OK(strata_heat_step(h, steps), ctx);
+  CHECK_OK(strata_heat_read(h, want), ctx);
+  strata_heat_destroy(&h);
+  size_t bad = cnt;
+  for (size_t q = 0; q < cnt && bad == cnt; q++)
+    if (memcmp(got + q * es, want + q * es, es) != 0) bad = q;
+  free(got);
+  free(want);
+  CHECKF(bad == cnt,
+         "heat %dD %s fuse %d (in use %d) %s %s, %ld steps on %d ranks: "
+         "first difference at point %zu", dims,
+         op == STRATA_HEAT_FD ? "FD" : "FE27", fuse, info.fuse,
+         bc_names[bcw], p == STRATA_F32 ? "fp32" : "fp64", steps, P, bad);
+  return 0;
+}
+
+TEST(heat_equals_one_rank) {
+  if (skip_all) SKIP("%s", skip_why);
+  int n = 0;
+  for (int b = 0; b < 4; b++) {
+    for (int p = 0; p < 2; p++) {
+      strata_precision pr = p ? STRATA_F64 : STRATA_F32;
+      if (one_heat(3, STRATA_HEAT_FD, 1, b, pr, 11)) return 1;
+      if (one_heat(3, STRATA_HEAT_FE27, 1, b, pr, 7)) return 1;
+      n += 2;
+    }
+    /* fused steps (the engine's choice, then 3 with a partial last sweep) */
+    if (one_heat(2, STRATA_HEAT_FD, 0, b, STRATA_F64, 21)) return 1;
+    if (one_heat(2, STRATA_HEAT_FD, 3, b, STRATA_F32, 13)) return 1;
+    if (one_heat(2, STRATA_HEAT_FD, 1, b, STRATA_F32, 9)) return 1;
+    n += 3;
+  }
+  if (rank0())
+    printf("  %d heat runs equal one rank's bit for bit on %d ranks\n", n,
+           strata_dist_size(D));
+  return 0;
+}
+
+/* ---- wave ----------------------------------------------------------------- */
+
+static int one_wave(int variant, strata_precision p) {
+  strata_context *ctx = strata_dist_context(D);
+  const int P = strata_dist_size(D);
+  strata_wave_options o;
+  strata_wave_options_init(&o);
+  o.precision = p;
+  o.n[0] = 30;
+  o.n[1] = 27;
+  o.n[2] = (size_t)(P < 2 ? 33 : P * 16 + 1);
+  o.h = 10;
+  o.absorb_width = 6;
+  o.f0 = 12;
+  double lt[2] = {0, 0.45 * (double)o.n[2] * o.h}, lv[2] = {1800, 2400};
+  o.nlayers = 2;
+  o.layer_top = lt;
+  o.layer_velocity = lv;
+  /* the source near a rank boundary, receivers all over */
+  o.src[0] = 150;
+  o.src[1] = 140;
+  o.src[2] = 16.5 * o.h;
+  double rec[3 * 5];
+  for (int r = 0; r < 5; r++) {
+    rec[3 * r] = 40 + 40 * r;
+    rec[3 * r + 1] = 130;
+    rec[3 * r + 2] = ((double)r * 0.23 + 0.05) * (double)(o.n[2] - 1) * o.h;
+  }
+  o.nreceivers = 5;
+  o.receivers = rec;
+  switch (variant) {
+  case 0: break; /* CPML everywhere */
+  case 1:        /* free surface on top, sponge below */
+    o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
+    o.face[STRATA_FACE_ZHI] = STRATA_WAVE_SPONGE;
+    break;
+  default: /* periodic along the split axis and x, CPML on y */
+    o.face[STRATA_FACE_ZLO] = o.face[STRATA_FACE_ZHI] = STRATA_WAVE_PERIODIC;
+    o.face[STRATA_FACE_XLO] = o.face[STRATA_FACE_XHI] = STRATA_WAVE_PERIODIC;
+    break;
+  }
+  const long steps = 60;
+  size_t cnt = o.n[0] * o.n[1] * o.n[2], es = (size_t)p;
+  unsigned char *got = rank0() ? malloc(cnt * es) : NULL;
+  double *tg = rank0() ? malloc(sizeof(double) * 5 * (steps + 1)) : NULL;
+  size_t ns = 0;
+  strata_wave *w = NULL;
+  o.dist = D;
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  CHECK_OK(strata_wave_step(w, steps), ctx);
+  CHECK_OK(strata_wave_read(w, got), ctx);
+  CHECK_OK(strata_wave_traces(w, tg, 5 * (size_t)(steps + 1), &ns), ctx);
+  strata_wave_destroy(&w);
+  if (!rank0()) return 0;
+  o.dist = NULL;
+  unsigned char *want = malloc(cnt * es);
+  double *tw = malloc(sizeof(double) * 5 * (steps + 1));
+  CHECK(got && want && tg && tw);
+  size_t ns1 = 0;
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  CHECK_OK(strata_wave_step(w, steps), ctx);
+  CHECK_OK(strata_wave_read(w, want), ctx);
+  CHECK_OK(strata_wave_traces(w, tw, 5 * (size_t)(steps + 1), &ns1), ctx);
+  strata_wave_destroy(&w);
+  size_t bad = cnt;
+  double mx = 0;
+  for (size_t q = 0; q < cnt; q++) {
+    if (bad == cnt && memcmp(got + q * es, want + q * es, es) != 0) bad = q;
+    double v = p == STRATA_F32 ? ((float *)want)[q] : ((double *)want)[q];
+    if (fabs(v) > mx) mx = fabs(v);
+  }
+  int tbad = ns != ns1 || memcmp(tg, tw, sizeof(double) * 5 * ns) != 0;
+  free(got);
+  free(want);
+  free(tg);
+  free(tw);
+  CHECKF(mx > 0, "the wave never arrived (all zero)");
+  CHECKF(bad == cnt, "wave variant %d %s on %d ranks: first difference at "
+         "point %zu", variant, p == STRATA_F32 ? "fp32" : "fp64", P, bad);
+  CHECKF(!tbad, "wave variant %d: seismograms differ (%zu vs %zu samples)",
+         variant, ns, ns1);
+  return 0;
+}
+
+TEST(wave_equals_one_rank) {
+  if (skip_all) SKIP("%s", skip_why);
+  for (int v = 0; v < 3; v++)
+    for (int p = 0; p < 2; p++)
+      if (one_wave(v, p ? STRATA_F64 : STRATA_F32)) return 1;
+  if (rank0())
+    printf("  6 wave runs (CPML; free surface + sponge; periodic) and their "
+           "seismograms equal one rank's on %d ranks\n", strata_dist_size(D));
+  return 0;
+}
+
+/* ---- FDTD ----------------------------------------------------------------- */
+
+static int one_fdtd(strata_fdtd_scheme scheme, int faces, strata_precision p) {
+  strata_context *ctx = strata_dist_context(D);
+  const int P = strata_dist_size(D);
+  strata_fdtd_options o;
+  strata_fdtd_options_init(&o);
+  o.scheme = scheme;
+  o.precision = p;
+  o.n[0] = 47;
+  o.n[1] = (size_t)(P * 15 + 2);
+  o.pml_width = 6;
+  o.src[0] = 20;
+  o.src[1] = 15; /* on rank 1's first row with several ranks */
+  o.waveform = STRATA_FDTD_GAUSSIAN;
+  o.period = 8;
+  o.delay = 10;
+  const char *fname = "PEC";
+  switch (faces) {
+  case 0: break;
+  case 1:
+    for (int q = 0; q < 4; q++) o.face[q] = STRATA_FDTD_MUR;
+    fname = "Mur";
+    break;
+  case 2:
+    for (int q = 0; q < 4; q++) o.face[q] = STRATA_FDTD_PML;
+    fname = "PML";
+    break;
+  default:
+    for (int q = 0; q < 4; q++) o.face[q] = STRATA_FDTD_PERIODIC;
+    o.face[0] = o.face[1] = STRATA_FDTD_PML;
+    fname = "periodic y, PML x";
+    break;
+  }
+  const long steps = 70;
+  size_t cnt = o.n[0] * o.n[1], es = (size_t)p;
+  int ncomp = scheme == STRATA_FDTD_YEE_TM ? 3 : 2;
+  strata_fdtd_component comp[3] = {STRATA_FDTD_EZ,
+                                   scheme == STRATA_FDTD_YEE_TM
+                                       ? STRATA_FDTD_HX
+                                       : STRATA_FDTD_EZ_PREV,
+                                   STRATA_FDTD_HY};
+  unsigned char *got = rank0() ? malloc(3 * cnt * es) : NULL;
+  strata_fdtd *f = NULL;
+  o.dist = D;
+  CHECK_OK(strata_fdtd_create(ctx, &o, &f), ctx);
+  CHECK_OK(strata_fdtd_step(f, steps), ctx);
+  for (int c = 0; c < ncomp; c++)
+    CHECK_OK(strata_fdtd_read(f, comp[c], got ? got + c * cnt * es : NULL),
+             ctx);
+  strata_fdtd_destroy(&f);
+  if (!rank0()) return 0;
+  o.dist = NULL;
+  unsigned char *want = malloc(3 * cnt * es);
+  CHECK(got && want);
+  CHECK_OK(strata_fdtd_create(ctx, &o, &f), ctx);
+  CHECK_OK(strata_fdtd_step(f, steps), ctx);
+  for (int c = 0; c < ncomp; c++)
+    CHECK_OK(strata_fdtd_read(f, comp[c], want + c * cnt * es), ctx);
+  strata_fdtd_destroy(&f);
+  size_t bad = 3 * cnt;
+  double mx = 0;
+  for (size_t q = 0; q < (size_t)ncomp * cnt; q++) {
+    if (bad == 3 * cnt && memcmp(got + q * es, want + q * es, es) != 0)
+      bad = q;
+    double v = p == STRATA_F32 ? ((float *)want)[q] : ((double *)want)[q];
+    if (fabs(v) > mx) mx = fabs(v);
+  }
+  free(got);
+  free(want);
+  CHECKF(mx > 0, "no field (all zero)");
+  CHECKF(bad == 3 * cnt,
+         "fdtd %s %s %s on %d ranks: first difference in component %zu at "
+         "point %zu", scheme == STRATA_FDTD_YEE_TM ? "Yee" : "explicit", fname,
+         p == STRATA_F32 ? "fp32" : "fp64", P, bad / cnt, bad % cnt);
+  return 0;
+}
+
+TEST(fdtd_equals_one_rank) {
+  if (skip_all) SKIP("%s", skip_why);
+  for (int s = 0; s < 2; s++)
+    for (int fc = 0; fc < 4; fc++)
+      for (int p = 0; p < 2; p++)
+        if (one_fdtd(s ? STRATA_FDTD_YEE_TM : STRATA_FDTD_EXPLICIT, fc,
+                     p ? STRATA_F64 : STRATA_F32))
+          return 1;
+  if (rank0())
+    printf("  16 FDTD runs (explicit and Yee; PEC, Mur, PML, periodic) "
+           "equal one rank's on %d ranks\n", strata_dist_size(D));
+  return 0;
+}
+
+/* ---- refusals ------------------------------------------------------------- */
+
+TEST(refuses_slabs_thinner_than_the_halo) {
+  if (skip_all) SKIP("%s", skip_why);
+  strata_context *ctx = strata_dist_context(D);
+  const int P = strata_dist_size(D);
+  if (P < 2) SKIP("one rank: no slab to be too thin");
+  strata_field_desc gd = {3, {16, 16, (size_t)(4 * P - 1)}, 4, STRATA_F32};
+  strata_field *f = NULL;
+  CHECK_STATUS(strata_dist_field_create(D, &gd, &f), STRATA_EINVAL, ctx);
+  CHECK(f == NULL);
+  CHECK(strstr(strata_context_error(ctx), "fewer than the 4") != NULL);
+  /* a CPML layer deeper than the slab at its face */
+  strata_wave_options o;
+  strata_wave_options_init(&o);
+  o.n[0] = o.n[1] = 28;
+  o.n[2] = (size_t)(13 * P); /* 13 planes a rank: the layer needs 16 */
+  o.absorb_width = 8;
+  o.dist = D;
+  strata_wave *w = NULL;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  CHECKF(strstr(strata_context_error(ctx), "CPML") != NULL, "%s",
+         strata_context_error(ctx));
+  /* a 1D field cannot be split */
+  strata_field_desc d1 = {1, {100, 1, 1}, 1, STRATA_F64};
+  CHECK_STATUS(strata_dist_field_create(D, &d1, &f), STRATA_EINVAL, ctx);
+  return 0;
+}
+
+TEST(split_and_window) {
+  if (skip_all) SKIP("%s", skip_why);
+  const int P = strata_dist_size(D);
+  size_t lo, cnt, total = 0;
+  for (int r = 0; r < P; r++) {
+    CHECK(strata_dist_split(D, 103, r, &lo, &cnt) == STRATA_OK);
+    CHECK(lo == total);
+    CHECK(cnt == 103 / (size_t)P || cnt == 103 / (size_t)P + 1);
+    total += cnt;
+  }
+  CHECK(total == 103);
+  strata_field_desc gd = {3, {9, 8, 103}, 2, STRATA_F64};
+  strata_field *f = NULL;
+  strata_context *ctx = strata_dist_context(D);
+  CHECK_OK(strata_dist_field_create(D, &gd, &f), ctx);
+  strata_field_window w;
+  CHECK_OK(strata_field_get_window(f, &w), ctx);
+  strata_dist_split(D, 103, strata_dist_rank(D), &lo, &cnt);
+  CHECK(w.distributed == 1 && w.axis == 2 && w.global_n[2] == 103);
+  CHECK(w.owned_lo == lo && w.owned_count == cnt && w.offset == lo);
+  strata_field_desc ld;
+  strata_field_get_desc(f, &ld);
+  CHECK(ld.n[2] == cnt && ld.n[0] == 9);
+  /* fill_fn sees global indices; the collective sum knows the whole grid */
+  CHECK_OK(strata_field_fill(f, 1.0), ctx);
+  double sum = 0;
+  CHECK_OK(strata_field_norm(f, STRATA_NORM_SUM, &sum), ctx);
+  CHECKF(sum == 9.0 * 8 * 103, "sum %g", sum);
+  strata_field_destroy(&f);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (!strata_dist_available(skip_why, sizeof skip_why)) {
+    skip_all = 1;
+  } else {
+    strata_status s = make_dist(1, &D);
+    if (s == STRATA_OK) s = make_dist(0, &D_plain);
+    if (s != STRATA_OK) {
+      if (s != STRATA_ENOBACKEND && s != STRATA_ENOTSUP) {
+        fprintf(stderr, "strata_dist_create: %s: %s\n", strata_status_name(s),
+                skip_why);
+        return 1;
+      }
+      skip_all = 1;
+    }
+  }
+  if (!skip_all && !rank0()) /* the other ranks: the same calls, quietly */
+    if (!freopen("/dev/null", "w", stdout)) return 1;
+  static const strata_test_entry tests[] = {
+      STRATA__FOR_EACH(STRATA__TE, operators_overlapped,
+                       operators_not_overlapped, heat_equals_one_rank,
+                       wave_equals_one_rank, fdtd_equals_one_rank,
+                       refuses_slabs_thinner_than_the_halo, split_and_window)};
+  int rc = strata_test_main(argc, argv, tests,
+                            (int)(sizeof tests / sizeof tests[0]));
+  strata_dist_destroy(&D_plain);
+  strata_dist_destroy(&D);
+  return rc;
+}

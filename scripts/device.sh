@@ -116,14 +116,17 @@ if [ "${stages#*dist}" != "$stages" ]; then
     STRATA_TEST_BACKEND=cuda timeout 240 $MPI -n $np "$B/tests/test_dist" >> "$OUT/dist.txt" 2>&1
     note "test_dist on $np GPU(s) rc=$? $(grep -E 'passed,' "$OUT/dist.txt" | tail -1)"
   done
-  for np in 1 2 4; do
-    [ $np -gt "$NG" ] && continue
-    timeout 150 $MPI -n $np "$B/bench_dist" --backend cuda --weak ${DIST_WEAK:-512} \
-      --steps ${DIST_STEPS:-40} >> "$OUT/dist.txt" 2>&1
-    note "bench_dist weak np=$np rc=$?"
-    timeout 150 $MPI -n $np "$B/bench_dist" --backend cuda --strong ${DIST_STRONG:-1024} \
-      --steps ${DIST_STEPS:-40} >> "$OUT/dist.txt" 2>&1
-    note "bench_dist strong np=$np rc=$?"
+  for prec in ${DIST_PREC:-f32 f64}; do
+    pflag=; [ "$prec" = f64 ] && pflag=--f64
+    for np in 1 2 4; do
+      [ $np -gt "$NG" ] && continue
+      timeout 150 $MPI -n $np "$B/bench_dist" --backend cuda --weak ${DIST_WEAK:-512} \
+        --steps ${DIST_STEPS:-40} $pflag >> "$OUT/dist.txt" 2>&1
+      note "bench_dist weak $prec np=$np rc=$?"
+      timeout 150 $MPI -n $np "$B/bench_dist" --backend cuda --strong ${DIST_STRONG:-1024} \
+        --steps ${DIST_STEPS:-40} $pflag >> "$OUT/dist.txt" 2>&1
+      note "bench_dist strong $prec np=$np rc=$?"
+    done
   done
   grep -E "^(wave|heat|#)" "$OUT/dist.txt" | tee -a "$OUT/summary.txt"
 fi

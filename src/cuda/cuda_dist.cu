@@ -68,7 +68,13 @@ extern "C" strata_status strata__nccl_create(strata_context *ctx, int nranks,
                         nranks, rank, st->device, ncclGetErrorString(r),
                         ncclGetLastError(NULL));
   }
-  cudaError_t e = cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking);
+  /* the highest priority: the exchange kernel's blocks are scheduled ahead
+   * of the interior kernel's waiting blocks, so the planes move while the
+   * interior is computed instead of after it */
+  int lo = 0, hi = 0;
+  cudaError_t e = cudaDeviceGetStreamPriorityRange(&lo, &hi);
+  if (e == cudaSuccess)
+    e = cudaStreamCreateWithPriority(&p->stream, cudaStreamNonBlocking, hi);
   if (e == cudaSuccess)
     e = cudaEventCreateWithFlags(&p->ready, cudaEventDisableTiming);
   if (e == cudaSuccess)

@@ -58,6 +58,10 @@ if want test; then
      ${TESTS-"-R" "test_cuda|test_operators"}) \
     > "$OUT/ctest.log" 2>&1
   note "ctest rc=$? $(grep -E 'tests passed|tests failed' "$OUT/ctest.log")"
+  # the test that fills the whole GPU, alone
+  STRATA_TEST_DEVICE_FULL=1 timeout 60 "$B/tests/test_cuda_api" cuda_transfer_device_full \
+    >> "$OUT/ctest.log" 2>&1
+  note "test_cuda_api cuda_transfer_device_full (alone) rc=$?"
   grep -E "checks,|launch shapes|FAIL|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | tee -a "$OUT/summary.txt" | head -30
 fi
 

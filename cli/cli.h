@@ -21,8 +21,41 @@ void cli_err(const char *fmt, ...)
 #endif
     ;
 
+/* Prints "strata: rank R: " + message + newline to stderr on every rank
+ * (plain cli_err when the program runs as one process): for failures that
+ * only this rank saw. */
+void cli_err_rank(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 /* Creates a context; on failure prints the reason and returns NULL. */
 strata_context *cli_context(strata_backend b, int device, int threads);
+
+/* ---- several processes (mpiexec -n P strata run CASE) ------------------- */
+
+/* What the environment says about an MPI launcher. */
+typedef struct cli_launch {
+  int launched; /* 1: started by an MPI launcher */
+  int size;     /* processes it started; -1 when the environment does not
+                   say (PMIx alone: MPI tells once it is initialised) */
+  int rank;     /* this process's rank; -1 when unknown */
+  const char *by; /* the variable that told, e.g. "OMPI_COMM_WORLD_SIZE" */
+} cli_launch;
+
+/* Reads, in this order: OMPI_COMM_WORLD_SIZE / OMPI_COMM_WORLD_RANK (Open
+ * MPI), PMI_SIZE / PMI_RANK (MPICH and Intel MPI's Hydra, Slurm's PMI-2),
+ * MV2_COMM_WORLD_SIZE / MV2_COMM_WORLD_RANK (MVAPICH2), PMIX_RANK (PMIx
+ * launchers; size unknown). */
+void cli_launch_detect(cli_launch *l);
+/* From here cli_err prints on rank 0 only (rank < 0: every message again)
+ * and cli_err_rank prefixes "rank R: ". */
+void cli_set_rank(int rank);
+/* Joins the ranks through strata_dist_create with the context options
+ * cli_context builds; on failure prints the reason (rank 0, and a rank
+ * whose own context failed) and returns NULL.  Collective. */
+strata_dist *cli_dist(strata_backend b, int threads);
 
 /* Seconds from a monotonic clock. */
 double cli_now(void);
@@ -64,9 +97,10 @@ void cli_progress_finish(cli_progress *p);
 
 /* ---- Ctrl-C ------------------------------------------------------------- */
 
-/* Installs a SIGINT/SIGTERM handler that only sets a flag; a second
- * signal restores the default action. */
-void cli_install_interrupt(void);
+/* Installs a SIGINT/SIGTERM handler (and SIGUSR1 when usr1, for runs over
+ * several processes: Open MPI's mpiexec forwards it to every rank) that
+ * only sets a flag; a second signal restores the default action. */
+void cli_install_interrupt(int usr1);
 /* 1 once the user asked to stop. */
 int cli_interrupted(void);
 

@@ -37,6 +37,12 @@ int cli_info(int argc, char **argv) {
     }
   }
   printf("strata %s\nbuild: %s\n", strata_version(), strata_build_info());
+  {
+    char why[256];
+    int ok = strata_dist_available(why, sizeof why);
+    printf("several processes (mpiexec -n P strata run): %s%s\n",
+           ok ? "yes, " : "no: ", why);
+  }
   strata_backend auto_pick = STRATA_BACKEND_CPU;
   static const strata_backend all[] = {STRATA_BACKEND_CPU, STRATA_BACKEND_CUDA};
   int rc = CLI_OK;

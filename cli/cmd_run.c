@@ -33,6 +33,8 @@ static void usage(FILE *o) {
           "  --no-ceiling              skip the copy-ceiling measurement\n"
           "  --quiet                   no progress display\n"
           "  --keys                    print every case key as Markdown\n"
+          "over several processes: mpiexec -n P strata run CASE splits the\n"
+          "  grid over P ranks (one GPU each), rank 0 writes (docs/cli.md)\n"
           "exit codes: 0 ok, 1 runtime failure, 2 bad usage or case file,\n"
           "130 interrupted (outputs so far are kept).\n");
 }
@@ -216,6 +218,11 @@ typedef struct {
   int trace_npy, trace_segy, trace_png;
   long frames;
   double write_s;
+  /* several processes, rank 0: the gathered grid, and a plain field on a
+   * CPU context that the same writers as one process read it from */
+  void *host;
+  strata_context *wctx;
+  strata_field *wfield;
 } output_cfg;
 
 static int make_dir(const char *dir) {
@@ -232,6 +239,15 @@ static int write_snapshot(run_state *r, output_cfg *o, const char *stem) {
   char path[4096];
   double t0 = cli_now();
   strata_status s = STRATA_OK;
+  if (r->dist) {
+    /* collective: every rank sends its planes, rank 0 writes */
+    if (r->solver->read(r, r->rank == 0 ? o->host : NULL)) return -1;
+    if (r->rank != 0) return 0;
+    f = o->wfield;
+    if (strata_field_write(f, o->host) != STRATA_OK)
+      return run_fail(r, "snapshot %s: %s", stem,
+                      strata_context_error(o->wctx));
+  }
   if (o->npy && s == STRATA_OK) {
     snprintf(path, sizeof path, "%s/%s.npy", o->dir, stem);
     s = strata_field_save_npy(f, path);
@@ -248,7 +264,7 @@ static int write_snapshot(run_state *r, output_cfg *o, const char *stem) {
   o->write_s += cli_now() - t0;
   if (s != STRATA_OK)
     return run_fail(r, "cannot write %s: %s", path,
-                    strata_context_error(r->ctx));
+                    strata_context_error(strata_field_context(f)));
   return 0;
 }
 
@@ -257,7 +273,7 @@ static int write_traces(run_state *r, output_cfg *o, FILE *json) {
   strata_traces t;
   double *buf = NULL;
   if (r->solver->traces(r, &t, &buf)) return -1;
-  if (!buf) return 0; /* no receivers */
+  if (!buf) return 0; /* no receivers (or not rank 0) */
   char path[4096];
   strata_status s = STRATA_OK;
   fprintf(json, "  \"traces\": {\"receivers\": %zu, \"samples\": %zu, "
@@ -415,17 +431,29 @@ static int read_output(run_state *r, output_cfg *o, const char *dir_opt,
 /* ---- memory -------------------------------------------------------------- */
 
 static int check_memory(run_state *r, size_t *need) {
-  if (r->solver->estimate(r, need)) return -1;
+  int e;
+  if (r->dist) { /* this rank's slab */
+    const int ax = r->dims - 1;
+    size_t keep = r->n[ax], lo = 0, cnt = keep;
+    strata_dist_split(r->dist, keep, r->rank, &lo, &cnt);
+    r->n[ax] = cnt;
+    e = r->solver->estimate(r, need);
+    r->n[ax] = keep;
+  } else {
+    e = r->solver->estimate(r, need);
+  }
+  if (e) return -1;
   strata_device_info di;
   if (strata_context_device_info(r->ctx, &di) != STRATA_OK) return 0;
   size_t have = di.memory_free ? di.memory_free : di.memory_bytes;
   if (have && *need > have) {
     r->case_error = 1;
-    return run_fail(r, "%s: the case needs %.3f GiB of %s memory but the "
+    return run_fail(r, "%s: the case needs %.3f GiB of %s memory%s but the "
                     "device (%s) has %.3f GiB %s; reduce [grid] n",
                     r->cf.path, *need / 1073741824.0,
                     strata_backend_name(strata_context_backend(r->ctx)),
-                    di.name, have / 1073741824.0,
+                    r->dist ? " on this rank" : "", di.name,
+                    have / 1073741824.0,
                     di.memory_free ? "free" : "in all");
   }
   return 0;
@@ -516,7 +544,10 @@ static void base_name(const char *path, char *out, size_t n) {
 static int load_case(run_state *r, const run_args *a) {
   cf_file *f = &r->cf;
   r->case_error = 1; /* every failure from here to create is the case's */
-  if (cf_load(f, a->case_path)) return run_fail(r, "%s", f->err);
+  if (cf_load(f, a->case_path)) {
+    r->file_error = 1;
+    return run_fail(r, "%s", f->err);
+  }
   for (int i = 0; i < a->nsets; i++) {
     const char *s = a->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
     if (!dot || !eq || dot > eq) {
@@ -563,25 +594,123 @@ static int load_case(run_state *r, const run_args *a) {
   return 0;
 }
 
+/* ---- several processes ---------------------------------------------------- */
+
+static double msg_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return (double)h;
+}
+
+/* The outcome of a stage every rank went through: rc is this rank's (0 =
+ * ok, else an exit code, r->err saying why); returns the worst over the
+ * ranks, on every rank.  Rank 0 prints its own message, or names a rank
+ * that failed; another rank prints its own only when it differs from rank
+ * 0's (and is not the library's "another rank failed").  Collective over
+ * several processes; with one it prints r->err when rc != 0. */
+static int run_agree(run_state *r, int rc) {
+  if (!r->dist) {
+    if (rc) cli_err("%s", r->err);
+    return rc;
+  }
+  double v[3] = {rc, rc ? r->rank : -1, r->rank == 0 ? msg_hash(r->err) : -1};
+  if (strata_dist_allreduce(r->dist, v, 3, 1) != STRATA_OK && !rc) {
+    snprintf(r->err, sizeof r->err, "the ranks could not agree: %s",
+             strata_context_error(r->ctx));
+    v[0] = rc = CLI_FAIL;
+  }
+  int all = (int)v[0];
+  if (!all) return 0;
+  if (r->rank == 0) {
+    if (rc)
+      cli_err("%s", r->err);
+    else
+      cli_err("rank %d failed (its message says why)", (int)v[1]);
+  } else if (rc && msg_hash(r->err) != v[2] && !strstr(r->err, "another rank")) {
+    cli_err_rank("%s", r->err);
+  }
+  return all;
+}
+
+/* What cannot run over several processes.  It reads only the case and the
+ * options, so every rank gives the same answer.  0, or -1 with r->err. */
+static int dist_refusal(run_state *r, const run_args *a, long ck_every,
+                        int nranks) {
+  char over[64] = "over several processes";
+  if (nranks > 1) snprintf(over, sizeof over, "over %d processes", nranks);
+  if (!r->solver->read)
+    return run_fail(r, "%s: solver '%s' cannot run %s (heat, wave, fdtd and "
+                    "operator can); run it as one process, without the MPI "
+                    "launcher", r->cf.path, r->solver->kind, over);
+  if (ck_every || a->restart)
+    return run_fail(r, "%s: %s: checkpoints cannot be written or read %s "
+                    "yet; run as one process to checkpoint or restart",
+                    r->cf.path,
+                    a->restart               ? "--restart"
+                    : a->checkpoint_every > 0 ? "--checkpoint-every"
+                                              : "[run] checkpoint_every",
+                    over);
+  if (r->dims < 2)
+    return run_fail(r, "%s: a 1D grid cannot be split %s (a 2D grid is "
+                    "split along y, a 3D grid along z)", r->cf.path, over);
+  return 0;
+}
+
+/* Rank 0 holds the whole grid to write it: a host array the solver
+ * gathers into and a plain field on a CPU context, so that every file is
+ * written by the same writers as in a one-process run. */
+static int dist_output_setup(run_state *r, output_cfg *o) {
+  if (r->rank != 0) return 0;
+  strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, 1,
+                         r->precision};
+  size_t bytes = r->n[0] * r->n[1] * r->n[2] * (size_t)r->precision;
+  o->host = malloc(bytes);
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = STRATA_BACKEND_CPU;
+  co.threads = 1;
+  strata_status s = STRATA_ENOMEM;
+  if (o->host && strata_context_create(&o->wctx, &co) == STRATA_OK)
+    s = strata_field_create(o->wctx, &d, &o->wfield);
+  if (s != STRATA_OK)
+    return run_fail(r, "rank 0 cannot hold the whole grid for writing it "
+                    "(twice %.1f MiB of host memory): %s", bytes / 1048576.0,
+                    o->wctx ? strata_context_error(o->wctx)
+                            : "out of memory");
+  return 0;
+}
+
 int cli_run(int argc, char **argv) {
+  /* started by an MPI launcher as several processes (or by PMIx alone,
+   * which does not say how many: MPI tells once it is up) */
+  cli_launch L;
+  cli_launch_detect(&L);
+  int multi = L.launched && L.size != 1;
+  if (multi) cli_set_rank(L.rank);
   run_args a;
   int pr = parse_args(argc, argv, &a);
   if (pr) return pr > 0 ? CLI_OK : CLI_USAGE;
-  cli_install_interrupt(); /* from here Ctrl-C only asks the loop to stop */
+  cli_install_interrupt(multi); /* from here Ctrl-C only asks the loop to stop */
   run_state *r = calloc(1, sizeof *r);
   if (!r) {
-    cli_err("out of memory");
+    cli_err_rank("out of memory");
     return CLI_FAIL;
   }
   r->quiet = a.quiet;
+  r->nranks = 1;
   int rc = CLI_OK;
   output_cfg o;
+  memset(&o, 0, sizeof o);
   char dir[4096];
   FILE *json = NULL;
   char *json_buf = NULL;
   size_t json_len = 0;
   if (load_case(r, &a) || read_output(r, &o, a.out_dir, dir, sizeof dir)) {
-    cli_err("%s", r->err);
+    /* the same on every rank, except a case file some rank cannot read */
+    if (r->file_error)
+      cli_err_rank("%s", r->err);
+    else
+      cli_err("%s", r->err);
     rc = r->case_error ? CLI_USAGE : CLI_FAIL;
     goto done;
   }
@@ -604,43 +733,113 @@ int cli_run(int argc, char **argv) {
     rc = CLI_USAGE;
     goto done;
   }
-  r->ctx = cli_context(be, (int)cf_int(&r->cf, "run", "device", 0),
-                       (int)cf_int(&r->cf, "run", "threads", 0));
-  if (!r->ctx) {
-    rc = CLI_FAIL;
-    goto done;
+  const int device = (int)cf_int(&r->cf, "run", "device", 0);
+  const int threads = (int)cf_int(&r->cf, "run", "threads", 0);
+  if (multi) {
+    char why[256];
+    if (!strata_dist_available(why, sizeof why)) {
+      if (L.size > 1 || L.rank > 0) {
+        char as[64] = "as one of several processes";
+        if (L.size > 1) snprintf(as, sizeof as, "as %d processes", L.size);
+        cli_err("%s: started by an MPI launcher %s (%s), but this strata "
+                "cannot run over several processes: %s", r->cf.path, as,
+                L.by, why);
+        rc = CLI_USAGE;
+        goto done;
+      }
+      multi = 0; /* PMIx alone, rank 0 or unknown: as one process */
+      cli_set_rank(-1);
+    }
   }
-  size_t need = 0;
-  if (check_memory(r, &need)) {
+  /* every refusal before any rank starts MPI or a device */
+  if (multi && L.size > 1 && dist_refusal(r, &a, ck_every, L.size)) {
     cli_err("%s", r->err);
-    rc = r->case_error ? CLI_USAGE : CLI_FAIL;
+    rc = CLI_USAGE;
     goto done;
   }
-  int created = r->solver->create(r) == 0;
-  if (!created && r->unsupported && be == STRATA_BACKEND_AUTO &&
-      strata_context_backend(r->ctx) != STRATA_BACKEND_CPU) {
-    /* "auto" means the best engine that can run the case: the GPU engine
-     * lacks this solver's kernels, so say so and run on the CPU */
-    if (!a.quiet)
-      fprintf(stderr, "strata: %s; running on the CPU instead\n",
-              strata_context_error(r->ctx));
-    if (r->solver->destroy && r->impl) r->solver->destroy(r);
-    strata_context_destroy(&r->ctx);
-    r->unsupported = 0;
-    r->ctx = cli_context(STRATA_BACKEND_CPU,
-                         (int)cf_int(&r->cf, "run", "device", 0),
-                         (int)cf_int(&r->cf, "run", "threads", 0));
+  if (multi) {
+    r->dist = cli_dist(be, threads);
+    if (!r->dist) {
+      rc = CLI_FAIL;
+      goto done;
+    }
+    r->ctx = strata_dist_context(r->dist);
+    r->rank = strata_dist_rank(r->dist);
+    r->nranks = strata_dist_size(r->dist);
+    if (L.size > 0 && r->nranks != L.size) {
+      cli_err("%s: the MPI launcher started %d processes (%s) but MPI "
+              "counts %d: strata was built with another MPI than the "
+              "launcher's; use the mpiexec of the MPI strata was built with",
+              r->cf.path, L.size, L.by, r->nranks);
+      rc = CLI_FAIL;
+      goto done;
+    }
+    if (r->nranks == 1) { /* PMIx alone, and one process after all */
+      r->ctx = NULL;
+      strata_dist_destroy(&r->dist);
+      r->rank = 0;
+      cli_set_rank(-1);
+    } else {
+      cli_set_rank(r->rank);
+      if (L.size < 1 && dist_refusal(r, &a, ck_every, r->nranks)) {
+        cli_err("%s", r->err);
+        rc = CLI_USAGE;
+        goto done;
+      }
+    }
+  }
+  if (!r->ctx) {
+    r->ctx = cli_context(be, device, threads);
     if (!r->ctx) {
       rc = CLI_FAIL;
       goto done;
     }
-    created = r->solver->create(r) == 0;
   }
-  if (!created) {
-    cli_err("%s", r->err);
-    rc = r->case_error ? CLI_USAGE : CLI_FAIL;
+  size_t need = 0;
+  if ((rc = run_agree(r, check_memory(r, &need) ? (r->case_error ? CLI_USAGE
+                                                                 : CLI_FAIL)
+                                                : 0)))
     goto done;
+  int crc = r->solver->create(r) == 0 ? 0
+            : r->case_error           ? CLI_USAGE
+                                      : CLI_FAIL;
+  int unsupported = crc && r->unsupported;
+  if (r->dist) {
+    double u = unsupported;
+    strata_dist_allreduce(r->dist, &u, 1, 1);
+    unsupported = u > 0;
   }
+  if (unsupported && be == STRATA_BACKEND_AUTO &&
+      strata_context_backend(r->ctx) != STRATA_BACKEND_CPU) {
+    /* "auto" means the best engine that can run the case: the GPU engine
+     * lacks this solver's kernels, so say so and run on the CPU */
+    if (!a.quiet && r->rank == 0)
+      fprintf(stderr, "strata: %s; running on the CPU instead\n",
+              strata_context_error(r->ctx));
+    if (r->solver->destroy && r->impl) r->solver->destroy(r);
+    r->unsupported = 0;
+    if (r->dist) {
+      r->ctx = NULL;
+      strata_dist_destroy(&r->dist);
+      r->dist = cli_dist(STRATA_BACKEND_CPU, threads);
+      if (!r->dist) {
+        rc = CLI_FAIL;
+        goto done;
+      }
+      r->ctx = strata_dist_context(r->dist);
+    } else {
+      strata_context_destroy(&r->ctx);
+      r->ctx = cli_context(STRATA_BACKEND_CPU, device, threads);
+      if (!r->ctx) {
+        rc = CLI_FAIL;
+        goto done;
+      }
+    }
+    crc = r->solver->create(r) == 0 ? 0
+          : r->case_error           ? CLI_USAGE
+                                    : CLI_FAIL;
+  }
+  if ((rc = run_agree(r, crc))) goto done;
   if (a.restart && r->solver->checkpoint_load(r, a.restart)) {
     cli_err("%s", r->err);
     rc = CLI_USAGE;
@@ -656,48 +855,73 @@ int cli_run(int argc, char **argv) {
   if (strata_context_device_info(r->ctx, &di) != STRATA_OK)
     memset(&di, 0, sizeof di);
   double points = (double)r->n[0] * r->n[1] * r->n[2];
-  if (!a.quiet)
+  const char *transport = r->dist ? strata_dist_transport(r->dist) : "none";
+  const int talk = !a.quiet && r->rank == 0;
+  if (talk) {
     fprintf(stderr, "strata: %s: %s %zu", r->name, r->solver->kind, r->n[0]);
-  for (int d = 1; d < r->dims && !a.quiet; d++) fprintf(stderr, "x%zu", r->n[d]);
-  if (!a.quiet)
-    fprintf(stderr, " %s, %ld steps on %s (%s), %.1f MiB\n",
+    for (int d = 1; d < r->dims; d++) fprintf(stderr, "x%zu", r->n[d]);
+    fprintf(stderr, " %s, %ld steps on %s (%s), %.1f MiB",
             r->precision == STRATA_F32 ? "fp32" : "fp64", r->steps,
             strata_backend_name(strata_context_backend(r->ctx)), di.name,
             need / 1048576.0);
+    if (r->dist)
+      fprintf(stderr, " per rank, over %d processes (%s)", r->nranks,
+              transport);
+    fputc('\n', stderr);
+  }
   if (a.check_only) {
-    printf("%s: ok (%s, %.1f MiB needed)\n", r->cf.path, r->solver->kind,
-           need / 1048576.0);
+    if (r->rank == 0) {
+      printf("%s: ok (%s, %.1f MiB needed", r->cf.path, r->solver->kind,
+             need / 1048576.0);
+      if (r->dist) printf(" per rank, %d processes", r->nranks);
+      printf(")\n");
+    }
     goto done;
   }
+  if (r->dist && (rc = run_agree(r, dist_output_setup(r, &o) ? CLI_FAIL : 0)))
+    goto done;
   double copy_pts = 0;
   if (!a.no_ceiling) {
     size_t cn[3] = {r->n[0], r->n[1], r->n[2]};
-    if (cli_copy_rate(r->ctx, cn, r->precision, &copy_pts)) copy_pts = 0;
+    if (r->dist) { /* every rank on its slab at once: the sum is the ceiling */
+      size_t lo;
+      strata_dist_split(r->dist, r->n[r->dims - 1], r->rank, &lo,
+                        &cn[r->dims - 1]);
+      strata_dist_barrier(r->dist);
+    }
+    int bad = cli_copy_rate(r->ctx, cn, r->precision, &copy_pts) != 0;
+    if (bad) copy_pts = 0;
+    if (r->dist) {
+      double v[2] = {copy_pts, bad};
+      strata_dist_allreduce(r->dist, v, 2, 0);
+      copy_pts = v[1] > 0 ? 0 : v[0];
+    }
   }
-  if (make_dir(o.dir)) {
-    cli_err("cannot create the output folder '%s': %s", o.dir,
-            strerror(errno));
-    rc = CLI_FAIL;
-    goto done;
+  int mrc = 0;
+  if (r->rank == 0 && make_dir(o.dir)) {
+    run_fail(r, "cannot create the output folder '%s': %s", o.dir,
+             strerror(errno));
+    mrc = CLI_FAIL;
   }
-  json = open_memstream(&json_buf, &json_len);
-  if (!json) {
-    cli_err("out of memory");
-    rc = CLI_FAIL;
-    goto done;
+  if (!mrc && !(json = open_memstream(&json_buf, &json_len))) {
+    run_fail(r, "out of memory");
+    mrc = CLI_FAIL;
   }
+  if ((rc = run_agree(r, mrc))) goto done;
   cli_progress pg;
   long first = r->step;
   double t_start = cli_now(), kernel_s = 0;
   long chunk = 1;
-  int interrupted = 0;
-  if (o.every && r->step == 0) {
-    if (write_snapshot(r, &o, "snap_000000")) goto fail;
-  }
+  int interrupted = 0, stop = 0;
+  if (o.every && r->step == 0 &&
+      (rc = run_agree(r, write_snapshot(r, &o, "snap_000000") ? CLI_FAIL : 0)))
+    goto done;
   cli_progress_start(&pg, first, r->steps, points,
-                     a.quiet || r->solver->own_progress);
+                     a.quiet || r->solver->own_progress || r->rank != 0);
   while (r->step < r->steps) {
-    if (cli_interrupted()) {
+    /* over several processes the ranks stop together: at the step where
+     * the flag of any of them was seen (the allreduce below) */
+    if (r->dist ? stop : cli_interrupted()) {
       interrupted = 1;
       break;
     }
@@ -710,12 +934,27 @@ int cli_run(int argc, char **argv) {
     double t0 = cli_now();
     if (r->solver->step(r, n) || strata_context_sync(r->ctx) != STRATA_OK) {
       cli_progress_finish(&pg);
+      if (r->dist) {
+        /* the other ranks may be waiting for this one inside their step,
+         * where no agreement reaches them: end this process, and the
+         * launcher ends the others (every rank exits non-zero) */
+        cli_err_rank("step %ld: %s", r->step,
+                     r->err[0] ? r->err : strata_context_error(r->ctx));
+        fflush(NULL);
+        _exit(CLI_FAIL);
+      }
       cli_err("step %ld: %s", r->step, r->err[0] ? r->err
                                                   : strata_context_error(r->ctx));
       rc = CLI_FAIL;
       goto done;
     }
     double dt = cli_now() - t0;
+    if (r->dist) { /* the slowest rank's time, and anyone's stop flag */
+      double v[2] = {dt, cli_interrupted()};
+      strata_dist_allreduce(r->dist, v, 2, 1);
+      dt = v[0];
+      stop = v[1] > 0;
+    }
     kernel_s += dt;
     r->step += n;
     if (r->stop_at) /* complete early (multigrid converged) */
@@ -729,7 +968,8 @@ int cli_run(int argc, char **argv) {
     if (o.every && r->step % o.every == 0 && r->step < r->steps) {
       char stem[64];
       snprintf(stem, sizeof stem, "snap_%06ld", r->step);
-      if (write_snapshot(r, &o, stem)) goto fail;
+      if ((rc = run_agree(r, write_snapshot(r, &o, stem) ? CLI_FAIL : 0)))
+        goto done;
     }
     if (ck_every && r->step % ck_every == 0 && r->step < r->steps) {
       char path[4096];
@@ -742,15 +982,20 @@ int cli_run(int argc, char **argv) {
   if (o.every && r->step % o.every == 0 && r->step == r->steps) {
     char stem[64];
     snprintf(stem, sizeof stem, "snap_%06ld", r->step);
-    if (write_snapshot(r, &o, stem)) goto fail;
+    if ((rc = run_agree(r, write_snapshot(r, &o, stem) ? CLI_FAIL : 0)))
+      goto done;
   }
-  if (write_snapshot(r, &o, interrupted ? "interrupted" : "final")) goto fail;
-  if (interrupted && r->solver->checkpoint_save) {
+  if ((rc = run_agree(r, write_snapshot(r, &o, interrupted ? "interrupted"
+                                                           : "final")
+                             ? CLI_FAIL
+                             : 0)))
+    goto done;
+  if (interrupted && r->solver->checkpoint_save && !r->dist) {
     char path[4096];
     snprintf(path, sizeof path, "%s/checkpoint.stck", o.dir);
     if (r->solver->checkpoint_save(r, path)) goto fail;
   }
-  /* the summary */
+  /* the summary (every rank builds it; rank 0 writes it) */
   long done_steps = r->step - first;
   double gpts = kernel_s > 0 ? done_steps * points / kernel_s * 1e-9 : 0;
   double bpp = r->solver->bytes_per_point_step(r);
@@ -764,6 +1009,8 @@ int cli_run(int argc, char **argv) {
           "  \"device\": ", r->solver->kind,
           strata_backend_name(strata_context_backend(r->ctx)));
   json_str(json, di.name);
+  fprintf(json, ",\n  \"ranks\": %d,\n  \"transport\": \"%s\"", r->nranks,
+          transport);
   fprintf(json, ",\n  \"strata\": \"%s\",\n  \"build\": ", strata_version());
   json_str(json, strata_build_info());
   fprintf(json, ",\n  \"dims\": %d,\n  \"n\": [%zu, %zu, %zu],\n"
@@ -785,27 +1032,28 @@ int cli_run(int argc, char **argv) {
   fprintf(json, "  \"memory_bytes\": %zu,\n  \"device_memory_bytes\": %zu,\n",
           need, di.memory_bytes);
   if (r->solver->describe) r->solver->describe(r, json);
-  if (write_traces(r, &o, json)) goto fail;
-  if (o.movie && !interrupted) make_movie(r, &o, json, a.quiet);
+  if ((rc = run_agree(r, write_traces(r, &o, json) ? CLI_FAIL : 0))) goto done;
+  if (o.movie && !interrupted && r->rank == 0) make_movie(r, &o, json, a.quiet);
   fprintf(json, "  \"output_dir\": ");
   json_str(json, o.dir);
   fprintf(json, "\n}\n");
   fclose(json);
   json = NULL;
-  {
+  int src = 0;
+  if (r->rank == 0) {
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/summary.json", o.dir);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *fp = fopen(tmp, "wb");
     if (!fp || fwrite(json_buf, 1, json_len, fp) != json_len ||
         fclose(fp) != 0 || rename(tmp, path) != 0) {
-      cli_err("cannot write %s: %s", path, strerror(errno));
+      run_fail(r, "cannot write %s: %s", path, strerror(errno));
       remove(tmp);
-      rc = CLI_FAIL;
-      goto done;
+      src = CLI_FAIL;
     }
   }
-  if (!a.quiet) {
+  if ((rc = run_agree(r, src))) goto done;
+  if (talk) {
     fprintf(stderr, "strata: %s %ld steps in %.2f s (kernels %.2f s): %.3f "
             "Gpts/s, %.1f GB/s", interrupted ? "interrupted after" : "done:",
             done_steps, wall, kernel_s, gpts, gpts * bpp);
@@ -816,13 +1064,20 @@ int cli_run(int argc, char **argv) {
   }
   if (interrupted) rc = 130;
   goto done;
-fail:
+fail: /* one process only: checkpoints */
   cli_err("%s", r->err);
   rc = CLI_FAIL;
 done:
   if (json) fclose(json);
   free(json_buf);
   if (r->solver && r->solver->destroy && r->impl) r->solver->destroy(r);
+  strata_field_destroy(&o.wfield);
+  strata_context_destroy(&o.wctx);
+  free(o.host);
+  if (r->dist) { /* collective: every rank arrives here together */
+    r->ctx = NULL;
+    strata_dist_destroy(&r->dist);
+  }
   strata_context_destroy(&r->ctx);
   cf_free(&r->cf);
   free(r);

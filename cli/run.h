@@ -29,6 +29,11 @@ typedef struct run_solver {
   int (*create)(run_state *r);
   int (*step)(run_state *r, long n);
   strata_field *(*field)(run_state *r); /* the field written as output */
+  /* copies the output field's interior to host (dense, global, x
+   * fastest); over several processes a gather to rank 0 (host NULL
+   * elsewhere), collective.  NULL: the solver cannot run over several
+   * processes. */
+  int (*read)(run_state *r, void *host);
   double (*bytes_per_point_step)(run_state *r);
   /* optional */
   int (*traces)(run_state *r, strata_traces *t, double **buf);
@@ -42,6 +47,8 @@ struct run_state {
   cf_file cf;
   const run_solver *solver;
   strata_context *ctx;
+  strata_dist *dist;         /* several processes: owns ctx; else NULL */
+  int rank, nranks;          /* 0 and 1 for one process */
   char name[256];
   int dims;
   size_t n[3];
@@ -53,6 +60,7 @@ struct run_state {
   void *impl;                /* the adapter's state */
   char err[1024];
   int case_error;
+  int file_error;  /* the case file itself could not be read */
   int unsupported; /* create failed with STRATA_ENOTSUP (engine lacks it) */
   int quiet;       /* --quiet: adapters print nothing */
   long stop_at;    /* set by step() when the run is complete before

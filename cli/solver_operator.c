@@ -1,7 +1,9 @@
 /* [solver] kind = operator: applies one stencil step after step,
  * u <- op(u) (or u + scale op(u) with identity = true), filling the ghost
  * layers from [boundary] before each application.  The numerics are the
- * library's strata_apply; this only sets up the stencil. */
+ * library's strata_apply; this only sets up the stencil.  Over several
+ * processes the fields are the ranks' slabs (strata_dist_field_create) and
+ * each step is strata_dist_apply: ghosts, exchange and operator. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
@@ -95,6 +97,13 @@ static int op_estimate(run_state *r, size_t *bytes) {
   return 0;
 }
 
+/* b = op(a) with a's ghosts filled from [boundary] (and the neighbours) */
+static strata_status op_apply(run_state *r, op_state *s) {
+  if (r->dist) return strata_dist_apply(&s->op, s->a, &r->bc, s->b, &s->ao);
+  strata_status e = strata_field_fill_ghosts(s->a, &r->bc);
+  return e == STRATA_OK ? strata_apply(&s->op, s->a, s->b, &s->ao) : e;
+}
+
 static int op_create(run_state *r) {
   op_state *s = calloc(1, sizeof *s);
   if (!s) return run_fail(r, "out of memory");
@@ -118,17 +127,30 @@ static int op_create(run_state *r) {
            cf_string(f, "operator", "variant", "auto"));
   s->ao.variant = s->variant;
   strata_field_desc d = op_desc(r, s->op.radius);
-  strata_status e = strata_field_create(r->ctx, &d, &s->a);
-  if (e == STRATA_OK) e = strata_field_create(r->ctx, &d, &s->b);
+  strata_status e;
+  if (r->dist) {
+    e = strata_dist_field_create(r->dist, &d, &s->a);
+    if (e == STRATA_OK) e = strata_dist_field_create(r->dist, &d, &s->b);
+    if (e == STRATA_EINVAL) /* too few planes per rank */
+      return run_case_fail(r, "grid", "n", "%s",
+                           strata_context_error(r->ctx));
+  } else {
+    e = strata_field_create(r->ctx, &d, &s->a);
+    if (e == STRATA_OK) e = strata_field_create(r->ctx, &d, &s->b);
+  }
   if (e == STRATA_OK) e = strata_field_fill(s->b, 0);
   if (e == STRATA_OK)
     e = strata_field_fill_fn(s->a, run_initial_value, NULL);
+  /* over several processes the trial below is collective: every rank
+   * whose fields exist takes part, whatever its fills gave */
+  strata_status t = s->a && s->b && (e == STRATA_OK || r->dist)
+                        ? op_apply(r, s)
+                        : STRATA_OK;
   if (e != STRATA_OK)
     return run_fail(r, "cannot create the fields: %s",
                     strata_context_error(r->ctx));
   /* a variant the backend does not have is the case's error: try it once */
-  e = strata_field_fill_ghosts(s->a, &r->bc);
-  if (e == STRATA_OK) e = strata_apply(&s->op, s->a, s->b, &s->ao);
+  e = t;
   if (e == STRATA_ENOTSUP || e == STRATA_EINVAL || e == STRATA_EGHOST)
     return run_case_fail(r, "operator",
                          e == STRATA_ENOTSUP ? "variant" : "stencil", "%s",
@@ -141,8 +163,7 @@ static int op_create(run_state *r) {
 static int op_step(run_state *r, long n) {
   op_state *s = r->impl;
   for (long i = 0; i < n; i++) {
-    strata_status e = strata_field_fill_ghosts(s->a, &r->bc);
-    if (e == STRATA_OK) e = strata_apply(&s->op, s->a, s->b, &s->ao);
+    strata_status e = op_apply(r, s);
     if (e != STRATA_OK)
       return run_fail(r, "%s", strata_context_error(r->ctx));
     strata_field *t = s->a;
@@ -154,6 +175,13 @@ static int op_step(run_state *r, long n) {
 
 static strata_field *op_field(run_state *r) {
   return ((op_state *)r->impl)->a;
+}
+
+static int op_read(run_state *r, void *host) {
+  op_state *s = r->impl;
+  strata_status e = r->dist ? strata_dist_gather(s->a, 0, host)
+                            : strata_field_read(s->a, host);
+  return e == STRATA_OK ? 0 : run_fail(r, "%s", strata_context_error(r->ctx));
 }
 
 static double op_bpp(run_state *r) { return 2.0 * (double)r->precision; }
@@ -197,6 +225,7 @@ const run_solver run_solver_operator = {
     .create = op_create,
     .step = op_step,
     .field = op_field,
+    .read = op_read,
     .bytes_per_point_step = op_bpp,
     .describe = op_describe,
     .checkpoint_save = op_ck_save,

@@ -13,6 +13,12 @@
 static int create_failed(run_state *r, strata_status s, const char *section,
                          const char *key) {
   r->unsupported = s == STRATA_ENOTSUP;
+  const char *msg = strata_context_error(r->ctx);
+  if (s == STRATA_EINVAL && !strncmp(msg, "dist:", 5)) {
+    /* the split over the ranks: too few planes per rank */
+    section = "grid";
+    key = "n";
+  }
   if (s == STRATA_EINVAL || s == STRATA_EUNSTABLE)
     return run_case_fail(r, section, cf_has(&r->cf, section, key) ? key : NULL,
                          "%s: %s", strata_strerror(s),
@@ -58,6 +64,7 @@ static int heat_create(run_state *r) {
     return run_case_fail(r, "heat", "operator", "fe27 needs a 3D grid");
   o.D = cf_float(&r->cf, "heat", "diffusion_number", 0.1);
   o.fuse = (int)cf_int(&r->cf, "heat", "fuse", 0);
+  o.dist = r->dist;
   double value = cf_float(&r->cf, "boundary", "value", 0);
   for (int face = 0; face < 6; face++) {
     strata_bc_parse(run_face_value(r, face, "dirichlet"), &o.bc.kind[face]);
@@ -83,6 +90,11 @@ static int heat_step(run_state *r, long n) {
 
 static strata_field *heat_field(run_state *r) {
   return strata_heat_field(r->impl);
+}
+
+static int heat_read(run_state *r, void *host) {
+  strata_status s = strata_heat_read(r->impl, host);
+  return s == STRATA_OK ? 0 : run_fail(r, "%s", strata_context_error(r->ctx));
 }
 
 static double heat_bpp(run_state *r) {
@@ -129,6 +141,7 @@ static const run_solver heat_solver = {
     .create = heat_create,
     .step = heat_step,
     .field = heat_field,
+    .read = heat_read,
     .bytes_per_point_step = heat_bpp,
     .describe = heat_describe,
     .checkpoint_save = heat_ck_save,
@@ -220,6 +233,7 @@ static int wave_create(run_state *r) {
     o.receivers = ws->rec;
     o.record_every = ws->every;
   }
+  o.dist = r->dist;
   strata_status st = strata_wave_create(r->ctx, &o, &ws->w);
   if (st != STRATA_OK) {
     const char *msg = strata_context_error(r->ctx);
@@ -253,6 +267,45 @@ static strata_field *wave_field(run_state *r) {
   return strata_wave_field(((wave_state *)r->impl)->w, 0);
 }
 
+static int wave_read(run_state *r, void *host) {
+  strata_status s = strata_wave_read(((wave_state *)r->impl)->w, host);
+  return s == STRATA_OK ? 0 : run_fail(r, "%s", strata_context_error(r->ctx));
+}
+
+/* Over several processes: strata_wave_traces gathers to rank 0 and every
+ * rank calls it once; the sample count is the same on every rank. */
+static int wave_traces_dist(run_state *r, strata_traces *t, double **buf) {
+  wave_state *ws = r->impl;
+  strata_wave_info i;
+  if (strata_wave_get_info(ws->w, &i) != STRATA_OK || i.nsamples == 0)
+    return 0;
+  size_t ns = i.nsamples, cap = 0;
+  double *d = NULL;
+  if (r->rank == 0) {
+    d = malloc((size_t)ws->nrec * ns * sizeof *d);
+    cap = d ? (size_t)ws->nrec * ns : 0;
+  }
+  /* rank 0 calls even without a buffer, so the others are not left
+   * waiting in the gather */
+  strata_status s = strata_wave_traces(ws->w, d, cap, &ns);
+  if (r->rank == 0 && !d) return run_fail(r, "out of memory for the traces");
+  if (s != STRATA_OK) {
+    free(d);
+    return run_fail(r, "traces: %s", strata_context_error(r->ctx));
+  }
+  if (r->rank != 0) return 0;
+  memset(t, 0, sizeof *t);
+  t->ntraces = (size_t)ws->nrec;
+  t->nsamples = ns;
+  t->dt = i.dt * ws->every;
+  t->precision = STRATA_F64;
+  t->data = d;
+  t->receivers = ws->rec;
+  for (int a = 0; a < 3; a++) t->source[a] = ws->src[a];
+  *buf = d;
+  return 0;
+}
+
 static double wave_bpp(run_state *r) {
   strata_wave_info i;
   if (strata_wave_get_info(((wave_state *)r->impl)->w, &i) != STRATA_OK)
@@ -274,6 +327,7 @@ static int wave_traces(run_state *r, strata_traces *t, double **buf) {
   wave_state *ws = r->impl;
   *buf = NULL;
   if (!ws->nrec) return 0;
+  if (r->dist) return wave_traces_dist(r, t, buf);
   size_t ns = 0;
   if (strata_wave_traces(ws->w, NULL, 0, &ns) != STRATA_OK || ns == 0)
     return 0;
@@ -348,6 +402,7 @@ static const run_solver wave_solver = {
     .create = wave_create,
     .step = wave_step,
     .field = wave_field,
+    .read = wave_read,
     .bytes_per_point_step = wave_bpp,
     .traces = wave_traces,
     .describe = wave_describe,
@@ -410,6 +465,7 @@ static int fdtd_create(run_state *r) {
   o.amplitude = cf_float(cf, "source", "amplitude", 1);
   o.period = cf_float(cf, "source", "period", 20);
   o.delay = cf_float(cf, "source", "delay", 0);
+  o.dist = r->dist;
   strata_status s = strata_fdtd_create(r->ctx, &o, &fs->f);
   if (s != STRATA_OK) {
     const char *msg = strata_context_error(r->ctx);
@@ -426,6 +482,12 @@ static int fdtd_step(run_state *r, long n) {
 
 static strata_field *fdtd_field(run_state *r) {
   return strata_fdtd_field(((fdtd_state *)r->impl)->f, STRATA_FDTD_EZ);
+}
+
+static int fdtd_read(run_state *r, void *host) {
+  strata_status s =
+      strata_fdtd_read(((fdtd_state *)r->impl)->f, STRATA_FDTD_EZ, host);
+  return s == STRATA_OK ? 0 : run_fail(r, "%s", strata_context_error(r->ctx));
 }
 
 /* the least traffic of a step: explicit reads E and E- and writes E+;
@@ -484,6 +546,7 @@ static const run_solver fdtd_solver = {
     .create = fdtd_create,
     .step = fdtd_step,
     .field = fdtd_field,
+    .read = fdtd_read,
     .bytes_per_point_step = fdtd_bpp,
     .checkpoint_save = fdtd_ck_save,
     .checkpoint_load = fdtd_ck_load,

@@ -12,10 +12,28 @@
 #include <time.h>
 #include <unistd.h>
 
+/* -1: one process (or rank unknown): cli_err always prints */
+static int g_rank = -1;
+
+void cli_set_rank(int rank) { g_rank = rank; }
+
 void cli_err(const char *fmt, ...) {
+  if (g_rank > 0) return; /* rank 0 speaks for every rank */
   va_list ap;
   va_start(ap, fmt);
   fputs("strata: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void cli_err_rank(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (g_rank >= 0)
+    fprintf(stderr, "strata: rank %d: ", g_rank);
+  else
+    fputs("strata: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -38,6 +56,64 @@ strata_context *cli_context(strata_backend b, int device, int threads) {
     return NULL;
   }
   return ctx;
+}
+
+/* ---- several processes -------------------------------------------------- */
+
+static int env_int(const char *name, int *out) {
+  long v;
+  if (cli_parse_long(getenv(name), 0, 1L << 30, &v)) return 0;
+  *out = (int)v;
+  return 1;
+}
+
+void cli_launch_detect(cli_launch *l) {
+  static const char *const vars[][2] = {
+      {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+      {"PMI_SIZE", "PMI_RANK"},
+      {"MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"},
+      {NULL, "PMIX_RANK"},
+  };
+  memset(l, 0, sizeof *l);
+  l->size = l->rank = -1;
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    int size = -1, rank = -1;
+    int has_size = vars[i][0] && env_int(vars[i][0], &size);
+    int has_rank = env_int(vars[i][1], &rank);
+    if (!has_size && !has_rank) continue;
+    l->launched = 1;
+    l->size = has_size && size > 0 ? size : -1;
+    l->rank = has_rank ? rank : -1;
+    l->by = vars[i][0] && has_size ? vars[i][0] : vars[i][1];
+    return;
+  }
+}
+
+strata_dist *cli_dist(strata_backend b, int threads) {
+  strata_context_options o;
+  strata_context_options_init(&o);
+  char why[512] = "";
+  o.backend = b;
+  o.threads = threads;
+  o.errbuf = why;
+  o.errbuf_size = sizeof why;
+  strata_dist_options dopt;
+  strata_dist_options_init(&dopt); /* one GPU per rank (node-local rank) */
+  strata_dist *d = NULL;
+  strata_status s = strata_dist_create(&o, &dopt, &d);
+  if (s != STRATA_OK) {
+    /* the library's "dist: ..." messages are the same on every rank (rank
+     * 0 says them); a rank's own context failure is said by that rank */
+    if (g_rank > 0 && strncmp(why, "dist:", 5) != 0)
+      cli_err_rank("cannot use backend '%s': %s%s%s", strata_backend_name(b),
+                   strata_strerror(s), why[0] ? ": " : "", why);
+    else
+      cli_err("cannot use backend '%s' over several processes: %s%s%s",
+              strata_backend_name(b), strata_strerror(s), why[0] ? ": " : "",
+              why);
+    return NULL;
+  }
+  return d;
 }
 
 double cli_now(void) {
@@ -193,13 +269,14 @@ static void on_signal(int sig) {
   signal(sig, SIG_DFL); /* a second Ctrl-C stops at once */
 }
 
-void cli_install_interrupt(void) {
+void cli_install_interrupt(int usr1) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  if (usr1) sigaction(SIGUSR1, &sa, NULL);
 }
 
 int cli_interrupted(void) { return stop_flag != 0; }

@@ -3,7 +3,9 @@
  * output left behind), runs whose outputs are read back and compared with
  * the library computing the same thing, checkpoint/restart bit for bit,
  * damaged and mismatched checkpoints, Ctrl-C, the memory check, the demo,
- * the examples (reduced in size) and the generated key reference. */
+ * the examples (reduced in size) and the generated key reference; with MPI,
+ * runs over 2 and 3 processes (mpiexec) against the one-process run, byte
+ * for byte, and what is refused over several processes. */
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -936,6 +938,197 @@ TEST(bench_writes_tables_and_chart) {
   return 0;
 }
 
+/* ---- several processes (mpiexec -n P strata run) ------------------------ */
+
+#ifdef STRATA_MPIEXEC
+/* Runs `mpiexec -n np strata ARGS` in dir like strata(): as root and with
+ * more ranks than cores where CI needs it, one OpenMP thread per rank. */
+#define MPI_ENV                                                                \
+  "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "                 \
+  "OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1"
+static int strata_mpi(int np, const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd '%s' && " MPI_ENV " '%s' -n %d '%s' %s "
+           ">out.txt 2>err.txt", dir, STRATA_MPIEXEC, np, STRATA_CLI_PATH,
+           args);
+  int st = system(cmd);
+  if (st == -1) return -1;
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  return 128 + WTERMSIG(st);
+}
+
+/* how often s occurs in text */
+static int count_of(const char *text, const char *s) {
+  int n = 0;
+  for (const char *p = text; p && (p = strstr(p, s)); p += strlen(s)) n++;
+  return n;
+}
+
+/* Small heat (2D, the library's fused steps), wave (3D, receivers on every
+ * rank's slab) and FDTD (2D, PML and Mur) cases, and an operator case, run
+ * as one process and over 2 and 3 processes (uneven slabs): every npy
+ * snapshot and the traces are the same bytes. */
+TEST(mpi_runs_match_one_process) {
+  CHECK(setup() == 0);
+  static const struct {
+    const char *name, *args, *files[6];
+    int np_max;
+  } cs[] = {
+      {"heat", "heat2d.ini' --set grid.n=40,47 --set run.steps=20 --set "
+       "output.every=10 --set output.movie=false",
+       {"snap_000000.npy", "snap_000010.npy", "final.npy"}, 3},
+      {"wave", "seismic3d.ini' --set grid.n=28,26,42 --set boundary.width=6 "
+       "--set run.steps=40 --set output.every=20 --set "
+       "receivers.start=140,100,30 --set receivers.end=140,100,380 --set "
+       "receivers.count=6 --set source.position=140,130,60 --set "
+       "source.delay=0.03 --set output.traces=npy,segy",
+       {"snap_000000.npy", "snap_000020.npy", "final.npy", "traces.npy",
+        "traces.sgy"}, 3},
+      {"fdtd", "fdtd2d.ini' --set grid.n=48,41 --set run.steps=30 --set "
+       "output.every=15 --set output.movie=false --set boundary.all=pml "
+       "--set boundary.width=6 --set boundary.x_hi=mur",
+       {"snap_000015.npy", "final.npy"}, 3},
+      {"op", "diffusion_operator.ini' --set grid.n=30,25 --set run.steps=12 "
+       "--set operator.order=4 --set initial.kind=random --set "
+       "boundary.all=periodic",
+       {"snap_000000.npy", "final.npy"}, 2},
+  };
+  char args[3072], a[256], b[300];
+  for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+    for (int np = 1; np <= cs[c].np_max; np++) {
+      snprintf(a, sizeof a, "%s%d", cs[c].name, np);
+      rm_rf(tp(a));
+      snprintf(args, sizeof args, "run '%s/examples/%s --backend cpu --quiet "
+               "--no-ceiling --set output.formats=npy --out %s",
+               STRATA_SOURCE_DIR, cs[c].args, a);
+      int rc = np == 1 ? strata(args) : strata_mpi(np, args);
+      char *e = err_text();
+      CHECKF(rc == 0, "%s over %d: exit %d: %s", cs[c].name, np, rc,
+             e ? e : "");
+      free(e);
+      snprintf(b, sizeof b, "%s/summary.json", a);
+      char *js = slurp(tp(b), NULL), want[64];
+      snprintf(want, sizeof want, "\"ranks\": %d", np);
+      CHECKF(js && strstr(js, want) &&
+                 strstr(js, np == 1 ? "\"transport\": \"none\""
+                                    : "\"transport\": \"mpi\""),
+             "%s: summary.json of %d", cs[c].name, np);
+      free(js);
+      for (int f = 0; np > 1 && cs[c].files[f]; f++) {
+        snprintf(a, sizeof a, "%s1/%s", cs[c].name, cs[c].files[f]);
+        snprintf(b, sizeof b, "%s%d/%s", cs[c].name, np, cs[c].files[f]);
+        CHECKF(same_file(a, b), "%s differs from %s", b, a);
+      }
+    }
+    /* the compared files hold something */
+    snprintf(a, sizeof a, "%s1/%s", cs[c].name,
+             strcmp(cs[c].name, "wave") ? "final.npy" : "traces.npy");
+    int nd;
+    size_t sh[4];
+    double *d = read_npy(tp(a), &nd, sh), peak = 0;
+    CHECKF(d, "%s", a);
+    for (size_t k = 0; k < sh[0] * sh[1] * (nd > 2 ? sh[2] : 1); k++)
+      peak = fabs(d[k]) > peak ? fabs(d[k]) : peak;
+    free(d);
+    CHECKF(peak > 0 && isfinite(peak), "%s: peak %g", a, peak);
+  }
+  return 0;
+}
+
+/* Over several processes: what cannot be distributed is refused on every
+ * rank with one message (rank 0's), a non-zero exit and no output. */
+TEST(mpi_refusals) {
+  CHECK(setup() == 0);
+  static const struct {
+    const char *args, *want;
+  } cs[] = {
+      {"poisson3d.ini' --set grid.n=15,13,11",
+       "solver 'multigrid' cannot run over 2 processes"},
+      {"heat2d.ini' --set grid.n=40,47 --checkpoint-every 5",
+       "--checkpoint-every: checkpoints cannot be written or read over 2 "
+       "processes"},
+      {"heat2d.ini' --set grid.n=40,47 --set run.checkpoint_every=5",
+       "[run] checkpoint_every: checkpoints cannot"},
+      {"heat2d.ini' --set grid.n=40,47 --restart none.stck",
+       "--restart: checkpoints cannot be written or read over 2 processes"},
+      {"diffusion_operator.ini' --set grid.n=64",
+       "a 1D grid cannot be split over 2 processes"},
+      /* the library's refusal, from every rank's create */
+      {"heat2d.ini' --set grid.n=40,12",
+       "key 'n' in [grid]: invalid argument: dist: 12 planes along y over 2 "
+       "ranks"},
+  };
+  for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+    char args[2048];
+    rm_rf(tp("refused"));
+    snprintf(args, sizeof args, "run '%s/examples/%s --backend cpu --out "
+             "refused", STRATA_SOURCE_DIR, cs[c].args);
+    int rc = strata_mpi(2, args);
+    char *e = err_text();
+    CHECKF(rc != 0 && e && count_of(e, cs[c].want) == 1,
+           "'%s': exit %d, wanted '%s' once: %s", cs[c].args, rc, cs[c].want,
+           e ? e : "");
+    free(e);
+    CHECKF(!exists(tp("refused")), "'%s' left its output", cs[c].args);
+  }
+  return 0;
+}
+
+/* A stop signal reaching the ranks (Open MPI's mpiexec forwards SIGUSR1)
+ * stops every rank at the same step: the state is written once, as
+ * interrupted.npy, and the summary says so. */
+TEST(mpi_stop_signal) {
+  CHECK(setup() == 0);
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' --version 2>&1 | grep -q 'Open MPI\\|OpenRTE'",
+           STRATA_MPIEXEC);
+  if (system(cmd) != 0) SKIP("mpiexec is not Open MPI's (SIGUSR1 forwarding)");
+  CHECK(write_file(tp("mlong.ini"),
+                   "[solver]\nkind = heat\n[grid]\nn = 64, 64\n"
+                   "[run]\nsteps = 2000000000\n[output]\nformats = npy\n") ==
+        0);
+  rm_rf(tp("mlong.out"));
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    if (chdir(dir) != 0) _exit(99);
+    FILE *e = freopen("err.txt", "w", stderr);
+    (void)e;
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    execl(STRATA_MPIEXEC, "mpiexec", "-n", "2", STRATA_CLI_PATH, "run",
+          "mlong.ini", "--no-ceiling", "--backend", "cpu", (char *)NULL);
+    _exit(98);
+  }
+  struct timespec ts = {0, 50000000};
+  for (int i = 0; i < 400 && !exists(tp("mlong.out")); i++)
+    nanosleep(&ts, NULL);
+  ts.tv_nsec = 500000000;
+  nanosleep(&ts, NULL);
+  kill(pid, SIGUSR1);
+  int st;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  CHECKF(WIFEXITED(st) && WEXITSTATUS(st) != 0, "status %d", st);
+  CHECK(exists(tp("mlong.out/interrupted.npy")));
+  CHECK(!exists(tp("mlong.out/checkpoint.stck")));
+  char *js = slurp(tp("mlong.out/summary.json"), NULL);
+  CHECK(js && strstr(js, "\"interrupted\": true") &&
+        strstr(js, "\"ranks\": 2"));
+  free(js);
+  char *e = err_text();
+  CHECKF(e && count_of(e, "strata: interrupted after") == 1, "%s", e ? e : "");
+  free(e);
+  rm_rf(tp("mlong.out"));
+  return 0;
+}
+#else
+TEST(mpi_runs_match_one_process) { SKIP("strata was built without MPI"); }
+TEST(mpi_refusals) { SKIP("strata was built without MPI"); }
+TEST(mpi_stop_signal) { SKIP("strata was built without MPI"); }
+#endif
+
 TEST(cleanup) {
   CHECK(rm_rf(dir) == 0);
   return 0;
@@ -946,4 +1139,5 @@ RUN_TESTS(help_and_usage, bad_case_files_refused,
           checkpoint_restart_bit_for_bit, poisson_run_matches_library,
           wave_fdtd_restart_bit_for_bit,
           ctrl_c_stops_cleanly, demo_runs_and_draws, key_reference_is_current,
-          examples_run_reduced, bench_writes_tables_and_chart, cleanup)
+          examples_run_reduced, bench_writes_tables_and_chart,
+          mpi_runs_match_one_process, mpi_refusals, mpi_stop_signal, cleanup)

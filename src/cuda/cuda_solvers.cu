@@ -149,6 +149,47 @@ __device__ __forceinline__ void cpml_at(const wave_slab<T> &S, int ax, int i,
   L += dpsi + z;
 }
 
+/* B'. The CPML terms of one slab, after the streaming update (which then
+ * leaves them out):  up += c2 (D1 psi + zeta) / (1 + e),  zeta updated as
+ * in cpml_at.  The same sum as the fused form, rounded differently (the
+ * engines agree to rounding).  One thread per point of the slab's stencil
+ * nodes, mapped as in k_psi. */
+template <typename T, int R>
+__global__ void __launch_bounds__(128)
+    k_cpml_corr(wave_par<T> P, int slab, int r0x, int r1x, int r0y, int r1y,
+                int r0z, int r1z) {
+  const int i = r0x + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= r1x) return;
+  const int ax = slab / 2;
+  const wave_slab<T> &S = P.slab[slab];
+  const int ny = r1y - r0y;
+  const long long rows = (long long)ny * (r1z - r0z);
+  const long long su = ax == 0 ? 1 : ax == 1 ? P.sy : P.sz;
+  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+    const int j = r0y + (int)(r % ny), k = r0z + (int)(r / ny);
+    const long long o = i + (long long)j * P.sy + (long long)k * P.sz;
+    const T *uu = P.u + o;
+    T um[R], upl[R];
+#pragma unroll
+    for (int q = 1; q <= R; q++) {
+      um[q - 1] = uu[-q * su];
+      upl[q - 1] = uu[q * su];
+    }
+    T L = 0;
+    cpml_at<T, R>(S, ax, i, j, k, uu[0], um, upl, P.pa[ax], P.pb[ax], P, L);
+    const T c2 = P.c2 ? P.c2[o] : (T)P.c2_line[k];
+    T e = 0;
+    if (P.any_damp) {
+      if (P.damp[0]) e += (T)P.damp[0][i];
+      if (P.damp[1]) e += (T)P.damp[1][j];
+      if (P.damp[2]) e += (T)P.damp[2][k];
+      P.up[o] += c2 * L / ((T)1 + e);
+    } else {
+      P.up[o] += c2 * L;
+    }
+  }
+}
+
 /* B. The update of up over the stencil nodes.  Block (kWX, kWY) owns the
  * xy tile at blockIdx.x and, grid-stride over blockIdx.y, pairs (tile row,
  * z chunk).  The tile covers [0, n) in x and y; threads outside the
@@ -293,7 +334,7 @@ template <typename T, int R> struct wavev_geo {
   }
 };
 
-template <typename T, int R>
+template <typename T, int R, bool CP>
 __global__ void __launch_bounds__(kVX *kVY)
     k_wavev(const wave_par<T> P, const T c0, const int zchunk) {
   typedef wavev_geo<T, R> G;
@@ -416,9 +457,10 @@ __global__ void __launch_bounds__(kVX *kVY)
       }
     }
 
-    /* CPML: x sides, then y, then z, where the point is in [lo, hi) */
+    /* CPML: x sides, then y, then z, where the point is in [lo, hi) (CP;
+     * else k_cpml_corr adds it afterwards) */
 #pragma unroll
-    for (int ax = 0; ax < 3; ax++) {
+    for (int ax = 0; ax < (CP ? 3 : 0); ax++) {
 #pragma unroll
       for (int side = 0; side < 2; side++) {
         const wave_slab<T> &S = P.slab[2 * ax + side];
@@ -508,7 +550,10 @@ strata_status launch_wavev(strata_context *ctx, strata__cuda_state *st,
   const int nzs = P.s1[2] - P.s0[2];
   *used = true;
   if (nzs <= 0 || P.s1[0] <= P.s0[0] || P.s1[1] <= P.s0[1]) return STRATA_OK;
-  auto kern = k_wavev<T, R>;
+  /* the CPML terms in the streaming kernel cost registers and divergence
+   * everywhere for the few planes that need them: they are added by
+   * k_cpml_corr afterwards (CP = false; the slabs are then ignored here) */
+  auto kern = k_wavev<T, R, false>;
   STRATA__CU(ctx, cudaFuncSetAttribute(
                       kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                       (int)bytes));
@@ -663,7 +708,8 @@ strata_status wave_typed(const strata__wave_args *a) {
       const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
       if (nxr <= 0 || rows <= 0) continue;
       /* x slabs are narrow (width + r points): a block of the range's
-       * size, not 128 threads with most of them idle */
+       * size, not 128 threads with most of them idle (a linear index over
+       * rows and x, tried for full lanes, measured 3% slower overall) */
       const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
       dim3 grid((unsigned)((nxr + pth - 1) / pth),
                 (unsigned)(rows < 65535 ? rows : 65535));
@@ -714,6 +760,37 @@ strata_status wave_typed(const strata__wave_args *a) {
     if (P.zchunk < 1) P.zchunk = 1;
     P.nchunks = (nzs + P.zchunk - 1) / P.zchunk;
     if (P.nchunks < 1) P.nchunks = 1;
+  }
+  if (streamed) { /* B': the CPML terms the streaming kernel left out */
+    for (int sl = 0; sl < 2 * D; sl++) {
+      const wave_slab<T> &W = P.slab[sl];
+      if (!W.psi) continue;
+      const int ax = sl / 2;
+      int r0[3], r1[3];
+      for (int q = 0; q < 3; q++) {
+        r0[q] = P.s0[q];
+        r1[q] = P.s1[q];
+      }
+      if (W.lo > r0[ax]) r0[ax] = W.lo;
+      if (W.hi < r1[ax]) r1[ax] = W.hi;
+      const int nxr = r1[0] - r0[0];
+      const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
+      if (nxr <= 0 || rows <= 0 || r1[1] <= r0[1]) continue;
+      const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
+      dim3 grid((unsigned)((nxr + pth - 1) / pth),
+                (unsigned)(rows < 65535 ? rows : 65535));
+#define SV_CORR(r)                                                             \
+  k_cpml_corr<T, r><<<grid, pth, 0, st->stream>>>(P, sl, r0[0], r1[0], r0[1], \
+                                                  r1[1], r0[2], r1[2])
+      switch (R) {
+      case 1: SV_CORR(1); break;
+      case 2: SV_CORR(2); break;
+      case 3: SV_CORR(3); break;
+      default: SV_CORR(4); break;
+      }
+#undef SV_CORR
+      STRATA__LAUNCHED(ctx, "wave step: CPML correction kernel launch");
+    }
   }
   if (!streamed) {
     const long long pairs = (long long)P.tiles_y * P.nchunks;

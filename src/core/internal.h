@@ -83,7 +83,9 @@ typedef struct strata__wave_slab {
  * nodes (all interior nodes except boundary nodes of FREE and MUR faces),
  * add src_val at src, then the face treatments on up (FREE: boundary node
  * zeroed, odd ghosts; PERIODIC: wrapped ghosts; MUR: boundary nodes, x
- * faces first, then y, then z). */
+ * faces first, then y, then z).  (The CUDA engine's 3D path adds the CPML
+ * term c2 (D1 psi + zeta) / (1 + e) after the main update instead of
+ * inside it: the same sum, rounded differently.) */
 typedef struct strata__wave_args {
   int dims, radius;                 /* 2 or 3; 1..4 */
   double lap[STRATA_MAX_RADIUS + 1];/* D2 weights, [0] centre (one axis) */

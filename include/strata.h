@@ -1025,7 +1025,8 @@ strata_status strata_dist_field_create(strata_dist *d,
                                        const strata_field_desc *global,
                                        strata_field **out);
 /* Fills f's ghosts: the faces of the global grid by bc, the planes between
- * ranks (and periodic wrap-around) from the neighbours. */
+ * ranks (and periodic wrap-around) from the neighbours.
+ * strata_field_fill_ghosts does the same on a distributed field. */
 strata_status strata_dist_fill_ghosts(strata_field *f,
                                       const strata_boundary *bc);
 /* strata_dist_fill_ghosts(in, bc) then strata_apply(op, in, out, opt), with

@@ -124,10 +124,16 @@ strata_status strata__fill_ghosts_host(const strata_field *f, void *img,
   return STRATA_OK;
 }
 
-strata_status strata_field_fill_ghosts(strata_field *f,
-                                       const strata_boundary *bc) {
+strata_status strata__fill_ghosts_local(strata_field *f,
+                                        const strata_boundary *bc) {
   if (!f) return STRATA_EINVAL;
   strata_status s = check_bc(f, bc);
   if (s != STRATA_OK) return s;
   return f->ctx->be->fill_ghosts(f, bc);
+}
+
+strata_status strata_field_fill_ghosts(strata_field *f,
+                                       const strata_boundary *bc) {
+  if (f && f->win) return strata_dist_fill_ghosts(f, bc); /* + exchange */
+  return strata__fill_ghosts_local(f, bc);
 }

@@ -407,6 +407,11 @@ strata_status strata__cuda_resolve_variant(const strata_stencil *op,
                                            size_t n, int block[3]);
 #endif
 
+/* strata_field_fill_ghosts without the exchange of a distributed field:
+ * this rank's slab only, faces by bc as given. */
+strata_status strata__fill_ghosts_local(strata_field *f,
+                                        const strata_boundary *bc);
+
 /* Fills the ghost layers of an image of f's allocation (host memory). */
 strata_status strata__fill_ghosts_host(const strata_field *f, void *img,
                                        const strata_boundary *bc);

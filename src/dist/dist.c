@@ -655,7 +655,7 @@ strata_status strata_dist_fill_ghosts(strata_field *f,
   if (!f->win) return strata_field_fill_ghosts(f, bc);
   strata_boundary lb;
   strata__dist_local_bc(f, bc, &lb);
-  strata_status s = strata_field_fill_ghosts(f, &lb);
+  strata_status s = strata__fill_ghosts_local(f, &lb);
   if (s != STRATA_OK) return s;
   return strata__dist_exchange(&f, 1,
                                bc->kind[2 * f->win->axis] ==
@@ -731,7 +731,7 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
   }
   strata_boundary lb;
   strata__dist_local_bc(in, bc, &lb);
-  s = strata_field_fill_ghosts(in, &lb);
+  s = strata__fill_ghosts_local(in, &lb);
   if (s != STRATA_OK) return s;
   const int periodic = bc->kind[2 * w->axis] == STRATA_BC_PERIODIC;
   int nb[2];

@@ -272,6 +272,21 @@ static int wave_read(run_state *r, void *host) {
   return s == STRATA_OK ? 0 : run_fail(r, "%s", strata_context_error(r->ctx));
 }
 
+/* The seismograms d (ns samples per receiver) as the writers take them. */
+static void fill_traces(const wave_state *ws, const strata_wave_info *i,
+                        size_t ns, double *d, strata_traces *t,
+                        double **buf) {
+  memset(t, 0, sizeof *t);
+  t->ntraces = (size_t)ws->nrec;
+  t->nsamples = ns;
+  t->dt = i->dt * ws->every;
+  t->precision = STRATA_F64;
+  t->data = d;
+  t->receivers = ws->rec;
+  for (int a = 0; a < 3; a++) t->source[a] = ws->src[a];
+  *buf = d;
+}
+
 /* Over several processes: strata_wave_traces gathers to rank 0 and every
  * rank calls it once; the sample count is the same on every rank. */
 static int wave_traces_dist(run_state *r, strata_traces *t, double **buf) {
@@ -294,15 +309,7 @@ static int wave_traces_dist(run_state *r, strata_traces *t, double **buf) {
     return run_fail(r, "traces: %s", strata_context_error(r->ctx));
   }
   if (r->rank != 0) return 0;
-  memset(t, 0, sizeof *t);
-  t->ntraces = (size_t)ws->nrec;
-  t->nsamples = ns;
-  t->dt = i.dt * ws->every;
-  t->precision = STRATA_F64;
-  t->data = d;
-  t->receivers = ws->rec;
-  for (int a = 0; a < 3; a++) t->source[a] = ws->src[a];
-  *buf = d;
+  fill_traces(ws, &i, ns, d, t, buf);
   return 0;
 }
 
@@ -339,15 +346,7 @@ static int wave_traces(run_state *r, strata_traces *t, double **buf) {
   }
   strata_wave_info i;
   strata_wave_get_info(ws->w, &i);
-  memset(t, 0, sizeof *t);
-  t->ntraces = (size_t)ws->nrec;
-  t->nsamples = ns;
-  t->dt = i.dt * ws->every;
-  t->precision = STRATA_F64;
-  t->data = d;
-  t->receivers = ws->rec;
-  for (int a = 0; a < 3; a++) t->source[a] = ws->src[a];
-  *buf = d;
+  fill_traces(ws, &i, ns, d, t, buf);
   return 0;
 }
 

@@ -54,6 +54,15 @@ static double hashv(long i, long j, long k, void *u) {
   return (double)(x % 2000003ull) / 1000001.5 - 1.0;
 }
 
+/* The index of the first of cnt values of es bytes where a and b differ,
+ * or cnt when they are the same bits. */
+static size_t first_diff(const unsigned char *a, const unsigned char *b,
+                         size_t cnt, size_t es) {
+  for (size_t q = 0; q < cnt; q++)
+    if (memcmp(a + q * es, b + q * es, es) != 0) return q;
+  return cnt;
+}
+
 /* ---- operators ---------------------------------------------------------- */
 
 typedef struct {
@@ -164,9 +173,7 @@ static int one_apply(strata_dist *d, const op_case *c, strata_precision p,
   CHECK_OK(strata_field_norm(b, STRATA_NORM_L2, &n1), ctx);
   strata_field_destroy(&a);
   strata_field_destroy(&b);
-  size_t bad = cnt;
-  for (size_t q = 0; q < cnt && bad == cnt; q++)
-    if (memcmp(got + q * es, want + q * es, es) != 0) bad = q;
+  size_t bad = first_diff(got, want, cnt, es);
   free(got);
   free(want);
   CHECKF(bad == cnt,
@@ -248,9 +255,7 @@ static int one_heat(int dims, strata_heat_operator op, int fuse, int bcw,
   CHECK_OK(strata_heat_step(h, steps), ctx);
   CHECK_OK(strata_heat_read(h, want), ctx);
   strata_heat_destroy(&h);
-  size_t bad = cnt;
-  for (size_t q = 0; q < cnt && bad == cnt; q++)
-    if (memcmp(got + q * es, want + q * es, es) != 0) bad = q;
+  size_t bad = first_diff(got, want, cnt, es);
   free(got);
   free(want);
   CHECKF(bad == cnt,

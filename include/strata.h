@@ -668,10 +668,18 @@ strata_status strata_wave_get_info(const strata_wave *w,
  * recorded so far) as a byte buffer of *bytes bytes (native byte order,
  * for this build; wrap it in a checksum before storing it).  Loading a
  * saved state into a solver created with the same options continues the
- * run bit for bit as if it had not been interrupted.  Errors: STRATA_EINVAL
- * (NULL, a buffer too small, the state of a solver of another precision,
- * shape, absorbing layers or receiver count), STRATA_EFORMAT (not a wave
- * state, or inconsistent; nothing is changed), STRATA_EDEVICE. */
+ * run bit for bit as if it had not been interrupted.  With options.dist
+ * each rank's state is its own part (its slab's fields, ghost planes
+ * included, its CPML memory and its receivers' samples) with a record of
+ * the rank, the number of ranks, the global grid and its owned planes;
+ * save and load are then collective (every rank calls them; when one rank
+ * fails, every rank returns an error, the others saying another rank
+ * failed), and a part loads only into the same rank of the same
+ * decomposition.  Errors: STRATA_EINVAL (NULL, a buffer too small, the
+ * state of a solver of another precision, shape, absorbing layers or
+ * receiver count, or of another rank, rank count or grid: the message
+ * names both), STRATA_EFORMAT (not a wave state, or inconsistent; nothing
+ * is changed), STRATA_EDEVICE. */
 strata_status strata_wave_state_size(const strata_wave *w, size_t *bytes);
 strata_status strata_wave_save_state(const strata_wave *w, void *buf,
                                      size_t size);
@@ -758,10 +766,12 @@ long strata_fdtd_steps(const strata_fdtd *f);
 /* Checkpoints, as for the wave solver: the whole state (Ez, Hx, Hy and
  * the PML's psi fields, or E and E- with their absorbing memory, ghost
  * layers included, and the step count) as *bytes bytes; loading it into a
- * solver created with the same options continues bit for bit.  Errors:
- * STRATA_EINVAL (NULL, buffer too small, another scheme, precision, shape
- * or PML), STRATA_EFORMAT (not an FDTD state; nothing is changed),
- * STRATA_EDEVICE. */
+ * solver created with the same options continues bit for bit.  With
+ * options.dist, as for the wave solver: each rank's own part, collective,
+ * loaded only on the same decomposition.  Errors: STRATA_EINVAL (NULL,
+ * buffer too small, another scheme, precision, shape or PML, or another
+ * rank, rank count or grid), STRATA_EFORMAT (not an FDTD state; nothing
+ * is changed), STRATA_EDEVICE. */
 strata_status strata_fdtd_state_size(const strata_fdtd *f, size_t *bytes);
 strata_status strata_fdtd_save_state(const strata_fdtd *f, void *buf,
                                      size_t size);

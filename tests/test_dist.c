@@ -563,6 +563,231 @@ TEST(split_and_window) {
   return 0;
 }
 
+/* ---- checkpoints ----------------------------------------------------------- */
+
+/* The blob rank `from` saved, on every rank (NULL when from is not a rank):
+ * sent as one double per byte through the group's allreduce. */
+static unsigned char *blob_of_rank(int from, const unsigned char *mine,
+                                   size_t n, size_t *out_n) {
+  double len = strata_dist_rank(D) == from ? (double)n : 0;
+  *out_n = 0;
+  if (strata_dist_allreduce(D, &len, 1, 0) != STRATA_OK) return NULL;
+  size_t L = (size_t)len;
+  double *v = calloc(L ? L : 1, sizeof *v);
+  unsigned char *b = malloc(L ? L : 1);
+  int ok = v && b;
+  double okd = ok;
+  strata_dist_allreduce(D, &okd, 1, 2);
+  if (okd == 0) {
+    free(v);
+    free(b);
+    return NULL;
+  }
+  if (strata_dist_rank(D) == from)
+    for (size_t q = 0; q < L; q++) v[q] = mine[q];
+  strata_dist_allreduce(D, v, (int)L, 0);
+  for (size_t q = 0; q < L; q++) b[q] = (unsigned char)v[q];
+  free(v);
+  *out_n = L;
+  return b;
+}
+
+/* wave (CPML, receivers) or FDTD (kind 1: Yee with PML, 2: explicit with
+ * PML): run N steps, save, run M more; a new solver loads the state and
+ * runs M; the gathered fields and traces are the same bits.  Then the
+ * refusals: a solver on another grid, and (2+ ranks) rank 1's part loaded
+ * on rank 0 while rank 1 loads its own, both collective. */
+typedef struct {
+  int kind;
+  strata_wave *w;
+  strata_fdtd *f;
+} ck_solver;
+
+static strata_status ck_create(ck_solver *c, int kind, int bigger,
+                               strata_precision p, strata_dist *d) {
+  strata_context *ctx = strata_dist_context(D);
+  const int P = strata_dist_size(D);
+  memset(c, 0, sizeof *c);
+  c->kind = kind;
+  if (kind == 0) {
+    strata_wave_options o;
+    strata_wave_options_init(&o);
+    o.precision = p;
+    o.n[0] = 26;
+    o.n[1] = 23;
+    o.n[2] = (size_t)(P < 2 ? 33 : P * 16 + 1) + (size_t)bigger;
+    o.h = 10;
+    o.absorb_width = 6;
+    o.f0 = 12;
+    o.src[0] = 120;
+    o.src[1] = 110;
+    o.src[2] = 16.5 * o.h;
+    double rec[3 * 4];
+    for (int r = 0; r < 4; r++) {
+      rec[3 * r] = 40 + 40 * r;
+      rec[3 * r + 1] = 100;
+      rec[3 * r + 2] = ((double)r * 0.3 + 0.05) * (double)(o.n[2] - 1) * o.h;
+    }
+    o.nreceivers = 4;
+    o.receivers = rec;
+    o.record_every = 2;
+    o.dist = d;
+    return strata_wave_create(ctx, &o, &c->w);
+  }
+  strata_fdtd_options o;
+  strata_fdtd_options_init(&o);
+  o.scheme = kind == 1 ? STRATA_FDTD_YEE_TM : STRATA_FDTD_EXPLICIT;
+  o.precision = p;
+  o.n[0] = 41;
+  o.n[1] = (size_t)(P * 15 + 2) + (size_t)bigger;
+  o.pml_width = 6;
+  for (int q = 0; q < 4; q++) o.face[q] = STRATA_FDTD_PML;
+  o.src[0] = 20;
+  o.src[1] = 15;
+  o.waveform = STRATA_FDTD_GAUSSIAN;
+  o.period = 8;
+  o.delay = 10;
+  o.dist = d;
+  return strata_fdtd_create(ctx, &o, &c->f);
+}
+
+static void ck_destroy(ck_solver *c) {
+  strata_wave_destroy(&c->w);
+  strata_fdtd_destroy(&c->f);
+}
+
+static strata_status ck_step(ck_solver *c, long n) {
+  return c->w ? strata_wave_step(c->w, n) : strata_fdtd_step(c->f, n);
+}
+
+static strata_status ck_size(ck_solver *c, size_t *n) {
+  return c->w ? strata_wave_state_size(c->w, n)
+              : strata_fdtd_state_size(c->f, n);
+}
+static strata_status ck_save(ck_solver *c, void *b, size_t n) {
+  return c->w ? strata_wave_save_state(c->w, b, n)
+              : strata_fdtd_save_state(c->f, b, n);
+}
+static strata_status ck_load(ck_solver *c, const void *b, size_t n) {
+  return c->w ? strata_wave_load_state(c->w, b, n)
+              : strata_fdtd_load_state(c->f, b, n);
+}
+
+/* Everything a run shows, gathered on rank 0 into out (size bytes). */
+static strata_status ck_result(ck_solver *c, unsigned char *out,
+                               size_t part, size_t *used) {
+  strata_status s;
+  *used = 0;
+  if (c->w) {
+    s = strata_wave_read(c->w, out);
+    size_t ns = 0;
+    if (s == STRATA_OK)
+      s = strata_wave_traces(c->w, out ? (double *)(void *)(out + part) : NULL,
+                             out ? 4 * 64 : 0, &ns);
+    *used = part + ns * 4 * sizeof(double);
+    return s;
+  }
+  strata_fdtd_component comp[3] = {
+      STRATA_FDTD_EZ, c->kind == 1 ? STRATA_FDTD_HX : STRATA_FDTD_EZ_PREV,
+      STRATA_FDTD_HY};
+  int nc = c->kind == 1 ? 3 : 2;
+  s = STRATA_OK;
+  for (int q = 0; q < nc && s == STRATA_OK; q++)
+    s = strata_fdtd_read(c->f, comp[q], out ? out + q * part : NULL);
+  *used = (size_t)nc * part;
+  return s;
+}
+
+static int one_restart(int kind, strata_precision p) {
+  strata_context *ctx = strata_dist_context(D);
+  const int P = strata_dist_size(D), me = strata_dist_rank(D);
+  const long N = 23, M = 31;
+  const char *what = kind == 0 ? "wave" : kind == 1 ? "fdtd Yee" : "fdtd "
+                                                                   "explicit";
+  ck_solver a, b;
+  CHECK_OK(ck_create(&a, kind, 0, p, D), ctx);
+  size_t part = (size_t)p * (kind == 0 ? 26 * 23 * (size_t)(P < 2 ? 33 : P * 16 + 1)
+                                       : 41 * (size_t)(P * 15 + 2));
+  size_t cap = 3 * part + 4 * 64 * sizeof(double), u1 = 0, u2 = 0;
+  unsigned char *want = rank0() ? calloc(1, cap) : NULL;
+  unsigned char *got = rank0() ? calloc(1, cap) : NULL;
+  size_t n = 0;
+  CHECK_OK(ck_step(&a, N), ctx);
+  CHECK_OK(ck_size(&a, &n), ctx);
+  unsigned char *blob = malloc(n);
+  CHECK(blob);
+  CHECK_OK(ck_save(&a, blob, n), ctx);
+  CHECK_OK(ck_step(&a, M), ctx);
+  CHECK_OK(ck_result(&a, want, part, &u1), ctx);
+  ck_destroy(&a);
+
+  CHECK_OK(ck_create(&b, kind, 0, p, D), ctx);
+  CHECK_OK(ck_load(&b, blob, n), ctx);
+  CHECK_OK(ck_step(&b, M), ctx);
+  CHECK_OK(ck_result(&b, got, part, &u2), ctx);
+  /* rank 1's part on rank 0 (rank 1 loads its own): refused by rank 0,
+   * and by rank 1 because rank 0 refused */
+  if (P >= 2) {
+    size_t n1 = 0;
+    unsigned char *b1 = blob_of_rank(1, blob, n, &n1);
+    CHECK(b1);
+    strata_status s = ck_load(&b, me == 0 ? b1 : blob, me == 0 ? n1 : n);
+    CHECKF(s == STRATA_EINVAL, "%s: rank 1's part loaded on rank %d: %s (%s)",
+           what, me, strata_status_name(s), strata_context_error(ctx));
+    const char *msg = strata_context_error(ctx);
+    CHECKF(me == 0 ? strstr(msg, "rank 1 of") && strstr(msg, "rank 0 of")
+                   : strstr(msg, "another rank") != NULL,
+           "%s: rank %d's message: %s", what, me, msg);
+    free(b1);
+  }
+  ck_destroy(&b);
+  /* another grid: every rank refuses */
+  CHECK_OK(ck_create(&b, kind, 1, p, D), ctx);
+  strata_status s = ck_load(&b, blob, n);
+  CHECKF(s == STRATA_EINVAL, "%s: a part loaded on another grid: %s (%s)",
+         what, strata_status_name(s), strata_context_error(ctx));
+  ck_destroy(&b);
+  /* a part in one process, on rank 0 alone */
+  if (rank0()) {
+    CHECK_OK(ck_create(&b, kind, 0, p, NULL), ctx);
+    s = ck_load(&b, blob, n);
+    CHECKF(s == STRATA_EINVAL && strstr(strata_context_error(ctx),
+                                        "one process"),
+           "%s: a part loaded in one process: %s (%s)", what,
+           strata_status_name(s), strata_context_error(ctx));
+    ck_destroy(&b);
+  }
+  free(blob);
+  if (!rank0()) return 0;
+  int same = u1 == u2 && u1 > 0 && !memcmp(want, got, u1);
+  double mx = 0;
+  for (size_t q = 0; q < part / (size_t)p; q++) {
+    double v = p == STRATA_F32 ? ((float *)(void *)want)[q]
+                               : ((double *)(void *)want)[q];
+    if (fabs(v) > mx) mx = fabs(v);
+  }
+  size_t at = first_diff(want, got, u1 < u2 ? u1 : u2, 1);
+  free(want);
+  free(got);
+  CHECKF(mx > 0, "%s: no field (all zero)", what);
+  CHECKF(same, "%s %s on %d ranks: the restarted run differs (%zu and %zu "
+         "bytes, first difference at byte %zu)", what,
+         p == STRATA_F32 ? "fp32" : "fp64", P, u1, u2, at);
+  return 0;
+}
+
+TEST(checkpoint_restart_over_ranks) {
+  if (skip_all) SKIP("%s", skip_why);
+  for (int k = 0; k < 3; k++)
+    for (int p = 0; p < 2; p++)
+      if (one_restart(k, p ? STRATA_F64 : STRATA_F32)) return 1;
+  if (rank0())
+    printf("  wave (CPML, receivers), FDTD Yee and explicit (PML): saved "
+           "parts restart bit for bit on %d ranks; other decompositions "
+           "refused\n", strata_dist_size(D));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (!strata_dist_available(skip_why, sizeof skip_why)) {
     skip_all = 1;
@@ -584,7 +809,8 @@ int main(int argc, char **argv) {
       STRATA__FOR_EACH(STRATA__TE, operators_overlapped,
                        operators_not_overlapped, heat_equals_one_rank,
                        wave_equals_one_rank, fdtd_equals_one_rank,
-                       refuses_slabs_thinner_than_the_halo, split_and_window)};
+                       refuses_slabs_thinner_than_the_halo, split_and_window,
+                       checkpoint_restart_over_ranks)};
   int rc = strata_test_main(argc, argv, tests,
                             (int)(sizeof tests / sizeof tests[0]));
   strata_dist_destroy(&D_plain);

@@ -520,60 +520,78 @@ static int fdtd_state_fields(strata_fdtd *f, strata_field **out, int *dirty) {
   return n;
 }
 
+/* the field whose window describes this rank's part */
+static const strata_field *fdtd_u(const strata_fdtd *f) {
+  return f->o.scheme == STRATA_FDTD_EXPLICIT ? f->e->u : f->ez;
+}
+
+#define FDTD_STATE_TAG_PART 0x3130505044465453ull /* "STFDPP01" */
+
+static size_t fdtd_head_bytes(const strata_fdtd *f) {
+  return STRATA__STATE_HEAD * 8 + (f->o.dist ? STRATA__STATE_PART * 8 : 0);
+}
+
 strata_status strata_fdtd_state_size(const strata_fdtd *f, size_t *bytes) {
   if (!f) return STRATA_EINVAL;
-  if (f->o.dist)
-    return strata__fail(f->ctx, STRATA_ENOTSUP,
-                        "fdtd: checkpoints of a run over several ranks are "
-                        "not supported yet");
   if (!bytes) return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: bytes is NULL");
   strata_field *fl[14];
   int dirty, nf = fdtd_state_fields((strata_fdtd *)f, fl, &dirty);
-  *bytes = STRATA__STATE_HEAD * 8 + strata__state_fields_bytes(fl, nf);
+  *bytes = fdtd_head_bytes(f) + strata__state_fields_bytes(fl, nf);
   return STRATA_OK;
+}
+
+static strata_status fdtd_save(strata_fdtd *f, void *buf, size_t size) {
+  strata_field *fl[14];
+  int dirty, nf = fdtd_state_fields(f, fl, &dirty);
+  size_t fb = strata__state_fields_bytes(fl, nf), hb = fdtd_head_bytes(f);
+  if (!buf || size < hb + fb)
+    return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: the state needs %zu "
+                        "bytes, the buffer has %zu%s", hb + fb, size,
+                        buf ? "" : " (NULL)");
+  uint64_t h[STRATA__STATE_HEAD] = {
+      f->o.dist ? FDTD_STATE_TAG_PART : FDTD_STATE_TAG,
+      (uint64_t)f->o.precision, (uint64_t)nf, (uint64_t)fb,
+      (uint64_t)f->steps, (uint64_t)f->o.scheme, 0, (uint64_t)dirty};
+  memcpy(buf, h, sizeof h);
+  if (f->o.dist) {
+    uint64_t part[STRATA__STATE_PART];
+    strata__state_part(fdtd_u(f), part);
+    memcpy((unsigned char *)buf + sizeof h, part, sizeof part);
+  }
+  return strata__state_fields_save(fl, nf, (unsigned char *)buf + hb);
 }
 
 strata_status strata_fdtd_save_state(const strata_fdtd *cf, void *buf,
                                      size_t size) {
   if (!cf) return STRATA_EINVAL;
-  if (cf->o.dist)
-    return strata__fail(cf->ctx, STRATA_ENOTSUP,
-                        "fdtd: checkpoints of a run over several ranks are "
-                        "not supported yet");
   strata_fdtd *f = (strata_fdtd *)cf;
-  strata_field *fl[14];
-  int dirty, nf = fdtd_state_fields(f, fl, &dirty);
-  size_t fb = strata__state_fields_bytes(fl, nf);
-  if (!buf || size < STRATA__STATE_HEAD * 8 + fb)
-    return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: the state needs %zu "
-                        "bytes, the buffer has %zu%s",
-                        (size_t)STRATA__STATE_HEAD * 8 + fb, size,
-                        buf ? "" : " (NULL)");
-  uint64_t h[STRATA__STATE_HEAD] = {
-      FDTD_STATE_TAG, (uint64_t)f->o.precision, (uint64_t)nf, (uint64_t)fb,
-      (uint64_t)f->steps, (uint64_t)f->o.scheme, 0, (uint64_t)dirty};
-  memcpy(buf, h, sizeof h);
-  return strata__state_fields_save(fl, nf, (unsigned char *)buf + sizeof h);
+  return strata__state_agree(fdtd_u(f), fdtd_save(f, buf, size), "fdtd",
+                             "save");
 }
 
-strata_status strata_fdtd_load_state(strata_fdtd *f, const void *buf,
-                                     size_t size) {
-  if (!f) return STRATA_EINVAL;
-  if (f->o.dist)
-    return strata__fail(f->ctx, STRATA_ENOTSUP,
-                        "fdtd: checkpoints of a run over several ranks are "
-                        "not supported yet");
+static strata_status fdtd_check(strata_fdtd *f, const void *buf, size_t size,
+                                uint64_t *h) {
   strata_field *fl[14];
   int dirty, nf = fdtd_state_fields(f, fl, &dirty);
   size_t fb = strata__state_fields_bytes(fl, nf);
-  uint64_t h[STRATA__STATE_HEAD];
-  if (!buf || size < sizeof h)
+  if (!buf || size < STRATA__STATE_HEAD * 8)
     return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: no state (%zu bytes)",
                         buf ? size : 0);
-  memcpy(h, buf, sizeof h);
-  if (h[0] != FDTD_STATE_TAG)
+  memcpy(h, buf, STRATA__STATE_HEAD * 8);
+  if (h[0] != FDTD_STATE_TAG && h[0] != FDTD_STATE_TAG_PART)
     return strata__fail(f->ctx, STRATA_EFORMAT, "fdtd: not an FDTD solver's "
                         "state");
+  const int part = h[0] == FDTD_STATE_TAG_PART;
+  size_t hb = STRATA__STATE_HEAD * 8 + (part ? STRATA__STATE_PART * 8 : 0);
+  if (size < hb)
+    return strata__fail(f->ctx, STRATA_EFORMAT, "fdtd: the state is "
+                        "truncated (%zu bytes)", size);
+  uint64_t *pr = h + STRATA__STATE_HEAD;
+  if (part)
+    memcpy(pr, (const unsigned char *)buf + STRATA__STATE_HEAD * 8,
+           STRATA__STATE_PART * 8);
+  strata_status s = strata__state_part_check(fdtd_u(f), "fdtd", part, pr);
+  if (s != STRATA_OK) return s;
   if (h[1] != (uint64_t)f->o.precision || h[2] != (uint64_t)nf ||
       h[3] != fb || h[5] != (uint64_t)f->o.scheme)
     return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: the state is of "
@@ -582,17 +600,33 @@ strata_status strata_fdtd_load_state(strata_fdtd *f, const void *buf,
                         (unsigned)h[1], (unsigned)h[5], (unsigned)h[2],
                         (size_t)h[3], (unsigned)f->o.precision,
                         (unsigned)f->o.scheme, nf, fb);
-  if (size != sizeof h + fb || h[7] > 1 || h[4] > (uint64_t)LONG_MAX)
+  if (size != hb + fb || h[7] > 1 || h[4] > (uint64_t)LONG_MAX)
     return strata__fail(f->ctx, STRATA_EFORMAT, "fdtd: the state is "
                         "inconsistent (%zu bytes, %zu expected)", size,
-                        sizeof h + fb);
-  strata_status s = strata__state_fields_load(
-      fl, nf, (const unsigned char *)buf + sizeof h);
-  if (s != STRATA_OK) return s;
-  f->steps = (long)h[4];
-  if (f->o.scheme == STRATA_FDTD_EXPLICIT)
-    f->e->dirty = (int)h[7];
-  else
-    f->dirty = (int)h[7];
+                        hb + fb);
   return STRATA_OK;
+}
+
+strata_status strata_fdtd_load_state(strata_fdtd *f, const void *buf,
+                                     size_t size) {
+  if (!f) return STRATA_EINVAL;
+  uint64_t h[STRATA__STATE_HEAD + STRATA__STATE_PART];
+  /* with dist: every rank checks its part, then all load or none does */
+  strata_status s = strata__state_agree(
+      fdtd_u(f), fdtd_check(f, buf, size, h), "fdtd", "load");
+  if (s != STRATA_OK) return s;
+  strata_field *fl[14];
+  int dirty, nf = fdtd_state_fields(f, fl, &dirty);
+  s = strata__state_fields_load(
+      fl, nf,
+      (const unsigned char *)buf + STRATA__STATE_HEAD * 8 +
+          (h[0] == FDTD_STATE_TAG_PART ? STRATA__STATE_PART * 8 : 0));
+  if (s == STRATA_OK) {
+    f->steps = (long)h[4];
+    if (f->o.scheme == STRATA_FDTD_EXPLICIT)
+      f->e->dirty = (int)h[7];
+    else
+      f->dirty = (int)h[7];
+  }
+  return strata__state_agree(fdtd_u(f), s, "fdtd", "load");
 }

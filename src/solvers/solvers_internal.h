@@ -67,6 +67,24 @@ strata_status strata__state_fields_save(strata_field *const *f, int n,
 strata_status strata__state_fields_load(strata_field *const *f, int n,
                                         const unsigned char *p);
 int strata__we_state_fields(strata__wengine *e, strata_field **out);
+/* With dist, a blob's header (tagged as a part) is followed by a part
+ * record of STRATA__STATE_PART uint64 values: the rank, the number of
+ * ranks, the global grid n[3], the first owned plane and the owned plane
+ * count of u's window (then one spare 0), so that a part is loaded only
+ * on the same decomposition. */
+#define STRATA__STATE_PART 8
+void strata__state_part(const strata_field *u,
+                        uint64_t p[STRATA__STATE_PART]);
+/* STRATA_OK when a state saved with (saved_dist, saved: its part record,
+ * unread when saved_dist is 0) belongs to the solver whose u is given;
+ * else STRATA_EINVAL with a message naming both. */
+strata_status strata__state_part_check(const strata_field *u, const char *who,
+                                       int saved_dist, const uint64_t *saved);
+/* Collective on a distributed u (every rank calls it once; nothing without
+ * a window): s if this rank failed, else the worst failure of another rank
+ * with "another rank failed to <what> its state", else STRATA_OK. */
+strata_status strata__state_agree(const strata_field *u, strata_status s,
+                                  const char *who, const char *what);
 
 /* Backend memory holding n doubles copied from host (NULL host: zeros). */
 strata_status strata__dev_doubles(strata_context *ctx, const double *host,

@@ -726,19 +726,19 @@ strata_status strata_wave_get_info(const strata_wave *w,
 /* ---- state (checkpoints) -------------------------------------------------- */
 
 #define WAVE_STATE_TAG 0x3130455441565753ull /* "SWVATE01" */
+/* a rank's part of a distributed solver: the part record follows */
+#define WAVE_STATE_TAG_PART 0x3130505441565753ull /* "SWVATP01" */
 
 static size_t wave_state_size(strata_wave *w, strata_field **f, int *nf) {
   *nf = strata__we_state_fields(w->e, f);
-  return STRATA__STATE_HEAD * 8 + strata__state_fields_bytes(f, *nf) +
+  return STRATA__STATE_HEAD * 8 +
+         (w->o.dist ? STRATA__STATE_PART * 8 : 0) +
+         strata__state_fields_bytes(f, *nf) +
          w->nsamples * (size_t)w->nrec * sizeof(double);
 }
 
 strata_status strata_wave_state_size(const strata_wave *w, size_t *bytes) {
   if (!w) return STRATA_EINVAL;
-  if (w->o.dist)
-    return strata__fail(w->ctx, STRATA_ENOTSUP,
-                        "wave: checkpoints of a run over several ranks are "
-                        "not supported yet");
   if (!bytes) return strata__fail(w->ctx, STRATA_EINVAL, "wave: bytes is NULL");
   strata_field *f[14];
   int nf;
@@ -746,14 +746,7 @@ strata_status strata_wave_state_size(const strata_wave *w, size_t *bytes) {
   return STRATA_OK;
 }
 
-strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
-                                     size_t size) {
-  if (!cw) return STRATA_EINVAL;
-  strata_wave *w = (strata_wave *)cw;
-  if (w->o.dist)
-    return strata__fail(w->ctx, STRATA_ENOTSUP,
-                        "wave: checkpoints of a run over several ranks are "
-                        "not supported yet");
+static strata_status wave_save(strata_wave *w, void *buf, size_t size) {
   strata_field *f[14];
   int nf;
   size_t need = wave_state_size(w, f, &nf);
@@ -762,12 +755,19 @@ strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
                         "bytes, the buffer has %zu%s", need, size,
                         buf ? "" : " (NULL)");
   uint64_t h[STRATA__STATE_HEAD] = {
-      WAVE_STATE_TAG, (uint64_t)w->o.precision, (uint64_t)nf,
+      w->o.dist ? WAVE_STATE_TAG_PART : WAVE_STATE_TAG,
+      (uint64_t)w->o.precision, (uint64_t)nf,
       (uint64_t)strata__state_fields_bytes(f, nf), (uint64_t)w->steps,
       (uint64_t)w->nsamples, (uint64_t)w->nrec, (uint64_t)w->e->dirty};
   unsigned char *p = buf;
   memcpy(p, h, sizeof h);
   p += sizeof h;
+  if (w->o.dist) {
+    uint64_t part[STRATA__STATE_PART];
+    strata__state_part(w->e->u, part);
+    memcpy(p, part, sizeof part);
+    p += sizeof part;
+  }
   strata_status s = strata__state_fields_save(f, nf, p);
   if (s != STRATA_OK) return s;
   p += h[3];
@@ -777,49 +777,80 @@ strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
   return s;
 }
 
-strata_status strata_wave_load_state(strata_wave *w, const void *buf,
+strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
                                      size_t size) {
-  if (!w) return STRATA_EINVAL;
-  if (w->o.dist)
-    return strata__fail(w->ctx, STRATA_ENOTSUP,
-                        "wave: checkpoints of a run over several ranks are "
-                        "not supported yet");
+  if (!cw) return STRATA_EINVAL;
+  strata_wave *w = (strata_wave *)cw;
+  return strata__state_agree(w->e->u, wave_save(w, buf, size), "wave",
+                             "save");
+}
+
+/* Checks a state against this solver; on success *fb, *tb are its fields'
+ * and traces' bytes and *hdr the header (h, then the part record). */
+static strata_status wave_check(strata_wave *w, const void *buf, size_t size,
+                                uint64_t *h, size_t *fb, size_t *tb) {
   strata_field *f[14];
   int nf;
   wave_state_size(w, f, &nf);
-  uint64_t h[STRATA__STATE_HEAD];
-  if (!buf || size < sizeof h)
+  if (!buf || size < STRATA__STATE_HEAD * 8)
     return strata__fail(w->ctx, STRATA_EINVAL, "wave: no state (%zu bytes)",
                         buf ? size : 0);
-  memcpy(h, buf, sizeof h);
-  size_t fb = strata__state_fields_bytes(f, nf);
-  if (h[0] != WAVE_STATE_TAG)
+  memcpy(h, buf, STRATA__STATE_HEAD * 8);
+  *fb = strata__state_fields_bytes(f, nf);
+  if (h[0] != WAVE_STATE_TAG && h[0] != WAVE_STATE_TAG_PART)
     return strata__fail(w->ctx, STRATA_EFORMAT, "wave: not a wave solver's "
                         "state");
+  const int part = h[0] == WAVE_STATE_TAG_PART;
+  size_t hb = STRATA__STATE_HEAD * 8 + (part ? STRATA__STATE_PART * 8 : 0);
+  if (size < hb)
+    return strata__fail(w->ctx, STRATA_EFORMAT, "wave: the state is "
+                        "truncated (%zu bytes)", size);
+  uint64_t *pr = h + STRATA__STATE_HEAD;
+  if (part)
+    memcpy(pr, (const unsigned char *)buf + STRATA__STATE_HEAD * 8,
+           STRATA__STATE_PART * 8);
+  strata_status s = strata__state_part_check(w->e->u, "wave", part, pr);
+  if (s != STRATA_OK) return s;
   if (h[1] != (uint64_t)w->o.precision || h[2] != (uint64_t)nf ||
-      h[3] != fb || h[6] != (uint64_t)w->nrec)
+      h[3] != *fb || h[6] != (uint64_t)w->nrec)
     return strata__fail(w->ctx, STRATA_EINVAL, "wave: the state is of "
                         "another solver setup (precision %u, %u fields of "
                         "%zu bytes, %u receivers; this solver: %u, %d, %zu, "
                         "%d)", (unsigned)h[1], (unsigned)h[2], (size_t)h[3],
-                        (unsigned)h[6], (unsigned)w->o.precision, nf, fb,
+                        (unsigned)h[6], (unsigned)w->o.precision, nf, *fb,
                         w->nrec);
-  size_t tb = (size_t)h[5] * (size_t)w->nrec * sizeof(double);
+  *tb = (size_t)h[5] * (size_t)w->nrec * sizeof(double);
   if (h[5] > ((uint64_t)h[4] / (uint64_t)w->o.record_every) + 1 ||
-      size != sizeof h + fb + tb || h[7] > 1)
+      size != hb + *fb + *tb || h[7] > 1)
     return strata__fail(w->ctx, STRATA_EFORMAT, "wave: the state is "
                         "inconsistent (%zu bytes for %llu steps and %llu "
                         "samples)", size, (unsigned long long)h[4],
                         (unsigned long long)h[5]);
-  strata_status s = grow_traces(w, (size_t)h[5] + 1);
+  return grow_traces(w, (size_t)h[5] + 1);
+}
+
+strata_status strata_wave_load_state(strata_wave *w, const void *buf,
+                                     size_t size) {
+  if (!w) return STRATA_EINVAL;
+  uint64_t h[STRATA__STATE_HEAD + STRATA__STATE_PART];
+  size_t fb = 0, tb = 0;
+  /* with dist: every rank checks its part, then all load or none does */
+  strata_status s = strata__state_agree(
+      w->e->u, wave_check(w, buf, size, h, &fb, &tb), "wave", "load");
   if (s != STRATA_OK) return s;
-  const unsigned char *p = (const unsigned char *)buf + sizeof h;
+  strata_field *f[14];
+  int nf;
+  wave_state_size(w, f, &nf);
+  const unsigned char *p =
+      (const unsigned char *)buf + STRATA__STATE_HEAD * 8 +
+      (h[0] == WAVE_STATE_TAG_PART ? STRATA__STATE_PART * 8 : 0);
   s = strata__state_fields_load(f, nf, p);
-  if (s != STRATA_OK) return s;
-  if (tb) s = w->ctx->be->from_host(w->ctx, w->trace, p + fb, tb);
-  if (s != STRATA_OK) return s;
-  w->steps = (long)h[4];
-  w->nsamples = (size_t)h[5];
-  w->e->dirty = (int)h[7];
-  return STRATA_OK;
+  if (s == STRATA_OK && tb)
+    s = w->ctx->be->from_host(w->ctx, w->trace, p + fb, tb);
+  if (s == STRATA_OK) {
+    w->steps = (long)h[4];
+    w->nsamples = (size_t)h[5];
+    w->e->dirty = (int)h[7];
+  }
+  return strata__state_agree(w->e->u, s, "wave", "load");
 }

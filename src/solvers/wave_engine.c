@@ -5,6 +5,7 @@
 #include "solvers_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -384,4 +385,65 @@ int strata__we_state_fields(strata__wengine *e, strata_field **out) {
         out[n++] = e->a.slab[a][s].zeta;
       }
   return n;
+}
+
+/* ---- state blobs of distributed solvers ---------------------------------- */
+
+void strata__state_part(const strata_field *u,
+                        uint64_t p[STRATA__STATE_PART]) {
+  memset(p, 0, STRATA__STATE_PART * sizeof *p);
+  if (!u->win) return;
+  const strata__window *w = u->win;
+  p[0] = (uint64_t)strata__dist_rank(w->dist);
+  p[1] = (uint64_t)strata__dist_size(w->dist);
+  for (int a = 0; a < 3; a++) p[2 + a] = (uint64_t)w->gn[a];
+  p[5] = (uint64_t)w->own_lo;
+  p[6] = (uint64_t)w->own_n;
+}
+
+static void part_words(const uint64_t p[STRATA__STATE_PART], char *s,
+                       size_t n) {
+  snprintf(s, n, "rank %llu of %llu, grid %llux%llux%llu, planes %llu..%llu",
+           (unsigned long long)p[0], (unsigned long long)p[1],
+           (unsigned long long)p[2], (unsigned long long)p[3],
+           (unsigned long long)p[4], (unsigned long long)p[5],
+           (unsigned long long)(p[5] + p[6] - 1));
+}
+
+strata_status strata__state_part_check(const strata_field *u, const char *who,
+                                       int saved_dist,
+                                       const uint64_t *saved) {
+  char mine[160], theirs[160];
+  uint64_t p[STRATA__STATE_PART];
+  strata__state_part(u, p);
+  if (u->win) part_words(p, mine, sizeof mine);
+  if (saved_dist) part_words(saved, theirs, sizeof theirs);
+  if (!saved_dist && u->win)
+    return strata__fail(u->ctx, STRATA_EINVAL,
+                        "%s: the state was saved by one process; this solver "
+                        "is a part of a run over several (%s)", who, mine);
+  if (saved_dist && !u->win)
+    return strata__fail(u->ctx, STRATA_EINVAL,
+                        "%s: the state is one rank's part of a run over "
+                        "several (%s); this solver runs in one process", who,
+                        theirs);
+  if (saved_dist && memcmp(p, saved, sizeof p) != 0)
+    return strata__fail(u->ctx, STRATA_EINVAL,
+                        "%s: the state was saved on another decomposition "
+                        "(%s); this solver is %s", who, theirs, mine);
+  return STRATA_OK;
+}
+
+strata_status strata__state_agree(const strata_field *u, strata_status s,
+                                  const char *who, const char *what) {
+  if (!u->win) return s;
+  double v[2] = {s != STRATA_OK, (double)s};
+  strata_status r = strata_dist_allreduce(u->win->dist, v, 2, 1);
+  if (s != STRATA_OK) return s;
+  if (r != STRATA_OK) return r;
+  if (v[0] > 0)
+    return strata__fail(u->ctx, (strata_status)(int)v[1],
+                        "%s: another rank failed to %s its state (its message "
+                        "says why)", who, what);
+  return STRATA_OK;
 }

@@ -634,25 +634,57 @@ static int run_agree(run_state *r, int rc) {
 
 /* What cannot run over several processes.  It reads only the case and the
  * options, so every rank gives the same answer.  0, or -1 with r->err. */
-static int dist_refusal(run_state *r, const run_args *a, long ck_every,
-                        int nranks) {
+static int dist_refusal(run_state *r, int nranks) {
   char over[64] = "over several processes";
   if (nranks > 1) snprintf(over, sizeof over, "over %d processes", nranks);
   if (!r->solver->read)
     return run_fail(r, "%s: solver '%s' cannot run %s (heat, wave, fdtd and "
                     "operator can); run it as one process, without the MPI "
                     "launcher", r->cf.path, r->solver->kind, over);
-  if (ck_every || a->restart)
-    return run_fail(r, "%s: %s: checkpoints cannot be written or read %s "
-                    "yet; run as one process to checkpoint or restart",
-                    r->cf.path,
-                    a->restart               ? "--restart"
-                    : a->checkpoint_every > 0 ? "--checkpoint-every"
-                                              : "[run] checkpoint_every",
-                    over);
   if (r->dims < 2)
     return run_fail(r, "%s: a 1D grid cannot be split %s (a 2D grid is "
                     "split along y, a 3D grid along z)", r->cf.path, over);
+  return 0;
+}
+
+/* Writes the checkpoint of r->step into dir: checkpoint.stck for one
+ * process.  Over several, every rank writes its own part (rank 0 that
+ * name, rank r checkpoint.stck.rank<r>), each whole under a temporary name
+ * first, renamed only once every rank's part is written, so a failure on
+ * one rank leaves the previous checkpoint's parts together.  Returns 0 or
+ * an exit code (over several processes the same on every rank), the
+ * message printed. */
+static int save_checkpoint(run_state *r, const char *dir) {
+  char path[4096], mine[4200];
+  snprintf(path, sizeof path, "%s/checkpoint.stck", dir);
+  if (!r->dist) {
+    if (!r->solver->checkpoint_save(r, path)) return 0;
+    cli_err("%s", r->err);
+    return CLI_FAIL;
+  }
+  ckpt_part_path(path, r->rank, mine, sizeof mine);
+  int rc = run_agree(r, r->solver->checkpoint_save(r, mine) ? CLI_FAIL : 0);
+  int crc = ckpt_commit(mine, rc == 0, r->err, sizeof r->err) ? CLI_FAIL : 0;
+  return rc ? rc : run_agree(r, crc);
+}
+
+/* Loads the checkpoint path (over several processes, every rank its part:
+ * path for rank 0, path.rank<r> for rank r) into the solver.  Returns 0
+ * or an exit code, the same on every rank, the message printed. */
+static int load_checkpoint(run_state *r, const char *path) {
+  char mine[4200];
+  ckpt_part_path(path, r->dist ? r->rank : 0, mine, sizeof mine);
+  int rc = run_agree(r, r->solver->checkpoint_load(r, mine) ? CLI_USAGE : 0);
+  if (rc || !r->dist) return rc;
+  /* parts of different checkpoints (one rank's write failed, or files
+   * were copied together by hand) */
+  double v[2] = {(double)r->step, -(double)r->step};
+  strata_dist_allreduce(r->dist, v, 2, 1);
+  if (v[0] != -v[1]) {
+    run_fail(r, "%s: the parts hold different steps (%.0f to %.0f): they "
+             "are not of one checkpoint", path, -v[1], v[0]);
+    return run_agree(r, CLI_USAGE);
+  }
   return 0;
 }
 
@@ -752,7 +784,7 @@ int cli_run(int argc, char **argv) {
     }
   }
   /* every refusal before any rank starts MPI or a device */
-  if (multi && L.size > 1 && dist_refusal(r, &a, ck_every, L.size)) {
+  if (multi && L.size > 1 && dist_refusal(r, L.size)) {
     cli_err("%s", r->err);
     rc = CLI_USAGE;
     goto done;
@@ -781,7 +813,7 @@ int cli_run(int argc, char **argv) {
       cli_set_rank(-1);
     } else {
       cli_set_rank(r->rank);
-      if (L.size < 1 && dist_refusal(r, &a, ck_every, r->nranks)) {
+      if (L.size < 1 && dist_refusal(r, r->nranks)) {
         cli_err("%s", r->err);
         rc = CLI_USAGE;
         goto done;
@@ -840,11 +872,7 @@ int cli_run(int argc, char **argv) {
                                     : CLI_FAIL;
   }
   if ((rc = run_agree(r, crc))) goto done;
-  if (a.restart && r->solver->checkpoint_load(r, a.restart)) {
-    cli_err("%s", r->err);
-    rc = CLI_USAGE;
-    goto done;
-  }
+  if (a.restart && (rc = load_checkpoint(r, a.restart))) goto done;
   if (r->step > r->steps) {
     cli_err("%s: the checkpoint is at step %ld, past the case's %ld steps",
             a.restart, r->step, r->steps);
@@ -971,11 +999,9 @@ int cli_run(int argc, char **argv) {
       if ((rc = run_agree(r, write_snapshot(r, &o, stem) ? CLI_FAIL : 0)))
         goto done;
     }
-    if (ck_every && r->step % ck_every == 0 && r->step < r->steps) {
-      char path[4096];
-      snprintf(path, sizeof path, "%s/checkpoint.stck", o.dir);
-      if (r->solver->checkpoint_save(r, path)) goto fail;
-    }
+    if (ck_every && r->step % ck_every == 0 && r->step < r->steps &&
+        (rc = save_checkpoint(r, o.dir)))
+      goto done;
   }
   cli_progress_finish(&pg);
   double wall = cli_now() - t_start;
@@ -990,11 +1016,9 @@ int cli_run(int argc, char **argv) {
                              ? CLI_FAIL
                              : 0)))
     goto done;
-  if (interrupted && r->solver->checkpoint_save && !r->dist) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/checkpoint.stck", o.dir);
-    if (r->solver->checkpoint_save(r, path)) goto fail;
-  }
+  if (interrupted && r->solver->checkpoint_save &&
+      (rc = save_checkpoint(r, o.dir)))
+    goto done;
   /* the summary (every rank builds it; rank 0 writes it) */
   long done_steps = r->step - first;
   double gpts = kernel_s > 0 ? done_steps * points / kernel_s * 1e-9 : 0;
@@ -1063,10 +1087,6 @@ int cli_run(int argc, char **argv) {
     fprintf(stderr, "; output in %s/\n", o.dir);
   }
   if (interrupted) rc = 130;
-  goto done;
-fail: /* one process only: checkpoints */
-  cli_err("%s", r->err);
-  rc = CLI_FAIL;
 done:
   if (json) fclose(json);
   free(json_buf);

@@ -194,14 +194,16 @@ static void op_describe(run_state *r, FILE *json) {
 
 static int op_ck_save(run_state *r, const char *path) {
   op_state *s = r->impl;
+  ckpt_part pt = {r->rank, r->nranks};
   return ckpt_save(path, "operator", ckpt_case_hash(&r->cf), r->step, 1,
-                   &s->a, r->err, sizeof r->err);
+                   &s->a, r->dist ? &pt : NULL, r->err, sizeof r->err);
 }
 
 static int op_ck_load(run_state *r, const char *path) {
   op_state *s = r->impl;
+  ckpt_part pt = {r->rank, r->nranks};
   return ckpt_load(path, "operator", ckpt_case_hash(&r->cf), &r->step, 1,
-                   &s->a, r->err, sizeof r->err);
+                   &s->a, r->dist ? &pt : NULL, r->err, sizeof r->err);
 }
 
 static void op_destroy(run_state *r) {

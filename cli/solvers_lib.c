@@ -44,6 +44,66 @@ static int estimate_fields(run_state *r, int nfields, int ghost,
   return 0;
 }
 
+/* ---- checkpoints ----------------------------------------------------------- */
+
+/* this rank's part over several processes, NULL for one process */
+static const ckpt_part *part_of(run_state *r, ckpt_part *p) {
+  if (!r->dist) return NULL;
+  p->rank = r->rank;
+  p->nranks = r->nranks;
+  return p;
+}
+
+/* A solver whose state is one blob (wave, fdtd).  Over several processes
+ * the library's save and load are collective: every rank calls them, a
+ * rank that has nothing to give passes no buffer (and fails, as do the
+ * others then), so no rank waits for another. */
+typedef struct {
+  const char *kind;
+  strata_status (*size)(const void *solver, size_t *bytes);
+  strata_status (*save)(const void *solver, void *buf, size_t size);
+  strata_status (*load)(void *solver, const void *buf, size_t size);
+} blob_ops;
+
+static int blob_ck_save(run_state *r, void *solver, const blob_ops *ops,
+                        const char *path) {
+  size_t n = 0;
+  void *buf = NULL;
+  ckpt_part pt;
+  strata_status s = ops->size(solver, &n);
+  int nomem = s == STRATA_OK && !(buf = malloc(n ? n : 1));
+  if (s == STRATA_OK || r->dist) {
+    strata_status s2 = ops->save(solver, nomem ? NULL : buf, nomem ? 0 : n);
+    if (s == STRATA_OK) s = s2;
+  }
+  int rc = nomem ? run_fail(r, "checkpoint: out of memory (%zu bytes)", n)
+           : s != STRATA_OK
+               ? run_fail(r, "checkpoint: %s", strata_context_error(r->ctx))
+               : ckpt_save_blob(path, ops->kind, ckpt_case_hash(&r->cf),
+                                r->step, buf, n, part_of(r, &pt), r->err,
+                                sizeof r->err);
+  free(buf);
+  return rc;
+}
+
+static int blob_ck_load(run_state *r, void *solver, const blob_ops *ops,
+                        const char *path) {
+  void *buf = NULL;
+  size_t n = 0;
+  long step = 0;
+  ckpt_part pt;
+  int bad = ckpt_load_blob(path, ops->kind, ckpt_case_hash(&r->cf), &step,
+                           &buf, &n, part_of(r, &pt), r->err, sizeof r->err);
+  if (bad && !r->dist) return -1;
+  strata_status s = ops->load(solver, bad ? NULL : buf, bad ? 0 : n);
+  free(buf);
+  if (bad) return -1; /* its own message, not the library's */
+  if (s != STRATA_OK)
+    return run_fail(r, "%s: %s", path, strata_context_error(r->ctx));
+  r->step = step;
+  return 0;
+}
+
 /* ---- heat ---------------------------------------------------------------- */
 
 static int heat_estimate(run_state *r, size_t *bytes) {
@@ -112,14 +172,16 @@ static void heat_describe(run_state *r, FILE *json) {
 
 static int heat_ck_save(run_state *r, const char *path) {
   strata_field *f = strata_heat_field(r->impl);
+  ckpt_part pt;
   return ckpt_save(path, "heat", ckpt_case_hash(&r->cf), r->step, 1, &f,
-                   r->err, sizeof r->err);
+                   part_of(r, &pt), r->err, sizeof r->err);
 }
 
 static int heat_ck_load(run_state *r, const char *path) {
   strata_field *f = strata_heat_field(r->impl);
+  ckpt_part pt;
   return ckpt_load(path, "heat", ckpt_case_hash(&r->cf), &r->step, 1, &f,
-                   r->err, sizeof r->err);
+                   part_of(r, &pt), r->err, sizeof r->err);
 }
 
 static void heat_destroy(run_state *r) {
@@ -350,34 +412,23 @@ static int wave_traces(run_state *r, strata_traces *t, double **buf) {
   return 0;
 }
 
+static strata_status wave_size(const void *w, size_t *n) {
+  return strata_wave_state_size(w, n);
+}
+static strata_status wave_save(const void *w, void *b, size_t n) {
+  return strata_wave_save_state(w, b, n);
+}
+static strata_status wave_load(void *w, const void *b, size_t n) {
+  return strata_wave_load_state(w, b, n);
+}
+static const blob_ops wave_blob = {"wave", wave_size, wave_save, wave_load};
+
 static int wave_ck_save(run_state *r, const char *path) {
-  strata_wave *w = ((wave_state *)r->impl)->w;
-  size_t n = 0;
-  void *buf = NULL;
-  strata_status s = strata_wave_state_size(w, &n);
-  if (s == STRATA_OK && !(buf = malloc(n))) s = STRATA_ENOMEM;
-  if (s == STRATA_OK) s = strata_wave_save_state(w, buf, n);
-  int rc = s != STRATA_OK
-               ? run_fail(r, "checkpoint: %s", strata_context_error(r->ctx))
-               : ckpt_save_blob(path, "wave", ckpt_case_hash(&r->cf), r->step,
-                                buf, n, r->err, sizeof r->err);
-  free(buf);
-  return rc;
+  return blob_ck_save(r, ((wave_state *)r->impl)->w, &wave_blob, path);
 }
 
 static int wave_ck_load(run_state *r, const char *path) {
-  void *buf = NULL;
-  size_t n = 0;
-  long step = 0;
-  if (ckpt_load_blob(path, "wave", ckpt_case_hash(&r->cf), &step, &buf, &n,
-                     r->err, sizeof r->err))
-    return -1;
-  strata_status s = strata_wave_load_state(((wave_state *)r->impl)->w, buf, n);
-  free(buf);
-  if (s != STRATA_OK)
-    return run_fail(r, "%s: %s", path, strata_context_error(r->ctx));
-  r->step = step;
-  return 0;
+  return blob_ck_load(r, ((wave_state *)r->impl)->w, &wave_blob, path);
 }
 
 static void wave_destroy(run_state *r) {
@@ -495,34 +546,23 @@ static double fdtd_bpp(run_state *r) {
   return (((fdtd_state *)r->impl)->yee ? 6.0 : 3.0) * (double)r->precision;
 }
 
+static strata_status fdtd_size(const void *f, size_t *n) {
+  return strata_fdtd_state_size(f, n);
+}
+static strata_status fdtd_save(const void *f, void *b, size_t n) {
+  return strata_fdtd_save_state(f, b, n);
+}
+static strata_status fdtd_load(void *f, const void *b, size_t n) {
+  return strata_fdtd_load_state(f, b, n);
+}
+static const blob_ops fdtd_blob = {"fdtd", fdtd_size, fdtd_save, fdtd_load};
+
 static int fdtd_ck_save(run_state *r, const char *path) {
-  strata_fdtd *f = ((fdtd_state *)r->impl)->f;
-  size_t n = 0;
-  void *buf = NULL;
-  strata_status s = strata_fdtd_state_size(f, &n);
-  if (s == STRATA_OK && !(buf = malloc(n))) s = STRATA_ENOMEM;
-  if (s == STRATA_OK) s = strata_fdtd_save_state(f, buf, n);
-  int rc = s != STRATA_OK
-               ? run_fail(r, "checkpoint: %s", strata_context_error(r->ctx))
-               : ckpt_save_blob(path, "fdtd", ckpt_case_hash(&r->cf), r->step,
-                                buf, n, r->err, sizeof r->err);
-  free(buf);
-  return rc;
+  return blob_ck_save(r, ((fdtd_state *)r->impl)->f, &fdtd_blob, path);
 }
 
 static int fdtd_ck_load(run_state *r, const char *path) {
-  void *buf = NULL;
-  size_t n = 0;
-  long step = 0;
-  if (ckpt_load_blob(path, "fdtd", ckpt_case_hash(&r->cf), &step, &buf, &n,
-                     r->err, sizeof r->err))
-    return -1;
-  strata_status s = strata_fdtd_load_state(((fdtd_state *)r->impl)->f, buf, n);
-  free(buf);
-  if (s != STRATA_OK)
-    return run_fail(r, "%s: %s", path, strata_context_error(r->ctx));
-  r->step = step;
-  return 0;
+  return blob_ck_load(r, ((fdtd_state *)r->impl)->f, &fdtd_blob, path);
 }
 
 static void fdtd_destroy(run_state *r) {

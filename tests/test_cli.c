@@ -964,10 +964,103 @@ static int count_of(const char *text, const char *s) {
   return n;
 }
 
+/* Checkpoints over 2 processes: every rank writes its part
+ * (checkpoint.stck, checkpoint.stck.rank1); a restart over 2 continues
+ * byte for byte as the uninterrupted 2-process run (heat with fused steps,
+ * wave with CPML and receivers, FDTD with PML); a restart over 3, as one
+ * process, or with a part missing is refused on every rank before
+ * anything is written.  Part of mpi_runs_match_one_process. */
+static int mpi_checkpoint_restart(void) {
+  static const struct {
+    const char *name, *args, *every, *files[3];
+  } cs[] = {
+      {"heat", "heat2d.ini' --set grid.n=40,47 --set run.steps=20 --set "
+       "output.movie=false", "7", {"final.npy"}},
+      {"wave", "seismic3d.ini' --set grid.n=28,26,42 --set boundary.width=6 "
+       "--set run.steps=40 --set output.every=0 --set "
+       "receivers.start=140,100,30 --set receivers.end=140,100,380 --set "
+       "receivers.count=6 --set source.position=140,130,60 --set "
+       "source.delay=0.03 --set output.traces=npy", "15",
+       {"final.npy", "traces.npy"}},
+      {"fdtd", "fdtd2d.ini' --set grid.n=48,41 --set run.steps=30 --set "
+       "output.every=0 --set output.movie=false --set boundary.all=pml "
+       "--set boundary.width=6", "12", {"final.npy"}},
+  };
+  char args[3072], a[256], b[300];
+  for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+    static const char *outs[3] = {"whole", "ck1", "ck2"};
+    for (int k = 0; k < 3; k++) {
+      snprintf(a, sizeof a, "m%s_%s", cs[c].name, outs[k]);
+      rm_rf(tp(a));
+      /* --restart names rank 0's part; rank r reads it + ".rank<r>" */
+      snprintf(b, sizeof b, "m%s_ck1/checkpoint.stck", cs[c].name);
+      snprintf(args, sizeof args, "run '%s/examples/%s --backend cpu --quiet "
+               "--no-ceiling --set output.formats=npy --out %s%s%s%s%s",
+               STRATA_SOURCE_DIR, cs[c].args, a,
+               k == 1 ? " --checkpoint-every " : "", k == 1 ? cs[c].every : "",
+               k == 2 ? " --restart " : "", k == 2 ? b : "");
+      int rc = strata_mpi(2, args);
+      char *e = err_text();
+      CHECKF(rc == 0, "%s %s: exit %d: %s", cs[c].name, outs[k], rc,
+             e ? e : "");
+      free(e);
+    }
+    snprintf(a, sizeof a, "m%s_ck1/checkpoint.stck", cs[c].name);
+    snprintf(b, sizeof b, "m%s_ck1/checkpoint.stck.rank1", cs[c].name);
+    CHECKF(exists(tp(a)) && exists(tp(b)), "%s: the parts", cs[c].name);
+    snprintf(b, sizeof b, "m%s_ck2/summary.json", cs[c].name);
+    char *js = slurp(tp(b), NULL);
+    CHECKF(js && !strstr(js, "\"first_step\": 0,"), "%s: not restarted: %s",
+           cs[c].name, js ? js : "");
+    free(js);
+    for (int f = 0; cs[c].files[f]; f++) {
+      snprintf(a, sizeof a, "m%s_whole/%s", cs[c].name, cs[c].files[f]);
+      snprintf(b, sizeof b, "m%s_ck2/%s", cs[c].name, cs[c].files[f]);
+      CHECKF(same_file(a, b), "%s differs from %s", b, a);
+    }
+  }
+  /* refusals, on every rank, exit 2, nothing written */
+  static const struct {
+    int np;
+    const char *opt, *want;
+  } rf[] = {
+      {3, "--restart mheat_ck1/checkpoint.stck",
+       "is part of a checkpoint over 2 processes; this run is over 3: "
+       "restart with mpiexec -n 2"},
+      {1, "--restart mheat_ck1/checkpoint.stck",
+       "is rank 0's part of a checkpoint over 2 processes"},
+      {2, "--restart mheat_ck1/checkpoint.stck.rank1",
+       "holds rank 1's part, not rank 0's"},
+  };
+  for (size_t c = 0; c < sizeof rf / sizeof rf[0]; c++) {
+    rm_rf(tp("refused"));
+    snprintf(args, sizeof args, "run '%s/examples/%s --backend cpu "
+             "--no-ceiling --out refused %s", STRATA_SOURCE_DIR, cs[0].args,
+             rf[c].opt);
+    int rc = rf[c].np == 1 ? strata(args) : strata_mpi(rf[c].np, args);
+    char *e = err_text();
+    /* rank 0's message; another rank may add its own about its part */
+    CHECKF(rc == 2 && e && count_of(e, rf[c].want) >= 1,
+           "restart over %d: exit %d, wanted '%s' once: %s", rf[c].np, rc,
+           rf[c].want, e ? e : "");
+    free(e);
+    CHECKF(!exists(tp("refused")), "restart over %d left its output",
+           rf[c].np);
+  }
+  for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++)
+    for (int k = 0; k < 3; k++) {
+      static const char *outs[3] = {"whole", "ck1", "ck2"};
+      snprintf(a, sizeof a, "m%s_%s", cs[c].name, outs[k]);
+      rm_rf(tp(a));
+    }
+  return 0;
+}
+
 /* Small heat (2D, the library's fused steps), wave (3D, receivers on every
  * rank's slab) and FDTD (2D, PML and Mur) cases, and an operator case, run
  * as one process and over 2 and 3 processes (uneven slabs): every npy
- * snapshot and the traces are the same bytes. */
+ * snapshot and the traces are the same bytes.  Then checkpoints and
+ * restarts over 2 processes (mpi_checkpoint_restart). */
 TEST(mpi_runs_match_one_process) {
   CHECK(setup() == 0);
   static const struct {
@@ -1032,7 +1125,7 @@ TEST(mpi_runs_match_one_process) {
     free(d);
     CHECKF(peak > 0 && isfinite(peak), "%s: peak %g", a, peak);
   }
-  return 0;
+  return mpi_checkpoint_restart();
 }
 
 /* Over several processes: what cannot be distributed is refused on every
@@ -1044,13 +1137,8 @@ TEST(mpi_refusals) {
   } cs[] = {
       {"poisson3d.ini' --set grid.n=15,13,11",
        "solver 'multigrid' cannot run over 2 processes"},
-      {"heat2d.ini' --set grid.n=40,47 --checkpoint-every 5",
-       "--checkpoint-every: checkpoints cannot be written or read over 2 "
-       "processes"},
-      {"heat2d.ini' --set grid.n=40,47 --set run.checkpoint_every=5",
-       "[run] checkpoint_every: checkpoints cannot"},
       {"heat2d.ini' --set grid.n=40,47 --restart none.stck",
-       "--restart: checkpoints cannot be written or read over 2 processes"},
+       "none.stck: cannot open the checkpoint"},
       {"diffusion_operator.ini' --set grid.n=64",
        "a 1D grid cannot be split over 2 processes"},
       /* the library's refusal, from every rank's create */
@@ -1076,7 +1164,8 @@ TEST(mpi_refusals) {
 
 /* A stop signal reaching the ranks (Open MPI's mpiexec forwards SIGUSR1)
  * stops every rank at the same step: the state is written once, as
- * interrupted.npy, and the summary says so. */
+ * interrupted.npy with both ranks' checkpoint parts, and the summary says
+ * so. */
 TEST(mpi_stop_signal) {
   CHECK(setup() == 0);
   char cmd[1024];
@@ -1130,7 +1219,8 @@ TEST(mpi_stop_signal) {
   CHECK(w == pid);
   CHECKF(WIFEXITED(st) && WEXITSTATUS(st) != 0, "status %d", st);
   CHECK(exists(tp("mlong.out/interrupted.npy")));
-  CHECK(!exists(tp("mlong.out/checkpoint.stck")));
+  CHECK(exists(tp("mlong.out/checkpoint.stck")) &&
+        exists(tp("mlong.out/checkpoint.stck.rank1")));
   char *js = slurp(tp("mlong.out/summary.json"), NULL);
   CHECK(js && strstr(js, "\"interrupted\": true") &&
         strstr(js, "\"ranks\": 2"));

@@ -574,23 +574,10 @@ static strata_status fdtd_check(strata_fdtd *f, const void *buf, size_t size,
   strata_field *fl[14];
   int dirty, nf = fdtd_state_fields(f, fl, &dirty);
   size_t fb = strata__state_fields_bytes(fl, nf);
-  if (!buf || size < STRATA__STATE_HEAD * 8)
-    return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: no state (%zu bytes)",
-                        buf ? size : 0);
-  memcpy(h, buf, STRATA__STATE_HEAD * 8);
-  if (h[0] != FDTD_STATE_TAG && h[0] != FDTD_STATE_TAG_PART)
-    return strata__fail(f->ctx, STRATA_EFORMAT, "fdtd: not an FDTD solver's "
-                        "state");
-  const int part = h[0] == FDTD_STATE_TAG_PART;
-  size_t hb = STRATA__STATE_HEAD * 8 + (part ? STRATA__STATE_PART * 8 : 0);
-  if (size < hb)
-    return strata__fail(f->ctx, STRATA_EFORMAT, "fdtd: the state is "
-                        "truncated (%zu bytes)", size);
-  uint64_t *pr = h + STRATA__STATE_HEAD;
-  if (part)
-    memcpy(pr, (const unsigned char *)buf + STRATA__STATE_HEAD * 8,
-           STRATA__STATE_PART * 8);
-  strata_status s = strata__state_part_check(fdtd_u(f), "fdtd", part, pr);
+  size_t hb = 0;
+  strata_status s =
+      strata__state_head(f->ctx, "fdtd", "an FDTD solver", fdtd_u(f), buf,
+                         size, FDTD_STATE_TAG, FDTD_STATE_TAG_PART, h, &hb);
   if (s != STRATA_OK) return s;
   if (h[1] != (uint64_t)f->o.precision || h[2] != (uint64_t)nf ||
       h[3] != fb || h[5] != (uint64_t)f->o.scheme)

@@ -80,6 +80,14 @@ void strata__state_part(const strata_field *u,
  * else STRATA_EINVAL with a message naming both. */
 strata_status strata__state_part_check(const strata_field *u, const char *who,
                                        int saved_dist, const uint64_t *saved);
+/* Reads the header of a state blob of solver `who` (tag: one process;
+ * tag_part: a rank's part) into h (STRATA__STATE_HEAD values, then the
+ * part record) and checks the part against u's window; *hb receives the
+ * header's bytes.  ctx gets the message. */
+strata_status strata__state_head(strata_context *ctx, const char *who,
+                                 const char *what, const strata_field *u,
+                                 const void *buf, size_t size, uint64_t tag,
+                                 uint64_t tag_part, uint64_t *h, size_t *hb);
 /* Collective on a distributed u (every rank calls it once; nothing without
  * a window): s if this rank failed, else the worst failure of another rank
  * with "another rank failed to <what> its state", else STRATA_OK. */

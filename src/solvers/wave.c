@@ -792,24 +792,11 @@ static strata_status wave_check(strata_wave *w, const void *buf, size_t size,
   strata_field *f[14];
   int nf;
   wave_state_size(w, f, &nf);
-  if (!buf || size < STRATA__STATE_HEAD * 8)
-    return strata__fail(w->ctx, STRATA_EINVAL, "wave: no state (%zu bytes)",
-                        buf ? size : 0);
-  memcpy(h, buf, STRATA__STATE_HEAD * 8);
   *fb = strata__state_fields_bytes(f, nf);
-  if (h[0] != WAVE_STATE_TAG && h[0] != WAVE_STATE_TAG_PART)
-    return strata__fail(w->ctx, STRATA_EFORMAT, "wave: not a wave solver's "
-                        "state");
-  const int part = h[0] == WAVE_STATE_TAG_PART;
-  size_t hb = STRATA__STATE_HEAD * 8 + (part ? STRATA__STATE_PART * 8 : 0);
-  if (size < hb)
-    return strata__fail(w->ctx, STRATA_EFORMAT, "wave: the state is "
-                        "truncated (%zu bytes)", size);
-  uint64_t *pr = h + STRATA__STATE_HEAD;
-  if (part)
-    memcpy(pr, (const unsigned char *)buf + STRATA__STATE_HEAD * 8,
-           STRATA__STATE_PART * 8);
-  strata_status s = strata__state_part_check(w->e->u, "wave", part, pr);
+  size_t hb = 0;
+  strata_status s =
+      strata__state_head(w->ctx, "wave", "a wave solver", w->e->u, buf, size,
+                         WAVE_STATE_TAG, WAVE_STATE_TAG_PART, h, &hb);
   if (s != STRATA_OK) return s;
   if (h[1] != (uint64_t)w->o.precision || h[2] != (uint64_t)nf ||
       h[3] != *fb || h[6] != (uint64_t)w->nrec)

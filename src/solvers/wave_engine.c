@@ -447,3 +447,25 @@ strata_status strata__state_agree(const strata_field *u, strata_status s,
                         "says why)", who, what);
   return STRATA_OK;
 }
+
+strata_status strata__state_head(strata_context *ctx, const char *who,
+                                 const char *what, const strata_field *u,
+                                 const void *buf, size_t size, uint64_t tag,
+                                 uint64_t tag_part, uint64_t *h, size_t *hb) {
+  if (!buf || size < STRATA__STATE_HEAD * 8)
+    return strata__fail(ctx, STRATA_EINVAL, "%s: no state (%zu bytes)", who,
+                        buf ? size : 0);
+  memcpy(h, buf, STRATA__STATE_HEAD * 8);
+  if (h[0] != tag && h[0] != tag_part)
+    return strata__fail(ctx, STRATA_EFORMAT, "%s: not %s's state", who, what);
+  const int part = h[0] == tag_part;
+  *hb = STRATA__STATE_HEAD * 8 + (part ? STRATA__STATE_PART * 8 : 0);
+  if (size < *hb)
+    return strata__fail(ctx, STRATA_EFORMAT,
+                        "%s: the state is truncated (%zu bytes)", who, size);
+  uint64_t *pr = h + STRATA__STATE_HEAD;
+  if (part)
+    memcpy(pr, (const unsigned char *)buf + STRATA__STATE_HEAD * 8,
+           STRATA__STATE_PART * 8);
+  return strata__state_part_check(u, who, part, pr);
+}

@@ -206,26 +206,13 @@ void strata_heat_destroy(strata_heat **ph) {
   *ph = NULL;
 }
 
-typedef struct {
-  strata_point_fn fn;
-  void *user;
-  long n[3];
-} interior_fn;
-
-static double call_interior(long i, long j, long k, void *p) {
-  const interior_fn *c = p;
-  if (i < 0 || j < 0 || k < 0 || i >= c->n[0] || j >= c->n[1] || k >= c->n[2])
-    return 0.0;
-  return c->fn(i, j, k, c->user);
-}
-
 strata_status strata_heat_set_initial(strata_heat *h, strata_point_fn fn,
                                       void *user) {
   if (!h) return STRATA_EINVAL;
   if (!fn) return strata__fail(h->ctx, STRATA_EINVAL, "heat: function is NULL");
-  interior_fn c = {fn, user, {(long)h->o.n[0], (long)h->o.n[1],
+  strata__interior_fn c = {fn, user, {(long)h->o.n[0], (long)h->o.n[1],
                               (long)h->o.n[2]}};
-  return strata_field_fill_fn(h->u, call_interior, &c);
+  return strata_field_fill_fn(h->u, strata__call_interior, &c);
 }
 
 strata_status strata_heat_write(strata_heat *h, const void *host) {

@@ -112,4 +112,19 @@ static inline double strata__layer_depth(double pos, long n, int W,
 void strata__we_fix_host(double *img, const size_t n[3], int dims, int g,
                          const int face[6]);
 
+/* A user's point function seen through strata_field_fill_fn: called at
+ * interior points (global indices on a distributed field) only; ghosts and
+ * points outside the n[] grid get 0. */
+typedef struct {
+  strata_point_fn fn;
+  void *user;
+  long n[3];
+} strata__interior_fn;
+static inline double strata__call_interior(long i, long j, long k, void *p) {
+  const strata__interior_fn *c = (const strata__interior_fn *)p;
+  if (i < 0 || j < 0 || k < 0 || i >= c->n[0] || j >= c->n[1] || k >= c->n[2])
+    return 0.0;
+  return c->fn(i, j, k, c->user);
+}
+
 #endif

@@ -559,29 +559,16 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
   return s;
 }
 
-typedef struct {
-  strata_point_fn fn;
-  void *user;
-  long n[3];
-} interior_fn;
-
-static double call_interior(long i, long j, long k, void *p) {
-  const interior_fn *c = p;
-  if (i < 0 || j < 0 || k < 0 || i >= c->n[0] || j >= c->n[1] || k >= c->n[2])
-    return 0.0;
-  return c->fn(i, j, k, c->user);
-}
-
 strata_status strata_wave_set_state(strata_wave *w, strata_point_fn u0,
                                     strata_point_fn um1, void *user) {
   if (!w) return STRATA_EINVAL;
   if (!u0) return strata__fail(w->ctx, STRATA_EINVAL, "wave: u0 is NULL");
-  interior_fn c = {u0, user, {(long)w->o.n[0], (long)w->o.n[1],
+  strata__interior_fn c = {u0, user, {(long)w->o.n[0], (long)w->o.n[1],
                               (long)w->o.n[2]}};
-  strata_status s = strata_field_fill_fn(w->e->u, call_interior, &c);
+  strata_status s = strata_field_fill_fn(w->e->u, strata__call_interior, &c);
   if (s != STRATA_OK) return s;
   c.fn = um1 ? um1 : u0;
-  s = strata_field_fill_fn(w->e->up, call_interior, &c);
+  s = strata_field_fill_fn(w->e->up, strata__call_interior, &c);
   w->e->dirty = 1;
   return s;
 }

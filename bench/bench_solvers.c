@@ -9,7 +9,7 @@
  * percentages compare best with best (the ceiling is a best case, and on
  * a shared machine the median carries other processes' load).
  *
- *   bench_solvers [heat|wave|fdtd|all] [--small] [--reps N]
+ *   bench_solvers [heat|heat2d|heat3d|wave|fdtd|all] [--small] [--reps N]
  *                 [--backend cpu|cuda|auto] */
 #include <math.h>
 #include <stdio.h>
@@ -74,61 +74,107 @@ static double seed001_model(double a, double p, int D, int s) {
   return a * s * in / (pow(p, D) + in);
 }
 
-static void bench_heat(strata_context *ctx, int small) {
-  printf("\n### Heat (u' = u + D lap u), fp32, Dirichlet\n\n");
-  for (int dims = 2; dims <= 3; dims++) {
-    size_t n[3] = {4096, 4096, 1};
-    if (dims == 3) n[0] = n[1] = n[2] = 256;
-    if (strata_context_backend(ctx) == STRATA_BACKEND_CUDA) {
-      /* EBISU's grids (issue 4): 10472^2 in 2D, 512^3 in 3D */
-      n[0] = n[1] = dims == 2 ? 10472 : 512;
-      if (dims == 3) n[2] = 512;
+/* One heat case: the table of s against the model, and against EBISU's
+ * published figure for the grid when there is one (ebisu > 0). */
+typedef struct {
+  int dims;
+  size_t n[3];
+  strata_precision p;
+  strata_heat_operator op;
+  double ebisu; /* Gcells/s, issue 4's table; 0 = none */
+  int ns, s[6];
+} heat_case;
+
+static void bench_heat_case(strata_context *ctx, const heat_case *c) {
+  const int dims = c->dims;
+  const size_t *n = c->n;
+  const int es = (int)c->p;
+  double pts = (double)n[0] * n[1] * n[2];
+  double cgb = copy_gbs(ctx, dims, n, c->p);
+  double ceiling = cgb / (2.0 * es); /* Gpts/s at 2 es bytes per point */
+  printf("%dD %zu x %zu x %zu, %s, %s: copy %.1f GB/s -> single-sweep "
+         "ceiling %.2f Gpts/s (%d B per point per step)%s", dims, n[0], n[1],
+         n[2], c->p == STRATA_F32 ? "fp32" : "fp64",
+         c->op == STRATA_HEAT_FE27 ? "27-point FE" : "5/7-point", cgb,
+         ceiling, 2 * es, c->ebisu > 0 ? "" : "\n\n");
+  if (c->ebisu > 0)
+    printf("; EBISU %.0f Gcells/s, target (+10%%) %.0f\n\n", c->ebisu,
+           1.1 * c->ebisu);
+  printf("| s (fused steps) | model f(s)/f(1), p = 32 | Gpts x steps/s "
+         "(median / best) | GB/s at %d B/pt-step (best) | %% of single-sweep "
+         "ceiling | %s\n|---|---|---|---|---|%s\n", 2 * es,
+         c->ebisu > 0 ? "% of EBISU |" : "",
+         c->ebisu > 0 ? "---|" : "");
+  for (int q = 0; q < c->ns; q++) {
+    int s = c->s[q];
+    strata_heat_options o;
+    strata_heat_options_init(&o);
+    o.dims = dims;
+    memcpy(o.n, n, sizeof o.n);
+    o.precision = c->p;
+    o.op = c->op;
+    o.D = c->op == STRATA_HEAT_FE27 ? 0.3 : dims == 2 ? 0.2 : 0.15;
+    o.fuse = s;
+    strata_heat *h = NULL;
+    DIE(ctx, strata_heat_create(ctx, &o, &h));
+    DIE(ctx, strata_field_fill_random(strata_heat_field(h), 1, 0, 1));
+    long steps = 48; /* a multiple of every s */
+    DIE(ctx, strata_heat_step(h, steps)); /* warm-up */
+    DIE(ctx, strata_context_sync(ctx));
+    double t[32];
+    for (int r = 0; r < g_reps; r++) {
+      double t0 = strata_test_clock();
+      DIE(ctx, strata_heat_step(h, steps));
+      DIE(ctx, strata_context_sync(ctx));
+      t[r] = strata_test_clock() - t0;
     }
-    if (small) {
-      n[0] = n[1] = dims == 2 ? 1024 : 96;
-      if (dims == 3) n[2] = 96;
-    }
-    double pts = (double)n[0] * n[1] * n[2];
-    double cgb = copy_gbs(ctx, dims, n, STRATA_F32);
-    double ceiling = cgb * 1e9 / 8.0 / 1e9; /* Gpts/s at 8 B per point */
-    printf("%dD %zu x %zu x %zu: copy %.1f GB/s -> single-sweep ceiling "
-           "%.2f Gpts/s (8 B per point per step)\n\n", dims, n[0], n[1],
-           n[2], cgb, ceiling);
-    printf("| s (fused steps) | model f(s)/f(1), p = 32 | Gpts x steps/s "
-           "(median / best) | GB/s at 8 B/pt-step (best) | %% of single-sweep "
-           "ceiling | bytes moved per pt-step |\n|---|---|---|---|---|---|\n");
-    const int ss[6] = {1, 2, 3, 4, 6, 8};
-    for (int q = 0; q < 6; q++) {
-      int s = ss[q];
-      strata_heat_options o;
-      strata_heat_options_init(&o);
-      o.dims = dims;
-      memcpy(o.n, n, sizeof o.n);
-      o.precision = STRATA_F32;
-      o.D = dims == 2 ? 0.2 : 0.15;
-      o.fuse = s;
-      strata_heat *h = NULL;
-      DIE(ctx, strata_heat_create(ctx, &o, &h));
-      DIE(ctx, strata_field_fill_random(strata_heat_field(h), 1, 0, 1));
-      long steps = 24; /* a multiple of every s */
-      DIE(ctx, strata_heat_step(h, 24)); /* warm-up */
-      double t[32];
-      for (int r = 0; r < g_reps; r++) {
-        double t0 = strata_test_clock();
-        DIE(ctx, strata_heat_step(h, steps));
-        DIE(ctx, strata_context_sync(ctx));
-        t[r] = strata_test_clock() - t0;
-      }
-      double tm = median(t, g_reps);
-      double gmed = pts * steps / tm / 1e9, gpts = pts * steps / best(t) / 1e9;
-      double a = dims == 2 ? 7 : 9;
-      printf("| %d | %.2f | %.2f / %.2f | %.1f | %.0f%% | %.2f |\n", s,
-             seed001_model(a, 32, dims, s) / seed001_model(a, 32, dims, 1),
-             gmed, gpts, gpts * 8, 100 * gpts / ceiling, 8.0 / s);
-      strata_heat_destroy(&h);
-    }
+    double tm = median(t, g_reps);
+    double gmed = pts * steps / tm / 1e9, gpts = pts * steps / best(t) / 1e9;
+    double a = dims == 2 ? 7 : 9;
+    printf("| %d | %.2f | %.2f / %.2f | %.1f | %.0f%% |", s,
+           seed001_model(a, 32, dims, s) / seed001_model(a, 32, dims, 1),
+           gmed, gpts, gpts * 2 * es, 100 * gpts / ceiling);
+    if (c->ebisu > 0) printf(" %.0f%% |", 100 * gmed / c->ebisu);
     printf("\n");
+    strata_heat_destroy(&h);
   }
+  printf("\n");
+}
+
+/* which: 0 all, 2 the 2D cases, 3 the 3D cases */
+static void bench_heat(strata_context *ctx, int small, int which) {
+  printf("\n### Heat (u' = u + D lap u), Dirichlet\n\n");
+  if (strata_context_backend(ctx) == STRATA_BACKEND_CUDA && !small) {
+    /* EBISU's grids and figures (issue 4) */
+    static const heat_case cuda[] = {
+        {2, {10472, 10472, 1}, STRATA_F32, STRATA_HEAT_FD, 1111, 5,
+         {1, 4, 6, 7, 8}},
+        {2, {10472, 10472, 1}, STRATA_F64, STRATA_HEAT_FD, 901, 5,
+         {1, 4, 6, 7, 8}},
+        {2, {16384, 16384, 1}, STRATA_F32, STRATA_HEAT_FD, 567, 2, {1, 8}},
+        {2, {16384, 16384, 1}, STRATA_F64, STRATA_HEAT_FD, 0, 2, {1, 8}},
+        {3, {512, 512, 512}, STRATA_F32, STRATA_HEAT_FD, 588, 3, {1, 2, 4}},
+        {3, {768, 352, 2560}, STRATA_F32, STRATA_HEAT_FD, 632, 3, {1, 2, 4}},
+        {3, {512, 512, 512}, STRATA_F64, STRATA_HEAT_FD, 323, 3, {1, 2, 4}},
+        {3, {512, 512, 512}, STRATA_F32, STRATA_HEAT_FE27, 370, 2, {1, 2}},
+        {3, {512, 512, 512}, STRATA_F64, STRATA_HEAT_FE27, 179, 2, {1, 2}},
+    };
+    for (size_t q = 0; q < sizeof cuda / sizeof cuda[0]; q++)
+      if (!which || which == cuda[q].dims) bench_heat_case(ctx, &cuda[q]);
+    return;
+  }
+  heat_case cpu[2] = {
+      {2, {4096, 4096, 1}, STRATA_F32, STRATA_HEAT_FD, 0, 6,
+       {1, 2, 3, 4, 6, 8}},
+      {3, {256, 256, 256}, STRATA_F32, STRATA_HEAT_FD, 0, 6,
+       {1, 2, 3, 4, 6, 8}},
+  };
+  if (small) {
+    cpu[0].n[0] = cpu[0].n[1] = 1024;
+    cpu[1].n[0] = cpu[1].n[1] = cpu[1].n[2] = 96;
+  }
+  for (int q = 0; q < 2; q++)
+    if (!which || which == cpu[q].dims) bench_heat_case(ctx, &cpu[q]);
 }
 
 static void bench_wave(strata_context *ctx, int small) {
@@ -275,7 +321,9 @@ int main(int argc, char **argv) {
   printf("%s engine: %s, %d threads; %d timed runs each\n",
          strata_backend_name(strata_context_backend(ctx)), info.name,
          info.threads, g_reps);
-  if (!strcmp(what, "heat") || !strcmp(what, "all")) bench_heat(ctx, small);
+  if (!strcmp(what, "heat") || !strcmp(what, "all")) bench_heat(ctx, small, 0);
+  if (!strcmp(what, "heat2d")) bench_heat(ctx, small, 2);
+  if (!strcmp(what, "heat3d")) bench_heat(ctx, small, 3);
   if (!strcmp(what, "wave") || !strcmp(what, "all")) bench_wave(ctx, small);
   if (!strcmp(what, "fdtd") || !strcmp(what, "all")) bench_fdtd(ctx, small);
   strata_context_destroy(&ctx);

@@ -987,8 +987,9 @@ TEST(apply_fused_vs_cpu) {
       strata_stencil_box_symmetric(&ops[nops], 0.4, 0.05, -0.02, 0.01);
       snprintf(onames[nops++], 48, "general symmetric box");
     }
-    /* sizes off the tile shapes (2D tiles up to 128 x 32, 3D 32 x 16 with
-     * z chunks of >= 4H planes) */
+    /* sizes off the tile shapes (2D tiles up to 128 x 32, 2D radius-1
+     * strips of 112 (fp32) or 48 (fp64) columns, 3D 32 x 16 with z chunks
+     * of >= 4H planes) */
     size_t sizes[2][3] = {{1, 1, 1}, {1, 1, 1}};
     int nsz = 1;
     if (dims == 1) {
@@ -996,6 +997,11 @@ TEST(apply_fused_vs_cpu) {
     } else if (dims == 2) {
       sizes[0][0] = Q ? 45 : 301;
       sizes[0][1] = Q ? 21 : 77;
+      /* tall: the radius-1 warp-strip kernel splits the rows into chunks
+       * of >= 16 s rows */
+      sizes[1][0] = Q ? 37 : 67;
+      sizes[1][1] = Q ? 300 : 1031;
+      nsz = 2;
     } else {
       sizes[0][0] = Q ? 19 : 45;
       sizes[0][1] = Q ? 18 : 37;

@@ -36,7 +36,10 @@
  * states the tolerance), not bit for bit. */
 #include "cuda_device.cuh"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include <type_traits>
 
 namespace {
 
@@ -54,6 +57,8 @@ template <typename T> struct fused_par {
   int ntl[3];         /* tiles along x, y; chunks along z */
   int s;              /* fused steps */
   int pw, ph;         /* shared plane: row length and rows */
+  int xsafe, yread;   /* k_fused2d_warp: columns < xsafe and rows < yread
+                         lie inside the input's allocation */
   T c0;
   T w[3][STRATA_MAX_RADIUS + 1];
   T C[4];
@@ -164,6 +169,197 @@ __global__ void __launch_bounds__(kThreads2d) k_fused2d(const fused_par<T> P) {
     const int x = t0x + k.x, y = t0y + k.y;
     P.out[(long long)x + (long long)y * P.osy] = A[(x - ox) + (y - oy) * sy];
   }
+}
+
+/* ---- 2D radius 1: one warp streams a strip along y, all in registers ----
+ *
+ * The 5-point star is what the 2D heat solver fuses, and the tile kernel
+ * above spends its time in shared memory and barriers (464 Gpts/s at s = 8
+ * on an H100).  Here a warp owns a strip of 32 V columns (V values, 16
+ * bytes, a lane) and a chunk of rows [y0, y1); it walks the input rows
+ * p = y0 - S .. y1 + S - 1 once.  Time level k (1..S) computes row p - k
+ * as soon as row p - k + 1 of level k - 1 exists, so a level needs only its
+ * last two rows and the newest one of the level below: 2 S V registers a
+ * lane, rotated between three named sets (X, Y, Z) by unrolling three rows
+ * a trip, so the rotation costs no moves.  The x neighbours across lanes
+ * come by shuffle; no barrier.  Input rows arrive by cp.async into a ring
+ * of PD2W rows per warp in shared memory (each lane copies and reads only
+ * its own 16 bytes).  The strip's outer HP = S rounded up to V columns on
+ * each side are ring work (valid at level k only k columns in), so a strip
+ * outputs 32 V - 2 HP columns.  Pinned points (outside [clo, chi):
+ * Dirichlet ghosts) keep the value of the level below at the same point,
+ * which by induction is the input's; trips that meet none take a version
+ * without the selects.  Rows before the warm-up hold garbage that never
+ * reaches an output (it stays outside the valid cone). */
+
+constexpr int kWarps2dw = 4;
+
+template <typename T, int V, int S> struct rows2w {
+  T v[S][V];
+};
+
+/* Level k's point i of the middle row m, with o the row below and n the
+ * row above; l and r the x neighbours of points 0 and V - 1.  The order of
+ * the terms is star_at's (the CPU engine's). */
+template <typename T, int V>
+__device__ __forceinline__ T pt2w(const T *o, const T *m, const T *n, T l,
+                                  T r, int i, const fused_par<T> &P) {
+  const T left = i == 0 ? l : m[i > 0 ? i - 1 : 0];
+  const T right = i == V - 1 ? r : m[i < V - 1 ? i + 1 : V - 1];
+  T acc = P.c0 * m[i];
+  acc += P.w[0][1] * (left + right);
+  acc += P.w[1][1] * (o[i] + n[i]);
+  return acc;
+}
+
+/* One input row p through every level: o, m, nw are the rows p - k - 1,
+ * p - k, p - k + 1 of level k (nw is written here, level by level). */
+template <typename T, int V, int S, bool PIN>
+__device__ __forceinline__ void row2w(rows2w<T, V, S> &o, rows2w<T, V, S> &m,
+                                      rows2w<T, V, S> &nw, const T *in, int p,
+                                      unsigned xpin, bool store, T *orow,
+                                      int nvalid, const fused_par<T> &P) {
+  constexpr unsigned full = 0xffffffffu;
+#pragma unroll
+  for (int i = 0; i < V; i++) nw.v[0][i] = in[i];
+#pragma unroll
+  for (int k = 1; k <= S; k++) {
+    const T *a = o.v[k - 1], *b = m.v[k - 1], *c = nw.v[k - 1];
+    const T l = __shfl_up_sync(full, b[V - 1], 1);
+    const T r = __shfl_down_sync(full, b[0], 1);
+    const int q = p - k;
+    if (k < S) {
+      /* pinned points by selects, not branches: a branch here would make
+       * the register rotation of X, Y, Z cost moves at every join */
+      const unsigned pin =
+          PIN ? ((q < P.clo[1] || q >= P.chi[1]) ? ~0u : xpin) : 0u;
+#pragma unroll
+      for (int i = 0; i < V; i++) {
+        T v = pt2w<T, V>(a, b, c, l, r, i, P);
+        if (PIN && ((pin >> i) & 1u)) v = b[i];
+        nw.v[k][i] = v;
+      }
+    } else if (store) { /* level S: rows [y0, y1) only, never pinned */
+      constexpr int VV = 16 / (int)sizeof(T); /* values a 16-byte store */
+#pragma unroll
+      for (int h = 0; h < V / VV; h++) {
+        strata__vec<T, VV> x;
+#pragma unroll
+        for (int i = 0; i < VV; i++)
+          x.v[i] = pt2w<T, V>(a, b, c, l, r, h * VV + i, P);
+        if (nvalid > h * VV)
+          store_masked<T, VV>(orow + (long long)q * P.osy + h * VV, x,
+                              nvalid - h * VV);
+      }
+    }
+  }
+}
+
+/* Rows in flight per warp: each lane copies its own 16-byte pieces of row
+ * p + PD2W into shared memory by cp.async while rows p .. p + PD2W - 1 wait
+ * there, so no register holds a row before it is used (a multiple of 3: the
+ * loop takes three rows a trip). */
+constexpr int PD2W = 9;
+
+template <typename T, int V, int S>
+__global__ void __launch_bounds__(kWarps2dw * 32, 4) /* <= 128 registers */
+    k_fused2d_warp(const fused_par<T> P) {
+  constexpr int VV = 16 / (int)sizeof(T); /* values per 16-byte piece */
+  constexpr int NC = V / VV;              /* pieces per lane and row */
+  constexpr int HP = (S + V - 1) / V * V;
+  static_assert(V % VV == 0, "a lane holds whole 16-byte pieces");
+  extern __shared__ __align__(16) unsigned char fw_smem[];
+  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+  /* ring[slot][piece][lane]: conflict-free 16-byte reads */
+  T *ring = reinterpret_cast<T *>(fw_smem) +
+            (size_t)wib * PD2W * NC * 32 * VV + (size_t)lane * VV;
+  const long long wid = (long long)blockIdx.x * kWarps2dw + wib;
+  if (wid >= (long long)P.ntl[0] * P.ntl[1]) return; /* a whole warp */
+  const int strip = (int)(wid % P.ntl[0]), chunk = (int)(wid / P.ntl[0]);
+  const int xo0 = strip * P.tile[0];
+  const int xo1 = min(xo0 + P.tile[0], P.n[0]);
+  const int c = xo0 - HP + lane * V; /* this lane's first column */
+  const int y0 = chunk * P.tile[1], y1 = min(y0 + P.tile[1], P.n[1]);
+  unsigned xpin = 0;
+#pragma unroll
+  for (int i = 0; i < V; i++)
+    if (c + i < P.clo[0] || c + i >= P.chi[0]) xpin |= 1u << i;
+  const bool anyx = xpin != 0; /* voted per trip below */
+  const bool slane = c >= xo0 && c < xo1;
+  const int nvalid = xo1 - c;
+  T *orow = P.out + c;
+  const T *irow = P.in + c;
+  const long long isy = P.isy;
+  /* pieces of this lane inside the rows' allocation (columns < xsafe) */
+  int npc = (P.xsafe - c) / VV;
+  npc = npc < 0 ? 0 : npc > NC ? NC : npc;
+  const int yread = P.yread;
+
+  /* input rows p = y0 - S + it, it = 0 .. NI - 1 */
+  const int pfirst = y0 - S, NI = (y1 - y0) + 2 * S;
+  auto fetch = [&](int p, int slot) { /* row p into slot, one group */
+    if (p < yread) {
+      const T *g = irow + (long long)p * isy;
+      T *d = ring + (size_t)slot * NC * 32 * VV;
+#pragma unroll
+      for (int h = 0; h < NC; h++)
+        if (h < npc) cp_async16(d + h * 32 * VV, g + h * VV, 16);
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int j = 0; j < PD2W; j++) fetch(pfirst + j, j);
+
+  rows2w<T, V, S> X, Y, Z;
+#pragma unroll
+  for (int k = 0; k < S; k++)
+#pragma unroll
+    for (int i = 0; i < V; i++) X.v[k][i] = Y.v[k][i] = Z.v[k][i] = T(0);
+
+  auto take = [&](int slot, T *v) { /* the oldest row in flight */
+    cp_async_wait<PD2W - 1>();
+    const T *d = ring + (size_t)slot * NC * 32 * VV;
+#pragma unroll
+    for (int h = 0; h < NC; h++) {
+      const strata__vec<T, VV> x = lds_v<T, VV>(d + h * 32 * VV);
+#pragma unroll
+      for (int i = 0; i < VV; i++) v[h * VV + i] = x.v[i];
+    }
+  };
+  /* three rows: each slot takes the row PD2W ahead once its row is used */
+  auto trip = [&](auto pin, int p, int sb) {
+    constexpr bool PIN = decltype(pin)::value;
+    T in[V];
+    take(sb, in);
+    row2w<T, V, S, PIN>(X, Y, Z, in, p, xpin,
+                         slane && p - S >= y0 && p - S < y1, orow, nvalid, P);
+    fetch(p + PD2W, sb);
+    take(sb + 1, in);
+    row2w<T, V, S, PIN>(Y, Z, X, in, p + 1, xpin,
+                         slane && p + 1 - S >= y0 && p + 1 - S < y1, orow,
+                         nvalid, P);
+    fetch(p + 1 + PD2W, sb + 1);
+    take(sb + 2, in);
+    row2w<T, V, S, PIN>(Z, X, Y, in, p + 2, xpin,
+                         slane && p + 2 - S >= y0 && p + 2 - S < y1, orow,
+                         nvalid, P);
+    fetch(p + 2 + PD2W, sb + 2);
+  };
+  int sb = 0; /* slot of row p: it mod PD2W */
+#pragma unroll 1
+  for (int it = 0; it < NI; it += 3) {
+    const int p = pfirst + it;
+    /* levels 1 .. S - 1 of rows p .. p + 2 compute rows p - S + 1 .. p + 1;
+     * the check is a vote so the compiler sees a uniform branch */
+    const bool pinned = __any_sync(
+        0xffffffffu, anyx || p - S + 1 < P.clo[1] || p + 1 >= P.chi[1]);
+    if (pinned)
+      trip(std::true_type{}, p, sb);
+    else
+      trip(std::false_type{}, p, sb);
+    sb = sb + 3 == PD2W ? 0 : sb + 3;
+  }
+  cp_async_wait<0>(); /* nothing in flight when the warp leaves */
 }
 
 /* ---- 3D: 2.5D streaming, one ring of 2R + 1 planes per time level ------ */
@@ -310,6 +506,60 @@ strata_status fused_typed(const strata_stencil *op, const strata_boundary *bc,
     for (int k = 0; k <= STRATA_MAX_RADIUS; k++) P.w[a][k] = (T)op->coef[a][k];
   for (int q = 0; q < 4; q++) P.C[q] = (T)op->sym[q];
   const size_t smax = st->prop.sharedMemPerBlockOptin;
+
+  if (D == 2 && R == 1 && !sym && s <= 8) {
+    /* warp strips (k_fused2d_warp): 16 bytes a lane (32 bytes a lane,
+     * V = 8 fp32 / 4 fp64, measured 0.8x / 1.0x: fewer warps fit) */
+    constexpr int V = 16 / (int)sizeof(T);
+    const int HP = (s + V - 1) / V * V;
+    const int ae = STRATA__ALIGN_BYTES / (int)sizeof(T);
+    P.tile[0] = 32 * V - 2 * HP;
+    P.ntl[0] = (P.n[0] + P.tile[0] - 1) / P.tile[0];
+    P.xsafe = (int)in->L.pitch_x - ae; /* a row holds columns [-ae, xsafe) */
+    P.yread = P.n[1] + in->d.ghost;
+    if (HP > ae) /* cannot happen: HP <= 8, ae >= 16 */
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "apply_fused: strip ring %d exceeds the row pad %d",
+                          HP, ae);
+    void (*kern)(const fused_par<T>) = nullptr;
+    switch (s) {
+#define FZW(q)                                                                 \
+  case q: kern = k_fused2d_warp<T, V, q>; break;
+      FZW(1) FZW(2) FZW(3) FZW(4) FZW(5) FZW(6) FZW(7) FZW(8)
+#undef FZW
+    }
+    const size_t smem = (size_t)kWarps2dw * PD2W * 32 * V * sizeof(T);
+    int occ = 0;
+    STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &occ, kern, kWarps2dw * 32, smem));
+    if (occ < 1) occ = 1;
+    /* rows per chunk: each chunk reads 2 s rows of warm-up, so at least
+     * 16 s rows (<= 12% extra reads); otherwise as many chunks as fill
+     * whole waves of resident warps, so no wave runs a few warps alone */
+    const long long cap =
+        (long long)occ * kWarps2dw * st->prop.multiProcessorCount;
+    const int lmin = 16 * s > 32 ? 16 * s : 32;
+    long long cmax = (P.n[1] + lmin - 1) / lmin, chunks = cmax;
+    if ((long long)P.ntl[0] * cmax > cap) {
+      long long waves = (long long)P.ntl[0] * cmax / cap;
+      chunks = waves * cap / P.ntl[0];
+      if (chunks < 1) chunks = 1;
+    }
+    int rows = (int)((P.n[1] + chunks - 1) / chunks);
+    const char *ev = getenv("STRATA_FUSED2D_ROWS"); /* tuning experiments */
+    if (ev && atoi(ev) > 0) rows = atoi(ev);
+    P.tile[1] = rows;
+    P.ntl[1] = (P.n[1] + rows - 1) / rows;
+    const long long warps = (long long)P.ntl[0] * P.ntl[1];
+    const long long blocks = (warps + kWarps2dw - 1) / kWarps2dw;
+    if (blocks > 0x7fffffffLL)
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "apply_fused: %lld strips exceed the grid limit",
+                          blocks);
+    kern<<<(unsigned)blocks, kWarps2dw * 32, smem, st->stream>>>(P);
+    STRATA__LAUNCHED(ctx, "apply_fused (2D warp strips) kernel launch");
+    return STRATA_OK;
+  }
 
   if (D <= 2) {
     /* tiles: long rows, as many rows as fit two buffers in ~100 KB */

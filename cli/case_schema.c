@@ -165,6 +165,9 @@ const cf_key run_schema[] = {
        "write snapshots every N steps (0 = only the final state)"),
     KLE("output", "formats", "npy|vti|png", 1, 3, "npy, png",
         "snapshot formats: NumPy, VTK image data (ParaView), PNG slice"),
+    KB("output", "async", "true",
+       "write the snapshot files in a background thread while the run "
+       "steps on (false: the time loop waits for each snapshot's files)"),
     KE("output", "slice_axis", "x|y|z", "wave y, else z",
        "3D: normal of the PNG slice"),
     KI("output", "slice_index", -1, 1 << 20, "-1",

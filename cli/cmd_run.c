@@ -14,6 +14,7 @@
 
 #include "checkpoint.h"
 #include "run.h"
+#include "snap_writer.h"
 
 static void usage(FILE *o) {
   fprintf(o,
@@ -21,8 +22,9 @@ static void usage(FILE *o) {
           "  Runs the case file CASE (reference: docs/cases.md) and writes its\n"
           "  output folder: snapshots (.npy, .vti, .png), receiver traces\n"
           "  (.npy, SEG-Y, .png), a movie, summary.json.  Files are written\n"
-          "  under a temporary name and renamed when complete; Ctrl-C stops\n"
-          "  after the current step and keeps what was written.\n"
+          "  under a temporary name and renamed when complete; snapshots by a\n"
+          "  background thread while the run steps on ([output] async);\n"
+          "  Ctrl-C stops after the current step and keeps what was written.\n"
           "options:\n"
           "  --set SECTION.KEY=VALUE   override a key of the case (repeatable)\n"
           "  --out DIR                 output folder (overrides [output] dir)\n"
@@ -217,9 +219,16 @@ typedef struct {
   strata_png_options po;
   int trace_npy, trace_segy, trace_png;
   long frames;
-  double write_s;
-  /* several processes, rank 0: the gathered grid, and a plain field on a
-   * CPU context that the same writers as one process read it from */
+  int async;      /* [output] async: snapshots through the writer thread */
+  double write_s; /* the run waited for snapshot output (summary output_s) */
+  double files_s; /* synchronous: writing the files (output_writer_s) */
+  /* rank 0: what a snapshot is written as, and the background writer
+   * (NULL: snapshots are written synchronously, as below) */
+  snap_format fmt;
+  snap_writer *writer;
+  /* several processes, rank 0, synchronous: the gathered grid, and a
+   * plain field on a CPU context that the same writers as one process
+   * read it from */
   void *host;
   strata_context *wctx;
   strata_field *wfield;
@@ -234,38 +243,60 @@ static int make_dir(const char *dir) {
   return -1;
 }
 
-static int write_snapshot(run_state *r, output_cfg *o, const char *stem) {
+/* Synchronous: the time loop waits while the files are written. */
+static int snapshot_sync(run_state *r, output_cfg *o, const char *stem) {
   strata_field *f = r->solver->field(r);
-  char path[4096];
-  double t0 = cli_now();
-  strata_status s = STRATA_OK;
   if (r->dist) {
     /* collective: every rank sends its planes, rank 0 writes */
-    if (r->solver->read(r, r->rank == 0 ? o->host : NULL)) return -1;
-    if (r->rank != 0) return 0;
+    if (r->solver->read(r, o->host)) return -1;
     f = o->wfield;
     if (strata_field_write(f, o->host) != STRATA_OK)
       return run_fail(r, "snapshot %s: %s", stem,
                       strata_context_error(o->wctx));
   }
-  if (o->npy && s == STRATA_OK) {
-    snprintf(path, sizeof path, "%s/%s.npy", o->dir, stem);
-    s = strata_field_save_npy(f, path);
+  double t0 = cli_now();
+  int rc = snap_write_files(&o->fmt, f, stem, r->err, sizeof r->err);
+  o->files_s += cli_now() - t0;
+  return rc;
+}
+
+/* Asynchronous: the field is copied into a free buffer of the writer
+ * (over several processes, gathered into it), which writes the files
+ * while the loop steps on.  A write that failed since the last hand-off
+ * fails this one, with that write's message. */
+static int snapshot_async(run_state *r, output_cfg *o, const char *stem) {
+  void *buf = snap_writer_acquire(o->writer);
+  int bad;
+  if (r->dist)
+    bad = r->solver->read(r, buf); /* collective, as above */
+  else if (strata_field_read(r->solver->field(r), buf) != STRATA_OK)
+    bad = run_fail(r, "snapshot %s: %s", stem, strata_context_error(r->ctx));
+  else
+    bad = 0;
+  if (bad) {
+    snap_writer_release(o->writer, buf);
+    return -1;
   }
-  if (o->vti && s == STRATA_OK) {
-    snprintf(path, sizeof path, "%s/%s.vti", o->dir, stem);
-    double h[3] = {r->h, r->h, r->h};
-    s = strata_field_save_vti(f, r->solver->field_name, path, h, NULL);
-  }
-  if (o->png && s == STRATA_OK) {
-    snprintf(path, sizeof path, "%s/%s.png", o->dir, stem);
-    s = strata_field_save_png(f, path, &o->po);
-  }
+  return snap_writer_submit(o->writer, buf, stem, r->err, sizeof r->err);
+}
+
+static int write_snapshot(run_state *r, output_cfg *o, const char *stem) {
+  if (r->dist && r->rank != 0) /* collective: send this rank's planes */
+    return r->solver->read(r, NULL);
+  double t0 = cli_now();
+  int rc = o->writer ? snapshot_async(r, o, stem) : snapshot_sync(r, o, stem);
   o->write_s += cli_now() - t0;
-  if (s != STRATA_OK)
-    return run_fail(r, "cannot write %s: %s", path,
-                    strata_context_error(strata_field_context(f)));
-  return 0;
+  return rc;
+}
+
+/* Waits until the writer has written every snapshot handed to it: 0, or
+ * -1 with the first failed write's message in r->err. */
+static int drain_snapshots(run_state *r, output_cfg *o) {
+  if (!o->writer) return 0;
+  double t0 = cli_now();
+  int rc = snap_writer_drain(o->writer, r->err, sizeof r->err);
+  o->write_s += cli_now() - t0;
+  return rc;
 }
 
 static int write_traces(run_state *r, output_cfg *o, FILE *json) {
@@ -391,6 +422,7 @@ static int read_output(run_state *r, output_cfg *o, const char *dir_opt,
   o->vti = cf_enums_has(f, "output", "formats", "npy, png", "vti");
   o->png = cf_enums_has(f, "output", "formats", "npy, png", "png");
   o->movie = cf_bool(f, "output", "movie", 0);
+  o->async = cf_bool(f, "output", "async", 1);
   o->fps = (int)cf_int(f, "output", "fps", 10);
   if (o->movie && !o->png)
     return run_case_fail(r, "output", "movie", "a movie needs png among "
@@ -712,6 +744,39 @@ static int dist_output_setup(run_state *r, output_cfg *o) {
   return 0;
 }
 
+/* Rank 0's means of writing snapshots: the background writer
+ * (snap_writer.c) unless [output] async = false or its memory cannot be
+ * had; then, after a one-line notice, synchronously, over several
+ * processes through dist_output_setup.  0, or -1 with r->err. */
+static int output_setup(run_state *r, output_cfg *o) {
+  if (r->rank != 0) return 0;
+  o->fmt.dir = o->dir;
+  o->fmt.npy = o->npy;
+  o->fmt.vti = o->vti;
+  o->fmt.png = o->png;
+  o->fmt.po = o->po;
+  o->fmt.h = r->h;
+  o->fmt.field_name = r->solver->field_name;
+  if (o->async) {
+    /* the shape the synchronous path writes: the gathered grid over
+     * several processes, the solver's field for one */
+    strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, 1,
+                           r->precision};
+    char why[1024];
+    int ok = r->dist || strata_field_get_desc(r->solver->field(r), &d) ==
+                            STRATA_OK;
+    if (!ok)
+      snprintf(why, sizeof why, "%s", strata_context_error(r->ctx));
+    if (ok && snap_writer_create(&o->writer, &o->fmt, &d, 2, why,
+                                 sizeof why) == 0)
+      return 0;
+    if (!r->quiet)
+      fprintf(stderr, "strata: snapshots are written synchronously: %s\n",
+              why);
+  }
+  return r->dist ? dist_output_setup(r, o) : 0;
+}
+
 int cli_run(int argc, char **argv) {
   /* started by an MPI launcher as several processes (or by PMIx alone,
    * which does not say how many: MPI tells once it is up) */
@@ -906,8 +971,7 @@ int cli_run(int argc, char **argv) {
     }
     goto done;
   }
-  if (r->dist && (rc = run_agree(r, dist_output_setup(r, &o) ? CLI_FAIL : 0)))
-    goto done;
+  if ((rc = run_agree(r, output_setup(r, &o) ? CLI_FAIL : 0))) goto done;
   double copy_pts = 0;
   if (!a.no_ceiling) {
     size_t cn[3] = {r->n[0], r->n[1], r->n[2]};
@@ -968,6 +1032,9 @@ int cli_run(int argc, char **argv) {
          * launcher ends the others (every rank exits non-zero) */
         cli_err_rank("step %ld: %s", r->step,
                      r->err[0] ? r->err : strata_context_error(r->ctx));
+        char werr[8];
+        if (o.writer) /* the snapshots handed over before this step */
+          snap_writer_drain(o.writer, werr, sizeof werr);
         fflush(NULL);
         _exit(CLI_FAIL);
       }
@@ -999,11 +1066,15 @@ int cli_run(int argc, char **argv) {
       if ((rc = run_agree(r, write_snapshot(r, &o, stem) ? CLI_FAIL : 0)))
         goto done;
     }
+    /* a checkpoint comes after every earlier snapshot is on disk */
     if (ck_every && r->step % ck_every == 0 && r->step < r->steps &&
-        (rc = save_checkpoint(r, o.dir)))
+        ((rc = run_agree(r, drain_snapshots(r, &o) ? CLI_FAIL : 0)) ||
+         (rc = save_checkpoint(r, o.dir))))
       goto done;
   }
   cli_progress_finish(&pg);
+  /* the loop's time includes writing its snapshots, as when synchronous */
+  if ((rc = run_agree(r, drain_snapshots(r, &o) ? CLI_FAIL : 0))) goto done;
   double wall = cli_now() - t_start;
   if (o.every && r->step % o.every == 0 && r->step == r->steps) {
     char stem[64];
@@ -1016,6 +1087,8 @@ int cli_run(int argc, char **argv) {
                              ? CLI_FAIL
                              : 0)))
     goto done;
+  /* every snapshot is written before the checkpoint and the summary */
+  if ((rc = run_agree(r, drain_snapshots(r, &o) ? CLI_FAIL : 0))) goto done;
   if (interrupted && r->solver->checkpoint_save &&
       (rc = save_checkpoint(r, o.dir)))
     goto done;
@@ -1041,12 +1114,14 @@ int cli_run(int argc, char **argv) {
           "  \"spacing\": %.17g,\n  \"precision\": \"%s\",\n"
           "  \"steps\": %ld,\n  \"steps_done\": %ld,\n  \"first_step\": %ld,\n"
           "  \"interrupted\": %s,\n  \"wall_s\": %.6f,\n  \"kernel_s\": %.6f,\n"
-          "  \"output_s\": %.6f,\n  \"gpts_per_s\": %.6f,\n"
+          "  \"output_s\": %.6f,\n  \"output_writer_s\": %.6f,\n"
+          "  \"output_async\": %s,\n  \"gpts_per_s\": %.6f,\n"
           "  \"bytes_per_point_step\": %.3f,\n  \"gb_per_s\": %.6f,\n",
           r->dims, r->n[0], r->n[1], r->n[2], r->h,
           r->precision == STRATA_F32 ? "f32" : "f64", r->steps, r->step, first,
-          interrupted ? "true" : "false", wall, kernel_s, o.write_s, gpts, bpp,
-          gpts * bpp);
+          interrupted ? "true" : "false", wall, kernel_s, o.write_s,
+          o.writer ? snap_writer_busy_s(o.writer) : o.files_s,
+          o.writer ? "true" : "false", gpts, bpp, gpts * bpp);
   if (copy_pts > 0)
     fprintf(json, "  \"copy_gb_per_s\": %.6f,\n  \"percent_of_copy\": %.3f,\n",
             copy_pts * 2 * (double)r->precision * 1e-9,
@@ -1090,6 +1165,7 @@ int cli_run(int argc, char **argv) {
 done:
   if (json) fclose(json);
   free(json_buf);
+  snap_writer_destroy(&o.writer); /* writes what is still handed over */
   if (r->solver && r->solver->destroy && r->impl) r->solver->destroy(r);
   strata_field_destroy(&o.wfield);
   strata_context_destroy(&o.wctx);

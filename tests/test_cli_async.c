@@ -1,0 +1,383 @@
+/* End-to-end tests of strata run's background snapshot writer (issue #4):
+ * the files it writes are the bytes the synchronous path writes (one
+ * process, and over 2 processes with MPI); a snapshot that cannot be
+ * written fails the run, with the file's name, whether the failure is seen
+ * at a later hand-off or at the end; Ctrl-C stops the run with every
+ * snapshot handed over written. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+#ifndef STRATA_CLI_PATH
+#error "tests/CMakeLists.txt defines STRATA_CLI_PATH and STRATA_SOURCE_DIR"
+#endif
+
+static char dir[256];
+
+static const char *tp(const char *name) {
+  static char buf[8][1024];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+  return buf[k];
+}
+
+static int setup(void) {
+  if (dir[0]) return 0;
+  snprintf(dir, sizeof dir, "/tmp/strata_test_cli_async.XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *b = NULL;
+  long L = -1;
+  if (fseek(f, 0, SEEK_END) == 0 && (L = ftell(f)) >= 0 &&
+      fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)L + 1)) &&
+      fread(b, 1, (size_t)L, f) != (size_t)L) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  if (!b) return NULL;
+  b[L] = 0;
+  if (n) *n = (size_t)L;
+  return b;
+}
+
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+static int rm_rf(const char *path) {
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+  return system(cmd);
+}
+
+static int exit_code(int st) {
+  if (st == -1) return -1;
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  return 128 + WTERMSIG(st);
+}
+
+/* Runs `strata ARGS` in dir; stdout and stderr go to out.txt / err.txt. */
+static int strata(const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >out.txt 2>err.txt", dir,
+           STRATA_CLI_PATH, args);
+  return exit_code(system(cmd));
+}
+
+static char *err_text(void) { return slurp(tp("err.txt"), NULL); }
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted names in folder sub of dir (at most max), summary.json left
+ * out; the count, or -1. */
+static int list_dir(const char *sub, char **names, int max) {
+  DIR *d = opendir(tp(sub));
+  if (!d) return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && n < max)
+    if (e->d_name[0] != '.' && strcmp(e->d_name, "summary.json"))
+      names[n++] = strdup(e->d_name);
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, by_name);
+  return n;
+}
+
+static void free_names(char **names, int n) {
+  for (int i = 0; i < n; i++) free(names[i]);
+}
+
+/* Folders a and b of dir hold the same files (summary.json aside), byte
+ * for byte, and at least want_min of them; prints the first difference. */
+static int same_folders(const char *a, const char *b, int want_min) {
+  char *na[512], *nb[512];
+  int ca = list_dir(a, na, 512), cb = list_dir(b, nb, 512), ok = 1;
+  if (ca < want_min || ca != cb) {
+    fprintf(stderr, "  %s holds %d files, %s %d (at least %d wanted)\n", a,
+            ca, b, cb, want_min);
+    ok = 0;
+  }
+  for (int i = 0; ok && i < ca; i++) {
+    char pa[600], pb[600];
+    snprintf(pa, sizeof pa, "%s/%s", a, na[i]);
+    snprintf(pb, sizeof pb, "%s/%s", b, nb[i]);
+    size_t la = 0, lb = 0;
+    char *x = slurp(tp(pa), &la), *y = slurp(tp(pb), &lb);
+    if (strcmp(na[i], nb[i]) || !x || !y || la != lb || la == 0 ||
+        memcmp(x, y, la)) {
+      fprintf(stderr, "  %s and %s differ\n", pa, pb);
+      ok = 0;
+    }
+    free(x);
+    free(y);
+  }
+  free_names(na, ca > 0 ? ca : 0);
+  free_names(nb, cb > 0 ? cb : 0);
+  return ok;
+}
+
+/* Folder sub holds no temporary file (NAME.tmp.PID). */
+static int no_tmp_files(const char *sub) {
+  char *names[4096];
+  int n = list_dir(sub, names, 4096), ok = n >= 0;
+  for (int i = 0; i < n; i++)
+    if (strstr(names[i], ".tmp.")) {
+      fprintf(stderr, "  %s/%s left behind\n", sub, names[i]);
+      ok = 0;
+    }
+  free_names(names, n > 0 ? n : 0);
+  return ok;
+}
+
+static int summary_has(const char *sub, const char *text) {
+  char p[600];
+  snprintf(p, sizeof p, "%s/summary.json", sub);
+  char *js = slurp(tp(p), NULL);
+  int has = js && strstr(js, text);
+  free(js);
+  return has;
+}
+
+/* A heat case (2D) and a wave case (3D, a PNG slice, receivers), every
+ * few steps in npy, vti and png, with a checkpoint in between: the
+ * background writer (the default) and output.async = false write the same
+ * files, byte for byte, and the summary says which path wrote them. */
+static const char *const cases[2] = {
+    "'" STRATA_SOURCE_DIR "/examples/heat2d.ini' --set grid.n=48,40 "
+    "--set run.steps=30 --set output.every=3 --set output.movie=false",
+    "'" STRATA_SOURCE_DIR "/examples/seismic3d.ini' --set grid.n=40,36,36 "
+    "--set boundary.width=8 --set run.steps=40 --set receivers.count=8 "
+    "--set receivers.start=50,180,20 --set receivers.end=350,180,20 "
+    "--set source.position=200,180,50 --set output.every=4 "
+    "--set output.traces=npy"};
+/* snapshots: step 0, every 3 (4) steps, final; three files each, plus the
+ * checkpoint (and the traces) */
+static const int case_files[2] = {3 * (11 + 1) + 1, 3 * (11 + 1) + 2};
+
+TEST(async_snapshots_match_sync) {
+  CHECK(setup() == 0);
+  for (int c = 0; c < 2; c++) {
+    char args[2048];
+    for (int sync = 0; sync < 2; sync++) {
+      const char *out = sync ? "sync" : "async";
+      rm_rf(tp(out));
+      snprintf(args, sizeof args, "run %s --quiet --no-ceiling "
+               "--set output.formats=npy,vti,png --checkpoint-every 10 "
+               "--out %s%s", cases[c], out,
+               sync ? " --set output.async=false" : "");
+      int rc = strata(args);
+      char *e = err_text();
+      CHECKF(rc == 0, "case %d, %s: exit %d: %s", c, out, rc, e ? e : "");
+      free(e);
+      CHECKF(summary_has(out, sync ? "\"output_async\": false"
+                                   : "\"output_async\": true"),
+             "case %d: %s/summary.json", c, out);
+      CHECK(summary_has(out, "\"output_s\": ") &&
+            summary_has(out, "\"output_writer_s\": "));
+    }
+    CHECKF(same_folders("async", "sync", case_files[c]), "case %d", c);
+    CHECK(exists(tp("async/snap_000000.vti")) &&
+          exists(tp("async/final.png")));
+  }
+  rm_rf(tp("async"));
+  rm_rf(tp("sync"));
+  return 0;
+}
+
+/* A snapshot whose name is taken by a folder cannot be renamed into place
+ * (for root too): the run exits 1 naming the file, writes no summary,
+ * leaves no temporary file, and writes no snapshot handed over after the
+ * failed one.  Once where the failure is seen at a later hand-off or the
+ * end of the loop (a snapshot in the loop), once at the end (final.png);
+ * the synchronous path gives the same message. */
+TEST(unwritable_snapshot_fails_run) {
+  CHECK(setup() == 0);
+  static const struct {
+    const char *blocked, *after;
+  } cs[] = {{"snap_000006.npy", "snap_000009.npy"},
+            {"final.png", NULL}};
+  char args[2048], msg[2][1024];
+  for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+    for (int sync = 0; sync < 2; sync++) {
+      char blocked[600];
+      rm_rf(tp("blocked"));
+      CHECK(mkdir(tp("blocked"), 0755) == 0);
+      snprintf(blocked, sizeof blocked, "blocked/%s", cs[c].blocked);
+      CHECK(mkdir(tp(blocked), 0755) == 0);
+      snprintf(args, sizeof args, "run %s --backend cpu --quiet --no-ceiling "
+               "--set output.formats=npy,vti,png --out blocked%s", cases[0],
+               sync ? " --set output.async=false" : "");
+      int rc = strata(args);
+      char *e = err_text();
+      CHECKF(rc == 1 && e && strstr(e, "cannot write blocked/") &&
+                 strstr(e, cs[c].blocked),
+             "%s blocked (%s): exit %d: %s", cs[c].blocked,
+             sync ? "sync" : "async", rc, e ? e : "");
+      /* "strata: cannot write PATH: reason", up to the temporary name */
+      const char *tmp = strstr(e, ".tmp.");
+      snprintf(msg[sync], sizeof msg[sync], "%.*s",
+               tmp ? (int)(tmp - e) : (int)strlen(e), e);
+      free(e);
+      CHECK(!exists(tp("blocked/summary.json")));
+      CHECK(no_tmp_files("blocked"));
+      CHECK(exists(tp("blocked/snap_000003.png")));
+      if (cs[c].after) {
+        snprintf(blocked, sizeof blocked, "blocked/%s", cs[c].after);
+        CHECKF(!exists(tp(blocked)), "%s written after the failure",
+               cs[c].after);
+      }
+    }
+    CHECKF(!strcmp(msg[0], msg[1]), "async '%s', sync '%s'", msg[0], msg[1]);
+  }
+  rm_rf(tp("blocked"));
+  return 0;
+}
+
+/* Ctrl-C while snapshots are handed over every few steps: exit 130, and
+ * every snapshot of a step up to the one the run stopped at is written
+ * whole (the writer drained before the interrupted state, the checkpoint
+ * and the summary). */
+TEST(interrupt_drains_writer) {
+  CHECK(setup() == 0);
+  const long every = 400;
+  char ini[256];
+  snprintf(ini, sizeof ini, "[solver]\nkind = heat\n[grid]\nn = 64, 48\n"
+           "[run]\nsteps = 2000000000\n[output]\nevery = %ld\n"
+           "formats = npy, png\n", every);
+  CHECK(write_file(tp("long.ini"), ini) == 0);
+  rm_rf(tp("long.out"));
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    if (chdir(dir) != 0) _exit(99);
+    FILE *e = freopen("err.txt", "w", stderr);
+    (void)e;
+    execl(STRATA_CLI_PATH, "strata", "run", "long.ini", "--no-ceiling",
+          "--backend", "cpu", (char *)NULL);
+    _exit(98);
+  }
+  /* wait for the first snapshot, then let it step */
+  struct timespec ts = {0, 50000000};
+  for (int i = 0; i < 400 && !exists(tp("long.out/snap_000000.png")); i++)
+    nanosleep(&ts, NULL);
+  ts.tv_nsec = 300000000;
+  nanosleep(&ts, NULL);
+  kill(pid, SIGINT);
+  int st;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  CHECKF(exit_code(st) == 130, "status %d", st);
+  char *js = slurp(tp("long.out/summary.json"), NULL);
+  CHECK(js && strstr(js, "\"interrupted\": true") &&
+        strstr(js, "\"output_async\": true"));
+  const char *p = strstr(js, "\"steps_done\": ");
+  long done = p ? strtol(p + 14, NULL, 10) : -1;
+  free(js);
+  CHECKF(done >= 0, "steps_done %ld", done);
+  CHECK(exists(tp("long.out/interrupted.npy")) &&
+        exists(tp("long.out/interrupted.png")) &&
+        exists(tp("long.out/checkpoint.stck")));
+  for (long s = 0; s <= done; s += every) {
+    char name[64];
+    snprintf(name, sizeof name, "long.out/snap_%06ld.npy", s);
+    strata_precision prec;
+    int nd = 0;
+    size_t shape[4];
+    void *data = NULL;
+    CHECKF(strata_npy_read(NULL, tp(name), &prec, &nd, shape, &data) ==
+                   STRATA_OK &&
+               nd == 2 && shape[0] == 48 && shape[1] == 64,
+           "%s (run stopped at step %ld)", name, done);
+    free(data);
+    snprintf(name, sizeof name, "long.out/snap_%06ld.png", s);
+    CHECKF(exists(tp(name)), "%s", name);
+  }
+  CHECK(no_tmp_files("long.out"));
+  rm_rf(tp("long.out"));
+  return 0;
+}
+
+#ifdef STRATA_MPIEXEC
+#define MPI_ENV                                                                \
+  "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "                 \
+  "OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1"
+static int strata_mpi(int np, const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd '%s' && " MPI_ENV " '%s' -n %d '%s' %s "
+           ">out.txt 2>err.txt", dir, STRATA_MPIEXEC, np, STRATA_CLI_PATH,
+           args);
+  return exit_code(system(cmd));
+}
+
+/* Over 2 processes rank 0 gathers each snapshot into the writer's buffer:
+ * the files are those of the synchronous one-process run; a snapshot it
+ * cannot write fails every rank, the message printed once. */
+TEST(mpi_async_matches_sync) {
+  CHECK(setup() == 0);
+  for (int c = 0; c < 2; c++) {
+    char args[2048];
+    for (int k = 0; k < 2; k++) {
+      const char *out = k ? "mpi2" : "sync1";
+      rm_rf(tp(out));
+      snprintf(args, sizeof args, "run %s --backend cpu --quiet --no-ceiling "
+               "--set output.formats=npy,vti,png --out %s%s", cases[c], out,
+               k ? "" : " --set output.async=false");
+      int rc = k ? strata_mpi(2, args) : strata(args);
+      char *e = err_text();
+      CHECKF(rc == 0, "case %d, %s: exit %d: %s", c, out, rc, e ? e : "");
+      free(e);
+    }
+    CHECK(summary_has("mpi2", "\"output_async\": true") &&
+          summary_has("mpi2", "\"ranks\": 2"));
+    /* no checkpoint here: its parts differ from one process's by design */
+    CHECKF(same_folders("mpi2", "sync1", case_files[c] - 1), "case %d", c);
+  }
+  rm_rf(tp("mpi2"));
+  rm_rf(tp("sync1"));
+  rm_rf(tp("blocked"));
+  CHECK(mkdir(tp("blocked"), 0755) == 0);
+  CHECK(mkdir(tp("blocked/snap_000006.vti"), 0755) == 0);
+  char args[2048];
+  snprintf(args, sizeof args, "run %s --backend cpu --quiet --no-ceiling "
+           "--set output.formats=npy,vti,png --out blocked", cases[0]);
+  int rc = strata_mpi(2, args);
+  char *e = err_text();
+  const char *m = e ? strstr(e, "cannot write blocked/snap_000006.vti") : NULL;
+  CHECKF(rc != 0 && m && !strstr(m + 1, "cannot write blocked/"),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  CHECK(!exists(tp("blocked/summary.json")));
+  CHECK(no_tmp_files("blocked"));
+  rm_rf(tp("blocked"));
+  return 0;
+}
+#else
+TEST(mpi_async_matches_sync) { SKIP("strata was built without MPI"); }
+#endif
+
+TEST(cleanup) {
+  CHECK(rm_rf(dir) == 0);
+  return 0;
+}
+
+RUN_TESTS(async_snapshots_match_sync, unwritable_snapshot_fails_run,
+          interrupt_drains_writer, mpi_async_matches_sync, cleanup)

@@ -57,8 +57,10 @@ template <typename T> struct fused_par {
   int ntl[3];         /* tiles along x, y; chunks along z */
   int s;              /* fused steps */
   int pw, ph;         /* shared plane: row length and rows */
-  int xsafe, yread;   /* k_fused2d_warp: columns < xsafe and rows < yread
-                         lie inside the input's allocation */
+  int xsafe, yread;   /* k_fused2d_warp, k_fused3d_reg: columns < xsafe,
+                         rows < yread and planes < zread lie inside the
+                         input's allocation */
+  int zread;
   T c0;
   T w[3][STRATA_MAX_RADIUS + 1];
   T C[4];
@@ -453,6 +455,181 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
   }
 }
 
+/* ---- 3D radius-1 star: a block streams an xy tile along z, registers ----
+ *
+ * The 3D version of k_fused2d_warp (planes for rows).  A block of NW warps
+ * owns a tile of 32 V columns x NW rows (lane = V columns, warp = one row)
+ * and a chunk of planes; it walks the input planes p = z0 - S .. z1 + S - 1
+ * once, level k computing plane p - k, two planes a level in registers
+ * (rotated between X, Y, Z by three planes a trip).  z neighbours are in
+ * the thread, x neighbours come by shuffle, y neighbours through shared
+ * memory.  The point of the design: every in-plane neighbour a level needs
+ * (of plane p - k at level k - 1) was computed in the previous iteration,
+ * so each iteration writes the middle planes of all S levels to shared
+ * memory at once and needs one barrier, not one per level (two buffers by
+ * parity, so a buffer is rewritten only after the next barrier).  Inputs
+ * arrive by cp.async into a ring of PD3W planes (each lane its own 16
+ * bytes).  Outputs: columns [HP, 32 V - HP) and rows [S, NW - S) of the
+ * tile.  Pinned points keep the level below's value, as in 2D. */
+
+constexpr int PD3W = 3;
+
+template <typename T, int V, int S, bool PIN, int NW>
+__device__ __forceinline__ void plane3w(rows2w<T, V, S> &o, rows2w<T, V, S> &m,
+                                        rows2w<T, V, S> &nw, const T *ex,
+                                        int w, int lane, const T *in, int p,
+                                        unsigned xpin, bool ypin, bool store,
+                                        T *orow, int nvalid,
+                                        const fused_par<T> &P) {
+  constexpr unsigned full = 0xffffffffu;
+  constexpr int VV = 16 / (int)sizeof(T);
+  /* ex: this parity's buffer, [level][row][lane V] */
+  const int wm = w > 0 ? w - 1 : 0, wp = w < NW - 1 ? w + 1 : NW - 1;
+#pragma unroll
+  for (int i = 0; i < V; i++) nw.v[0][i] = in[i];
+#pragma unroll
+  for (int k = 1; k <= S; k++) {
+    const T *a = o.v[k - 1], *b = m.v[k - 1], *c = nw.v[k - 1];
+    const T l = __shfl_up_sync(full, b[V - 1], 1);
+    const T r = __shfl_down_sync(full, b[0], 1);
+    const T *lv = ex + (size_t)(k - 1) * NW * 32 * V + (size_t)lane * V;
+    const strata__vec<T, V> ym = lds_v<T, V>(lv + (size_t)wm * 32 * V);
+    const strata__vec<T, V> yp = lds_v<T, V>(lv + (size_t)wp * 32 * V);
+    const int q = p - k;
+    T v[V];
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+      const T left = i == 0 ? l : b[i > 0 ? i - 1 : 0];
+      const T right = i == V - 1 ? r : b[i < V - 1 ? i + 1 : V - 1];
+      T acc = P.c0 * b[i];
+      acc += P.w[0][1] * (left + right);
+      acc += P.w[1][1] * (ym.v[i] + yp.v[i]);
+      acc += P.w[2][1] * (a[i] + c[i]);
+      v[i] = acc;
+    }
+    if (k < S) {
+      const unsigned pin =
+          PIN ? ((ypin || q < P.clo[2] || q >= P.chi[2]) ? ~0u : xpin) : 0u;
+#pragma unroll
+      for (int i = 0; i < V; i++)
+        nw.v[k][i] = (PIN && ((pin >> i) & 1u)) ? b[i] : v[i];
+    } else if (store) {
+#pragma unroll
+      for (int h = 0; h < V / VV; h++) {
+        strata__vec<T, VV> x;
+#pragma unroll
+        for (int i = 0; i < VV; i++) x.v[i] = v[h * VV + i];
+        if (nvalid > h * VV)
+          store_masked<T, VV>(orow + (long long)q * P.osz + h * VV, x,
+                              nvalid - h * VV);
+      }
+    }
+  }
+}
+
+template <typename T, int V, int S, int NW>
+__global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
+    k_fused3d_reg(const fused_par<T> P) {
+  constexpr int HP = (S + V - 1) / V * V;
+  extern __shared__ __align__(16) unsigned char f3_smem[];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  T *exb = reinterpret_cast<T *>(f3_smem); /* [2][S][NW][32 V] */
+  T *ring = exb + (size_t)2 * S * NW * 32 * V + (size_t)threadIdx.x * V;
+  T *mine = exb + (size_t)threadIdx.x * V; /* my slot in [.][.][w][lane] */
+  unsigned b = blockIdx.x;
+  const int tx = (int)(b % (unsigned)P.ntl[0]);
+  b /= (unsigned)P.ntl[0];
+  const int ty = (int)(b % (unsigned)P.ntl[1]);
+  const int tz = (int)(b / (unsigned)P.ntl[1]);
+  const int xo0 = tx * P.tile[0], xo1 = min(xo0 + P.tile[0], P.n[0]);
+  const int yo0 = ty * P.tile[1], yo1 = min(yo0 + P.tile[1], P.n[1]);
+  const int z0 = tz * P.tile[2], z1 = min(z0 + P.tile[2], P.n[2]);
+  const int c = xo0 - HP + lane * V; /* this lane's first column */
+  const int y = yo0 - S + w;         /* this warp's row */
+  unsigned xpin = 0;
+#pragma unroll
+  for (int i = 0; i < V; i++)
+    if (c + i < P.clo[0] || c + i >= P.chi[0]) xpin |= 1u << i;
+  const bool ypin = y < P.clo[1] || y >= P.chi[1];
+  /* block-uniform: does the tile hold pinned columns or rows? */
+  const bool tpin = xo0 - HP < P.clo[0] || xo0 - HP + 32 * V > P.chi[0] ||
+                    yo0 - S < P.clo[1] || yo0 - S + NW > P.chi[1];
+  const bool slane = c >= xo0 && c < xo1 && y >= yo0 && y < yo1;
+  const int nvalid = xo1 - c;
+  T *orow = P.out + c + (long long)y * P.osy;
+  const T *irow = P.in + c + (long long)y * P.isy;
+  const bool ldok = c + V <= P.xsafe && y < P.yread;
+  const long long isz = P.isz;
+  const int zread = P.zread;
+
+  const int pfirst = z0 - S, NI = (z1 - z0) + 2 * S;
+  auto fetch = [&](int p, int slot) {
+    if (ldok && p < zread) {
+      const T *g = irow + (long long)p * isz;
+      T *d = ring + (size_t)slot * NW * 32 * V;
+#pragma unroll
+      for (int h = 0; h < V * (int)sizeof(T) / 16; h++)
+        cp_async16(d + h * (16 / (int)sizeof(T)),
+                   g + h * (16 / (int)sizeof(T)), 16);
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int j = 0; j < PD3W; j++) fetch(pfirst + j, j);
+
+  rows2w<T, V, S> X, Y, Z;
+#pragma unroll
+  for (int k = 0; k < S; k++)
+#pragma unroll
+    for (int i = 0; i < V; i++) X.v[k][i] = Y.v[k][i] = Z.v[k][i] = T(0);
+
+  int par = 0;
+  /* one plane: publish the middle planes, barrier, compute all levels */
+  auto one = [&](auto pin, rows2w<T, V, S> &o, rows2w<T, V, S> &m,
+                 rows2w<T, V, S> &n, int p, int slot) {
+    constexpr bool PIN = decltype(pin)::value;
+    T *ex = exb + (size_t)par * S * NW * 32 * V;
+#pragma unroll
+    for (int k = 0; k < S; k++) {
+      strata__vec<T, V> x;
+#pragma unroll
+      for (int i = 0; i < V; i++) x.v[i] = m.v[k][i];
+      sts_v<T, V>(mine + (size_t)par * S * NW * 32 * V +
+                      (size_t)k * NW * 32 * V, x);
+    }
+    cp_async_wait<PD3W - 1>();
+    T in[V];
+    {
+      const strata__vec<T, V> x =
+          lds_v<T, V>(ring + (size_t)slot * NW * 32 * V);
+#pragma unroll
+      for (int i = 0; i < V; i++) in[i] = x.v[i];
+    }
+    __syncthreads();
+    plane3w<T, V, S, PIN, NW>(o, m, n, ex, w, lane, in, p, xpin, ypin,
+                              slane && p - S >= z0 && p - S < z1, orow,
+                              nvalid, P);
+    fetch(p + PD3W, slot);
+    par ^= 1;
+  };
+  auto trip = [&](auto pin, int p) {
+    one(pin, X, Y, Z, p, 0);
+    one(pin, Y, Z, X, p + 1, 1);
+    one(pin, Z, X, Y, p + 2, 2);
+  };
+#pragma unroll 1
+  for (int it = 0; it < NI; it += 3) {
+    const int p = pfirst + it;
+    /* levels 1 .. S - 1 of planes p .. p + 2 compute planes p - S + 1 ..
+     * p + 1 (uniform over the block) */
+    if (tpin || p - S + 1 < P.clo[2] || p + 1 >= P.chi[2])
+      trip(std::true_type{}, p);
+    else
+      trip(std::false_type{}, p);
+  }
+  cp_async_wait<0>();
+}
+
 /* ---- host side ------------------------------------------------------------ */
 
 strata_status fz_device(strata_context *ctx) {
@@ -621,6 +798,69 @@ strata_status fused_typed(const strata_stencil *op, const strata_boundary *bc,
     if (e != STRATA_OK) return e;
     kern<<<(unsigned)blocks, kThreads2d, smem, st->stream>>>(P);
     STRATA__LAUNCHED(ctx, "apply_fused (2D tiles) kernel launch");
+    return STRATA_OK;
+  }
+
+  if (D == 3 && R == 1 && !sym && s <= 4) {
+    /* xy tiles streamed along z with the levels in registers */
+    constexpr int V = 16 / (int)sizeof(T);
+    /* rows (warps) a tile: 32 (one 1024-thread block a multiprocessor,
+     * less ring) measured best except fp32 with s <= 2, where two blocks of
+     * 16 rows won (H200, 512^3: 518 against 491 Gpts/s) */
+    int NW = sizeof(T) == 4 && s <= 2 ? 16 : 32;
+    const char *env = getenv("STRATA_FUSED3D_NW"); /* tuning experiments */
+    if (env && (atoi(env) == 16 || atoi(env) == 32)) NW = atoi(env);
+    const int HP = (s + V - 1) / V * V;
+    const int ae = STRATA__ALIGN_BYTES / (int)sizeof(T);
+    P.tile[0] = 32 * V - 2 * HP;
+    P.tile[1] = NW - 2 * s;
+    P.ntl[0] = (P.n[0] + P.tile[0] - 1) / P.tile[0];
+    P.ntl[1] = (P.n[1] + P.tile[1] - 1) / P.tile[1];
+    P.xsafe = (int)in->L.pitch_x - ae;
+    P.yread = P.n[1] + in->d.ghost;
+    P.zread = P.n[2] + in->d.ghost;
+    void (*kern)(const fused_par<T>) = nullptr;
+    switch (s * 100 + NW) {
+#define FZ3(q)                                                                 \
+  case q * 100 + 16: kern = k_fused3d_reg<T, V, q, 16>; break;                 \
+  case q * 100 + 32: kern = k_fused3d_reg<T, V, q, 32>; break;
+      FZ3(1) FZ3(2) FZ3(3) FZ3(4)
+#undef FZ3
+    }
+    const size_t smem = (size_t)NW * 32 * V * sizeof(T) * (2 * s + PD3W);
+    strata_status e = fz_smem_attr(ctx, kern, smem);
+    if (e != STRATA_OK) return e;
+    int occ = 0;
+    STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &occ, kern, NW * 32, smem));
+    if (occ < 1)
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "apply_fused: a %d-thread block with %zu bytes of "
+                          "shared memory does not fit on %s", NW * 32, smem,
+                          st->prop.name);
+    /* z chunks of at least 8 s planes (the 2 s planes of warm-up), as many
+     * as fill whole waves of resident blocks */
+    const long long xy = (long long)P.ntl[0] * P.ntl[1];
+    const long long cap = (long long)occ * st->prop.multiProcessorCount;
+    const int lmin = 8 * s > 16 ? 8 * s : 16;
+    long long cmax = (P.n[2] + lmin - 1) / lmin, chunks = cmax;
+    if (xy * cmax > cap) {
+      long long waves = xy * cmax / cap;
+      chunks = waves * cap / xy;
+      if (chunks < 1) chunks = 1;
+    }
+    int planes = (int)((P.n[2] + chunks - 1) / chunks);
+    const char *ez = getenv("STRATA_FUSED3D_PLANES"); /* experiments */
+    if (ez && atoi(ez) > 0) planes = atoi(ez);
+    P.tile[2] = planes;
+    P.ntl[2] = (P.n[2] + planes - 1) / planes;
+    const long long blocks = xy * P.ntl[2];
+    if (blocks > 0x7fffffffLL)
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "apply_fused: %lld tiles exceed the grid limit",
+                          blocks);
+    kern<<<(unsigned)blocks, NW * 32, smem, st->stream>>>(P);
+    STRATA__LAUNCHED(ctx, "apply_fused (3D register tiles) kernel launch");
     return STRATA_OK;
   }
 

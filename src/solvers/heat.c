@@ -14,13 +14,19 @@
  * CPU engine: 2D gains up to s = 8 (the largest ghost width, +50% over
  * s = 1); in 3D the redundant halo work of the tiles costs more than the
  * traffic saved (s = 1: 2.2, s = 4: 1.85 Gpts/s), so no fusion.
- * CUDA engine on an H100, fp32: 2D 10472^2 rises from 177 (s = 1) to 455
- * (s = 6) and 464 Gpts/s (s = 8); 3D 512^3 falls from 272 (s = 1) to 142
- * (s = 2) and 136 (s = 4): the 3D fused tiles are not yet worth it there
- * either.  Seed 001's model for 32-point tiles predicted s = 6 and 4. */
-static int default_fuse(const strata_context *ctx, int dims) {
-  (void)ctx;
-  return dims == 2 ? 8 : 1;
+ * CUDA engine (H200, 2026-11-22): 2D 10472^2 by warp strips, fp32 478
+ * (s = 1) -> 2435 Gpts/s (s = 8), fp64 246 -> 1199; 3D 512^3 7-point by
+ * register tiles, fp32 358 (s = 1) -> 491 (s = 2) and 513 (s = 4), fp64
+ * 202 -> 278 (s = 2) and 267 (s = 4); the 27-point box still goes through
+ * the shared-memory rings, which lose (340 -> 102 at s = 2): no fusion.
+ * Seed 001's model for 32-point tiles predicted s = 6 and 4. */
+static int default_fuse(const strata_context *ctx,
+                        const strata_heat_options *o) {
+  if (o->dims == 2) return 8;
+  if (strata_context_backend(ctx) != STRATA_BACKEND_CUDA ||
+      o->op != STRATA_HEAT_FD)
+    return 1;
+  return o->precision == STRATA_F32 ? 4 : 2;
 }
 
 struct strata_heat {
@@ -124,7 +130,7 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
                         "use fuse = 1 (or 0) or backend=cpu",
                         ctx->be->name);
   if (s == 0)
-    s = ctx->be->apply_fused ? default_fuse(ctx, o->dims) : 1;
+    s = ctx->be->apply_fused ? default_fuse(ctx, o) : 1;
   /* mirrored and wrapped ghost rings need as many interior points */
   for (int a = 0; a < o->dims; a++) {
     int mirror = o->bc.kind[2 * a] != STRATA_BC_DIRICHLET ||

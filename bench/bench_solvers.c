@@ -153,9 +153,9 @@ static void bench_heat(strata_context *ctx, int small, int which) {
          {1, 4, 6, 7, 8}},
         {2, {16384, 16384, 1}, STRATA_F32, STRATA_HEAT_FD, 567, 2, {1, 8}},
         {2, {16384, 16384, 1}, STRATA_F64, STRATA_HEAT_FD, 0, 2, {1, 8}},
-        {3, {512, 512, 512}, STRATA_F32, STRATA_HEAT_FD, 588, 3, {1, 2, 4}},
-        {3, {768, 352, 2560}, STRATA_F32, STRATA_HEAT_FD, 632, 3, {1, 2, 4}},
-        {3, {512, 512, 512}, STRATA_F64, STRATA_HEAT_FD, 323, 3, {1, 2, 4}},
+        {3, {512, 512, 512}, STRATA_F32, STRATA_HEAT_FD, 588, 4, {1, 2, 3, 4}},
+        {3, {768, 352, 2560}, STRATA_F32, STRATA_HEAT_FD, 632, 4, {1, 2, 3, 4}},
+        {3, {512, 512, 512}, STRATA_F64, STRATA_HEAT_FD, 323, 4, {1, 2, 3, 4}},
         {3, {512, 512, 512}, STRATA_F32, STRATA_HEAT_FE27, 370, 2, {1, 2}},
         {3, {512, 512, 512}, STRATA_F64, STRATA_HEAT_FE27, 179, 2, {1, 2}},
     };

@@ -745,9 +745,10 @@ static int dist_output_setup(run_state *r, output_cfg *o) {
 }
 
 /* Rank 0's means of writing snapshots: the background writer
- * (snap_writer.c) unless [output] async = false or its memory cannot be
- * had; then, after a one-line notice, synchronously, over several
- * processes through dist_output_setup.  0, or -1 with r->err. */
+ * (snap_writer.c) when the loop writes snapshots ([output] every), unless
+ * [output] async = false or its memory cannot be had (then after a
+ * one-line notice); otherwise synchronously, over several processes
+ * through dist_output_setup.  0, or -1 with r->err. */
 static int output_setup(run_state *r, output_cfg *o) {
   if (r->rank != 0) return 0;
   o->fmt.dir = o->dir;
@@ -757,7 +758,8 @@ static int output_setup(run_state *r, output_cfg *o) {
   o->fmt.po = o->po;
   o->fmt.h = r->h;
   o->fmt.field_name = r->solver->field_name;
-  if (o->async) {
+  /* the final state alone has nothing to overlap with */
+  if (o->async && o->every > 0) {
     /* the shape the synchronous path writes: the gathered grid over
      * several processes, the solver's field for one */
     strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, 1,

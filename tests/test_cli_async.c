@@ -2,8 +2,8 @@
  * the files it writes are the bytes the synchronous path writes (one
  * process, and over 2 processes with MPI); a snapshot that cannot be
  * written fails the run, with the file's name, whether the failure is seen
- * at a later hand-off or at the end; Ctrl-C stops the run with every
- * snapshot handed over written. */
+ * at a later hand-off or at the end; Ctrl-C (and SIGUSR1 through
+ * mpiexec) stops the run with every snapshot handed over written. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -255,6 +255,46 @@ TEST(unwritable_snapshot_fails_run) {
   return 0;
 }
 
+/* The folder sub of a run stopped by a signal, snapshots every `every`
+ * steps of ny x nx in npy and png: the summary says interrupted and
+ * async; interrupted.* and the checkpoint are there; every snapshot up to
+ * the step the run stopped at is whole; no temporary file.  0 or 1. */
+static int stopped_whole(const char *sub, long every, size_t ny,
+                         size_t nx) {
+  char name[600];
+  snprintf(name, sizeof name, "%s/summary.json", sub);
+  char *js = slurp(tp(name), NULL);
+  CHECKF(js && strstr(js, "\"interrupted\": true") &&
+             strstr(js, "\"output_async\": true"),
+         "%s", js ? js : "no summary");
+  const char *p = strstr(js, "\"steps_done\": ");
+  long done = p ? strtol(p + 14, NULL, 10) : -1;
+  free(js);
+  CHECKF(done >= 0, "steps_done %ld", done);
+  static const char *const ends[3] = {"interrupted.npy", "interrupted.png",
+                                      "checkpoint.stck"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(name, sizeof name, "%s/%s", sub, ends[i]);
+    CHECKF(exists(tp(name)), "%s", name);
+  }
+  for (long s = 0; s <= done; s += every) {
+    snprintf(name, sizeof name, "%s/snap_%06ld.npy", sub, s);
+    strata_precision prec;
+    int nd = 0;
+    size_t shape[4];
+    void *data = NULL;
+    CHECKF(strata_npy_read(NULL, tp(name), &prec, &nd, shape, &data) ==
+                   STRATA_OK &&
+               nd == 2 && shape[0] == ny && shape[1] == nx,
+           "%s (run stopped at step %ld)", name, done);
+    free(data);
+    snprintf(name, sizeof name, "%s/snap_%06ld.png", sub, s);
+    CHECKF(exists(tp(name)), "%s", name);
+  }
+  CHECK(no_tmp_files(sub));
+  return 0;
+}
+
 /* Ctrl-C while snapshots are handed over every few steps: exit 130, and
  * every snapshot of a step up to the one the run stopped at is written
  * whole (the writer drained before the interrupted state, the checkpoint
@@ -288,32 +328,7 @@ TEST(interrupt_drains_writer) {
   int st;
   CHECK(waitpid(pid, &st, 0) == pid);
   CHECKF(exit_code(st) == 130, "status %d", st);
-  char *js = slurp(tp("long.out/summary.json"), NULL);
-  CHECK(js && strstr(js, "\"interrupted\": true") &&
-        strstr(js, "\"output_async\": true"));
-  const char *p = strstr(js, "\"steps_done\": ");
-  long done = p ? strtol(p + 14, NULL, 10) : -1;
-  free(js);
-  CHECKF(done >= 0, "steps_done %ld", done);
-  CHECK(exists(tp("long.out/interrupted.npy")) &&
-        exists(tp("long.out/interrupted.png")) &&
-        exists(tp("long.out/checkpoint.stck")));
-  for (long s = 0; s <= done; s += every) {
-    char name[64];
-    snprintf(name, sizeof name, "long.out/snap_%06ld.npy", s);
-    strata_precision prec;
-    int nd = 0;
-    size_t shape[4];
-    void *data = NULL;
-    CHECKF(strata_npy_read(NULL, tp(name), &prec, &nd, shape, &data) ==
-                   STRATA_OK &&
-               nd == 2 && shape[0] == 48 && shape[1] == 64,
-           "%s (run stopped at step %ld)", name, done);
-    free(data);
-    snprintf(name, sizeof name, "long.out/snap_%06ld.png", s);
-    CHECKF(exists(tp(name)), "%s", name);
-  }
-  CHECK(no_tmp_files("long.out"));
+  CHECK(stopped_whole("long.out", every, 48, 64) == 0);
   rm_rf(tp("long.out"));
   return 0;
 }
@@ -372,8 +387,67 @@ TEST(mpi_async_matches_sync) {
   rm_rf(tp("blocked"));
   return 0;
 }
+
+/* SIGUSR1 to Open MPI's mpiexec (forwarded to every rank) while rank 0's
+ * writer has snapshots in hand: every rank stops at one step, and every
+ * snapshot up to it is written whole (as interrupt_drains_writer). */
+TEST(mpi_stop_signal_drains_writer) {
+  CHECK(setup() == 0);
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' --version 2>&1 | grep -q 'Open MPI\\|OpenRTE'",
+           STRATA_MPIEXEC);
+  if (system(cmd) != 0) SKIP("mpiexec is not Open MPI's (SIGUSR1 forwarding)");
+  const long every = 200;
+  char ini[256];
+  snprintf(ini, sizeof ini, "[solver]\nkind = heat\n[grid]\nn = 64, 48\n"
+           "[run]\nsteps = 2000000000\n[output]\nevery = %ld\n"
+           "formats = npy, png\n", every);
+  CHECK(write_file(tp("mlong.ini"), ini) == 0);
+  rm_rf(tp("mlong.out"));
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    setpgid(0, 0); /* mpiexec and its ranks: one group to kill if stuck */
+    if (chdir(dir) != 0) _exit(99);
+    FILE *e = freopen("err.txt", "w", stderr);
+    (void)e;
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    execl(STRATA_MPIEXEC, "mpiexec", "-n", "2", STRATA_CLI_PATH, "run",
+          "mlong.ini", "--no-ceiling", "--backend", "cpu", (char *)NULL);
+    _exit(98);
+  }
+  struct timespec ts = {0, 50000000};
+  for (int i = 0; i < 600 && !exists(tp("mlong.out/snap_000000.png")); i++)
+    nanosleep(&ts, NULL);
+  ts.tv_nsec = 300000000;
+  nanosleep(&ts, NULL);
+  kill(pid, SIGUSR1);
+  /* bounded, as test_cli's mpi_stop_signal: some launchers do not
+   * deliver the signal */
+  int st = 0;
+  pid_t w = 0;
+  ts.tv_nsec = 100000000;
+  for (int i = 0; i < 600 && (w = waitpid(pid, &st, WNOHANG)) == 0; i++)
+    nanosleep(&ts, NULL);
+  if (w == 0) {
+    kill(-pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    rm_rf(tp("mlong.out"));
+    SKIP("mpiexec did not stop the run within 60 s of SIGUSR1");
+  }
+  CHECK(w == pid);
+  CHECKF(WIFEXITED(st) && WEXITSTATUS(st) != 0, "status %d", st);
+  CHECK(exists(tp("mlong.out/checkpoint.stck.rank1")));
+  CHECK(stopped_whole("mlong.out", every, 48, 64) == 0);
+  rm_rf(tp("mlong.out"));
+  return 0;
+}
 #else
 TEST(mpi_async_matches_sync) { SKIP("strata was built without MPI"); }
+TEST(mpi_stop_signal_drains_writer) { SKIP("strata was built without MPI"); }
 #endif
 
 TEST(cleanup) {
@@ -382,4 +456,5 @@ TEST(cleanup) {
 }
 
 RUN_TESTS(async_snapshots_match_sync, unwritable_snapshot_fails_run,
-          interrupt_drains_writer, mpi_async_matches_sync, cleanup)
+          interrupt_drains_writer, mpi_async_matches_sync,
+          mpi_stop_signal_drains_writer, cleanup)

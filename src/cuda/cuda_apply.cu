@@ -340,6 +340,11 @@ int candidates(const strata_stencil *op, int prec, candidate *c, int max) {
     ADD(STRATA__V_KDCP, 32, 4, 1);
     ADD(STRATA__V_KDCP, 32, 16, 1);
     ADD(STRATA__V_KDCP, 16, 8, 1);
+    /* kdcp: block z is the rows per thread (1, 2 or 4) */
+    ADD(STRATA__V_KDCP, 32, 8, 2);
+    ADD(STRATA__V_KDCP, 32, 16, 2);
+    ADD(STRATA__V_KDCP, 32, 4, 4);
+    ADD(STRATA__V_KDCP, 32, 8, 4);
     if (op->kind == STRATA_STENCIL_DERIVATIVE) {
       ADD(STRATA__V_PENCIL, 32, 4, 1);
       ADD(STRATA__V_PENCIL, 16, 8, 1);

@@ -17,7 +17,7 @@
  *     owns V consecutive points, the x halo is one vector each side; block
  *     z = 2 selects the build capped at 64 registers.
  * kdcp: kdv whose tiles are copied by cp.async three planes ahead into a
- *     ring of five (no register staging).
+ *     ring of five (no register staging); block z = W rows per thread.
  *
  * copycube:       out = in over the interior with the 2.5D traversal
  *                 (16-byte vectors, 4 planes in flight per thread).
@@ -182,16 +182,101 @@ __global__ void __launch_bounds__(512, 2)
   kd_body<T, MODE, V>(in, out, g, w, zchunk);
 }
 
-/* kdv: kd with 16-byte vectors, its tiles copied global -> shared with
+/* kdcp: kd with 16-byte vectors, its tiles copied global -> shared with
  * cp.async A planes ahead into a ring of A + 2 tiles (no register staging,
  * one barrier per plane: the tile overwritten, plane p-2, was last read
- * before the previous barrier). */
-template <typename T, int MODE, int A>
+ * before the previous barrier).  A thread owns V columns of W rows (block
+ * z = W): the per-plane work of a thread (copies, barrier, addresses) is
+ * shared by 4 W points, and the rows between a thread's outputs are read
+ * once for all of them.  The symmetric box shares its in-plane sums between
+ * rows: h(y) = c(x-1, y) + c(x+1, y), then f = h(y) + c(y-1) + c(y+1) and
+ * k4 = h(y-1) + h(y+1), 4 adds a point instead of 6.  The partial sums of
+ * the three output planes rotate between three named sets by unrolling
+ * three planes a trip, so the rotation costs no moves. */
+template <int W> __host__ __device__ constexpr int kdcp_slots() { return W + 3; }
+
+template <typename T, int MODE, int W>
+__device__ __forceinline__ void kdcp_plane(const T *base, int TW, T (&ao)[W][16 / sizeof(T)],
+                                           T (&am)[W][16 / sizeof(T)],
+                                           T (&an)[W][16 / sizeof(T)],
+                                           const strata__w<T> &w) {
+  constexpr int V = 16 / sizeof(T);
+  typedef strata__vec<T, V> vec;
+  /* rows -1 .. W of my columns, with one neighbour each side */
+  T xs[W + 2][V + 2];
+#pragma unroll
+  for (int r = 0; r < W + 2; r++) {
+    const T *rp = base + (r - 1) * TW;
+    const bool inner = r >= 1 && r <= W;
+    if (MODE != KD_STAR7 || inner) {
+      xs[r][0] = rp[-1];
+      xs[r][V + 1] = rp[V];
+    } else {
+      xs[r][0] = xs[r][V + 1] = T(0);
+    }
+    vec c = lds_v<T, V>(rp);
+#pragma unroll
+    for (int e = 0; e < V; e++) xs[r][e + 1] = c.v[e];
+  }
+  if constexpr (MODE == KD_SYM27) {
+    T h[W + 2][V];
+#pragma unroll
+    for (int r = 0; r < W + 2; r++)
+#pragma unroll
+      for (int e = 0; e < V; e++) h[r][e] = xs[r][e] + xs[r][e + 2];
+#pragma unroll
+    for (int t = 0; t < W; t++)
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        const T c = xs[t + 1][e + 1];
+        const T f = h[t + 1][e] + xs[t][e + 1] + xs[t + 2][e + 1];
+        const T k4 = h[t][e] + h[t + 2][e];
+        const T same = w.K[0] * c + w.K[1] * f + w.K[2] * k4;
+        const T nb = w.K[1] * c + w.K[2] * f + w.K[3] * k4;
+        ao[t][e] += nb;
+        am[t][e] += same;
+        an[t][e] = nb;
+      }
+  } else {
+#pragma unroll
+    for (int t = 0; t < W; t++)
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        const T c = xs[t + 1][e + 1];
+        if constexpr (MODE == KD_STAR7) {
+          const T same = w.c0 * c + w.cx[1] * (xs[t + 1][e] + xs[t + 1][e + 2]) +
+                         w.cy[1] * (xs[t][e + 1] + xs[t + 2][e + 1]);
+          const T nb = w.cz[1] * c;
+          ao[t][e] += nb;
+          am[t][e] += same;
+          an[t][e] = nb;
+        } else {
+          /* input plane p feeds output p-dz with weight K[dz] */
+          T s0 = ao[t][e], s1 = am[t][e], s2 = T(0);
+#pragma unroll
+          for (int dy = 0; dy < 3; dy++)
+#pragma unroll
+            for (int dx = 0; dx < 3; dx++) {
+              const T v = xs[t + dy][e + dx];
+              s0 += w.K[18 + dy * 3 + dx] * v;
+              s1 += w.K[9 + dy * 3 + dx] * v;
+              s2 += w.K[dy * 3 + dx] * v;
+            }
+          ao[t][e] = s0;
+          am[t][e] = s1;
+          an[t][e] = s2;
+        }
+      }
+  }
+}
+
+template <typename T, int MODE, int A, int W>
 __global__ void __launch_bounds__(512)
     k_kdv(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
           const strata__w<T> w, int zchunk) {
   constexpr int V = 16 / sizeof(T);
   constexpr int NS = A + 2;
+  constexpr int KS = kdcp_slots<W>();
   typedef strata__vec<T, V> vec;
   extern __shared__ __align__(16) unsigned char sraw[];
   T *sm = reinterpret_cast<T *>(sraw);
@@ -199,19 +284,19 @@ __global__ void __launch_bounds__(512)
   const int BX = blockDim.x, BY = blockDim.y;
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int tid = ty * BX + tx, nthr = BX * BY;
-  const int TWv = BX + 2, TW = TWv * V, TH = BY + 2;
+  const int TWv = BX + 2, TW = TWv * V, TH = BY * W + 2;
   const int bufsz = TW * TH, NT = TWv * TH;
-  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY;
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
   const int kz0 = blockIdx.z * zchunk;
   const int kz1 = min(g.nz, kz0 + zchunk);
   const int nx = g.nx, ny = g.ny;
   const long long sz = g.sz;
 
-  long long off[kKdSlots];
-  int so[kKdSlots];
-  bool ok[kKdSlots], act[kKdSlots];
+  long long off[KS];
+  int so[KS];
+  bool ok[KS], act[KS];
 #pragma unroll
-  for (int s = 0; s < kKdSlots; s++) {
+  for (int s = 0; s < KS; s++) {
     const int q = tid + s * nthr;
     act[s] = q < NT;
     const int row = q / TWv, col = q % TWv;
@@ -221,85 +306,55 @@ __global__ void __launch_bounds__(512)
     so[s] = row * TW + col * V;
   }
   const int pfirst = kz0 - 1, plast = kz1;
-  auto issue = [&](int p) {
+  auto issue = [&](int p, int slot) {
     if (p <= plast) {
-      T *sb = sm + ((p - pfirst) % NS) * bufsz;
+      T *sb = sm + slot * bufsz;
       const T *pb = in + (long long)p * sz;
 #pragma unroll
-      for (int s = 0; s < kKdSlots; s++)
+      for (int s = 0; s < KS; s++)
         if (act[s]) cp_async16(sb + so[s], ok[s] ? pb + off[s] : in, ok[s] ? 16 : 0);
     }
     cp_async_commit();
   };
-  for (int p = pfirst; p < pfirst + A; p++) issue(p);
+  for (int p = pfirst; p < pfirst + A; p++) issue(p, p - pfirst);
 
-  const int i = x0 + tx * V, j = y0 + ty;
-  const bool mine = i < nx && j < ny;
-  T a0[V], a1[V], a2[V];
+  const int i = x0 + tx * V, j0 = y0 + ty * W;
+  const bool mine = i < nx;
+  T *obase = out + i + (long long)j0 * g.osy;
+  T X[W][V], Y[W][V], Z[W][V]; /* partial sums of three output planes */
 #pragma unroll
-  for (int e = 0; e < V; e++) a0[e] = a1[e] = a2[e] = T(0);
-  for (int p = pfirst; p <= plast; p++) {
-    issue(p + A);
+  for (int t = 0; t < W; t++)
+#pragma unroll
+    for (int e = 0; e < V; e++) X[t][e] = Y[t][e] = Z[t][e] = T(0);
+  int rslot = 0; /* ring slot of plane p: (p - pfirst) mod NS */
+  /* plane p: ao completes output plane p - 1 (stored), am gets plane p's
+   * own weights, an starts plane p + 1 */
+  auto plane = [&](int p, T (&ao)[W][V], T (&am)[W][V], T (&an)[W][V]) {
+    int ws = rslot + A;
+    if (ws >= NS) ws -= NS;
+    issue(p + A, ws);
     cp_async_wait<A>();
     __syncthreads();
-    const T *base = sm + ((p - pfirst) % NS) * bufsz + (ty + 1) * TW + (1 + tx) * V;
-    T xs[3][V + 2];
-#pragma unroll
-    for (int r = 0; r < 3; r++) {
-      const T *rp = base + (r - 1) * TW;
-      if (MODE != KD_STAR7 || r == 1) {
-        xs[r][0] = rp[-1];
-        xs[r][V + 1] = rp[V];
-      } else {
-        xs[r][0] = xs[r][V + 1] = T(0);
-      }
-      vec c = lds_v<T, V>(rp);
-#pragma unroll
-      for (int e = 0; e < V; e++) xs[r][e + 1] = c.v[e];
-    }
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      const T c = xs[1][e + 1];
-      if constexpr (MODE == KD_STAR7) {
-        const T same = w.c0 * c + w.cx[1] * (xs[1][e] + xs[1][e + 2]) +
-                       w.cy[1] * (xs[0][e + 1] + xs[2][e + 1]);
-        const T nb = w.cz[1] * c;
-        a0[e] += nb;
-        a1[e] += same;
-        a2[e] += nb;
-      } else if constexpr (MODE == KD_SYM27) {
-        const T f = xs[1][e] + xs[1][e + 2] + xs[0][e + 1] + xs[2][e + 1];
-        const T k4 = xs[0][e] + xs[0][e + 2] + xs[2][e] + xs[2][e + 2];
-        const T same = w.K[0] * c + w.K[1] * f + w.K[2] * k4;
-        const T nb = w.K[1] * c + w.K[2] * f + w.K[3] * k4;
-        a0[e] += nb;
-        a1[e] += same;
-        a2[e] += nb;
-      } else {
-#pragma unroll
-        for (int dy = 0; dy < 3; dy++)
-#pragma unroll
-          for (int dx = 0; dx < 3; dx++) {
-            const T v = xs[dy][e + dx];
-            a0[e] += w.K[18 + dy * 3 + dx] * v;
-            a1[e] += w.K[9 + dy * 3 + dx] * v;
-            a2[e] += w.K[dy * 3 + dx] * v;
-          }
-      }
-    }
+    const T *base = sm + rslot * bufsz + (ty * W + 1) * TW + (1 + tx) * V;
+    kdcp_plane<T, MODE, W>(base, TW, ao, am, an, w);
     if (p - 1 >= kz0 && mine) {
-      vec o;
 #pragma unroll
-      for (int e = 0; e < V; e++) o.v[e] = a0[e];
-      store_masked<T, V>(out + i + (long long)j * g.osy + (long long)(p - 1) * g.osz,
-                         o, nx - i);
-    }
+      for (int t = 0; t < W; t++)
+        if (j0 + t < ny) {
+          vec o;
 #pragma unroll
-    for (int e = 0; e < V; e++) {
-      a0[e] = a1[e];
-      a1[e] = a2[e];
-      a2[e] = T(0);
+          for (int e = 0; e < V; e++) o.v[e] = ao[t][e];
+          store_masked<T, V>(obase + (long long)t * g.osy +
+                                 (long long)(p - 1) * g.osz,
+                             o, nx - i);
+        }
     }
+    rslot = rslot + 1 == NS ? 0 : rslot + 1;
+  };
+  for (int p = pfirst; p <= plast; p += 3) { /* block-uniform bounds */
+    plane(p, X, Y, Z);
+    if (p + 1 <= plast) plane(p + 1, Y, Z, X);
+    if (p + 2 <= plast) plane(p + 2, Z, X, Y);
   }
   cp_async_wait<0>();
 }
@@ -373,26 +428,27 @@ strata_status launch_kd(const strata__launch *L, const strata__w<T> &w,
 
 constexpr int kKdAhead = 3;
 
-template <typename T, int MODE>
+template <typename T, int MODE, int W>
 strata_status launch_kdv(const strata__launch *L, const strata__w<T> &w,
                          const char *name) {
   constexpr int V = 16 / sizeof(T);
   constexpr int NS = kKdAhead + 2;
   const int BX = L->block[0], BY = L->block[1], nthr = BX * BY;
-  const int NT = (BX + 2) * (BY + 2);
-  if (NT > kKdSlots * nthr)
+  const int NT = (BX + 2) * (BY * W + 2);
+  if (NT > kdcp_slots<W>() * nthr)
     return strata__fail(L->ctx, STRATA_EINVAL,
-                        "%s: block %dx%d is too small: its tile of %d vectors "
-                        "exceeds %d per thread", name, BX, BY, NT, kKdSlots);
-  const size_t bytes = (size_t)NS * (BX + 2) * V * (BY + 2) * sizeof(T);
-  auto kern = k_kdv<T, MODE, kKdAhead>;
+                        "%s: block %dx%dx%d is too small: its tile of %d "
+                        "vectors exceeds %d per thread", name, BX, BY, W, NT,
+                        kdcp_slots<W>());
+  const size_t bytes = (size_t)NS * (BX + 2) * V * (BY * W + 2) * sizeof(T);
+  auto kern = k_kdv<T, MODE, kKdAhead, W>;
   strata_status s = strata__smem_opt_in(L, kern, bytes, name);
   if (s != STRATA_OK) return s;
   int per_sm = 0;
   s = strata__occupancy(L, kern, nthr, bytes, &per_sm);
   if (s != STRATA_OK) return s;
   const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
-  const long long gy = (L->g.ny + BY - 1) / BY;
+  const long long gy = (L->g.ny + BY * W - 1) / (BY * W);
   if (gy > 65535)
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: %d rows need %lld blocks along y (limit 65535)",
@@ -407,15 +463,26 @@ strata_status launch_kdv(const strata__launch *L, const strata__w<T> &w,
   return STRATA_OK;
 }
 
+template <typename T, int MODE>
+strata_status launch_kdv_w(const strata__launch *L, const strata__w<T> &w,
+                           const char *name) {
+  switch (L->block[2]) {
+  case 2: return launch_kdv<T, MODE, 2>(L, w, name);
+  case 4: return launch_kdv<T, MODE, 4>(L, w, name);
+  default: return launch_kdv<T, MODE, 1>(L, w, name);
+  }
+}
+
 template <typename T, int V, bool CP>
 strata_status kd_mode(const strata__launch *L, const strata_stencil *op,
                       const char *name) {
   const strata__w<T> w = strata__weights<T>(op);
   if constexpr (CP) {
     switch (op->kind) {
-    case STRATA_STENCIL_STAR: return launch_kdv<T, KD_STAR7>(L, w, name);
-    case STRATA_STENCIL_BOX_SYMMETRIC: return launch_kdv<T, KD_SYM27>(L, w, name);
-    case STRATA_STENCIL_BOX: return launch_kdv<T, KD_BOX27>(L, w, name);
+    case STRATA_STENCIL_STAR: return launch_kdv_w<T, KD_STAR7>(L, w, name);
+    case STRATA_STENCIL_BOX_SYMMETRIC:
+      return launch_kdv_w<T, KD_SYM27>(L, w, name);
+    case STRATA_STENCIL_BOX: return launch_kdv_w<T, KD_BOX27>(L, w, name);
     default: break;
     }
   } else if (V > 1 && L->block[2] == 2) { /* kdv, the 64-register build */
@@ -477,12 +544,15 @@ strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
   const int *b = L->block;
   const char *name = mode == 0 ? "kd" : mode == 1 ? "kdv" : "kdcp";
   if (b[0] < 1 || b[1] < 1 || b[0] * b[1] > 512 ||
-      (mode == 1 ? (b[2] != 1 && b[2] != 2) : b[2] != 1))
+      (mode == 1   ? (b[2] != 1 && b[2] != 2)
+       : mode == 2 ? (b[2] != 1 && b[2] != 2 && b[2] != 4)
+                   : b[2] != 1))
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: block %dx%dx%d is not valid (a 2D block of at "
                         "most 512 threads%s)", name, b[0], b[1], b[2],
-                        mode == 1 ? "; z 1, or 2 for the 64-register build"
-                                  : "");
+                        mode == 1   ? "; z 1, or 2 for the 64-register build"
+                        : mode == 2 ? "; z = rows per thread, 1, 2 or 4"
+                                    : "");
   if (op->dims != 3 || op->radius != 1)
     return strata__fail(L->ctx, STRATA_ENOTSUP,
                         "%s: only radius-1 3D operators", name);

@@ -631,6 +631,195 @@ __global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
   cp_async_wait<0>();
 }
 
+/* ---- 3D symmetric 27-point box: register tiles with partial sums --------
+ *
+ * k_fused3d_reg's tiles and barrier, with seed 004's partial sums inside a
+ * level: a plane r of level k - 1 (its 3 x 3 in-plane neighbourhood from
+ * the rows above and below in shared memory and the lanes beside by
+ * shuffle) is consumed once, adding "same" (C0 c + C1 f + C2 k4) to level
+ * k's plane r and "nb" (C1 c + C2 f + C3 k4) to planes r - 1 and r + 1,
+ * which completes plane r - 1.  f and k4 share the row sums h(y) = c(x-1, y)
+ * + c(x+1, y): f = h(y) + c(y-1) + c(y+1), k4 = h(y-1) + h(y+1).  A level
+ * publishes its newest complete plane at the start of an iteration and the
+ * next level consumes it after the one barrier, so level k completes plane
+ * p - 2k + 1 when input plane p arrives (a lag of two planes a level).
+ * Pinned points of a completed plane take the input's value (which the
+ * level below holds there too), read again from global memory: pinned
+ * points only occur in trips next to a Dirichlet ring. */
+
+template <typename T, int V>
+__device__ __forceinline__ void box_sums(const T *c, T l, T r, const T *up,
+                                         T ul, T ur, const T *dn, T dl, T dr,
+                                         T *f, T *k4) {
+#pragma unroll
+  for (int i = 0; i < V; i++) {
+    const T hm = (i == 0 ? l : c[i > 0 ? i - 1 : 0]) +
+                 (i == V - 1 ? r : c[i < V - 1 ? i + 1 : V - 1]);
+    const T hu = (i == 0 ? ul : up[i > 0 ? i - 1 : 0]) +
+                 (i == V - 1 ? ur : up[i < V - 1 ? i + 1 : V - 1]);
+    const T hd = (i == 0 ? dl : dn[i > 0 ? i - 1 : 0]) +
+                 (i == V - 1 ? dr : dn[i < V - 1 ? i + 1 : V - 1]);
+    f[i] = hm + up[i] + dn[i];
+    k4[i] = hu + hd;
+  }
+}
+
+template <typename T, int V, int S, int NW>
+__global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P) {
+  constexpr int HP = (S + V - 1) / V * V;
+  constexpr unsigned full = 0xffffffffu;
+  constexpr int RW = 32 * V; /* a row of the tile */
+  extern __shared__ __align__(16) unsigned char fb_smem[];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  T *exb = reinterpret_cast<T *>(fb_smem); /* [2][S][NW][RW] */
+  T *ring = exb + (size_t)2 * S * NW * RW + (size_t)threadIdx.x * V;
+  unsigned b = blockIdx.x;
+  const int tx = (int)(b % (unsigned)P.ntl[0]);
+  b /= (unsigned)P.ntl[0];
+  const int ty = (int)(b % (unsigned)P.ntl[1]);
+  const int tz = (int)(b / (unsigned)P.ntl[1]);
+  const int xo0 = tx * P.tile[0], xo1 = min(xo0 + P.tile[0], P.n[0]);
+  const int yo0 = ty * P.tile[1], yo1 = min(yo0 + P.tile[1], P.n[1]);
+  const int z0 = tz * P.tile[2], z1 = min(z0 + P.tile[2], P.n[2]);
+  const int c0 = xo0 - HP + lane * V;
+  const int y = yo0 - S + w;
+  unsigned xpin = 0;
+#pragma unroll
+  for (int i = 0; i < V; i++)
+    if (c0 + i < P.clo[0] || c0 + i >= P.chi[0]) xpin |= 1u << i;
+  const bool ypin = y < P.clo[1] || y >= P.chi[1];
+  const bool tpin = xo0 - HP < P.clo[0] || xo0 - HP + RW > P.chi[0] ||
+                    yo0 - S < P.clo[1] || yo0 - S + NW > P.chi[1];
+  const bool slane = c0 >= xo0 && c0 < xo1 && y >= yo0 && y < yo1;
+  const int nvalid = xo1 - c0;
+  T *orow = P.out + c0 + (long long)y * P.osy;
+  const T *irow = P.in + c0 + (long long)y * P.isy;
+  const bool ldok = c0 + V <= P.xsafe && y < P.yread;
+  const int wm = w > 0 ? w - 1 : 0, wp = w < NW - 1 ? w + 1 : NW - 1;
+  /* my row's slot and the rows above and below, in a level's buffer */
+  const int om = w * RW + lane * V, ou = wm * RW + lane * V,
+            od = wp * RW + lane * V;
+  const int lo = lane > 0 ? -1 : 0, hi = lane < 31 ? V : V - 1;
+
+  const int pfirst = z0 - S, NI = (z1 - z0) + 3 * S - 1;
+  auto fetch = [&](int p, int slot) {
+    if (ldok && p < P.zread) {
+      const T *g = irow + (long long)p * P.isz;
+      T *d = ring + (size_t)slot * NW * 32 * V;
+#pragma unroll
+      for (int h = 0; h < V * (int)sizeof(T) / 16; h++)
+        cp_async16(d + h * (16 / (int)sizeof(T)),
+                   g + h * (16 / (int)sizeof(T)), 16);
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int j = 0; j < PD3W; j++) fetch(pfirst + j, j);
+
+  /* per level k = 1..S (index k - 1): partial sums of planes r - 1, r,
+   * r + 1 rotate through X, Y, Z; pub: the newest complete plane of
+   * levels 1..S-1 (index k - 1), published next iteration */
+  rows2w<T, V, S> X, Y, Z, pub;
+#pragma unroll
+  for (int k = 0; k < S; k++)
+#pragma unroll
+    for (int i = 0; i < V; i++)
+      X.v[k][i] = Y.v[k][i] = Z.v[k][i] = pub.v[k][i] = T(0);
+
+  int par = 0;
+  auto one = [&](auto pin, rows2w<T, V, S> &A0, rows2w<T, V, S> &A1,
+                 rows2w<T, V, S> &A2, int p, int slot) {
+    constexpr bool PIN = decltype(pin)::value;
+    T *ex = exb + (size_t)par * S * NW * RW;
+    cp_async_wait<PD3W - 1>();
+    T cur[S][V]; /* the plane each level consumes: input, then pub */
+    {
+      const strata__vec<T, V> x =
+          lds_v<T, V>(ring + (size_t)slot * NW * 32 * V);
+#pragma unroll
+      for (int i = 0; i < V; i++) cur[0][i] = x.v[i];
+    }
+#pragma unroll
+    for (int k = 1; k < S; k++)
+#pragma unroll
+      for (int i = 0; i < V; i++) cur[k][i] = pub.v[k - 1][i];
+#pragma unroll
+    for (int k = 0; k < S; k++) {
+      strata__vec<T, V> x;
+#pragma unroll
+      for (int i = 0; i < V; i++) x.v[i] = cur[k][i];
+      sts_v<T, V>(ex + (size_t)k * NW * RW + om, x);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 1; k <= S; k++) {
+      const T *lv = ex + (size_t)(k - 1) * NW * RW;
+      const T *c = cur[k - 1];
+      const strata__vec<T, V> up = lds_v<T, V>(lv + ou);
+      const strata__vec<T, V> dn = lds_v<T, V>(lv + od);
+      const T ul = lv[ou + lo], ur = lv[ou + hi];
+      const T dl = lv[od + lo], dr = lv[od + hi];
+      const T l = __shfl_up_sync(full, c[V - 1], 1);
+      const T r = __shfl_down_sync(full, c[0], 1);
+      T f[V], k4[V];
+      box_sums<T, V>(c, l, r, up.v, ul, ur, dn.v, dl, dr, f, k4);
+      const int rr = p - 2 * (k - 1); /* the plane consumed */
+      T v[V];
+#pragma unroll
+      for (int i = 0; i < V; i++) {
+        const T same = P.C[0] * c[i] + P.C[1] * f[i] + P.C[2] * k4[i];
+        const T nb = P.C[1] * c[i] + P.C[2] * f[i] + P.C[3] * k4[i];
+        v[i] = A0.v[k - 1][i] + nb; /* plane rr - 1 complete */
+        A1.v[k - 1][i] += same;
+        A2.v[k - 1][i] = nb;
+      }
+      const int q = rr - 1;
+      if (k < S) {
+        if (PIN) {
+          const unsigned pm =
+              (ypin || q < P.clo[2] || q >= P.chi[2]) ? ~0u : xpin;
+          /* inside the allocation (outside, the point is out of the cone) */
+          const bool rd = y < P.yread && q >= -P.h[2] && q < P.zread;
+#pragma unroll
+          for (int i = 0; i < V; i++)
+            if (((pm >> i) & 1u) && rd && c0 + i < P.xsafe)
+              v[i] = __ldg(irow + i + (long long)q * P.isz);
+        }
+#pragma unroll
+        for (int i = 0; i < V; i++) pub.v[k - 1][i] = v[i];
+      } else if (slane && q >= z0 && q < z1) {
+        constexpr int VV = 16 / (int)sizeof(T);
+#pragma unroll
+        for (int h = 0; h < V / VV; h++) {
+          strata__vec<T, VV> x;
+#pragma unroll
+          for (int i = 0; i < VV; i++) x.v[i] = v[h * VV + i];
+          if (nvalid > h * VV)
+            store_masked<T, VV>(orow + (long long)q * P.osz + h * VV, x,
+                                nvalid - h * VV);
+        }
+      }
+    }
+    fetch(p + PD3W, slot);
+    par ^= 1;
+  };
+  auto trip = [&](auto pin, int p) {
+    one(pin, X, Y, Z, p, 0);
+    one(pin, Y, Z, X, p + 1, 1);
+    one(pin, Z, X, Y, p + 2, 2);
+  };
+#pragma unroll 1
+  for (int it = 0; it < NI; it += 3) {
+    const int p = pfirst + it;
+    /* the trip completes planes p - 2S + 1 .. p + 1 at levels 1 .. S */
+    if (tpin || p - 2 * S + 1 < P.clo[2] || p + 1 >= P.chi[2])
+      trip(std::true_type{}, p);
+    else
+      trip(std::false_type{}, p);
+  }
+  cp_async_wait<0>();
+}
+
 /* ---- host side ------------------------------------------------------------ */
 
 strata_status fz_device(strata_context *ctx) {
@@ -802,14 +991,15 @@ strata_status fused_typed(const strata_stencil *op, const strata_boundary *bc,
     return STRATA_OK;
   }
 
-  if (D == 3 && R == 1 && !sym && s <= 4) {
+  if (D == 3 && R == 1 && (sym ? s <= 2 : s <= 4)) {
     /* xy tiles streamed along z with the levels in registers */
     /* rows (warps) a tile: 32 (one 1024-thread block a multiprocessor,
      * less ring) measured best except fp32 with s <= 2, where two blocks of
-     * 16 rows won (H200, 512^3: 518 against 491 Gpts/s) */
-    int NW = sizeof(T) == 4 && s <= 2 ? 16 : 32;
+     * 16 rows won (H200, 512^3: 518 against 491 Gpts/s); the 27-point box
+     * takes 16 rows, one block a multiprocessor (110-124 registers) */
+    int NW = (sizeof(T) == 4 && s <= 2) || sym ? 16 : 32;
     const char *env = getenv("STRATA_FUSED3D_NW"); /* tuning experiments */
-    if (env && (atoi(env) == 16 || atoi(env) == 32)) NW = atoi(env);
+    if (env && !sym && (atoi(env) == 16 || atoi(env) == 32)) NW = atoi(env);
     /* 16 bytes a lane (fp32 with 8 bytes a lane, which does not spill at
      * s = 4, measured the same: 500 against 513 Gpts/s on an H200) */
     constexpr int V = 16 / (int)sizeof(T);
@@ -825,7 +1015,10 @@ strata_status fused_typed(const strata_stencil *op, const strata_boundary *bc,
     void (*kern)(const fused_par<T>) = nullptr;
     switch (s * 100 + NW) {
 #define FZ3(q)                                                                 \
-  case q * 100 + 16: kern = k_fused3d_reg<T, V, q, 16>; break;                 \
+  case q * 100 + 16:                                                           \
+    kern = sym ? k_fused3d_box<T, V, (q < 2 ? q : 2), 16>                      \
+               : k_fused3d_reg<T, V, q, 16>;                                   \
+    break;                                                                     \
   case q * 100 + 32: kern = k_fused3d_reg<T, V, q, 32>; break;
       FZ3(1) FZ3(2) FZ3(3) FZ3(4)
 #undef FZ3

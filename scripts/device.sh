@@ -15,7 +15,8 @@
 #
 # Environment: OUT (default /tmp/strata-out), BUILD (default
 # /tmp/strata-build), BUDGET seconds (default 560), TESTS (ctest arguments
-# for the test stage), SOLVERS (bench_solvers' first argument).
+# for the test stage), SOLVERS (bench_solvers' first argument), SAN_TESTS
+# (the sanitizer stage's programs), SAN_CAP (seconds per program, 150).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/strata-out}
@@ -147,12 +148,16 @@ if want sanitize; then
     for spec in ${SAN_TESTS:-test_cuda_api test_cuda_ops test_cuda_solvers test_multigrid:kernels_cuda}; do
       t=${spec%%:*}; name=; [ "$t" != "$spec" ] && name=${spec#*:}
       budget=$(( $(left) - 10 ))
-      [ $budget -gt 150 ] && budget=150
+      [ $budget -gt ${SAN_CAP:-150} ] && budget=${SAN_CAP:-150}
       if [ $budget -lt 20 ]; then note "sanitizer $tool $spec: no time left"; continue; fi
       STRATA_TEST_QUICK=1 timeout $budget compute-sanitizer --tool $tool \
         --error-exitcode 9 "$B/tests/$t" $name >> "$OUT/sanitizer.log" 2>&1
       rc=$?
-      note "sanitizer $tool $spec rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+      if [ $rc = 124 ]; then
+        note "sanitizer $tool $spec: TIMED OUT after ${budget}s (no summary: raise SAN_CAP)"
+      else
+        note "sanitizer $tool $spec rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+      fi
     done
   done
 fi

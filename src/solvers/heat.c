@@ -14,11 +14,11 @@
  * CPU engine: 2D gains up to s = 8 (the largest ghost width, +50% over
  * s = 1); in 3D the redundant halo work of the tiles costs more than the
  * traffic saved (s = 1: 2.2, s = 4: 1.85 Gpts/s), so no fusion.
- * CUDA engine (H200, 2026-11-22): 2D 10472^2 by warp strips, fp32 478
- * (s = 1) -> 2435 Gpts/s (s = 8), fp64 246 -> 1199; 3D 512^3 7-point by
- * register tiles, fp32 358 (s = 1) -> 491 (s = 2) and 513 (s = 4), fp64
- * 202 -> 278 (s = 2), 290 (s = 3), 267 (s = 4); the 27-point box still goes through
- * the shared-memory rings, which lose (340 -> 102 at s = 2): no fusion.
+ * CUDA engine (H100, 2026-11-22): 2D 10472^2 by warp strips, fp32 361
+ * (s = 1) -> 2165 Gpts/s (s = 8), fp64 184 -> 1134; 3D 512^3 7-point by
+ * register tiles, best at s = 3 in both precisions (fp32 289 -> 509, fp64
+ * 160 -> 294); the 27-point box fused (s = 2) stays just below its unfused
+ * sweep (fp32 266 -> 250, fp64 140 -> 137): no fusion.
  * Seed 001's model for 32-point tiles predicted s = 6 and 4. */
 static int default_fuse(const strata_context *ctx,
                         const strata_heat_options *o) {
@@ -26,7 +26,7 @@ static int default_fuse(const strata_context *ctx,
   if (strata_context_backend(ctx) != STRATA_BACKEND_CUDA ||
       o->op != STRATA_HEAT_FD)
     return 1;
-  return o->precision == STRATA_F32 ? 4 : 3;
+  return 3;
 }
 
 struct strata_heat {

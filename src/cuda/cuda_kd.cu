@@ -31,176 +31,15 @@ namespace {
 enum { KD_COPY = 0, KD_STAR7 = 1, KD_SYM27 = 2, KD_BOX27 = 3 };
 constexpr int kKdSlots = 4;
 
-/* CAP: compiled for at most 64 registers (two 512-thread blocks, or eight
- * of 128, per multiprocessor); uncapped, the symmetric mode takes 76 and
- * loses a quarter of the resident warps, at the price of a few spills. */
-template <typename T, int MODE, int V>
-__device__ __forceinline__ void kd_body(const T *__restrict__ in,
-                                        T *__restrict__ out, strata__geom g,
-                                        const strata__w<T> &w, int zchunk) {
-  constexpr int HX = V == 1 ? (int)(32 / sizeof(T)) : V; /* halo elements */
-  constexpr int HV = HX / V;                             /* halo vectors */
-  typedef strata__vec<T, V> vec;
-  extern __shared__ __align__(16) unsigned char sraw[];
-  T *sm = reinterpret_cast<T *>(sraw);
-
-  const int BX = blockDim.x, BY = blockDim.y;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int tid = ty * BX + tx, nthr = BX * BY;
-  const int TWv = BX + 2 * HV, TW = TWv * V, TH = BY + 2;
-  const int bufsz = TW * TH, NT = TWv * TH;
-  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY;
-  const int kz0 = blockIdx.z * zchunk;
-  const int kz1 = min(g.nz, kz0 + zchunk);
-  const int nx = g.nx, ny = g.ny;
-  const long long sz = g.sz;
-
-  /* the remapped tile: slot s of thread tid is tile vector tid + s*nthr */
-  long long off[kKdSlots];
-  int so[kKdSlots];
-  bool ok[kKdSlots], act[kKdSlots];
-#pragma unroll
-  for (int s = 0; s < kKdSlots; s++) {
-    const int q = tid + s * nthr;
-    act[s] = q < NT;
-    const int row = q / TWv, col = q % TWv;
-    const int x = x0 + (col - HV) * V, y = y0 - 1 + row;
-    ok[s] = act[s] && x <= nx && y <= ny;
-    off[s] = x + (long long)y * g.sy;
-    so[s] = row * TW + col * V;
-  }
-
-  const int pfirst = MODE == KD_COPY ? kz0 : kz0 - 1;
-  const int plast = MODE == KD_COPY ? kz1 - 1 : kz1;
-  vec ld[kKdSlots];
-#pragma unroll
-  for (int s = 0; s < kKdSlots; s++)
-    ld[s] = ok[s] ? ldg_v<T, V>(in + off[s] + (long long)pfirst * sz)
-                  : zero_v<T, V>();
-
-  const int i = x0 + tx * V, j = y0 + ty;
-  const bool mine = i < nx && j < ny;
-  T a0[V], a1[V], a2[V]; /* partial sums of output planes p-1, p, p+1 */
-#pragma unroll
-  for (int e = 0; e < V; e++) a0[e] = a1[e] = a2[e] = T(0);
-
-  int buf = 0;
-  for (int p = pfirst; p <= plast; p++) {
-    T *sb = sm + buf * bufsz;
-#pragma unroll
-    for (int s = 0; s < kKdSlots; s++)
-      if (act[s]) sts_v<T, V>(sb + so[s], ld[s]);
-    if (p < plast) {
-#pragma unroll
-      for (int s = 0; s < kKdSlots; s++)
-        ld[s] = ok[s] ? ldg_v<T, V>(in + off[s] + (long long)(p + 1) * sz)
-                      : zero_v<T, V>();
-    }
-    __syncthreads();
-
-    const T *base = sb + (ty + 1) * TW + (HV + tx) * V;
-    if constexpr (MODE == KD_COPY) {
-      if (mine)
-        store_masked<T, V>(out + i + (long long)j * g.osy + (long long)p * g.osz,
-                           lds_v<T, V>(base), nx - i);
-    } else {
-      /* the 3x3 neighbourhood of my V points: xs[row][0..V+1] */
-      T xs[3][V + 2];
-#pragma unroll
-      for (int r = 0; r < 3; r++) {
-        const T *rp = base + (r - 1) * TW;
-        if (MODE != KD_STAR7 || r == 1) {
-          xs[r][0] = rp[-1];
-          xs[r][V + 1] = rp[V];
-        } else {
-          xs[r][0] = xs[r][V + 1] = T(0);
-        }
-        vec c = lds_v<T, V>(rp);
-#pragma unroll
-        for (int e = 0; e < V; e++) xs[r][e + 1] = c.v[e];
-      }
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        const T c = xs[1][e + 1];
-        if constexpr (MODE == KD_STAR7) {
-          const T same = w.c0 * c + w.cx[1] * (xs[1][e] + xs[1][e + 2]) +
-                         w.cy[1] * (xs[0][e + 1] + xs[2][e + 1]);
-          const T nb = w.cz[1] * c;
-          a0[e] += nb;
-          a1[e] += same;
-          a2[e] += nb;
-        } else if constexpr (MODE == KD_SYM27) {
-          const T f = xs[1][e] + xs[1][e + 2] + xs[0][e + 1] + xs[2][e + 1];
-          const T k4 = xs[0][e] + xs[0][e + 2] + xs[2][e] + xs[2][e + 2];
-          const T same = w.K[0] * c + w.K[1] * f + w.K[2] * k4;
-          const T nb = w.K[1] * c + w.K[2] * f + w.K[3] * k4;
-          a0[e] += nb;
-          a1[e] += same;
-          a2[e] += nb;
-        } else {
-          /* input plane p feeds output p-dz with weight K[dz] */
-#pragma unroll
-          for (int dy = 0; dy < 3; dy++)
-#pragma unroll
-            for (int dx = 0; dx < 3; dx++) {
-              const T v = xs[dy][e + dx];
-              a0[e] += w.K[18 + dy * 3 + dx] * v;
-              a1[e] += w.K[9 + dy * 3 + dx] * v;
-              a2[e] += w.K[dy * 3 + dx] * v;
-            }
-        }
-      }
-      if (p - 1 >= kz0 && mine) {
-        vec o;
-#pragma unroll
-        for (int e = 0; e < V; e++) o.v[e] = a0[e];
-        store_masked<T, V>(out + i + (long long)j * g.osy +
-                               (long long)(p - 1) * g.osz,
-                           o, nx - i);
-      }
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        a0[e] = a1[e];
-        a1[e] = a2[e];
-        a2[e] = T(0);
-      }
-    }
-    buf ^= 1;
-  }
-}
-
-template <typename T, int MODE, int V>
-__global__ void __launch_bounds__(512)
-    k_kd(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
-         const strata__w<T> w, int zchunk) {
-  kd_body<T, MODE, V>(in, out, g, w, zchunk);
-}
-template <typename T, int MODE, int V>
-__global__ void __launch_bounds__(512, 2)
-    k_kd_cap(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
-             const strata__w<T> w, int zchunk) {
-  kd_body<T, MODE, V>(in, out, g, w, zchunk);
-}
-
-/* kdcp: kd with 16-byte vectors, its tiles copied global -> shared with
- * cp.async A planes ahead into a ring of A + 2 tiles (no register staging,
- * one barrier per plane: the tile overwritten, plane p-2, was last read
- * before the previous barrier).  A thread owns V columns of W rows (block
- * z = W): the per-plane work of a thread (copies, barrier, addresses) is
- * shared by 4 W points, and the rows between a thread's outputs are read
- * once for all of them.  The symmetric box shares its in-plane sums between
- * rows: h(y) = c(x-1, y) + c(x+1, y), then f = h(y) + c(y-1) + c(y+1) and
- * k4 = h(y-1) + h(y+1), 4 adds a point instead of 6.  The partial sums of
- * the three output planes rotate between three named sets by unrolling
- * three planes a trip, so the rotation costs no moves. */
-template <int W> __host__ __device__ constexpr int kdcp_slots() { return W + 3; }
-
-template <typename T, int MODE, int W>
-__device__ __forceinline__ void kdcp_plane(const T *base, int TW, T (&ao)[W][16 / sizeof(T)],
-                                           T (&am)[W][16 / sizeof(T)],
-                                           T (&an)[W][16 / sizeof(T)],
-                                           const strata__w<T> &w) {
-  constexpr int V = 16 / sizeof(T);
+/* One input plane of a radius-1 operator for a thread's V columns of W
+ * rows (kd, kdv, kdcp): base points at its first point in the shared tile
+ * (row pitch TW; the rows above and below and one value each side are
+ * there).  ao completes output plane p - 1, am gets plane p's own weights,
+ * an starts plane p + 1. */
+template <typename T, int MODE, int W, int V>
+__device__ __forceinline__ void kd_plane(const T *base, int TW, T (&ao)[W][V],
+                                         T (&am)[W][V], T (&an)[W][V],
+                                         const strata__w<T> &w) {
   typedef strata__vec<T, V> vec;
   /* rows -1 .. W of my columns, with one neighbour each side */
   T xs[W + 2][V + 2];
@@ -270,6 +109,124 @@ __device__ __forceinline__ void kdcp_plane(const T *base, int TW, T (&ao)[W][16 
   }
 }
 
+/* CAP: compiled for at most 64 registers (two 512-thread blocks, or eight
+ * of 128, per multiprocessor); uncapped, the symmetric mode takes 76 and
+ * loses a quarter of the resident warps, at the price of a few spills. */
+template <typename T, int MODE, int V>
+__device__ __forceinline__ void kd_body(const T *__restrict__ in,
+                                        T *__restrict__ out, strata__geom g,
+                                        const strata__w<T> &w, int zchunk) {
+  constexpr int HX = V == 1 ? (int)(32 / sizeof(T)) : V; /* halo elements */
+  constexpr int HV = HX / V;                             /* halo vectors */
+  typedef strata__vec<T, V> vec;
+  extern __shared__ __align__(16) unsigned char sraw[];
+  T *sm = reinterpret_cast<T *>(sraw);
+
+  const int BX = blockDim.x, BY = blockDim.y;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * BX + tx, nthr = BX * BY;
+  const int TWv = BX + 2 * HV, TW = TWv * V, TH = BY + 2;
+  const int bufsz = TW * TH, NT = TWv * TH;
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY;
+  const int kz0 = blockIdx.z * zchunk;
+  const int kz1 = min(g.nz, kz0 + zchunk);
+  const int nx = g.nx, ny = g.ny;
+  const long long sz = g.sz;
+
+  /* the remapped tile: slot s of thread tid is tile vector tid + s*nthr */
+  long long off[kKdSlots];
+  int so[kKdSlots];
+  bool ok[kKdSlots], act[kKdSlots];
+#pragma unroll
+  for (int s = 0; s < kKdSlots; s++) {
+    const int q = tid + s * nthr;
+    act[s] = q < NT;
+    const int row = q / TWv, col = q % TWv;
+    const int x = x0 + (col - HV) * V, y = y0 - 1 + row;
+    ok[s] = act[s] && x <= nx && y <= ny;
+    off[s] = x + (long long)y * g.sy;
+    so[s] = row * TW + col * V;
+  }
+
+  const int pfirst = MODE == KD_COPY ? kz0 : kz0 - 1;
+  const int plast = MODE == KD_COPY ? kz1 - 1 : kz1;
+  vec ld[kKdSlots];
+#pragma unroll
+  for (int s = 0; s < kKdSlots; s++)
+    ld[s] = ok[s] ? ldg_v<T, V>(in + off[s] + (long long)pfirst * sz)
+                  : zero_v<T, V>();
+
+  const int i = x0 + tx * V, j = y0 + ty;
+  const bool mine = i < nx && j < ny;
+  T a0[1][V], a1[1][V], a2[1][V]; /* partial sums of planes p-1, p, p+1 */
+#pragma unroll
+  for (int e = 0; e < V; e++) a0[0][e] = a1[0][e] = a2[0][e] = T(0);
+
+  int buf = 0;
+  for (int p = pfirst; p <= plast; p++) {
+    T *sb = sm + buf * bufsz;
+#pragma unroll
+    for (int s = 0; s < kKdSlots; s++)
+      if (act[s]) sts_v<T, V>(sb + so[s], ld[s]);
+    if (p < plast) {
+#pragma unroll
+      for (int s = 0; s < kKdSlots; s++)
+        ld[s] = ok[s] ? ldg_v<T, V>(in + off[s] + (long long)(p + 1) * sz)
+                      : zero_v<T, V>();
+    }
+    __syncthreads();
+
+    const T *base = sb + (ty + 1) * TW + (HV + tx) * V;
+    if constexpr (MODE == KD_COPY) {
+      if (mine)
+        store_masked<T, V>(out + i + (long long)j * g.osy + (long long)p * g.osz,
+                           lds_v<T, V>(base), nx - i);
+    } else {
+      kd_plane<T, MODE, 1, V>(base, TW, a0, a1, a2, w);
+      if (p - 1 >= kz0 && mine) {
+        vec o;
+#pragma unroll
+        for (int e = 0; e < V; e++) o.v[e] = a0[0][e];
+        store_masked<T, V>(out + i + (long long)j * g.osy +
+                               (long long)(p - 1) * g.osz,
+                           o, nx - i);
+      }
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        a0[0][e] = a1[0][e];
+        a1[0][e] = a2[0][e];
+      }
+    }
+    buf ^= 1;
+  }
+}
+
+template <typename T, int MODE, int V>
+__global__ void __launch_bounds__(512)
+    k_kd(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+         const strata__w<T> w, int zchunk) {
+  kd_body<T, MODE, V>(in, out, g, w, zchunk);
+}
+template <typename T, int MODE, int V>
+__global__ void __launch_bounds__(512, 2)
+    k_kd_cap(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+             const strata__w<T> w, int zchunk) {
+  kd_body<T, MODE, V>(in, out, g, w, zchunk);
+}
+
+/* kdcp: kd with 16-byte vectors, its tiles copied global -> shared with
+ * cp.async A planes ahead into a ring of A + 2 tiles (no register staging,
+ * one barrier per plane: the tile overwritten, plane p-2, was last read
+ * before the previous barrier).  A thread owns V columns of W rows (block
+ * z = W): the per-plane work of a thread (copies, barrier, addresses) is
+ * shared by 4 W points, and the rows between a thread's outputs are read
+ * once for all of them.  The symmetric box shares its in-plane sums between
+ * rows: h(y) = c(x-1, y) + c(x+1, y), then f = h(y) + c(y-1) + c(y+1) and
+ * k4 = h(y-1) + h(y+1), 4 adds a point instead of 6.  The partial sums of
+ * the three output planes rotate between three named sets by unrolling
+ * three planes a trip, so the rotation costs no moves. */
+template <int W> __host__ __device__ constexpr int kdcp_slots() { return W + 3; }
+
 template <typename T, int MODE, int A, int W>
 __global__ void __launch_bounds__(512)
     k_kdv(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
@@ -336,7 +293,7 @@ __global__ void __launch_bounds__(512)
     cp_async_wait<A>();
     __syncthreads();
     const T *base = sm + rslot * bufsz + (ty * W + 1) * TW + (1 + tx) * V;
-    kdcp_plane<T, MODE, W>(base, TW, ao, am, an, w);
+    kd_plane<T, MODE, W, V>(base, TW, ao, am, an, w);
     if (p - 1 >= kz0 && mine) {
 #pragma unroll
       for (int t = 0; t < W; t++)

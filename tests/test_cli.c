@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -21,72 +20,8 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-#ifndef STRATA_CLI_PATH
-#error "tests/CMakeLists.txt defines STRATA_CLI_PATH and STRATA_SOURCE_DIR"
-#endif
-
-static char dir[256];
-
-static const char *tp(const char *name) {
-  static char buf[8][1024];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-  return buf[k];
-}
-
-static int setup(void) {
-  if (dir[0]) return 0;
-  snprintf(dir, sizeof dir, "/tmp/strata_test_cli.XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long L = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)L + 1);
-  if (b && fread(b, 1, (size_t)L, f) != (size_t)L) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) b[L] = 0;
-  if (n) *n = (size_t)L;
-  return b;
-}
-
-static int write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fputs(text, f);
-  return fclose(f);
-}
-
-static int exists(const char *path) { return access(path, F_OK) == 0; }
-
-/* Runs `strata ARGS` in dir; stdout and stderr go to out.txt / err.txt.
- * Returns the exit code (or 128 + signal). */
-static int strata(const char *args) {
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >out.txt 2>err.txt", dir,
-           STRATA_CLI_PATH, args);
-  int st = system(cmd);
-  if (st == -1) return -1;
-  if (WIFEXITED(st)) return WEXITSTATUS(st);
-  return 128 + WTERMSIG(st);
-}
-
-static char *err_text(void) { return slurp(tp("err.txt"), NULL); }
-static char *out_text(void) { return slurp(tp("out.txt"), NULL); }
-
-static int rm_rf(const char *path) {
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-  return system(cmd);
-}
+#define CLI_TEST_NAME "test_cli"
+#include "cli_test_util.h"
 
 /* ---- npy reading through the library ------------------------------------ */
 
@@ -762,21 +697,10 @@ TEST(ctrl_c_stops_cleanly) {
                    "[run]\nsteps = 2000000000\n[output]\nformats = npy\n") ==
         0);
   rm_rf(tp("long.out"));
-  pid_t pid = fork();
+  pid_t pid = spawn_cli("long.ini", NULL);
   CHECK(pid >= 0);
-  if (pid == 0) {
-    if (chdir(dir) != 0) _exit(99);
-    FILE *e = freopen("err.txt", "w", stderr);
-    (void)e;
-    execl(STRATA_CLI_PATH, "strata", "run", "long.ini", "--no-ceiling",
-          (char *)NULL);
-    _exit(98);
-  }
   /* wait for the run to start (its folder appears), then let it step */
-  struct timespec ts = {0, 50000000};
-  for (int i = 0; i < 400 && !exists(tp("long.out")); i++) nanosleep(&ts, NULL);
-  ts.tv_nsec = 500000000;
-  nanosleep(&ts, NULL);
+  wait_for_path("long.out", 20, 0.5);
   kill(pid, SIGINT);
   int st;
   CHECK(waitpid(pid, &st, 0) == pid);
@@ -941,22 +865,6 @@ TEST(bench_writes_tables_and_chart) {
 /* ---- several processes (mpiexec -n P strata run) ------------------------ */
 
 #ifdef STRATA_MPIEXEC
-/* Runs `mpiexec -n np strata ARGS` in dir like strata(): as root and with
- * more ranks than cores where CI needs it, one OpenMP thread per rank. */
-#define MPI_ENV                                                                \
-  "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "                 \
-  "OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1"
-static int strata_mpi(int np, const char *args) {
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "cd '%s' && " MPI_ENV " '%s' -n %d '%s' %s "
-           ">out.txt 2>err.txt", dir, STRATA_MPIEXEC, np, STRATA_CLI_PATH,
-           args);
-  int st = system(cmd);
-  if (st == -1) return -1;
-  if (WIFEXITED(st)) return WEXITSTATUS(st);
-  return 128 + WTERMSIG(st);
-}
-
 /* how often s occurs in text */
 static int count_of(const char *text, const char *s) {
   int n = 0;
@@ -1168,46 +1076,18 @@ TEST(mpi_refusals) {
  * so. */
 TEST(mpi_stop_signal) {
   CHECK(setup() == 0);
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "'%s' --version 2>&1 | grep -q 'Open MPI\\|OpenRTE'",
-           STRATA_MPIEXEC);
-  if (system(cmd) != 0) SKIP("mpiexec is not Open MPI's (SIGUSR1 forwarding)");
+  if (!mpiexec_is_open_mpi())
+    SKIP("mpiexec is not Open MPI's (SIGUSR1 forwarding)");
   CHECK(write_file(tp("mlong.ini"),
                    "[solver]\nkind = heat\n[grid]\nn = 64, 64\n"
                    "[run]\nsteps = 2000000000\n[output]\nformats = npy\n") ==
         0);
   rm_rf(tp("mlong.out"));
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    setpgid(0, 0); /* mpiexec and its ranks: one group to kill if stuck */
-    if (chdir(dir) != 0) _exit(99);
-    FILE *e = freopen("err.txt", "w", stderr);
-    (void)e;
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-    setenv("OMP_NUM_THREADS", "1", 1);
-    execl(STRATA_MPIEXEC, "mpiexec", "-n", "2", STRATA_CLI_PATH, "run",
-          "mlong.ini", "--no-ceiling", "--backend", "cpu", (char *)NULL);
-    _exit(98);
-  }
-  struct timespec ts = {0, 50000000};
-  for (int i = 0; i < 400 && !exists(tp("mlong.out")); i++)
-    nanosleep(&ts, NULL);
-  ts.tv_nsec = 500000000;
-  nanosleep(&ts, NULL);
-  kill(pid, SIGUSR1);
   /* bounded: seen on the GPU machine's Open MPI (Ubuntu 24.04, 4.1.6), the
    * run went on for minutes after the signal */
   int st = 0;
-  pid_t w = 0;
-  ts.tv_nsec = 100000000;
-  for (int i = 0; i < 600 && (w = waitpid(pid, &st, WNOHANG)) == 0; i++)
-    nanosleep(&ts, NULL);
+  pid_t w = mpi_run_stopped("mlong.ini", "mlong.out", 20, 0.5, &st);
   if (w == 0) {
-    kill(-pid, SIGKILL);
-    waitpid(pid, &st, 0);
     char *e = err_text();
     rm_rf(tp("mlong.out"));
     printf("  mpiexec's stderr: %s\n", e ? e : "(none)");
@@ -1216,7 +1096,7 @@ TEST(mpi_stop_signal) {
          "launcher did not deliver it to the ranks); the stop path was not "
          "checked here");
   }
-  CHECK(w == pid);
+  CHECK(w > 0);
   CHECKF(WIFEXITED(st) && WEXITSTATUS(st) != 0, "status %d", st);
   CHECK(exists(tp("mlong.out/interrupted.npy")));
   CHECK(exists(tp("mlong.out/checkpoint.stck")) &&

@@ -10,79 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runner.h"
 
-#ifndef STRATA_CLI_PATH
-#error "tests/CMakeLists.txt defines STRATA_CLI_PATH and STRATA_SOURCE_DIR"
-#endif
-
-static char dir[256];
-
-static const char *tp(const char *name) {
-  static char buf[8][1024];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-  return buf[k];
-}
-
-static int setup(void) {
-  if (dir[0]) return 0;
-  snprintf(dir, sizeof dir, "/tmp/strata_test_cli_async.XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *b = NULL;
-  long L = -1;
-  if (fseek(f, 0, SEEK_END) == 0 && (L = ftell(f)) >= 0 &&
-      fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)L + 1)) &&
-      fread(b, 1, (size_t)L, f) != (size_t)L) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (!b) return NULL;
-  b[L] = 0;
-  if (n) *n = (size_t)L;
-  return b;
-}
-
-static int write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fputs(text, f);
-  return fclose(f);
-}
-
-static int exists(const char *path) { return access(path, F_OK) == 0; }
-
-static int rm_rf(const char *path) {
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-  return system(cmd);
-}
-
-static int exit_code(int st) {
-  if (st == -1) return -1;
-  if (WIFEXITED(st)) return WEXITSTATUS(st);
-  return 128 + WTERMSIG(st);
-}
-
-/* Runs `strata ARGS` in dir; stdout and stderr go to out.txt / err.txt. */
-static int strata(const char *args) {
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >out.txt 2>err.txt", dir,
-           STRATA_CLI_PATH, args);
-  return exit_code(system(cmd));
-}
-
-static char *err_text(void) { return slurp(tp("err.txt"), NULL); }
+#define CLI_TEST_NAME "test_cli_async"
+#include "cli_test_util.h"
 
 static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -176,18 +109,29 @@ static const char *const cases[2] = {
  * checkpoint (and the traces) */
 static const int case_files[2] = {3 * (11 + 1) + 1, 3 * (11 + 1) + 2};
 
+/* Runs cases[c] on the CPU engine, snapshots in npy, vti and png, into
+ * folder out of dir, with the options opts ("" or "--NAME VALUE ") and
+ * through the synchronous path when sync; over np processes (mpiexec) when
+ * np > 1.  The exit code, as strata(). */
+static int run_case(int np, int c, const char *opts, const char *out,
+                    int sync) {
+  char args[2048];
+  snprintf(args, sizeof args, "run %s --backend cpu --quiet --no-ceiling "
+           "--set output.formats=npy,vti,png %s--out %s%s", cases[c], opts,
+           out, sync ? " --set output.async=false" : "");
+#ifdef STRATA_MPIEXEC
+  if (np > 1) return strata_mpi(np, args);
+#endif
+  return np > 1 ? -1 : strata(args);
+}
+
 TEST(async_snapshots_match_sync) {
   CHECK(setup() == 0);
   for (int c = 0; c < 2; c++) {
-    char args[2048];
     for (int sync = 0; sync < 2; sync++) {
       const char *out = sync ? "sync" : "async";
       rm_rf(tp(out));
-      snprintf(args, sizeof args, "run %s --backend cpu --quiet --no-ceiling "
-               "--set output.formats=npy,vti,png --checkpoint-every 10 "
-               "--out %s%s", cases[c], out,
-               sync ? " --set output.async=false" : "");
-      int rc = strata(args);
+      int rc = run_case(1, c, "--checkpoint-every 10 ", out, sync);
       char *e = err_text();
       CHECKF(rc == 0, "case %d, %s: exit %d: %s", c, out, rc, e ? e : "");
       free(e);
@@ -218,7 +162,7 @@ TEST(unwritable_snapshot_fails_run) {
     const char *blocked, *after;
   } cs[] = {{"snap_000006.npy", "snap_000009.npy"},
             {"final.png", NULL}};
-  char args[2048], msg[2][1024];
+  char msg[2][1024];
   for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
     for (int sync = 0; sync < 2; sync++) {
       char blocked[600];
@@ -226,10 +170,7 @@ TEST(unwritable_snapshot_fails_run) {
       CHECK(mkdir(tp("blocked"), 0755) == 0);
       snprintf(blocked, sizeof blocked, "blocked/%s", cs[c].blocked);
       CHECK(mkdir(tp(blocked), 0755) == 0);
-      snprintf(args, sizeof args, "run %s --backend cpu --quiet --no-ceiling "
-               "--set output.formats=npy,vti,png --out blocked%s", cases[0],
-               sync ? " --set output.async=false" : "");
-      int rc = strata(args);
+      int rc = run_case(1, 0, "", "blocked", sync);
       char *e = err_text();
       CHECKF(rc == 1 && e && strstr(e, "cannot write blocked/") &&
                  strstr(e, cs[c].blocked),
@@ -295,6 +236,21 @@ static int stopped_whole(const char *sub, long every, size_t ny,
   return 0;
 }
 
+/* Writes dir/STEM.ini, a 64 x 48 heat case with no end (for a signal to
+ * stop), snapshots in npy and png every `every` steps, and removes its
+ * output folder STEM.out; 0, or -1. */
+static int write_endless_case(const char *stem, long every) {
+  char ini[256], name[64];
+  snprintf(ini, sizeof ini, "[solver]\nkind = heat\n[grid]\nn = 64, 48\n"
+           "[run]\nsteps = 2000000000\n[output]\nevery = %ld\n"
+           "formats = npy, png\n", every);
+  snprintf(name, sizeof name, "%s.ini", stem);
+  if (write_file(tp(name), ini) != 0) return -1;
+  snprintf(name, sizeof name, "%s.out", stem);
+  rm_rf(tp(name));
+  return 0;
+}
+
 /* Ctrl-C while snapshots are handed over every few steps: exit 130, and
  * every snapshot of a step up to the one the run stopped at is written
  * whole (the writer drained before the interrupted state, the checkpoint
@@ -302,28 +258,11 @@ static int stopped_whole(const char *sub, long every, size_t ny,
 TEST(interrupt_drains_writer) {
   CHECK(setup() == 0);
   const long every = 400;
-  char ini[256];
-  snprintf(ini, sizeof ini, "[solver]\nkind = heat\n[grid]\nn = 64, 48\n"
-           "[run]\nsteps = 2000000000\n[output]\nevery = %ld\n"
-           "formats = npy, png\n", every);
-  CHECK(write_file(tp("long.ini"), ini) == 0);
-  rm_rf(tp("long.out"));
-  pid_t pid = fork();
+  CHECK(write_endless_case("long", every) == 0);
+  pid_t pid = spawn_cli("long.ini", "cpu");
   CHECK(pid >= 0);
-  if (pid == 0) {
-    if (chdir(dir) != 0) _exit(99);
-    FILE *e = freopen("err.txt", "w", stderr);
-    (void)e;
-    execl(STRATA_CLI_PATH, "strata", "run", "long.ini", "--no-ceiling",
-          "--backend", "cpu", (char *)NULL);
-    _exit(98);
-  }
   /* wait for the first snapshot, then let it step */
-  struct timespec ts = {0, 50000000};
-  for (int i = 0; i < 400 && !exists(tp("long.out/snap_000000.png")); i++)
-    nanosleep(&ts, NULL);
-  ts.tv_nsec = 300000000;
-  nanosleep(&ts, NULL);
+  wait_for_path("long.out/snap_000000.png", 20, 0.3);
   kill(pid, SIGINT);
   int st;
   CHECK(waitpid(pid, &st, 0) == pid);
@@ -334,31 +273,16 @@ TEST(interrupt_drains_writer) {
 }
 
 #ifdef STRATA_MPIEXEC
-#define MPI_ENV                                                                \
-  "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "                 \
-  "OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1"
-static int strata_mpi(int np, const char *args) {
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "cd '%s' && " MPI_ENV " '%s' -n %d '%s' %s "
-           ">out.txt 2>err.txt", dir, STRATA_MPIEXEC, np, STRATA_CLI_PATH,
-           args);
-  return exit_code(system(cmd));
-}
-
 /* Over 2 processes rank 0 gathers each snapshot into the writer's buffer:
  * the files are those of the synchronous one-process run; a snapshot it
  * cannot write fails every rank, the message printed once. */
 TEST(mpi_async_matches_sync) {
   CHECK(setup() == 0);
   for (int c = 0; c < 2; c++) {
-    char args[2048];
     for (int k = 0; k < 2; k++) {
       const char *out = k ? "mpi2" : "sync1";
       rm_rf(tp(out));
-      snprintf(args, sizeof args, "run %s --backend cpu --quiet --no-ceiling "
-               "--set output.formats=npy,vti,png --out %s%s", cases[c], out,
-               k ? "" : " --set output.async=false");
-      int rc = k ? strata_mpi(2, args) : strata(args);
+      int rc = run_case(k ? 2 : 1, c, "", out, !k);
       char *e = err_text();
       CHECKF(rc == 0, "case %d, %s: exit %d: %s", c, out, rc, e ? e : "");
       free(e);
@@ -373,10 +297,7 @@ TEST(mpi_async_matches_sync) {
   rm_rf(tp("blocked"));
   CHECK(mkdir(tp("blocked"), 0755) == 0);
   CHECK(mkdir(tp("blocked/snap_000006.vti"), 0755) == 0);
-  char args[2048];
-  snprintf(args, sizeof args, "run %s --backend cpu --quiet --no-ceiling "
-           "--set output.formats=npy,vti,png --out blocked", cases[0]);
-  int rc = strata_mpi(2, args);
+  int rc = run_case(2, 0, "", "blocked", 0);
   char *e = err_text();
   const char *m = e ? strstr(e, "cannot write blocked/snap_000006.vti") : NULL;
   CHECKF(rc != 0 && m && !strstr(m + 1, "cannot write blocked/"),
@@ -393,52 +314,20 @@ TEST(mpi_async_matches_sync) {
  * snapshot up to it is written whole (as interrupt_drains_writer). */
 TEST(mpi_stop_signal_drains_writer) {
   CHECK(setup() == 0);
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "'%s' --version 2>&1 | grep -q 'Open MPI\\|OpenRTE'",
-           STRATA_MPIEXEC);
-  if (system(cmd) != 0) SKIP("mpiexec is not Open MPI's (SIGUSR1 forwarding)");
+  if (!mpiexec_is_open_mpi())
+    SKIP("mpiexec is not Open MPI's (SIGUSR1 forwarding)");
   const long every = 200;
-  char ini[256];
-  snprintf(ini, sizeof ini, "[solver]\nkind = heat\n[grid]\nn = 64, 48\n"
-           "[run]\nsteps = 2000000000\n[output]\nevery = %ld\n"
-           "formats = npy, png\n", every);
-  CHECK(write_file(tp("mlong.ini"), ini) == 0);
-  rm_rf(tp("mlong.out"));
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    setpgid(0, 0); /* mpiexec and its ranks: one group to kill if stuck */
-    if (chdir(dir) != 0) _exit(99);
-    FILE *e = freopen("err.txt", "w", stderr);
-    (void)e;
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-    setenv("OMP_NUM_THREADS", "1", 1);
-    execl(STRATA_MPIEXEC, "mpiexec", "-n", "2", STRATA_CLI_PATH, "run",
-          "mlong.ini", "--no-ceiling", "--backend", "cpu", (char *)NULL);
-    _exit(98);
-  }
-  struct timespec ts = {0, 50000000};
-  for (int i = 0; i < 600 && !exists(tp("mlong.out/snap_000000.png")); i++)
-    nanosleep(&ts, NULL);
-  ts.tv_nsec = 300000000;
-  nanosleep(&ts, NULL);
-  kill(pid, SIGUSR1);
+  CHECK(write_endless_case("mlong", every) == 0);
   /* bounded, as test_cli's mpi_stop_signal: some launchers do not
    * deliver the signal */
   int st = 0;
-  pid_t w = 0;
-  ts.tv_nsec = 100000000;
-  for (int i = 0; i < 600 && (w = waitpid(pid, &st, WNOHANG)) == 0; i++)
-    nanosleep(&ts, NULL);
+  pid_t w = mpi_run_stopped("mlong.ini", "mlong.out/snap_000000.png", 30,
+                            0.3, &st);
   if (w == 0) {
-    kill(-pid, SIGKILL);
-    waitpid(pid, &st, 0);
     rm_rf(tp("mlong.out"));
     SKIP("mpiexec did not stop the run within 60 s of SIGUSR1");
   }
-  CHECK(w == pid);
+  CHECK(w > 0);
   CHECKF(WIFEXITED(st) && WEXITSTATUS(st) != 0, "status %d", st);
   CHECK(exists(tp("mlong.out/checkpoint.stck.rank1")));
   CHECK(stopped_whole("mlong.out", every, 48, 64) == 0);

@@ -396,6 +396,16 @@ int candidates(const strata_stencil *op, int prec, candidate *c, int max) {
       c[k] = c[i];
       c[k++].zc = 1;
     }
+  /* the radius-4 star's streamcp also with 4 and 8 chunks: its warm-up is
+   * 8 planes, and the model's one-wave choice leaves SMs idle at sizes
+   * like 376^3 */
+  for (int i = 0; i < base && op->radius >= 4 && k + 2 <= max; i++)
+    if (c[i].v == STRATA__V_STREAMCP && op->kind == STRATA_STENCIL_STAR) {
+      c[k] = c[i];
+      c[k++].zc = 4;
+      c[k] = c[i];
+      c[k++].zc = 8;
+    }
   return k;
 }
 

@@ -30,10 +30,18 @@
  * >= 1 (outside [clo, chi) along x, y or z) are read from in, which holds
  * them unchanged.
  *
+ * Faster kernels for the heat solver's operators, described where they
+ * are defined: k_fused2d_warp (2D radius 1: warp strips along y, all time
+ * levels in registers), k_fused3d_reg (3D radius-1 star, s <= 4) and
+ * k_fused3d_box (symmetric 27-point box, s <= 2): xy register tiles
+ * streamed along z with one barrier a plane.  The rest take the two
+ * kernels above.
+ *
  * The arithmetic of a point is the CPU's, term for term and in the same
- * order; nvcc may contract a multiply and an add into one FMA, so the
- * result agrees with the CPU engine to rounding (tests/test_cuda_solvers.c
- * states the tolerance), not bit for bit. */
+ * order, except in k_fused3d_box (seed 004's partial sums, the in-plane
+ * sums shared between rows); nvcc may contract a multiply and an add into
+ * one FMA, so the result agrees with the CPU engine to rounding
+ * (tests/test_cuda_solvers.c states the tolerance), not bit for bit. */
 #include "cuda_device.cuh"
 
 #include <stdlib.h>
@@ -214,8 +222,10 @@ __device__ __forceinline__ T pt2w(const T *o, const T *m, const T *n, T l,
   return acc;
 }
 
-/* One input row p through every level: o, m, nw are the rows p - k - 1,
- * p - k, p - k + 1 of level k (nw is written here, level by level). */
+/* One input row p through every level.  For level j (0 = the input),
+ * o.v[j], m.v[j], nw.v[j] hold its rows p - j - 2, p - j - 1 and p - j;
+ * nw is written here, level by level: level k computes row p - k from the
+ * three rows of level k - 1 around it. */
 template <typename T, int V, int S, bool PIN>
 __device__ __forceinline__ void row2w(rows2w<T, V, S> &o, rows2w<T, V, S> &m,
                                       rows2w<T, V, S> &nw, const T *in, int p,

@@ -5,22 +5,33 @@
 #include "io_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- checksums ------------------------------------------------------------ */
 
+/* Built once by the first caller; several threads may write PNGs at once
+ * (the CLI's snapshot writer beside the caller's own), so the others wait
+ * for it: 0 = not built, 1 = being built, 2 = ready. */
 static uint32_t crc_table[256];
-static int crc_ready;
+static atomic_int crc_state;
 
 static void crc_init(void) {
-  if (crc_ready) return;
-  for (uint32_t n = 0; n < 256; n++) {
-    uint32_t c = n;
-    for (int k = 0; k < 8; k++) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-    crc_table[n] = c;
+  if (atomic_load_explicit(&crc_state, memory_order_acquire) == 2) return;
+  int expect = 0;
+  if (atomic_compare_exchange_strong(&crc_state, &expect, 1)) {
+    for (uint32_t n = 0; n < 256; n++) {
+      uint32_t c = n;
+      for (int k = 0; k < 8; k++)
+        c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      crc_table[n] = c;
+    }
+    atomic_store_explicit(&crc_state, 2, memory_order_release);
+    return;
   }
-  crc_ready = 1;
+  while (atomic_load_explicit(&crc_state, memory_order_acquire) != 2) {
+  } /* another thread is building it: 256 entries, microseconds */
 }
 
 static uint32_t crc_update(uint32_t c, const unsigned char *p, size_t n) {

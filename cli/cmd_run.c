@@ -1046,11 +1046,26 @@ int cli_run(int argc, char **argv) {
       goto done;
     }
     double dt = cli_now() - t0;
-    if (r->dist) { /* the slowest rank's time, and anyone's stop flag */
-      double v[2] = {dt, cli_interrupted()};
-      strata_dist_allreduce(r->dist, v, 2, 1);
+    /* a snapshot the writer thread failed to write stops the run now, not
+     * at the next snapshot, which may be far away */
+    int wfail = o.writer && snap_writer_failed(o.writer, r->err,
+                                               sizeof r->err) != 0;
+    if (r->dist) { /* the slowest rank's time, anyone's stop flag, and
+                    * rank 0's writer */
+      double v[3] = {dt, cli_interrupted(), wfail};
+      strata_dist_allreduce(r->dist, v, 3, 1);
       dt = v[0];
       stop = v[1] > 0;
+      if (v[2] > 0) {
+        cli_progress_finish(&pg);
+        rc = run_agree(r, wfail ? CLI_FAIL : 0);
+        if (!rc) rc = CLI_FAIL;
+        goto done;
+      }
+    } else if (wfail) {
+      cli_progress_finish(&pg);
+      rc = run_agree(r, CLI_FAIL);
+      goto done;
     }
     kernel_s += dt;
     r->step += n;

@@ -276,6 +276,14 @@ int snap_writer_drain(snap_writer *w, char *err, size_t errn) {
   return failed ? -1 : 0;
 }
 
+int snap_writer_failed(snap_writer *w, char *err, size_t errn) {
+  pthread_mutex_lock(&w->mu);
+  int failed = w->failed;
+  if (failed) snprintf(err, errn, "%s", w->err);
+  pthread_mutex_unlock(&w->mu);
+  return failed ? -1 : 0;
+}
+
 double snap_writer_busy_s(snap_writer *w) {
   pthread_mutex_lock(&w->mu);
   double s = w->busy_s;

@@ -59,6 +59,10 @@ int snap_writer_submit(snap_writer *w, void *buf, const char *stem,
  * with the first failure's message in err. */
 int snap_writer_drain(snap_writer *w, char *err, size_t errn);
 
+/* Without waiting: 0, or -1 with the message of a write that failed in
+ * err (the run should stop now rather than at its next snapshot). */
+int snap_writer_failed(snap_writer *w, char *err, size_t errn);
+
 /* Seconds the thread has spent writing (copying a buffer into its field
  * and writing the files). */
 double snap_writer_busy_s(snap_writer *w);

@@ -150,14 +150,15 @@ static inline pid_t spawn_cli(const char *ini, const char *backend) {
 
 /* waitpid for pid, polling every 100 ms for at most `seconds`: pid (its
  * status in *status), or -1 on an error; 0 when it ran on, after killing
- * its process group (a child of spawn_cli_mpi) and reaping it. */
+ * it (and its process group, for a child of spawn_cli_mpi) and reaping it. */
 static inline pid_t wait_bounded(pid_t pid, int *status, double seconds) {
   int polls = (int)(seconds / 0.1 + 0.5);
   pid_t w = 0;
   for (int i = 0; i < polls && (w = waitpid(pid, status, WNOHANG)) == 0; i++)
     sleep_s(0.1);
   if (w == 0) {
-    kill(-pid, SIGKILL);
+    kill(-pid, SIGKILL); /* spawn_cli_mpi's group */
+    kill(pid, SIGKILL);  /* spawn_cli's child, in the caller's group */
     waitpid(pid, status, 0);
   }
   return w;

@@ -272,6 +272,31 @@ TEST(interrupt_drains_writer) {
   return 0;
 }
 
+/* A snapshot the writer thread cannot write stops the run at once, not at
+ * the next snapshot: here the first snapshot of an endless run, whose next
+ * one is 10^9 steps away. */
+TEST(write_failure_stops_run) {
+  CHECK(setup() == 0);
+  CHECK(write_endless_case("stuck", 1000000000L) == 0);
+  CHECK(mkdir(tp("stuck.out"), 0755) == 0);
+  CHECK(mkdir(tp("stuck.out/snap_000000.npy"), 0755) == 0);
+  pid_t pid = spawn_cli("stuck.ini", "cpu");
+  CHECK(pid >= 0);
+  int st = 0;
+  pid_t w = wait_bounded(pid, &st, 60);
+  CHECKF(w == pid, "the run went on for 60 s after its first snapshot "
+         "failed");
+  CHECKF(exit_code(st) == 1, "status %d", st);
+  char *e = err_text();
+  CHECKF(e && strstr(e, "cannot write stuck.out/snap_000000.npy"), "%s",
+         e ? e : "no message");
+  free(e);
+  CHECK(!exists(tp("stuck.out/summary.json")));
+  CHECK(no_tmp_files("stuck.out"));
+  rm_rf(tp("stuck.out"));
+  return 0;
+}
+
 #ifdef STRATA_MPIEXEC
 /* Over 2 processes rank 0 gathers each snapshot into the writer's buffer:
  * the files are those of the synchronous one-process run; a snapshot it
@@ -345,5 +370,5 @@ TEST(cleanup) {
 }
 
 RUN_TESTS(async_snapshots_match_sync, unwritable_snapshot_fails_run,
-          interrupt_drains_writer, mpi_async_matches_sync,
+          interrupt_drains_writer, write_failure_stops_run, mpi_async_matches_sync,
           mpi_stop_signal_drains_writer, cleanup)

@@ -141,19 +141,34 @@ static int ck_write_part(FILE *fp, const ckpt_part *part, uint32_t *crc) {
   return fwrite(&cp, sizeof cp, 1, fp) == 1;
 }
 
+/* Creates path's temporary file (name in tmp) and writes the header and
+ * the part record; *crc and *ok carry on from there.  NULL (message in
+ * err) when the file cannot be created. */
+static FILE *ck_open(const char *path, char *tmp, size_t tn, const char *kind,
+                     uint64_t hash, long step, int nfields,
+                     const ckpt_part *part, uint32_t *crc, int *ok, char *err,
+                     size_t en) {
+  tmp_name(path, tmp, tn);
+  FILE *fp = fopen(tmp, "wb");
+  if (!fp) {
+    snprintf(err, en, "cannot create %s: %s", tmp, strerror(errno));
+    return NULL;
+  }
+  ck_head h;
+  *crc = ck_start(&h, kind, hash, step, nfields, part);
+  *ok = fwrite(&h, sizeof h, 1, fp) == 1 && ck_write_part(fp, part, crc);
+  return fp;
+}
+
 int ckpt_save(const char *path, const char *kind, uint64_t hash, long step,
               int nfields, strata_field *const *fields,
               const ckpt_part *part, char *err, size_t en) {
   char tmp[4200];
-  tmp_name(path, tmp, sizeof tmp);
-  FILE *fp = fopen(tmp, "wb");
-  if (!fp) {
-    snprintf(err, en, "cannot create %s: %s", tmp, strerror(errno));
-    return -1;
-  }
-  ck_head h;
-  uint32_t crc = ck_start(&h, kind, hash, step, nfields, part);
-  int ok = fwrite(&h, sizeof h, 1, fp) == 1 && ck_write_part(fp, part, &crc);
+  uint32_t crc;
+  int ok;
+  FILE *fp = ck_open(path, tmp, sizeof tmp, kind, hash, step, nfields, part,
+                     &crc, &ok, err, en);
+  if (!fp) return -1;
   for (int i = 0; i < nfields && ok; i++) {
     strata_field_desc d;
     dense_shape(fields[i], &d);
@@ -354,15 +369,11 @@ int ckpt_save_blob(const char *path, const char *kind, uint64_t hash,
                    long step, const void *blob, size_t n,
                    const ckpt_part *part, char *err, size_t en) {
   char tmp[4200];
-  tmp_name(path, tmp, sizeof tmp);
-  FILE *fp = fopen(tmp, "wb");
-  if (!fp) {
-    snprintf(err, en, "cannot create %s: %s", tmp, strerror(errno));
-    return -1;
-  }
-  ck_head h;
-  uint32_t crc = ck_start(&h, kind, hash, step, 0, part);
-  int ok = fwrite(&h, sizeof h, 1, fp) == 1 && ck_write_part(fp, part, &crc);
+  uint32_t crc;
+  int ok;
+  FILE *fp = ck_open(path, tmp, sizeof tmp, kind, hash, step, 0, part, &crc,
+                     &ok, err, en);
+  if (!fp) return -1;
   uint64_t len = n;
   crc = crc32_update(crc, (const unsigned char *)&len, 8);
   crc = crc32_update(crc, blob, n);

@@ -18,12 +18,13 @@
 
 const char *const strata__cuda_variant_names[STRATA__V_COUNT] = {
     "naive", "smem", "stream", "streamv", "streamcp", "streamrq", "kd", "kdv",
-    "kdcp", "pencil", "vec"};
+    "kdcp", "pencil", "vec", "streamtma"};
 
 namespace {
 
-/* Bit v set when variant v applies to op. */
-unsigned applicable(const strata_stencil *op) {
+/* Bit v set when variant v applies to op on a device of compute capability
+ * major.x (the tensor copies of streamtma need 9.0). */
+unsigned applicable(const strata_stencil *op, int major) {
   unsigned m = 1u << STRATA__V_NAIVE | 1u << STRATA__V_SMEM;
   switch (op->kind) {
   case STRATA_STENCIL_STAR:
@@ -33,6 +34,7 @@ unsigned applicable(const strata_stencil *op) {
            1u << STRATA__V_VEC;
       if (op->radius == 1)
         m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+      if (major >= 9) m |= 1u << STRATA__V_STREAMTMA;
     } else if (op->dims == 2) {
       m |= 1u << STRATA__V_VEC;
     }
@@ -90,6 +92,9 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
     if (op->axis == 0 && op->dims == 1) { b[0] = 256; b[1] = 1; }
     else if (op->axis != 0 && op->dims == 2) { b[0] = 128; b[1] = 1; }
     break;
+  case STRATA__V_STREAMTMA:
+    b[1] = 16; /* 32x16 threads, a row each: one block a multiprocessor */
+    break;
   case STRATA__V_VEC:
     b[1] = 4; /* 32x4 threads, 2 planes (2D: rows) each: 128 x 4 x 2 points
                  (fp32); 2 is valid for every operator vec takes */
@@ -127,6 +132,7 @@ strata_status run_variant(int v, const strata__launch *L,
   case STRATA__V_KDCP: return strata__cu_kd(L, op, 2);
   case STRATA__V_PENCIL: return strata__cu_pencil(L, op);
   case STRATA__V_VEC: return strata__cu_vec(L, op);
+  case STRATA__V_STREAMTMA: return strata__cu_streamtma(L, op);
   }
   return strata__fail(L->ctx, STRATA_ENOTSUP, "unknown variant %d", v);
 }
@@ -298,8 +304,9 @@ typedef struct {
 } candidate;
 
 /* The (variant, block) pairs timed for op. */
-int candidates(const strata_stencil *op, int prec, candidate *c, int max) {
-  const unsigned m = applicable(op);
+int candidates(const strata_stencil *op, int prec, int major, candidate *c,
+               int max) {
+  const unsigned m = applicable(op, major);
   int n = 0;
 #define ADD(var, x, y, z)                                                      \
   do {                                                                         \
@@ -330,6 +337,12 @@ int candidates(const strata_stencil *op, int prec, candidate *c, int max) {
     ADD(STRATA__V_STREAMRQ, 32, 8, 1);
     ADD(STRATA__V_STREAMRQ, 32, 4, 2);
     ADD(STRATA__V_STREAMRQ, 16, 8, 2);
+    /* streamtma: block z is the rows per thread (1 or 2) */
+    ADD(STRATA__V_STREAMTMA, 32, 16, 1);
+    ADD(STRATA__V_STREAMTMA, 32, 8, 1);
+    ADD(STRATA__V_STREAMTMA, 32, 4, 1);
+    ADD(STRATA__V_STREAMTMA, 32, 8, 2);
+    ADD(STRATA__V_STREAMTMA, 32, 4, 2);
     ADD(STRATA__V_KD, 32, 6, 1);
     ADD(STRATA__V_KDV, 32, 8, 1);
     ADD(STRATA__V_KDV, 16, 8, 1);
@@ -390,7 +403,7 @@ int candidates(const strata_stencil *op, int prec, candidate *c, int max) {
   const int base = k;
   for (int i = 0; i < base && k < max; i++)
     if (c[i].v == STRATA__V_STREAMV || c[i].v == STRATA__V_STREAMCP ||
-        c[i].v == STRATA__V_STREAMRQ ||
+        c[i].v == STRATA__V_STREAMRQ || c[i].v == STRATA__V_STREAMTMA ||
         c[i].v == STRATA__V_KDV || c[i].v == STRATA__V_KDCP ||
         (c[i].v == STRATA__V_PENCIL && op->axis != 0)) {
       c[k] = c[i];
@@ -416,7 +429,7 @@ strata_status tune(strata_context *ctx, strata__launch *L,
                    strata__tune_entry *best) {
   strata__cuda_state *st = strata__cu_state(ctx);
   candidate c[96]; /* radius-1 stars list about 70 */
-  const int n = candidates(op, L->prec, c, 96);
+  const int n = candidates(op, L->prec, st->prop.major, c, 96);
   double best_ms = 1e300;
   int found = 0;
   for (int i = 0; i < n; i++) {
@@ -460,7 +473,7 @@ int find_variant(const char *name) {
 
 strata_status strata__cuda_variants(strata_context *ctx, const strata_stencil *op,
                                     char *buf, size_t n) {
-  list_variants(applicable(op), buf, n);
+  list_variants(applicable(op, strata__cu_state(ctx)->prop.major), buf, n);
   return STRATA_OK;
 }
 
@@ -471,7 +484,7 @@ strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *i
   strata__cuda_state *st = strata__cu_state(ctx);
   STRATA__CU(ctx, cudaSetDevice(st->device));
   const char *name = opt && opt->variant ? opt->variant : "auto";
-  const unsigned m = applicable(op);
+  const unsigned m = applicable(op, st->prop.major);
   strata__launch L;
   strata_status s = strata__cuda_launch_init(&L, in, out);
   if (s != STRATA_OK) return s;

@@ -84,6 +84,9 @@ typedef enum strata__cuda_variant {
   STRATA__V_VEC,        /* 2D/3D stars and boxes: plain grid, a vector and a
                            short z (2D: y) column per thread, neighbours
                            via L1 */
+  STRATA__V_STREAMTMA,  /* 3D stars: the 2.5D walk with each plane's tile
+                           copied by one Hopper bulk tensor copy (TMA),
+                           rotating register queue (sm_90) */
   STRATA__V_COUNT
 } strata__cuda_variant;
 
@@ -121,6 +124,13 @@ typedef struct strata__launch {
   int zchunks;     /* z chunks of the 2.5D kernels, 0 = the model's choice */
   int sms;         /* multiprocessors, for z-chunking */
   size_t smem_max; /* opt-in dynamic shared memory per block */
+  /* the input's whole allocation, for tensor-map (TMA) copies: its start,
+   * its extents in elements (row pitch, rows a plane, planes) and the
+   * coordinates of interior point (0,0,0) in them */
+  const void *in_data;
+  unsigned long long in_ext[3];
+  int in_org[3];
+  int cc_major;    /* compute capability of the device */
 } strata__launch;
 
 /* Launchers: validate the block shape (STRATA_EINVAL with a message), launch
@@ -135,6 +145,9 @@ strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
                             int mode);
 strata_status strata__cu_pencil(const strata__launch *L,
                                 const strata_stencil *op);
+/* block z = 1 or 2: rows per thread (cuda_tma.cu, sm_90 and later) */
+strata_status strata__cu_streamtma(const strata__launch *L,
+                                   const strata_stencil *op);
 /* block z = 1, 2 or 4: z points (2D: rows) per thread (cuda_vec.cu) */
 strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op);
 /* mode 0: copycube (16-byte vectors, 2.5D), 1: copycube_halo (the kd read) */

@@ -1,0 +1,382 @@
+/* streamtma: the 2.5D walk for the 3D stars (radius 1..4) with every
+ * plane's tile copied by one Hopper bulk tensor copy (TMA, sm_90).
+ *
+ * Why: ncu on the H100 showed streamcp (the best 25-point kernel) issuing
+ * 67 instructions a point, 25 of them arithmetic.  Its copy side costs a
+ * thread, per plane, one cp.async for each of its rows and up to three for
+ * the halo, each with a 64-bit address, a predicate, a branch and three
+ * dummy issue slots, and its register queue of z-neighbours shifts by
+ * 2r x W vector moves a plane.  Here one thread issues one tensor copy per
+ * plane for the whole tile and its halo (the copy engine computes the
+ * addresses and fills what lies outside the allocation with zeros), the
+ * others only wait on the slot's mbarrier; the queue rotates between named
+ * registers by unrolling the walk 2r+1 planes a trip, so it moves nothing.
+ *
+ * The tile of plane p (BX*V + 2*HV*V columns, BY*W + 2R rows) lands in
+ * slot (p - kz0) mod NS of a ring of NS = R + 1 + A slots; at plane k the
+ * ring holds planes k .. k+R+A: the tile of k gives the x/y neighbours, the
+ * tile of k+R feeds the queue's front.  After the barrier that ends plane k
+ * the slot of k is free and takes plane k+R+A+1.  One barrier a plane.
+ *
+ * The tensor map spans the input's whole allocation (row pitch x rows x
+ * planes), so ghosts are read as they are; the box may run past the
+ * allocation's end (zeros) or into the row padding (never stored: only
+ * interior points within r of a stored point feed it). */
+#include "cuda_device.cuh"
+
+#include <cuda.h> /* CUtensorMap and its enums; the entry point comes from
+                     the runtime, so there is no link against libcuda */
+#include <stdint.h>
+
+namespace {
+
+constexpr int kTmaAhead = 3; /* planes copied ahead of the queue's front */
+
+template <int W> constexpr int tma_max_threads() { return W == 1 ? 512 : 256; }
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)),
+               "r"(count)
+               : "memory");
+}
+
+/* Makes the initialised barriers visible to the copy engine (async proxy). */
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                   smem_u32(b)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ bool mbar_try_wait(uint64_t *b, unsigned parity) {
+  unsigned r;
+  asm volatile("{\n"
+               " .reg .pred p;\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               " selp.u32 %0, 1, 0, p;\n"
+               "}\n"
+               : "=r"(r)
+               : "r"(smem_u32(b)), "r"(parity)
+               : "memory");
+  return r != 0;
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity) {
+  while (!mbar_try_wait(b, parity)) {
+  }
+}
+
+/* One box of the 3D tensor map at element coordinates (x, y, z) into
+ * shared memory (128-byte aligned), completing on mbarrier b. */
+__device__ __forceinline__ void tma_load3(void *dst, const CUtensorMap *tm,
+                                          int x, int y, int z, uint64_t *b) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_"
+      "tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(tm)), "r"(x), "r"(y), "r"(z),
+      "r"(smem_u32(b))
+      : "memory");
+}
+
+/* Elements of one ring slot: the tile rounded up to 128 bytes. */
+template <typename T>
+__host__ __device__ constexpr int tma_slot_elems(int TW, int TH) {
+  return (TW * TH + (int)(128 / sizeof(T)) - 1) / (int)(128 / sizeof(T)) *
+         (int)(128 / sizeof(T));
+}
+
+template <typename T, int R, int W, int A>
+__global__ void __launch_bounds__(tma_max_threads<W>())
+    k_streamtma(const __grid_constant__ CUtensorMap tm,
+                const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+                const strata__w<T> w, int zchunk, int ox, int oy, int oz) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int V = 16 / sizeof(T);
+  constexpr int HV = (R + V - 1) / V;
+  constexpr int NS = R + 1 + A;
+  constexpr int NQ = 2 * R + 1;
+  typedef strata__vec<T, V> vec;
+  extern __shared__ __align__(128) unsigned char sraw[];
+  T *sm = reinterpret_cast<T *>(sraw);
+
+  const int BX = blockDim.x, BY = blockDim.y;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * BX + tx;
+  const int TW = (BX + 2 * HV) * V;
+  const int TH = BY * W + 2 * R;
+  const int bufsz = tma_slot_elems<T>(TW, TH);
+  uint64_t *bar = reinterpret_cast<uint64_t *>(sm + NS * bufsz);
+  const unsigned txbytes = (unsigned)(TW * TH * sizeof(T));
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
+  const int kz0 = blockIdx.z * zchunk;
+  const int kz1 = min(g.nz, kz0 + zchunk);
+  const int nx = g.nx, ny = g.ny;
+  const long long sy = g.sy, sz = g.sz;
+  const int xv = x0 + tx * V, yr = y0 + ty * W;
+  const int last = kz1 - 1 + R; /* last plane whose tile is needed */
+  const int bx = ox + x0 - HV * V, by = oy + y0 - R;
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < NS; s++) mbar_init(&bar[s], 1);
+    mbar_fence_init();
+  }
+  __syncthreads();
+  /* only thread 0 copies; p <= last is uniform, so is the slot */
+  auto issue = [&](int p, int slot) {
+    if (tid == 0 && p <= last) {
+      mbar_expect_tx(&bar[slot], txbytes);
+      tma_load3(sm + slot * bufsz, &tm, bx, by, oz + p, &bar[slot]);
+    }
+  };
+#pragma unroll
+  for (int p = 0; p < NS; p++) issue(kz0 + p, p);
+
+  /* the queue: at phase ph of a trip (k = trip start + ph) plane k + d sits
+   * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
+  const bool cx_ok = xv < nx + R;
+  const long long coff = xv + (long long)yr * sy;
+  const int csm = (R + ty * W) * TW + (HV + tx) * V;
+  vec q[NQ][W];
+#pragma unroll
+  for (int d = 0; d < 2 * R; d++)
+#pragma unroll
+    for (int r = 0; r < W; r++)
+      q[d][r] = cx_ok && yr + r < ny + R
+                    ? ldg_v<T, V>(in + coff + r * sy +
+                                  (long long)(kz0 - R + d) * sz)
+                    : zero_v<T, V>();
+
+  /* the tiles of planes kz0 .. kz0+R-1 are never a queue front: wait for
+   * them here (every later tile is waited for as the front) */
+#pragma unroll
+  for (int p = 0; p < R; p++) mbar_wait(&bar[p], 0u);
+
+  int cs = 0;            /* slot of plane k */
+  int fs = R;            /* slot of plane k + R (the queue's front) */
+  unsigned fph = 0;      /* its mbarrier phase */
+  T *obase = out + xv + (long long)yr * g.osy;
+  const bool xmine = xv < nx;
+
+  auto plane = [&](int k, int ph) {
+    mbar_wait(&bar[fs], fph);
+    const T *sb = sm + cs * bufsz;
+    const T *sq = sm + fs * bufsz;
+#pragma unroll
+    for (int r = 0; r < W; r++)
+      q[(ph + 2 * R) % NQ][r] = lds_v<T, V>(sq + csm + r * TW);
+#define QS(d) q[(ph + R + (d)) % NQ]
+    vec acc[W];
+#pragma unroll
+    for (int r = 0; r < W; r++) {
+#pragma unroll
+      for (int e = 0; e < V; e++) acc[r].v[e] = w.c0 * QS(0)[r].v[e];
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc[r].v[e] += w.cz[m] * (QS(-m)[r].v[e] + QS(m)[r].v[e]);
+      /* x: HV vectors each side of mine in the tile row */
+      const T *rowp = sb + (R + ty * W + r) * TW + tx * V;
+      T xs[(2 * HV + 1) * V];
+#pragma unroll
+      for (int h = 0; h < HV; h++) {
+        const vec lf = lds_v<T, V>(rowp + h * V);
+        const vec rt = lds_v<T, V>(rowp + (HV + 1 + h) * V);
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+          xs[h * V + e] = lf.v[e];
+          xs[(HV + 1 + h) * V + e] = rt.v[e];
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < V; e++) xs[HV * V + e] = QS(0)[r].v[e];
+#pragma unroll
+      for (int m = 1; m <= R; m++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          acc[r].v[e] += w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
+    }
+    /* y: rows -R .. W-1+R of my columns; my own rows are the queue's */
+#pragma unroll
+    for (int d = -R; d < W + R; d++) {
+      vec v;
+      if (d >= 0 && d < W)
+        v = QS(0)[d < 0 ? 0 : d >= W ? W - 1 : d];
+      else
+        v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
+#pragma unroll
+      for (int r = 0; r < W; r++) {
+        const int m = d > r ? d - r : r - d;
+        if (m >= 1 && m <= R)
+#pragma unroll
+          for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
+      }
+    }
+#undef QS
+    if (xmine) {
+#pragma unroll
+      for (int r = 0; r < W; r++)
+        if (yr + r < ny)
+          store_masked<T, V>(obase + (long long)r * g.osy + (long long)k * g.osz,
+                             acc[r], nx - xv);
+    }
+    __syncthreads(); /* every thread is done with the tile of k */
+    issue(k + R + A + 1, cs);
+    cs = cs + 1 == NS ? 0 : cs + 1;
+    if (++fs == NS) {
+      fs = 0;
+      fph ^= 1u;
+    }
+  };
+  int k = kz0;
+#pragma unroll 1
+  for (; k + NQ <= kz1; k += NQ) {
+#pragma unroll
+    for (int ph = 0; ph < NQ; ph++) plane(k + ph, ph);
+  }
+#pragma unroll
+  for (int ph = 0; ph < NQ; ph++)
+    if (k + ph < kz1) plane(k + ph, ph); /* block-uniform: barriers are safe */
+#endif
+}
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point, looked up
+ * once (NULL when the driver has none). */
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
+                              void *, const cuuint64_t *, const cuuint64_t *,
+                              const cuuint32_t *, const cuuint32_t *,
+                              CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+encode_fn encoder() {
+  static const encode_fn fn = [] {
+    void *p = NULL;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                         cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      p = NULL;
+    return (encode_fn)p;
+  }();
+  return fn;
+}
+
+template <typename T, int R, int W>
+strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int HV = (R + V - 1) / V;
+  constexpr int NS = R + 1 + kTmaAhead;
+  const char *name = "streamtma";
+  const int BX = L->block[0], BY = L->block[1];
+  const int nthr = BX * BY;
+  const int TW = (BX + 2 * HV) * V, TH = BY * W + 2 * R;
+  if (nthr > tma_max_threads<W>() || nthr % 32 != 0)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d has %d threads; whole warps, at "
+                        "most %d with %d rows a thread", name, BX, BY, W,
+                        nthr, tma_max_threads<W>(), W);
+  if (TW > 256 || TH > 256)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d makes a %dx%d tile with its halo; "
+                        "a tensor copy box holds at most 256 per axis",
+                        name, BX, BY, W, TW, TH);
+  const size_t bytes = (size_t)NS * tma_slot_elems<T>(TW, TH) * sizeof(T) +
+                       NS * sizeof(uint64_t);
+  auto kern = k_streamtma<T, R, W, kTmaAhead>;
+  strata_status s = strata__smem_opt_in(L, kern, bytes, name);
+  if (s != STRATA_OK) return s;
+  int per_sm = 0;
+  s = strata__occupancy(L, kern, nthr, bytes, &per_sm);
+  if (s != STRATA_OK) return s;
+  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
+  const long long gy = (L->g.ny + BY * W - 1) / (BY * W);
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: %d rows need %lld blocks along y (limit 65535); "
+                        "use taller blocks", name, L->g.ny, gy);
+  encode_fn enc = encoder();
+  if (!enc)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "%s: the CUDA driver has no cuTensorMapEncodeTiled",
+                        name);
+  CUtensorMap tm;
+  const cuuint64_t dim[3] = {L->in_ext[0], L->in_ext[1], L->in_ext[2]};
+  const cuuint64_t stride[2] = {L->in_ext[0] * sizeof(T),
+                                L->in_ext[0] * L->in_ext[1] * sizeof(T)};
+  const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  CUresult cr = enc(&tm,
+                    sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                    3, const_cast<void *>(L->in_data), dim, stride, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (cr != CUDA_SUCCESS)
+    return strata__fail(L->ctx, STRATA_EDEVICE,
+                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
+                        "%llux%llux%llu allocation and a %dx%d box",
+                        name, (int)cr, L->in_ext[0], L->in_ext[1],
+                        L->in_ext[2], TW, TH);
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2 * R);
+  const int zchunk = (L->g.nz + chunks - 1) / chunks;
+  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((L->g.nz + zchunk - 1) / zchunk));
+  kern<<<grid, dim3(BX, BY, 1), bytes, L->stream>>>(
+      tm, (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op), zchunk,
+      L->in_org[0], L->in_org[1], L->in_org[2]);
+  STRATA__LAUNCHED(L->ctx, "streamtma kernel launch");
+  return STRATA_OK;
+}
+
+template <typename T, int W>
+strata_status tma_r(const strata__launch *L, const strata_stencil *op) {
+  switch (op->radius) {
+  case 1: return launch_tma<T, 1, W>(L, op);
+  case 2: return launch_tma<T, 2, W>(L, op);
+  case 3: return launch_tma<T, 3, W>(L, op);
+  case 4: return launch_tma<T, 4, W>(L, op);
+  }
+  return strata__fail(L->ctx, STRATA_EINVAL, "streamtma: radius %d", op->radius);
+}
+
+template <typename T>
+strata_status tma_t(const strata__launch *L, const strata_stencil *op) {
+  if (L->block[2] == 2) return tma_r<T, 2>(L, op);
+  return tma_r<T, 1>(L, op);
+}
+
+} // namespace
+
+strata_status strata__cu_streamtma(const strata__launch *L,
+                                   const strata_stencil *op) {
+  if (op->dims != 3 || op->kind != STRATA_STENCIL_STAR || op->radius < 1 ||
+      op->radius > 4)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "streamtma: only 3D star stencils of radius 1..4");
+  if (L->cc_major < 9)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "streamtma: tensor copies need compute capability 9.0 "
+                        "or later (this device is %d.x)", L->cc_major);
+  if (!L->in_data)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "streamtma: no allocation to map for this input");
+  if (L->block[2] != 1 && L->block[2] != 2)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "streamtma: block z is the rows per thread, 1 or 2 "
+                        "(got %d)", L->block[2]);
+  if (L->in_ext[0] * (L->prec == 4 ? 4 : 8) % 16 != 0)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "streamtma: row pitch of %llu elements is not a "
+                        "multiple of 16 bytes", L->in_ext[0]);
+  return L->prec == 4 ? tma_t<float>(L, op) : tma_t<double>(L, op);
+}

@@ -198,6 +198,8 @@ TEST(cuda_block_shapes) {
       {"streamtma", {32, 4, 2}, 0}, {"streamtma", {8, 16, 1}, 0},
       {"streamtma", {32, 16, 1}, 1}, {"streamtma", {16, 8, 2}, 1},
       {"streamtma", {48, 2, 1}, 0},
+      {"streamws", {32, 4, 2}, 0},  {"streamws", {8, 16, 1}, 0},
+      {"streamws", {32, 16, 1}, 1}, {"streamws", {16, 8, 2}, 1},
       {"pencil", {16, 8, 1}, 4},   {"pencil", {64, 4, 1}, 5},
       {"pencil", {8, 32, 1}, 6},   {"smem", {16, 16, 1}, 3},
       {"naive", {64, 2, 2}, 2},    {"naive", {8, 8, 8}, 0},

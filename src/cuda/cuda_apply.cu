@@ -18,7 +18,7 @@
 
 const char *const strata__cuda_variant_names[STRATA__V_COUNT] = {
     "naive", "smem", "stream", "streamv", "streamcp", "streamrq", "kd", "kdv",
-    "kdcp", "pencil", "vec", "streamtma"};
+    "kdcp", "pencil", "vec", "streamtma", "streamws"};
 
 namespace {
 
@@ -34,7 +34,8 @@ unsigned applicable(const strata_stencil *op, int major) {
            1u << STRATA__V_VEC;
       if (op->radius == 1)
         m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
-      if (major >= 9) m |= 1u << STRATA__V_STREAMTMA;
+      if (major >= 9)
+        m |= 1u << STRATA__V_STREAMTMA | 1u << STRATA__V_STREAMWS;
     } else if (op->dims == 2) {
       m |= 1u << STRATA__V_VEC;
     }
@@ -93,6 +94,7 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
     else if (op->axis != 0 && op->dims == 2) { b[0] = 128; b[1] = 1; }
     break;
   case STRATA__V_STREAMTMA:
+  case STRATA__V_STREAMWS:
     b[1] = 16; /* 32x16 threads, a row each: one block a multiprocessor */
     break;
   case STRATA__V_VEC:
@@ -132,7 +134,8 @@ strata_status run_variant(int v, const strata__launch *L,
   case STRATA__V_KDCP: return strata__cu_kd(L, op, 2);
   case STRATA__V_PENCIL: return strata__cu_pencil(L, op);
   case STRATA__V_VEC: return strata__cu_vec(L, op);
-  case STRATA__V_STREAMTMA: return strata__cu_streamtma(L, op);
+  case STRATA__V_STREAMTMA: return strata__cu_streamtma(L, op, 0);
+  case STRATA__V_STREAMWS: return strata__cu_streamtma(L, op, 1);
   }
   return strata__fail(L->ctx, STRATA_ENOTSUP, "unknown variant %d", v);
 }
@@ -343,6 +346,10 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
     ADD(STRATA__V_STREAMTMA, 32, 4, 1);
     ADD(STRATA__V_STREAMTMA, 32, 8, 2);
     ADD(STRATA__V_STREAMTMA, 32, 4, 2);
+    ADD(STRATA__V_STREAMWS, 32, 16, 1);
+    ADD(STRATA__V_STREAMWS, 32, 8, 1);
+    ADD(STRATA__V_STREAMWS, 32, 8, 2);
+    ADD(STRATA__V_STREAMWS, 32, 15, 1); /* 16 warps with the copier */
     ADD(STRATA__V_KD, 32, 6, 1);
     ADD(STRATA__V_KDV, 32, 8, 1);
     ADD(STRATA__V_KDV, 16, 8, 1);
@@ -404,6 +411,7 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
   for (int i = 0; i < base && k < max; i++)
     if (c[i].v == STRATA__V_STREAMV || c[i].v == STRATA__V_STREAMCP ||
         c[i].v == STRATA__V_STREAMRQ || c[i].v == STRATA__V_STREAMTMA ||
+        c[i].v == STRATA__V_STREAMWS ||
         c[i].v == STRATA__V_KDV || c[i].v == STRATA__V_KDCP ||
         (c[i].v == STRATA__V_PENCIL && op->axis != 0)) {
       c[k] = c[i];

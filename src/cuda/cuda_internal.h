@@ -87,6 +87,8 @@ typedef enum strata__cuda_variant {
   STRATA__V_STREAMTMA,  /* 3D stars: the 2.5D walk with each plane's tile
                            copied by one Hopper bulk tensor copy (TMA),
                            rotating register queue (sm_90) */
+  STRATA__V_STREAMWS,   /* streamtma, warp-specialised: a copier warp and
+                           per-slot mbarriers instead of a block barrier */
   STRATA__V_COUNT
 } strata__cuda_variant;
 
@@ -145,9 +147,10 @@ strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
                             int mode);
 strata_status strata__cu_pencil(const strata__launch *L,
                                 const strata_stencil *op);
-/* block z = 1 or 2: rows per thread (cuda_tma.cu, sm_90 and later) */
+/* block z = 1 or 2: rows per thread (cuda_tma.cu, sm_90 and later); ws:
+ * the warp-specialised form (streamws) */
 strata_status strata__cu_streamtma(const strata__launch *L,
-                                   const strata_stencil *op);
+                                   const strata_stencil *op, int ws);
 /* block z = 1, 2 or 4: z points (2D: rows) per thread (cuda_vec.cu) */
 strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op);
 /* mode 0: copycube (16-byte vectors, 2.5D), 1: copycube_halo (the kd read) */

@@ -57,6 +57,11 @@ __device__ __forceinline__ void mbar_expect_tx(uint64_t *b, unsigned bytes) {
                : "memory");
 }
 
+__device__ __forceinline__ void mbar_arrive(uint64_t *b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(b))
+               : "memory");
+}
+
 __device__ __forceinline__ bool mbar_try_wait(uint64_t *b, unsigned parity) {
   unsigned r;
   asm volatile("{\n"
@@ -94,11 +99,18 @@ __host__ __device__ constexpr int tma_slot_elems(int TW, int TH) {
          (int)(128 / sizeof(T));
 }
 
-template <typename T, int R, int W, int A>
-__global__ void __launch_bounds__(tma_max_threads<W>())
+/* WS false: thread 0 copies each plane right after the block barrier that
+ * ends the previous one.  WS true (warp-specialised): one extra warp copies;
+ * the consumers never meet at a block barrier: each warp releases a slot
+ * on its "empty" mbarrier when done with the plane, and the copier waits
+ * for all of them before refilling it, so warps drift up to the ring's
+ * depth apart. */
+template <typename T, int R, int W, int A, bool WS>
+__global__ void __launch_bounds__(tma_max_threads<W>() + (WS ? 32 : 0))
     k_streamtma(const __grid_constant__ CUtensorMap tm,
                 const T *__restrict__ in, T *__restrict__ out, strata__geom g,
-                const strata__w<T> w, int zchunk, int ox, int oy, int oz) {
+                const strata__w<T> w, int zchunk, int BX, int BY, int ox,
+                int oy, int oz) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int V = 16 / sizeof(T);
   constexpr int HV = (R + V - 1) / V;
@@ -108,38 +120,63 @@ __global__ void __launch_bounds__(tma_max_threads<W>())
   extern __shared__ __align__(128) unsigned char sraw[];
   T *sm = reinterpret_cast<T *>(sraw);
 
-  const int BX = blockDim.x, BY = blockDim.y;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int tid = ty * BX + tx;
+  const int tid = threadIdx.x, nthr = BX * BY; /* consumers */
   const int TW = (BX + 2 * HV) * V;
   const int TH = BY * W + 2 * R;
   const int bufsz = tma_slot_elems<T>(TW, TH);
-  uint64_t *bar = reinterpret_cast<uint64_t *>(sm + NS * bufsz);
-  const unsigned txbytes = (unsigned)(TW * TH * sizeof(T));
+  uint64_t *full = reinterpret_cast<uint64_t *>(sm + NS * bufsz);
+  uint64_t *empty = full + NS;
   const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
   const int kz0 = blockIdx.z * zchunk;
   const int kz1 = min(g.nz, kz0 + zchunk);
-  const int nx = g.nx, ny = g.ny;
-  const long long sy = g.sy, sz = g.sz;
-  const int xv = x0 + tx * V, yr = y0 + ty * W;
   const int last = kz1 - 1 + R; /* last plane whose tile is needed */
+  const unsigned txbytes = (unsigned)(TW * TH * sizeof(T));
   const int bx = ox + x0 - HV * V, by = oy + y0 - R;
+  /* plane p into ring slot s */
+  auto copy = [&](int p, int s) {
+    mbar_expect_tx(&full[s], txbytes);
+    tma_load3(sm + s * bufsz, &tm, bx, by, oz + p, &full[s]);
+  };
 
   if (tid == 0) {
 #pragma unroll
-    for (int s = 0; s < NS; s++) mbar_init(&bar[s], 1);
+    for (int s = 0; s < NS; s++) {
+      mbar_init(&full[s], 1);
+      if (WS) mbar_init(&empty[s], nthr / 32);
+    }
     mbar_fence_init();
   }
   __syncthreads();
-  /* only thread 0 copies; p <= last is uniform, so is the slot */
-  auto issue = [&](int p, int slot) {
-    if (tid == 0 && p <= last) {
-      mbar_expect_tx(&bar[slot], txbytes);
-      tma_load3(sm + slot * bufsz, &tm, bx, by, oz + p, &bar[slot]);
+
+  if constexpr (WS) {
+    if (tid >= nthr) {
+      /* the copier: fill n of slot s is plane kz0 + s + n*NS; from the
+       * second fill on it waits until every consumer warp has released the
+       * slot's previous plane */
+      if (tid == nthr) {
+        int slot = 0;
+        unsigned eph = 0;
+        for (int p = kz0; p <= last; p++) {
+          if (p >= kz0 + NS) mbar_wait(&empty[slot], eph);
+          copy(p, slot);
+          if (++slot == NS) {
+            slot = 0;
+            if (p >= kz0 + NS) eph ^= 1u;
+          }
+        }
+      }
+      return;
     }
-  };
-#pragma unroll
-  for (int p = 0; p < NS; p++) issue(kz0 + p, p);
+  } else {
+    if (tid == 0)
+      for (int p = kz0; p < kz0 + NS && p <= last; p++) copy(p, p - kz0);
+  }
+
+  const int tx = tid % BX, ty = tid / BX;
+  const int lane = tid & 31;
+  const int nx = g.nx, ny = g.ny;
+  const long long sy = g.sy, sz = g.sz;
+  const int xv = x0 + tx * V, yr = y0 + ty * W;
 
   /* the queue: at phase ph of a trip (k = trip start + ph) plane k + d sits
    * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
@@ -155,20 +192,19 @@ __global__ void __launch_bounds__(tma_max_threads<W>())
                     ? ldg_v<T, V>(in + coff + r * sy +
                                   (long long)(kz0 - R + d) * sz)
                     : zero_v<T, V>();
-
   /* the tiles of planes kz0 .. kz0+R-1 are never a queue front: wait for
    * them here (every later tile is waited for as the front) */
 #pragma unroll
-  for (int p = 0; p < R; p++) mbar_wait(&bar[p], 0u);
+  for (int p = 0; p < R; p++) mbar_wait(&full[p], 0u);
 
-  int cs = 0;            /* slot of plane k */
-  int fs = R;            /* slot of plane k + R (the queue's front) */
-  unsigned fph = 0;      /* its mbarrier phase */
-  T *obase = out + xv + (long long)yr * g.osy;
+  int cs = 0;       /* slot of plane k */
+  int fs = R;       /* slot of plane k + R (the queue's front) */
+  unsigned fph = 0; /* its fill's phase */
+  T *op = out + xv + (long long)yr * g.osy + (long long)kz0 * g.osz;
   const bool xmine = xv < nx;
 
   auto plane = [&](int k, int ph) {
-    mbar_wait(&bar[fs], fph);
+    mbar_wait(&full[fs], fph);
     const T *sb = sm + cs * bufsz;
     const T *sq = sm + fs * bufsz;
 #pragma unroll
@@ -223,15 +259,22 @@ __global__ void __launch_bounds__(tma_max_threads<W>())
       }
     }
 #undef QS
+    if constexpr (WS) {
+      /* this warp is done with the tile of k (and every earlier one) */
+      __syncwarp();
+      if (lane == 0) mbar_arrive(&empty[cs]);
+    }
     if (xmine) {
 #pragma unroll
       for (int r = 0; r < W; r++)
         if (yr + r < ny)
-          store_masked<T, V>(obase + (long long)r * g.osy + (long long)k * g.osz,
-                             acc[r], nx - xv);
+          store_masked<T, V>(op + (long long)r * g.osy, acc[r], nx - xv);
     }
-    __syncthreads(); /* every thread is done with the tile of k */
-    issue(k + R + A + 1, cs);
+    op += g.osz;
+    if constexpr (!WS) {
+      __syncthreads(); /* every thread is done with the tile of k */
+      if (tid == 0 && k + NS <= last) copy(k + NS, cs);
+    }
     cs = cs + 1 == NS ? 0 : cs + 1;
     if (++fs == NS) {
       fs = 0;
@@ -246,7 +289,7 @@ __global__ void __launch_bounds__(tma_max_threads<W>())
   }
 #pragma unroll
   for (int ph = 0; ph < NQ; ph++)
-    if (k + ph < kz1) plane(k + ph, ph); /* block-uniform: barriers are safe */
+    if (k + ph < kz1) plane(k + ph, ph); /* block-uniform */
 #endif
 }
 
@@ -271,12 +314,12 @@ encode_fn encoder() {
   return fn;
 }
 
-template <typename T, int R, int W>
+template <typename T, int R, int W, bool WS>
 strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   constexpr int V = 16 / sizeof(T);
   constexpr int HV = (R + V - 1) / V;
   constexpr int NS = R + 1 + kTmaAhead;
-  const char *name = "streamtma";
+  const char *name = WS ? "streamws" : "streamtma";
   const int BX = L->block[0], BY = L->block[1];
   const int nthr = BX * BY;
   const int TW = (BX + 2 * HV) * V, TH = BY * W + 2 * R;
@@ -291,12 +334,13 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
                         "a tensor copy box holds at most 256 per axis",
                         name, BX, BY, W, TW, TH);
   const size_t bytes = (size_t)NS * tma_slot_elems<T>(TW, TH) * sizeof(T) +
-                       NS * sizeof(uint64_t);
-  auto kern = k_streamtma<T, R, W, kTmaAhead>;
+                       2 * NS * sizeof(uint64_t);
+  auto kern = k_streamtma<T, R, W, kTmaAhead, WS>;
+  const int threads = nthr + (WS ? 32 : 0); /* the copier warp */
   strata_status s = strata__smem_opt_in(L, kern, bytes, name);
   if (s != STRATA_OK) return s;
   int per_sm = 0;
-  s = strata__occupancy(L, kern, nthr, bytes, &per_sm);
+  s = strata__occupancy(L, kern, threads, bytes, &per_sm);
   if (s != STRATA_OK) return s;
   const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
   const long long gy = (L->g.ny + BY * W - 1) / (BY * W);
@@ -331,34 +375,36 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2 * R);
   const int zchunk = (L->g.nz + chunks - 1) / chunks;
   dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((L->g.nz + zchunk - 1) / zchunk));
-  kern<<<grid, dim3(BX, BY, 1), bytes, L->stream>>>(
+  kern<<<grid, dim3(threads, 1, 1), bytes, L->stream>>>(
       tm, (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op), zchunk,
-      L->in_org[0], L->in_org[1], L->in_org[2]);
-  STRATA__LAUNCHED(L->ctx, "streamtma kernel launch");
+      BX, BY, L->in_org[0], L->in_org[1], L->in_org[2]);
+  STRATA__LAUNCHED(L->ctx, WS ? "streamws kernel launch"
+                              : "streamtma kernel launch");
   return STRATA_OK;
 }
 
-template <typename T, int W>
+template <typename T, int W, bool WS>
 strata_status tma_r(const strata__launch *L, const strata_stencil *op) {
   switch (op->radius) {
-  case 1: return launch_tma<T, 1, W>(L, op);
-  case 2: return launch_tma<T, 2, W>(L, op);
-  case 3: return launch_tma<T, 3, W>(L, op);
-  case 4: return launch_tma<T, 4, W>(L, op);
+  case 1: return launch_tma<T, 1, W, WS>(L, op);
+  case 2: return launch_tma<T, 2, W, WS>(L, op);
+  case 3: return launch_tma<T, 3, W, WS>(L, op);
+  case 4: return launch_tma<T, 4, W, WS>(L, op);
   }
   return strata__fail(L->ctx, STRATA_EINVAL, "streamtma: radius %d", op->radius);
 }
 
 template <typename T>
-strata_status tma_t(const strata__launch *L, const strata_stencil *op) {
-  if (L->block[2] == 2) return tma_r<T, 2>(L, op);
-  return tma_r<T, 1>(L, op);
+strata_status tma_t(const strata__launch *L, const strata_stencil *op, bool ws) {
+  if (ws)
+    return L->block[2] == 2 ? tma_r<T, 2, true>(L, op) : tma_r<T, 1, true>(L, op);
+  return L->block[2] == 2 ? tma_r<T, 2, false>(L, op) : tma_r<T, 1, false>(L, op);
 }
 
 } // namespace
 
 strata_status strata__cu_streamtma(const strata__launch *L,
-                                   const strata_stencil *op) {
+                                   const strata_stencil *op, int ws) {
   if (op->dims != 3 || op->kind != STRATA_STENCIL_STAR || op->radius < 1 ||
       op->radius > 4)
     return strata__fail(L->ctx, STRATA_ENOTSUP,
@@ -378,5 +424,6 @@ strata_status strata__cu_streamtma(const strata__launch *L,
     return strata__fail(L->ctx, STRATA_ENOTSUP,
                         "streamtma: row pitch of %llu elements is not a "
                         "multiple of 16 bytes", L->in_ext[0]);
-  return L->prec == 4 ? tma_t<float>(L, op) : tma_t<double>(L, op);
+  return L->prec == 4 ? tma_t<float>(L, op, ws != 0)
+                       : tma_t<double>(L, op, ws != 0);
 }

@@ -18,7 +18,7 @@
 
 const char *const strata__cuda_variant_names[STRATA__V_COUNT] = {
     "naive", "smem", "stream", "streamv", "streamcp", "streamrq", "kd", "kdv",
-    "kdcp", "pencil", "vec", "streamtma", "streamws"};
+    "kdcp", "pencil", "vec", "streamtma", "streamws", "kdtma", "kdws"};
 
 namespace {
 
@@ -34,6 +34,8 @@ unsigned applicable(const strata_stencil *op, int major) {
            1u << STRATA__V_VEC;
       if (op->radius == 1)
         m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+      if (op->radius == 1 && major >= 9)
+        m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
       if (major >= 9)
         m |= 1u << STRATA__V_STREAMTMA | 1u << STRATA__V_STREAMWS;
     } else if (op->dims == 2) {
@@ -42,15 +44,17 @@ unsigned applicable(const strata_stencil *op, int major) {
     break;
   case STRATA_STENCIL_DERIVATIVE: m |= 1u << STRATA__V_PENCIL; break;
   case STRATA_STENCIL_BOX:
-    if (op->dims == 3)
+    if (op->dims == 3) {
       m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
            1u << STRATA__V_VEC;
-    else if (op->dims == 2)
+      if (major >= 9) m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
+    } else if (op->dims == 2)
       m |= 1u << STRATA__V_VEC;
     break;
   case STRATA_STENCIL_BOX_SYMMETRIC:
     m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
          1u << STRATA__V_VEC;
+    if (major >= 9) m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
     break;
   }
   return m;
@@ -92,6 +96,11 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
   case STRATA__V_PENCIL:
     if (op->axis == 0 && op->dims == 1) { b[0] = 256; b[1] = 1; }
     else if (op->axis != 0 && op->dims == 2) { b[0] = 128; b[1] = 1; }
+    break;
+  case STRATA__V_KDTMA:
+  case STRATA__V_KDWS:
+    b[1] = 4; /* 32x4 threads, 4 rows each: a 128 x 16 tile (fp32) */
+    b[2] = 4;
     break;
   case STRATA__V_STREAMTMA:
   case STRATA__V_STREAMWS:
@@ -136,6 +145,8 @@ strata_status run_variant(int v, const strata__launch *L,
   case STRATA__V_VEC: return strata__cu_vec(L, op);
   case STRATA__V_STREAMTMA: return strata__cu_streamtma(L, op, 0);
   case STRATA__V_STREAMWS: return strata__cu_streamtma(L, op, 1);
+  case STRATA__V_KDTMA: return strata__cu_kdtma(L, op, 0);
+  case STRATA__V_KDWS: return strata__cu_kdtma(L, op, 1);
   }
   return strata__fail(L->ctx, STRATA_ENOTSUP, "unknown variant %d", v);
 }
@@ -346,6 +357,7 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
     ADD(STRATA__V_STREAMTMA, 32, 4, 1);
     ADD(STRATA__V_STREAMTMA, 32, 8, 2);
     ADD(STRATA__V_STREAMTMA, 32, 4, 2);
+    ADD(STRATA__V_STREAMTMA, 32, 16, 2); /* taller tiles: less y halo */
     ADD(STRATA__V_STREAMWS, 32, 16, 1);
     ADD(STRATA__V_STREAMWS, 32, 8, 1);
     ADD(STRATA__V_STREAMWS, 32, 8, 2);
@@ -365,6 +377,15 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
     ADD(STRATA__V_KDCP, 32, 16, 2);
     ADD(STRATA__V_KDCP, 32, 4, 4);
     ADD(STRATA__V_KDCP, 32, 8, 4);
+    /* kdtma / kdws: block z is the rows per thread */
+    ADD(STRATA__V_KDTMA, 32, 8, 2);
+    ADD(STRATA__V_KDTMA, 32, 16, 1);
+    ADD(STRATA__V_KDTMA, 32, 8, 4);
+    ADD(STRATA__V_KDTMA, 32, 16, 2);
+    ADD(STRATA__V_KDWS, 32, 8, 2);
+    ADD(STRATA__V_KDWS, 32, 4, 4);
+    ADD(STRATA__V_KDWS, 32, 8, 4);
+    ADD(STRATA__V_KDWS, 32, 8, 1);
     if (op->kind == STRATA_STENCIL_DERIVATIVE) {
       ADD(STRATA__V_PENCIL, 32, 4, 1);
       ADD(STRATA__V_PENCIL, 16, 8, 1);
@@ -411,7 +432,8 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
   for (int i = 0; i < base && k < max; i++)
     if (c[i].v == STRATA__V_STREAMV || c[i].v == STRATA__V_STREAMCP ||
         c[i].v == STRATA__V_STREAMRQ || c[i].v == STRATA__V_STREAMTMA ||
-        c[i].v == STRATA__V_STREAMWS ||
+        c[i].v == STRATA__V_STREAMWS || c[i].v == STRATA__V_KDTMA ||
+        c[i].v == STRATA__V_KDWS ||
         c[i].v == STRATA__V_KDV || c[i].v == STRATA__V_KDCP ||
         (c[i].v == STRATA__V_PENCIL && op->axis != 0)) {
       c[k] = c[i];
@@ -436,8 +458,8 @@ strata_status tune(strata_context *ctx, strata__launch *L,
                    const strata_stencil *op, const char *key,
                    strata__tune_entry *best) {
   strata__cuda_state *st = strata__cu_state(ctx);
-  candidate c[96]; /* radius-1 stars list about 70 */
-  const int n = candidates(op, L->prec, st->prop.major, c, 96);
+  candidate c[160]; /* radius-1 stars list about 100 */
+  const int n = candidates(op, L->prec, st->prop.major, c, 160);
   double best_ms = 1e300;
   int found = 0;
   for (int i = 0; i < n; i++) {

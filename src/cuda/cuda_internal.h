@@ -89,6 +89,8 @@ typedef enum strata__cuda_variant {
                            rotating register queue (sm_90) */
   STRATA__V_STREAMWS,   /* streamtma, warp-specialised: a copier warp and
                            per-slot mbarriers instead of a block barrier */
+  STRATA__V_KDTMA,      /* kdcp's method fed by one tensor copy a plane */
+  STRATA__V_KDWS,       /* kdtma, warp-specialised */
   STRATA__V_COUNT
 } strata__cuda_variant;
 
@@ -151,6 +153,9 @@ strata_status strata__cu_pencil(const strata__launch *L,
  * the warp-specialised form (streamws) */
 strata_status strata__cu_streamtma(const strata__launch *L,
                                    const strata_stencil *op, int ws);
+/* radius-1 operators, block z = 1, 2 or 4 rows per thread (cuda_tma.cu) */
+strata_status strata__cu_kdtma(const strata__launch *L, const strata_stencil *op,
+                               int ws);
 /* block z = 1, 2 or 4: z points (2D: rows) per thread (cuda_vec.cu) */
 strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op);
 /* mode 0: copycube (16-byte vectors, 2.5D), 1: copycube_halo (the kd read) */

@@ -23,6 +23,7 @@
  * allocation's end (zeros) or into the row padding (never stored: only
  * interior points within r of a stored point feed it). */
 #include "cuda_device.cuh"
+#include "cuda_kd.cuh"
 
 #include <cuda.h> /* CUtensorMap and its enums; the entry point comes from
                      the runtime, so there is no link against libcuda */
@@ -32,7 +33,12 @@ namespace {
 
 constexpr int kTmaAhead = 3; /* planes copied ahead of the queue's front */
 
-template <int W> constexpr int tma_max_threads() { return W == 1 ? 512 : 256; }
+/* Consumer threads a block may have: two rows a thread double the queue,
+ * so the copier's extra warp (which lowers the register cap to 96 at 17
+ * warps) is only allowed 256 of them. */
+template <int W, bool WS> constexpr int tma_max_threads() {
+  return W == 1 || !WS ? 512 : 256;
+}
 
 __device__ __forceinline__ unsigned smem_u32(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
@@ -106,7 +112,7 @@ __host__ __device__ constexpr int tma_slot_elems(int TW, int TH) {
  * for all of them before refilling it, so warps drift up to the ring's
  * depth apart. */
 template <typename T, int R, int W, int A, bool WS>
-__global__ void __launch_bounds__(tma_max_threads<W>() + (WS ? 32 : 0))
+__global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
     k_streamtma(const __grid_constant__ CUtensorMap tm,
                 const T *__restrict__ in, T *__restrict__ out, strata__geom g,
                 const strata__w<T> w, int zchunk, int BX, int BY, int ox,
@@ -293,6 +299,128 @@ __global__ void __launch_bounds__(tma_max_threads<W>() + (WS ? 32 : 0))
 #endif
 }
 
+/* kdtma / kdws: seed 004's radius-1 method (kd_plane: each input plane
+ * consumed once, its in-plane sums added to the partial sums of three
+ * output planes, W rows a thread) fed by one tensor copy a plane into a
+ * ring of A+1 slots.  The tile of plane p is (BX+2)V columns (one vector of
+ * halo each side) by BY*W+2 rows.  WS as in k_streamtma. */
+/* WS: at most 256 consumers (8 warps and the copier: 9 warps keep the
+ * register cap above 128; 17 would cut it to 96 and spill). */
+template <bool WS> constexpr int kdtma_max_threads() { return WS ? 256 : 512; }
+
+template <typename T, int MODE, int W, int A, bool WS>
+__global__ void __launch_bounds__(kdtma_max_threads<WS>() + (WS ? 32 : 0))
+    k_kdtma(const __grid_constant__ CUtensorMap tm, T *__restrict__ out,
+            strata__geom g, const strata__w<T> w, int zchunk, int BX, int BY,
+            int ox, int oy, int oz) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NS = A + 1;
+  typedef strata__vec<T, V> vec;
+  extern __shared__ __align__(128) unsigned char sraw[];
+  T *sm = reinterpret_cast<T *>(sraw);
+
+  const int tid = threadIdx.x, nthr = BX * BY; /* consumers */
+  const int TW = (BX + 2) * V, TH = BY * W + 2;
+  const int bufsz = tma_slot_elems<T>(TW, TH);
+  uint64_t *full = reinterpret_cast<uint64_t *>(sm + NS * bufsz);
+  uint64_t *empty = full + NS;
+  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
+  const int kz0 = blockIdx.z * zchunk;
+  const int kz1 = min(g.nz, kz0 + zchunk);
+  const int pfirst = kz0 - 1, plast = kz1; /* input planes */
+  const unsigned txbytes = (unsigned)(TW * TH * sizeof(T));
+  const int bx = ox + x0 - V, by = oy + y0 - 1;
+  auto copy = [&](int p, int s) {
+    mbar_expect_tx(&full[s], txbytes);
+    tma_load3(sm + s * bufsz, &tm, bx, by, oz + p, &full[s]);
+  };
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < NS; s++) {
+      mbar_init(&full[s], 1);
+      if (WS) mbar_init(&empty[s], nthr / 32);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  if constexpr (WS) {
+    if (tid >= nthr) {
+      if (tid == nthr) {
+        int slot = 0;
+        unsigned eph = 0;
+        for (int p = pfirst; p <= plast; p++) {
+          if (p >= pfirst + NS) mbar_wait(&empty[slot], eph);
+          copy(p, slot);
+          if (++slot == NS) {
+            slot = 0;
+            if (p >= pfirst + NS) eph ^= 1u;
+          }
+        }
+      }
+      return;
+    }
+  } else {
+    if (tid == 0)
+      for (int p = pfirst; p < pfirst + NS && p <= plast; p++)
+        copy(p, p - pfirst);
+  }
+
+  const int tx = tid % BX, ty = tid / BX;
+  const int lane = tid & 31;
+  const int nx = g.nx, ny = g.ny;
+  const int i = x0 + tx * V, j0 = y0 + ty * W;
+  const bool mine = i < nx;
+  T *obase = out + i + (long long)j0 * g.osy + (long long)kz0 * g.osz;
+  const int boff = (ty * W + 1) * TW + (1 + tx) * V;
+  T X[W][V], Y[W][V], Z[W][V]; /* partial sums of three output planes */
+#pragma unroll
+  for (int t = 0; t < W; t++)
+#pragma unroll
+    for (int e = 0; e < V; e++) X[t][e] = Y[t][e] = Z[t][e] = T(0);
+  int rs = 0;      /* ring slot of plane p */
+  unsigned ph = 0; /* its fill's phase */
+  /* plane p: ao completes output plane p - 1 (stored), am gets plane p's
+   * own weights, an starts plane p + 1 */
+  auto plane = [&](int p, T (&ao)[W][V], T (&am)[W][V], T (&an)[W][V]) {
+    mbar_wait(&full[rs], ph);
+    kd_plane<T, MODE, W, V>(sm + rs * bufsz + boff, TW, ao, am, an, w);
+    if constexpr (WS) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(&empty[rs]);
+    }
+    if (p > kz0) { /* obase: output plane p - 1 */
+      if (mine) {
+#pragma unroll
+        for (int t = 0; t < W; t++)
+          if (j0 + t < ny) {
+            vec o;
+#pragma unroll
+            for (int e = 0; e < V; e++) o.v[e] = ao[t][e];
+            store_masked<T, V>(obase + (long long)t * g.osy, o, nx - i);
+          }
+      }
+      obase += g.osz;
+    }
+    if constexpr (!WS) {
+      __syncthreads(); /* every thread is done with the tile of p */
+      if (tid == 0 && p + NS <= plast) copy(p + NS, rs);
+    }
+    if (++rs == NS) {
+      rs = 0;
+      ph ^= 1u;
+    }
+  };
+  for (int p = pfirst; p <= plast; p += 3) { /* block-uniform bounds */
+    plane(p, X, Y, Z);
+    if (p + 1 <= plast) plane(p + 1, Y, Z, X);
+    if (p + 2 <= plast) plane(p + 2, Z, X, Y);
+  }
+#endif
+}
+
 /* cuTensorMapEncodeTiled through the runtime's driver entry point, looked up
  * once (NULL when the driver has none). */
 typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
@@ -314,6 +442,35 @@ encode_fn encoder() {
   return fn;
 }
 
+/* The tensor map of the input's whole allocation with a TW x TH x 1 box. */
+strata_status tensor_map(const strata__launch *L, size_t es, int TW, int TH,
+                         const char *name, CUtensorMap *tm) {
+  encode_fn enc = encoder();
+  if (!enc)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "%s: the CUDA driver has no cuTensorMapEncodeTiled",
+                        name);
+  const cuuint64_t dim[3] = {L->in_ext[0], L->in_ext[1], L->in_ext[2]};
+  const cuuint64_t stride[2] = {L->in_ext[0] * es,
+                                L->in_ext[0] * L->in_ext[1] * es};
+  const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  CUresult cr = enc(tm,
+                    es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                    3, const_cast<void *>(L->in_data), dim, stride, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (cr != CUDA_SUCCESS)
+    return strata__fail(L->ctx, STRATA_EDEVICE,
+                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
+                        "%llux%llux%llu allocation and a %dx%d box",
+                        name, (int)cr, L->in_ext[0], L->in_ext[1],
+                        L->in_ext[2], TW, TH);
+  return STRATA_OK;
+}
+
 template <typename T, int R, int W, bool WS>
 strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   constexpr int V = 16 / sizeof(T);
@@ -323,11 +480,11 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   const int BX = L->block[0], BY = L->block[1];
   const int nthr = BX * BY;
   const int TW = (BX + 2 * HV) * V, TH = BY * W + 2 * R;
-  if (nthr > tma_max_threads<W>() || nthr % 32 != 0)
+  if (nthr > tma_max_threads<W, WS>() || nthr % 32 != 0)
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: block %dx%dx%d has %d threads; whole warps, at "
                         "most %d with %d rows a thread", name, BX, BY, W,
-                        nthr, tma_max_threads<W>(), W);
+                        nthr, tma_max_threads<W, WS>(), W);
   if (TW > 256 || TH > 256)
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: block %dx%dx%d makes a %dx%d tile with its halo; "
@@ -348,30 +505,9 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: %d rows need %lld blocks along y (limit 65535); "
                         "use taller blocks", name, L->g.ny, gy);
-  encode_fn enc = encoder();
-  if (!enc)
-    return strata__fail(L->ctx, STRATA_ENOTSUP,
-                        "%s: the CUDA driver has no cuTensorMapEncodeTiled",
-                        name);
   CUtensorMap tm;
-  const cuuint64_t dim[3] = {L->in_ext[0], L->in_ext[1], L->in_ext[2]};
-  const cuuint64_t stride[2] = {L->in_ext[0] * sizeof(T),
-                                L->in_ext[0] * L->in_ext[1] * sizeof(T)};
-  const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
-  const cuuint32_t estr[3] = {1, 1, 1};
-  CUresult cr = enc(&tm,
-                    sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-                    3, const_cast<void *>(L->in_data), dim, stride, box, estr,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (cr != CUDA_SUCCESS)
-    return strata__fail(L->ctx, STRATA_EDEVICE,
-                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
-                        "%llux%llux%llu allocation and a %dx%d box",
-                        name, (int)cr, L->in_ext[0], L->in_ext[1],
-                        L->in_ext[2], TW, TH);
+  s = tensor_map(L, sizeof(T), TW, TH, name, &tm);
+  if (s != STRATA_OK) return s;
   const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2 * R);
   const int zchunk = (L->g.nz + chunks - 1) / chunks;
   dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((L->g.nz + zchunk - 1) / zchunk));
@@ -401,6 +537,88 @@ strata_status tma_t(const strata__launch *L, const strata_stencil *op, bool ws) 
   return L->block[2] == 2 ? tma_r<T, 2, false>(L, op) : tma_r<T, 1, false>(L, op);
 }
 
+constexpr int kKdTmaAhead = 4; /* planes in flight ahead of the one in use */
+
+template <typename T, int MODE, int W, bool WS>
+strata_status launch_kdtma(const strata__launch *L, const strata_stencil *op) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NS = kKdTmaAhead + 1;
+  const char *name = WS ? "kdws" : "kdtma";
+  const int BX = L->block[0], BY = L->block[1];
+  const int nthr = BX * BY;
+  const int TW = (BX + 2) * V, TH = BY * W + 2;
+  if (nthr > kdtma_max_threads<WS>() || nthr % 32 != 0)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d has %d threads; whole warps, at "
+                        "most %d", name, BX, BY, W, nthr,
+                        kdtma_max_threads<WS>());
+  if (TW > 256 || TH > 256)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block %dx%dx%d makes a %dx%d tile with its halo; "
+                        "a tensor copy box holds at most 256 per axis",
+                        name, BX, BY, W, TW, TH);
+  const size_t bytes = (size_t)NS * tma_slot_elems<T>(TW, TH) * sizeof(T) +
+                       2 * NS * sizeof(uint64_t);
+  auto kern = k_kdtma<T, MODE, W, kKdTmaAhead, WS>;
+  const int threads = nthr + (WS ? 32 : 0);
+  strata_status s = strata__smem_opt_in(L, kern, bytes, name);
+  if (s != STRATA_OK) return s;
+  int per_sm = 0;
+  s = strata__occupancy(L, kern, threads, bytes, &per_sm);
+  if (s != STRATA_OK) return s;
+  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
+  const long long gy = (L->g.ny + BY * W - 1) / (BY * W);
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: %d rows need %lld blocks along y (limit 65535)",
+                        name, L->g.ny, gy);
+  CUtensorMap tm;
+  s = tensor_map(L, sizeof(T), TW, TH, name, &tm);
+  if (s != STRATA_OK) return s;
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2);
+  const int zchunk = (L->g.nz + chunks - 1) / chunks;
+  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((L->g.nz + zchunk - 1) / zchunk));
+  kern<<<grid, dim3(threads, 1, 1), bytes, L->stream>>>(
+      tm, (T *)L->out, L->g, strata__weights<T>(op), zchunk, BX, BY,
+      L->in_org[0], L->in_org[1], L->in_org[2]);
+  STRATA__LAUNCHED(L->ctx, WS ? "kdws kernel launch" : "kdtma kernel launch");
+  return STRATA_OK;
+}
+
+template <typename T, int MODE, bool WS>
+strata_status kdtma_w(const strata__launch *L, const strata_stencil *op) {
+  switch (L->block[2]) {
+  case 2: return launch_kdtma<T, MODE, 2, WS>(L, op);
+  case 4: return launch_kdtma<T, MODE, 4, WS>(L, op);
+  default: return launch_kdtma<T, MODE, 1, WS>(L, op);
+  }
+}
+
+template <typename T, bool WS>
+strata_status kdtma_t(const strata__launch *L, const strata_stencil *op) {
+  switch (op->kind) {
+  case STRATA_STENCIL_STAR: return kdtma_w<T, KD_STAR7, WS>(L, op);
+  case STRATA_STENCIL_BOX_SYMMETRIC: return kdtma_w<T, KD_SYM27, WS>(L, op);
+  default: return kdtma_w<T, KD_BOX27, WS>(L, op);
+  }
+}
+
+/* What both tensor-copy families need from the device and the input. */
+strata_status tma_usable(const strata__launch *L, const char *name) {
+  if (L->cc_major < 9)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "%s: tensor copies need compute capability 9.0 or "
+                        "later (this device is %d.x)", name, L->cc_major);
+  if (!L->in_data)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "%s: no allocation to map for this input", name);
+  if (L->in_ext[0] * (L->prec == 4 ? 4 : 8) % 16 != 0)
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "%s: row pitch of %llu elements is not a multiple of "
+                        "16 bytes", name, L->in_ext[0]);
+  return STRATA_OK;
+}
+
 } // namespace
 
 strata_status strata__cu_streamtma(const strata__launch *L,
@@ -409,21 +627,32 @@ strata_status strata__cu_streamtma(const strata__launch *L,
       op->radius > 4)
     return strata__fail(L->ctx, STRATA_ENOTSUP,
                         "streamtma: only 3D star stencils of radius 1..4");
-  if (L->cc_major < 9)
-    return strata__fail(L->ctx, STRATA_ENOTSUP,
-                        "streamtma: tensor copies need compute capability 9.0 "
-                        "or later (this device is %d.x)", L->cc_major);
-  if (!L->in_data)
-    return strata__fail(L->ctx, STRATA_ENOTSUP,
-                        "streamtma: no allocation to map for this input");
+  strata_status s = tma_usable(L, ws ? "streamws" : "streamtma");
+  if (s != STRATA_OK) return s;
   if (L->block[2] != 1 && L->block[2] != 2)
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "streamtma: block z is the rows per thread, 1 or 2 "
                         "(got %d)", L->block[2]);
-  if (L->in_ext[0] * (L->prec == 4 ? 4 : 8) % 16 != 0)
-    return strata__fail(L->ctx, STRATA_ENOTSUP,
-                        "streamtma: row pitch of %llu elements is not a "
-                        "multiple of 16 bytes", L->in_ext[0]);
   return L->prec == 4 ? tma_t<float>(L, op, ws != 0)
                        : tma_t<double>(L, op, ws != 0);
+}
+
+strata_status strata__cu_kdtma(const strata__launch *L, const strata_stencil *op,
+                               int ws) {
+  const char *name = ws ? "kdws" : "kdtma";
+  if (op->dims != 3 || op->radius != 1 ||
+      (op->kind != STRATA_STENCIL_STAR && op->kind != STRATA_STENCIL_BOX &&
+       op->kind != STRATA_STENCIL_BOX_SYMMETRIC))
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "%s: only radius-1 3D stars and 3x3x3 boxes", name);
+  strata_status s = tma_usable(L, name);
+  if (s != STRATA_OK) return s;
+  const int *b = L->block;
+  if (b[2] != 1 && b[2] != 2 && b[2] != 4)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: block z is the rows per thread, 1, 2 or 4 (got "
+                        "%d)", name, b[2]);
+  if (L->prec == 4)
+    return ws ? kdtma_t<float, true>(L, op) : kdtma_t<float, false>(L, op);
+  return ws ? kdtma_t<double, true>(L, op) : kdtma_t<double, false>(L, op);
 }

@@ -1,5 +1,8 @@
-/* streamtma: the 2.5D walk for the 3D stars (radius 1..4) with every
- * plane's tile copied by one Hopper bulk tensor copy (TMA, sm_90).
+/* The variants fed by Hopper bulk tensor copies (TMA, sm_90):
+ *  streamtma  the 2.5D walk for the 3D stars (radius 1..4);
+ *  streamws   the same, warp-specialised;
+ *  kdtma      seed 004's radius-1 method (kd_plane, cuda_kd.cuh);
+ *  kdws       the same, warp-specialised.
  *
  * Why: ncu on the H100 showed streamcp (the best 25-point kernel) issuing
  * 67 instructions a point, 25 of them arithmetic.  Its copy side costs a
@@ -12,11 +15,24 @@
  * others only wait on the slot's mbarrier; the queue rotates between named
  * registers by unrolling the walk 2r+1 planes a trip, so it moves nothing.
  *
- * The tile of plane p (BX*V + 2*HV*V columns, BY*W + 2R rows) lands in
- * slot (p - kz0) mod NS of a ring of NS = R + 1 + A slots; at plane k the
- * ring holds planes k .. k+R+A: the tile of k gives the x/y neighbours, the
- * tile of k+R feeds the queue's front.  After the barrier that ends plane k
- * the slot of k is free and takes plane k+R+A+1.  One barrier a plane.
+ * The ring (streamtma/streamws): the tile of plane p (BX*V + 2*HV*V
+ * columns, BY*W + 2R rows) lands in slot (p - kz0) mod NS of NS = R + 1 + A
+ * slots; at plane k the ring holds planes k .. k+R+A: the tile of k gives
+ * the x/y neighbours, the tile of k+R feeds the queue's front.  (kdtma /
+ * kdws: one plane in use, A ahead, NS = A + 1.)  The protocol, per slot:
+ *  - full[s] (arrival count 1): the copier arms it with the tile's byte
+ *    count and the copy completes it.  Every consumer waits on it before
+ *    its first read of the tile: as the queue's front, or, for the chunk's
+ *    first R planes (never a front), before the walk starts.  Each slot's
+ *    fills are waited on in order, so a waiter is never more than one
+ *    phase behind (the parity test cannot be fooled).
+ *  - release: without WS, the block barrier that ends plane k (every
+ *    thread is past its reads of the tile of k), after which thread 0
+ *    refills the slot with plane k+NS.  With WS, empty[s] (arrival count =
+ *    consumer warps): each warp arrives after __syncwarp once it is done
+ *    with plane k; the copier waits on it before refilling.  Consumers then
+ *    never meet at a block barrier and drift up to A planes apart.
+ *  Every copy issued is waited on before the block exits.
  *
  * The tensor map spans the input's whole allocation (row pitch x rows x
  * planes), so ghosts are read as they are; the box may run past the

@@ -584,6 +584,23 @@ TEST(cuda_errors) {
   opt.variant = "stream";
   opt.block[0] = 4; opt.block[1] = 1; opt.block[2] = 1; /* halo too large */
   CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+  strata_device_info di;
+  CHECK_OK(strata_context_device_info(gpu, &di), gpu);
+  if (di.cc_major >= 9) {
+    opt.variant = "streamtma"; /* a (64+2)*4-wide tile: past a TMA box */
+    opt.block[0] = 64; opt.block[1] = 4; opt.block[2] = 1;
+    CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+    CHECK(strstr(strata_context_error(gpu), "256") != NULL);
+    opt.variant = "streamws"; /* 2 rows a thread: at most 256 threads */
+    opt.block[0] = 32; opt.block[1] = 16; opt.block[2] = 2;
+    CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+    opt.variant = "streamtma"; /* rows per thread: 1 or 2 */
+    opt.block[0] = 32; opt.block[1] = 4; opt.block[2] = 4;
+    CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
+    opt.variant = "kdtma"; /* radius 1 only */
+    opt.block[0] = 32; opt.block[1] = 4; opt.block[2] = 4;
+    CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_ENOTSUP, gpu);
+  }
   opt.variant = "naive";
   opt.block[0] = 2048; opt.block[1] = 1; opt.block[2] = 1;
   CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);

@@ -550,8 +550,13 @@ TEST(split_and_window) {
   CHECK_OK(strata_field_fill_ghosts(g, &bc), ctx);
   strata_apply_options ao;
   memset(&ao, 0, sizeof ao);
-  if (strata_context_backend(ctx) == STRATA_BACKEND_CUDA)
-    ao.variant = "streamcp"; /* the fixed table's kernel for this star */
+  if (strata_context_backend(ctx) == STRATA_BACKEND_CUDA) {
+    /* the fixed table's kernel for this star: the tensor-copy walk from
+     * compute capability 9.0 on */
+    strata_device_info di;
+    CHECK_OK(strata_context_device_info(ctx, &di), ctx);
+    ao.variant = di.cc_major >= 9 ? "streamtma" : "streamcp";
+  }
   CHECK_OK(strata_apply(&op, g, o2, &ao), ctx);
   double dd = -1;
   CHECK_OK(strata_field_diff(o1, o2, STRATA_NORM_MAX, &dd), ctx);

@@ -115,16 +115,21 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
   }
 }
 
-/* The fixed table used when autotuning is off. */
-int default_variant(const strata_stencil *op) {
+/* The fixed table used when autotuning is off (major: the device's compute
+ * capability).  At their default shapes on the H100 (docs/performance.md,
+ * 2026-11-22): the 25-point star streamtma 80.9 / 90.1% (fp32 / fp64)
+ * against streamcp 76.3 / 83.2%; the symmetric box kdtma 84.2 / 83.7%
+ * against kdv 81.9 / 78.1%. */
+int default_variant(const strata_stencil *op, int major) {
   if (op->kind == STRATA_STENCIL_DERIVATIVE) return STRATA__V_PENCIL;
   /* the radius-1 stars: vec, measured fastest on the H100 in 2D and 3D
    * (docs/performance.md) */
   if (op->kind == STRATA_STENCIL_STAR && op->radius == 1 && op->dims >= 2)
     return STRATA__V_VEC;
   if (op->dims == 3) {
-    if (op->kind == STRATA_STENCIL_STAR) return STRATA__V_STREAMCP;
-    return STRATA__V_KDV;
+    if (op->kind == STRATA_STENCIL_STAR)
+      return major >= 9 ? STRATA__V_STREAMTMA : STRATA__V_STREAMCP;
+    return major >= 9 ? STRATA__V_KDTMA : STRATA__V_KDV;
   }
   return STRATA__V_SMEM;
 }
@@ -538,7 +543,7 @@ strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *i
   }
 
   if (!ctx->autotune) {
-    const int v = default_variant(op);
+    const int v = default_variant(op, st->prop.major);
     default_block(v, op, L.prec, L.block);
     return run_variant(v, &L, op);
   }
@@ -569,7 +574,7 @@ strata_status strata__cuda_resolve_variant(const strata_stencil *op,
   strata__launch L;
   strata_status s = strata__cuda_launch_init(&L, in, out);
   if (s != STRATA_OK) return s;
-  const int v = default_variant(op);
+  const int v = default_variant(op, strata__cu_state(in->ctx)->prop.major);
   default_block(v, op, L.prec, L.block);
   snprintf(name, n, "%s", strata__cuda_variant_names[v]);
   memcpy(block, L.block, sizeof L.block);

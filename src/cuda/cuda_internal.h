@@ -49,6 +49,13 @@ typedef struct strata__cuda_state {
   double *scratch;          /* reduction partials (device) */
   size_t scratch_n;         /* doubles in scratch */
   cudaEvent_t ev0, ev1;     /* autotuning */
+  /* z chunk lengths timed for the fused 3D heat kernels
+   * (cuda_heat_fused.cu): key = sizes, steps, precision, kernel, rows */
+  struct {
+    int key[7];
+    int planes;
+  } fz3[32];
+  int nfz3;
   strata__tune_entry tune[STRATA__TUNE_MAX];
   int ntune;
   int tune_dirty;

@@ -367,6 +367,7 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
     ADD(STRATA__V_STREAMWS, 32, 8, 1);
     ADD(STRATA__V_STREAMWS, 32, 8, 2);
     ADD(STRATA__V_STREAMWS, 32, 15, 1); /* 16 warps with the copier */
+    ADD(STRATA__V_STREAMWS, 32, 12, 1); /* 13: a 128-register cap */
     ADD(STRATA__V_KD, 32, 6, 1);
     ADD(STRATA__V_KDV, 32, 8, 1);
     ADD(STRATA__V_KDV, 16, 8, 1);
@@ -443,6 +444,16 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
         (c[i].v == STRATA__V_PENCIL && op->axis != 0)) {
       c[k] = c[i];
       c[k++].zc = 1;
+    }
+  /* the tensor-copy kernels also with 2 and 4 chunks (a whole-depth walk
+   * of 128 tiles leaves 4 of 132 SMs idle at 512^3) */
+  for (int i = 0; i < base && k + 2 <= max; i++)
+    if (c[i].v == STRATA__V_STREAMTMA || c[i].v == STRATA__V_STREAMWS ||
+        c[i].v == STRATA__V_KDTMA || c[i].v == STRATA__V_KDWS) {
+      c[k] = c[i];
+      c[k++].zc = 2;
+      c[k] = c[i];
+      c[k++].zc = 4;
     }
   /* the radius-4 star's streamcp also with 4 and 8 chunks: its warm-up is
    * 8 planes, and the model's one-wave choice leaves SMs idle at sizes

@@ -24,6 +24,7 @@
  * ghost; the field layout's row padding and the allocation slack (see
  * cuda_backend.cu) keep them inside the allocation. */
 #include "cuda_device.cuh"
+#include "cuda_star.cuh"
 
 namespace {
 
@@ -291,65 +292,8 @@ __global__ void __launch_bounds__(streamrq_max_threads(), W == 1 ? 3 : 2)
 #pragma unroll
     for (int r = 0; r < W; r++)
       q[(ph + 2 * R) % NQ][r] = lds_v<T, V>(sq + csm + r * TW);
-#define QS(d) q[(ph + R + (d)) % NQ]
     vec acc[W];
-#pragma unroll
-    for (int r = 0; r < W; r++) {
-#pragma unroll
-      for (int e = 0; e < V; e++) acc[r].v[e] = w.c0 * QS(0)[r].v[e];
-#pragma unroll
-      for (int m = 1; m <= R; m++)
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          acc[r].v[e] += w.cz[m] * (QS(-m)[r].v[e] + QS(m)[r].v[e]);
-      const T *rowp = sb + (R + ty * W + r) * TW + tx * V;
-      T xs[(2 * HV + 1) * V];
-#pragma unroll
-      for (int h = 0; h < HV; h++) {
-        if ((h - HV) * V >= -R) {
-          vec t = lds_v<T, V>(rowp + h * V);
-#pragma unroll
-          for (int e = 0; e < V; e++) xs[h * V + e] = t.v[e];
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; e++)
-            xs[h * V + e] = (h - HV) * V + e >= -R ? rowp[h * V + e] : T(0);
-        }
-        const int rb = (HV + 1 + h) * V;
-        if (h * V + V - 1 <= R - 1) {
-          vec t = lds_v<T, V>(rowp + rb);
-#pragma unroll
-          for (int e = 0; e < V; e++) xs[rb + e] = t.v[e];
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; e++)
-            xs[rb + e] = h * V + e <= R - 1 ? rowp[rb + e] : T(0);
-        }
-      }
-#pragma unroll
-      for (int e = 0; e < V; e++) xs[HV * V + e] = QS(0)[r].v[e];
-#pragma unroll
-      for (int m = 1; m <= R; m++)
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          acc[r].v[e] += w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
-    }
-#pragma unroll
-    for (int d = -R; d < W + R; d++) {
-      vec v;
-      if (d >= 0 && d < W)
-        v = QS(0)[d < 0 ? 0 : d >= W ? W - 1 : d];
-      else
-        v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
-#pragma unroll
-      for (int r = 0; r < W; r++) {
-        const int m = d > r ? d - r : r - d;
-        if (m >= 1 && m <= R)
-#pragma unroll
-          for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
-      }
-    }
-#undef QS
+    star_plane<T, R, W, V, HV, NQ>(q, ph + R, sb, TW, tx, ty, w, acc);
     if (xv < nx) {
 #pragma unroll
       for (int r = 0; r < W; r++)
@@ -460,62 +404,7 @@ __global__ void __launch_bounds__(stream_max_threads<W>())
     for (int r = 0; r < W; r++) q[2 * R][r] = lds_v<T, V>(sq + csm + r * TW);
 
     vec acc[W];
-#pragma unroll
-    for (int r = 0; r < W; r++) {
-#pragma unroll
-      for (int e = 0; e < V; e++) acc[r].v[e] = w.c0 * q[R][r].v[e];
-#pragma unroll
-      for (int m = 1; m <= R; m++)
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          acc[r].v[e] += w.cz[m] * (q[R - m][r].v[e] + q[R + m][r].v[e]);
-      const T *rowp = sb + (R + ty * W + r) * TW + tx * V;
-      T xs[(2 * HV + 1) * V];
-#pragma unroll
-      for (int h = 0; h < HV; h++) {
-        if ((h - HV) * V >= -R) {
-          vec t = lds_v<T, V>(rowp + h * V);
-#pragma unroll
-          for (int e = 0; e < V; e++) xs[h * V + e] = t.v[e];
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; e++)
-            xs[h * V + e] = (h - HV) * V + e >= -R ? rowp[h * V + e] : T(0);
-        }
-        const int rb = (HV + 1 + h) * V;
-        if (h * V + V - 1 <= R - 1) {
-          vec t = lds_v<T, V>(rowp + rb);
-#pragma unroll
-          for (int e = 0; e < V; e++) xs[rb + e] = t.v[e];
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; e++)
-            xs[rb + e] = h * V + e <= R - 1 ? rowp[rb + e] : T(0);
-        }
-      }
-#pragma unroll
-      for (int e = 0; e < V; e++) xs[HV * V + e] = q[R][r].v[e];
-#pragma unroll
-      for (int m = 1; m <= R; m++)
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          acc[r].v[e] += w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
-    }
-#pragma unroll
-    for (int d = -R; d < W + R; d++) {
-      vec v;
-      if (d >= 0 && d < W)
-        v = q[R][d < 0 ? 0 : d >= W ? W - 1 : d];
-      else
-        v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
-#pragma unroll
-      for (int r = 0; r < W; r++) {
-        const int m = d > r ? d - r : r - d;
-        if (m >= 1 && m <= R)
-#pragma unroll
-          for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
-      }
-    }
+    star_plane<T, R, W, V, HV, 2 * R + 1>(q, R, sb, TW, tx, ty, w, acc);
     if (xv < nx) {
 #pragma unroll
       for (int r = 0; r < W; r++)

@@ -40,6 +40,7 @@
  * interior points within r of a stored point feed it). */
 #include "cuda_device.cuh"
 #include "cuda_kd.cuh"
+#include "cuda_star.cuh"
 
 #include <cuda.h> /* CUtensorMap and its enums; the entry point comes from
                      the runtime, so there is no link against libcuda */
@@ -122,6 +123,76 @@ __host__ __device__ constexpr int tma_slot_elems(int TW, int TH) {
          (int)(128 / sizeof(T));
 }
 
+/* The ring of NS tile slots (bufsz elements each, 128-byte aligned) and,
+ * after them in shared memory, its full and empty mbarriers; plane p is
+ * the box of the tensor map at (bx, by, oz + p).  The copy side of the
+ * protocol above. */
+template <typename T, int NS> struct tma_ring {
+  T *sm;
+  int bufsz;
+  uint64_t *full, *empty;
+  const CUtensorMap *tm;
+  unsigned txbytes;
+  int bx, by, oz;
+
+  __device__ __forceinline__ tma_ring(T *sm_, int bufsz_, const CUtensorMap *tm_,
+                                      unsigned txbytes_, int bx_, int by_,
+                                      int oz_)
+      : sm(sm_), bufsz(bufsz_), full(reinterpret_cast<uint64_t *>(sm_ + NS * bufsz_)),
+        empty(full + NS), tm(tm_), txbytes(txbytes_), bx(bx_), by(by_), oz(oz_) {}
+
+  /* plane p into slot s */
+  __device__ __forceinline__ void copy(int p, int s) const {
+    mbar_expect_tx(&full[s], txbytes);
+    tma_load3(sm + s * bufsz, tm, bx, by, oz + p, &full[s]);
+  }
+  /* thread 0, before the block's one barrier: the full barriers, and the
+   * empty ones (warps arrivals) when warp-specialised */
+  __device__ __forceinline__ void init(bool ws, int warps) const {
+#pragma unroll
+    for (int s = 0; s < NS; s++) {
+      mbar_init(&full[s], 1);
+      if (ws) mbar_init(&empty[s], (unsigned)warps);
+    }
+    mbar_fence_init();
+  }
+  /* the copier (warp-specialised): planes first .. last; fill n of slot s
+   * is plane first + s + n*NS, and from the second fill on it waits until
+   * every consumer warp has released the slot's previous plane */
+  __device__ __forceinline__ void copier(int first, int last) const {
+    int slot = 0;
+    unsigned eph = 0;
+    for (int p = first; p <= last; p++) {
+      if (p >= first + NS) mbar_wait(&empty[slot], eph);
+      copy(p, slot);
+      if (++slot == NS) {
+        slot = 0;
+        if (p >= first + NS) eph ^= 1u;
+      }
+    }
+  }
+  /* Every thread of the block: the barriers, the block's one barrier, then
+   * the first copies, of planes first .. last: warp-specialised, the warp
+   * after the nthr consumers copies them all and false comes back to it
+   * (it has nothing else to do); otherwise thread 0 copies the first NS
+   * planes (the rest after each plane's block barrier). */
+  template <bool WS>
+  __device__ __forceinline__ bool start(int tid, int nthr, int first,
+                                        int last) const {
+    if (tid == 0) init(WS, nthr / 32);
+    __syncthreads();
+    if constexpr (WS) {
+      if (tid >= nthr) {
+        if (tid == nthr) copier(first, last);
+        return false;
+      }
+    } else if (tid == 0) {
+      for (int p = first; p < first + NS && p <= last; p++) copy(p, p - first);
+    }
+    return true;
+  }
+};
+
 /* WS false: thread 0 copies each plane right after the block barrier that
  * ends the previous one.  WS true (warp-specialised): one extra warp copies;
  * the consumers never meet at a block barrier: each warp releases a slot
@@ -147,53 +218,15 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
   const int TW = (BX + 2 * HV) * V;
   const int TH = BY * W + 2 * R;
   const int bufsz = tma_slot_elems<T>(TW, TH);
-  uint64_t *full = reinterpret_cast<uint64_t *>(sm + NS * bufsz);
-  uint64_t *empty = full + NS;
   const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
   const int kz0 = blockIdx.z * zchunk;
   const int kz1 = min(g.nz, kz0 + zchunk);
   const int last = kz1 - 1 + R; /* last plane whose tile is needed */
-  const unsigned txbytes = (unsigned)(TW * TH * sizeof(T));
-  const int bx = ox + x0 - HV * V, by = oy + y0 - R;
-  /* plane p into ring slot s */
-  auto copy = [&](int p, int s) {
-    mbar_expect_tx(&full[s], txbytes);
-    tma_load3(sm + s * bufsz, &tm, bx, by, oz + p, &full[s]);
-  };
+  const tma_ring<T, NS> ring(sm, bufsz, &tm, (unsigned)(TW * TH * sizeof(T)),
+                             ox + x0 - HV * V, oy + y0 - R, oz);
+  uint64_t *full = ring.full, *empty = ring.empty;
 
-  if (tid == 0) {
-#pragma unroll
-    for (int s = 0; s < NS; s++) {
-      mbar_init(&full[s], 1);
-      if (WS) mbar_init(&empty[s], nthr / 32);
-    }
-    mbar_fence_init();
-  }
-  __syncthreads();
-
-  if constexpr (WS) {
-    if (tid >= nthr) {
-      /* the copier: fill n of slot s is plane kz0 + s + n*NS; from the
-       * second fill on it waits until every consumer warp has released the
-       * slot's previous plane */
-      if (tid == nthr) {
-        int slot = 0;
-        unsigned eph = 0;
-        for (int p = kz0; p <= last; p++) {
-          if (p >= kz0 + NS) mbar_wait(&empty[slot], eph);
-          copy(p, slot);
-          if (++slot == NS) {
-            slot = 0;
-            if (p >= kz0 + NS) eph ^= 1u;
-          }
-        }
-      }
-      return;
-    }
-  } else {
-    if (tid == 0)
-      for (int p = kz0; p < kz0 + NS && p <= last; p++) copy(p, p - kz0);
-  }
+  if (!ring.template start<WS>(tid, nthr, kz0, last)) return;
 
   const int tx = tid % BX, ty = tid / BX;
   const int lane = tid & 31;
@@ -233,55 +266,8 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
 #pragma unroll
     for (int r = 0; r < W; r++)
       q[(ph + 2 * R) % NQ][r] = lds_v<T, V>(sq + csm + r * TW);
-#define QS(d) q[(ph + R + (d)) % NQ]
     vec acc[W];
-#pragma unroll
-    for (int r = 0; r < W; r++) {
-#pragma unroll
-      for (int e = 0; e < V; e++) acc[r].v[e] = w.c0 * QS(0)[r].v[e];
-#pragma unroll
-      for (int m = 1; m <= R; m++)
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          acc[r].v[e] += w.cz[m] * (QS(-m)[r].v[e] + QS(m)[r].v[e]);
-      /* x: HV vectors each side of mine in the tile row */
-      const T *rowp = sb + (R + ty * W + r) * TW + tx * V;
-      T xs[(2 * HV + 1) * V];
-#pragma unroll
-      for (int h = 0; h < HV; h++) {
-        const vec lf = lds_v<T, V>(rowp + h * V);
-        const vec rt = lds_v<T, V>(rowp + (HV + 1 + h) * V);
-#pragma unroll
-        for (int e = 0; e < V; e++) {
-          xs[h * V + e] = lf.v[e];
-          xs[(HV + 1 + h) * V + e] = rt.v[e];
-        }
-      }
-#pragma unroll
-      for (int e = 0; e < V; e++) xs[HV * V + e] = QS(0)[r].v[e];
-#pragma unroll
-      for (int m = 1; m <= R; m++)
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          acc[r].v[e] += w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
-    }
-    /* y: rows -R .. W-1+R of my columns; my own rows are the queue's */
-#pragma unroll
-    for (int d = -R; d < W + R; d++) {
-      vec v;
-      if (d >= 0 && d < W)
-        v = QS(0)[d < 0 ? 0 : d >= W ? W - 1 : d];
-      else
-        v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
-#pragma unroll
-      for (int r = 0; r < W; r++) {
-        const int m = d > r ? d - r : r - d;
-        if (m >= 1 && m <= R)
-#pragma unroll
-          for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
-      }
-    }
-#undef QS
+    star_plane<T, R, W, V, HV, NQ>(q, ph + R, sb, TW, tx, ty, w, acc);
     if constexpr (WS) {
       /* this warp is done with the tile of k (and every earlier one) */
       __syncwarp();
@@ -296,7 +282,7 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
     op += g.osz;
     if constexpr (!WS) {
       __syncthreads(); /* every thread is done with the tile of k */
-      if (tid == 0 && k + NS <= last) copy(k + NS, cs);
+      if (tid == 0 && k + NS <= last) ring.copy(k + NS, cs);
     }
     cs = cs + 1 == NS ? 0 : cs + 1;
     if (++fs == NS) {
@@ -340,50 +326,15 @@ __global__ void __launch_bounds__(kdtma_max_threads<WS>() + (WS ? 32 : 0))
   const int tid = threadIdx.x, nthr = BX * BY; /* consumers */
   const int TW = (BX + 2) * V, TH = BY * W + 2;
   const int bufsz = tma_slot_elems<T>(TW, TH);
-  uint64_t *full = reinterpret_cast<uint64_t *>(sm + NS * bufsz);
-  uint64_t *empty = full + NS;
   const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
   const int kz0 = blockIdx.z * zchunk;
   const int kz1 = min(g.nz, kz0 + zchunk);
   const int pfirst = kz0 - 1, plast = kz1; /* input planes */
-  const unsigned txbytes = (unsigned)(TW * TH * sizeof(T));
-  const int bx = ox + x0 - V, by = oy + y0 - 1;
-  auto copy = [&](int p, int s) {
-    mbar_expect_tx(&full[s], txbytes);
-    tma_load3(sm + s * bufsz, &tm, bx, by, oz + p, &full[s]);
-  };
+  const tma_ring<T, NS> ring(sm, bufsz, &tm, (unsigned)(TW * TH * sizeof(T)),
+                             ox + x0 - V, oy + y0 - 1, oz);
+  uint64_t *full = ring.full, *empty = ring.empty;
 
-  if (tid == 0) {
-#pragma unroll
-    for (int s = 0; s < NS; s++) {
-      mbar_init(&full[s], 1);
-      if (WS) mbar_init(&empty[s], nthr / 32);
-    }
-    mbar_fence_init();
-  }
-  __syncthreads();
-
-  if constexpr (WS) {
-    if (tid >= nthr) {
-      if (tid == nthr) {
-        int slot = 0;
-        unsigned eph = 0;
-        for (int p = pfirst; p <= plast; p++) {
-          if (p >= pfirst + NS) mbar_wait(&empty[slot], eph);
-          copy(p, slot);
-          if (++slot == NS) {
-            slot = 0;
-            if (p >= pfirst + NS) eph ^= 1u;
-          }
-        }
-      }
-      return;
-    }
-  } else {
-    if (tid == 0)
-      for (int p = pfirst; p < pfirst + NS && p <= plast; p++)
-        copy(p, p - pfirst);
-  }
+  if (!ring.template start<WS>(tid, nthr, pfirst, plast)) return;
 
   const int tx = tid % BX, ty = tid / BX;
   const int lane = tid & 31;
@@ -423,7 +374,7 @@ __global__ void __launch_bounds__(kdtma_max_threads<WS>() + (WS ? 32 : 0))
     }
     if constexpr (!WS) {
       __syncthreads(); /* every thread is done with the tile of p */
-      if (tid == 0 && p + NS <= plast) copy(p + NS, rs);
+      if (tid == 0 && p + NS <= plast) ring.copy(p + NS, rs);
     }
     if (++rs == NS) {
       rs = 0;

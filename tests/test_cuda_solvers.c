@@ -425,7 +425,8 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
     }
   }
   /* sources: two on one node, one on a boundary node (x = 0), one in the
-   * last corner, one elsewhere */
+   * last corner, one 2 nodes from the low faces (inside the odd images of
+   * a FREE face) */
   w.nsrc = 5;
   for (int q = 0; q < w.nsrc; q++) {
     for (int a = 0; a < 3; a++)
@@ -434,7 +435,10 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
   }
   memcpy(w.src[1], w.src[0], sizeof w.src[0]);
   w.src[2][0] = 0;
-  for (int a = 0; a < D; a++) w.src[3][a] = (long)n[a] - 1;
+  for (int a = 0; a < D; a++) {
+    w.src[3][a] = (long)n[a] - 1;
+    w.src[4][a] = n[a] > 2 ? 2 : 0;
+  }
   double ssum = 0;
   for (int q = 0; q < w.nsrc; q++) ssum += fabs(w.sval[q]);
 

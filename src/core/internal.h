@@ -52,7 +52,10 @@ enum {
   STRATA__WF_ZERO = 0,     /* ghosts stay 0: the wall behind a sponge/CPML */
   STRATA__WF_FREE = 1,     /* the boundary node is held at 0, ghosts are its
                               odd image u(-k) = -u(k) (pressure release,
-                              perfect conductor) */
+                              perfect conductor), taken after every FREE
+                              boundary node is 0: along the boundary nodes
+                              of another axis's FREE face the ghosts (FREE
+                              or PERIODIC) are 0, whatever the axis order */
   STRATA__WF_PERIODIC = 2, /* ghosts wrap around (both faces of the axis) */
   STRATA__WF_MUR = 3       /* radius 1 only: the boundary node follows
                               first-order Mur, u+(0) = u(1) + mur*(u+(1) -

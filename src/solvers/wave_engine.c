@@ -56,6 +56,12 @@ void strata__we_fix_host(double *img, const size_t n[3], int dims, int g,
     for (int side = 0; side < 2; side++) {
       int kind = face[2 * ax + side];
       if (kind != STRATA__WF_FREE && kind != STRATA__WF_PERIODIC) continue;
+      /* as the engines' Phase D: lines along another axis's FREE boundary
+       * nodes give 0 */
+      const int fbl = b < dims && face[2 * b] == STRATA__WF_FREE,
+                fbh = b < dims && face[2 * b + 1] == STRATA__WF_FREE,
+                fcl = c < dims && face[2 * c] == STRATA__WF_FREE,
+                fch = c < dims && face[2 * c + 1] == STRATA__WF_FREE;
       for (long ic = 0; ic < N[c]; ic++)
         for (long ib = 0; ib < N[b]; ib++) {
           long p[3];
@@ -64,19 +70,21 @@ void strata__we_fix_host(double *img, const size_t n[3], int dims, int g,
           p[c] = ic;
           double *line = &AT(p[0], p[1], p[2]);
           long sa = st[ax], na = N[ax];
+          const int dead = (fbl && ib == 0) || (fbh && ib == N[b] - 1) ||
+                           (fcl && ic == 0) || (fch && ic == N[c] - 1);
           if (kind == STRATA__WF_FREE) {
             long bn = side ? na - 1 : 0;
             line[bn * sa] = 0;
             for (long q = 1; q <= g; q++) {
               long gi = side ? na - 1 + q : -q, m = side ? na - 1 - q : q;
-              line[gi * sa] = -line[m * sa];
+              line[gi * sa] = dead ? 0 : -line[m * sa];
             }
           } else {
             for (long q = 1; q <= g; q++) {
               if (side)
-                line[(na - 1 + q) * sa] = line[(q - 1) * sa];
+                line[(na - 1 + q) * sa] = dead ? 0 : line[(q - 1) * sa];
               else
-                line[-q * sa] = line[(na - q) * sa];
+                line[-q * sa] = dead ? 0 : line[(na - q) * sa];
             }
           }
         }

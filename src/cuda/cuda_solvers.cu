@@ -17,10 +17,12 @@
  *      plane's tile and halo in shared memory, the 2R + 1 z values of its
  *      column in registers; CPML corrections (zeta updated in place) where
  *      the point lies in a slab, sponge damping where a damp array exists;
- *   C. k_sources: one thread adds the point sources in order;
+ *   C. k_wave_sources: one thread adds the point sources in order;
  *   D. k_faces, one launch per axis (x, then y, then z: a later axis reads
  *      boundary nodes an earlier one wrote): one thread per line along the
  *      axis does side 0 then side 1 (FREE, PERIODIC, MUR) as the CPU does.
+ *      In 3D with FREE and ZERO faces only, B, B', C and k_free_rows keep
+ *      the FREE faces instead and D is skipped ("Faces in the kernels").
  * yee_step: H half step, ghost copies (periodic H, Ez^n next to Mur
  *   faces), E step with CPML, sources, Mur boundary nodes, periodic Ez
  *   ghosts: six kernels in that order, the last four only when needed.
@@ -704,14 +706,15 @@ template <typename T> struct src_list {
   T val[8];
 };
 
-/* With faces in the kernels, the nodes the sources changed are then made
- * what k_faces would make them: 0 on a FREE boundary node, and their odd
- * images (after every source is added; a node twice is harmless). */
 template <typename T> __global__ void k_sources(T *up, src_list<T> s) {
   if (blockIdx.x == 0 && threadIdx.x == 0)
     for (int q = 0; q < s.n; q++) up[s.off[q]] += s.val[q];
 }
 
+/* The wave step's sources.  With faces in the kernels, the nodes the
+ * sources changed are then made what k_faces would make them: 0 on a FREE
+ * boundary node, and their odd images (after every source is added; a
+ * node met twice is harmless). */
 template <typename T>
 __global__ void k_wave_sources(wave_par<T> P, src_list<T> s, int R) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;

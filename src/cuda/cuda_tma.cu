@@ -447,33 +447,43 @@ strata_status tensor_map(const strata__launch *L, size_t es, int TW, int TH,
   return STRATA_OK;
 }
 
-template <typename T, int R, int W, bool WS>
-strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
+/* What both tensor-copy launchers work out before they launch: the block
+ * (whole warps, at most maxthr consumers, plus the copier warp when WS)
+ * and its TW x TH tile (a copy box holds at most 256 per axis), the ring's
+ * shared memory (NS slots and their barriers), occupancy, the grid, the
+ * tensor map (promote: its L2 promotion) and the z chunks (warmup: the
+ * extra planes a chunk reads). */
+struct tma_plan {
+  int threads, zchunk;
+  size_t bytes;
+  dim3 grid;
+  CUtensorMap tm;
+};
+
+template <typename T, typename K>
+strata_status tma_prepare(const strata__launch *L, K kern, const char *name,
+                          int W, int maxthr, bool ws, int TW, int TH, int NS,
+                          int promote, int warmup, tma_plan *P) {
   constexpr int V = 16 / sizeof(T);
-  constexpr int HV = (R + V - 1) / V;
-  constexpr int NS = R + 1 + kTmaAhead;
-  const char *name = WS ? "streamws" : "streamtma";
   const int BX = L->block[0], BY = L->block[1];
   const int nthr = BX * BY;
-  const int TW = (BX + 2 * HV) * V, TH = BY * W + 2 * R;
-  if (nthr > tma_max_threads<W, WS>() || nthr % 32 != 0)
+  if (nthr > maxthr || nthr % 32 != 0)
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: block %dx%dx%d has %d threads; whole warps, at "
                         "most %d with %d rows a thread", name, BX, BY, W,
-                        nthr, tma_max_threads<W, WS>(), W);
+                        nthr, maxthr, W);
   if (TW > 256 || TH > 256)
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: block %dx%dx%d makes a %dx%d tile with its halo; "
                         "a tensor copy box holds at most 256 per axis",
                         name, BX, BY, W, TW, TH);
-  const size_t bytes = (size_t)NS * tma_slot_elems<T>(TW, TH) * sizeof(T) +
-                       2 * NS * sizeof(uint64_t);
-  auto kern = k_streamtma<T, R, W, kTmaAhead, WS>;
-  const int threads = nthr + (WS ? 32 : 0); /* the copier warp */
-  strata_status s = strata__smem_opt_in(L, kern, bytes, name);
+  P->bytes = (size_t)NS * tma_slot_elems<T>(TW, TH) * sizeof(T) +
+             2 * NS * sizeof(uint64_t);
+  P->threads = nthr + (ws ? 32 : 0); /* the copier warp */
+  strata_status s = strata__smem_opt_in(L, kern, P->bytes, name);
   if (s != STRATA_OK) return s;
   int per_sm = 0;
-  s = strata__occupancy(L, kern, threads, bytes, &per_sm);
+  s = strata__occupancy(L, kern, P->threads, P->bytes, &per_sm);
   if (s != STRATA_OK) return s;
   const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
   const long long gy = (L->g.ny + BY * W - 1) / (BY * W);
@@ -481,17 +491,32 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
     return strata__fail(L->ctx, STRATA_EINVAL,
                         "%s: %d rows need %lld blocks along y (limit 65535); "
                         "use taller blocks", name, L->g.ny, gy);
-  CUtensorMap tm;
+  s = tensor_map(L, sizeof(T), TW, TH, promote, name, &P->tm);
+  if (s != STRATA_OK) return s;
+  const int chunks =
+      strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, warmup);
+  P->zchunk = (L->g.nz + chunks - 1) / chunks;
+  P->grid = dim3((unsigned)gx, (unsigned)gy,
+                 (unsigned)((L->g.nz + P->zchunk - 1) / P->zchunk));
+  return STRATA_OK;
+}
+
+template <typename T, int R, int W, bool WS>
+strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int HV = (R + V - 1) / V;
+  const int BX = L->block[0], BY = L->block[1];
+  auto kern = k_streamtma<T, R, W, kTmaAhead, WS>;
+  tma_plan P;
   /* 128-byte L2 promotion: the 25-point star fp64 90.5% against 88.7%
    * without (H100, 512^3) */
-  s = tensor_map(L, sizeof(T), TW, TH, 128, name, &tm);
+  strata_status s = tma_prepare<T>(
+      L, kern, WS ? "streamws" : "streamtma", W, tma_max_threads<W, WS>(), WS,
+      (BX + 2 * HV) * V, BY * W + 2 * R, R + 1 + kTmaAhead, 128, 2 * R, &P);
   if (s != STRATA_OK) return s;
-  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2 * R);
-  const int zchunk = (L->g.nz + chunks - 1) / chunks;
-  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((L->g.nz + zchunk - 1) / zchunk));
-  kern<<<grid, dim3(threads, 1, 1), bytes, L->stream>>>(
-      tm, (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op), zchunk,
-      BX, BY, L->in_org[0], L->in_org[1], L->in_org[2]);
+  kern<<<P.grid, dim3(P.threads, 1, 1), P.bytes, L->stream>>>(
+      P.tm, (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op),
+      P.zchunk, BX, BY, L->in_org[0], L->in_org[1], L->in_org[2]);
   STRATA__LAUNCHED(L->ctx, WS ? "streamws kernel launch"
                               : "streamtma kernel launch");
   return STRATA_OK;
@@ -520,46 +545,17 @@ constexpr int kKdTmaAhead = 4; /* planes in flight ahead of the one in use */
 template <typename T, int MODE, int W, bool WS>
 strata_status launch_kdtma(const strata__launch *L, const strata_stencil *op) {
   constexpr int V = 16 / sizeof(T);
-  constexpr int NS = kKdTmaAhead + 1;
-  const char *name = WS ? "kdws" : "kdtma";
   const int BX = L->block[0], BY = L->block[1];
-  const int nthr = BX * BY;
-  const int TW = (BX + 2) * V, TH = BY * W + 2;
-  if (nthr > kdtma_max_threads<WS>() || nthr % 32 != 0)
-    return strata__fail(L->ctx, STRATA_EINVAL,
-                        "%s: block %dx%dx%d has %d threads; whole warps, at "
-                        "most %d", name, BX, BY, W, nthr,
-                        kdtma_max_threads<WS>());
-  if (TW > 256 || TH > 256)
-    return strata__fail(L->ctx, STRATA_EINVAL,
-                        "%s: block %dx%dx%d makes a %dx%d tile with its halo; "
-                        "a tensor copy box holds at most 256 per axis",
-                        name, BX, BY, W, TW, TH);
-  const size_t bytes = (size_t)NS * tma_slot_elems<T>(TW, TH) * sizeof(T) +
-                       2 * NS * sizeof(uint64_t);
   auto kern = k_kdtma<T, MODE, W, kKdTmaAhead, WS>;
-  const int threads = nthr + (WS ? 32 : 0);
-  strata_status s = strata__smem_opt_in(L, kern, bytes, name);
-  if (s != STRATA_OK) return s;
-  int per_sm = 0;
-  s = strata__occupancy(L, kern, threads, bytes, &per_sm);
-  if (s != STRATA_OK) return s;
-  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
-  const long long gy = (L->g.ny + BY * W - 1) / (BY * W);
-  if (gy > 65535)
-    return strata__fail(L->ctx, STRATA_EINVAL,
-                        "%s: %d rows need %lld blocks along y (limit 65535)",
-                        name, L->g.ny, gy);
-  CUtensorMap tm;
+  tma_plan P;
   /* no L2 promotion: the symmetric box 84.1% against 82.6% with 128-byte
    * promotion (H100, 512^3 fp32, default shape) */
-  s = tensor_map(L, sizeof(T), TW, TH, 0, name, &tm);
+  strata_status s = tma_prepare<T>(L, kern, WS ? "kdws" : "kdtma", W,
+                                   kdtma_max_threads<WS>(), WS, (BX + 2) * V,
+                                   BY * W + 2, kKdTmaAhead + 1, 0, 2, &P);
   if (s != STRATA_OK) return s;
-  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 2);
-  const int zchunk = (L->g.nz + chunks - 1) / chunks;
-  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)((L->g.nz + zchunk - 1) / zchunk));
-  kern<<<grid, dim3(threads, 1, 1), bytes, L->stream>>>(
-      tm, (T *)L->out, L->g, strata__weights<T>(op), zchunk, BX, BY,
+  kern<<<P.grid, dim3(P.threads, 1, 1), P.bytes, L->stream>>>(
+      P.tm, (T *)L->out, L->g, strata__weights<T>(op), P.zchunk, BX, BY,
       L->in_org[0], L->in_org[1], L->in_org[2]);
   STRATA__LAUNCHED(L->ctx, WS ? "kdws kernel launch" : "kdtma kernel launch");
   return STRATA_OK;

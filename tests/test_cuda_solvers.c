@@ -35,6 +35,7 @@
  * shrinks sizes and steps (for compute-sanitizer runs).
  * STRATA_TEST_SOLVERS_SELF=1 runs everything with a second CPU context in
  * place of the GPU (a check of this harness: every difference is then 0). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -995,7 +996,7 @@ TEST(apply_fused_vs_cpu) {
      * strips of 112 (fp32) or 48 (fp64) columns, 3D 32 x 16 with z chunks
      * of >= 4H planes, 3D radius-1 register tiles of 120 x (32 - 2 s)
      * (fp32) with z chunks of >= 8 s planes) */
-    size_t sizes[2][3] = {{1, 1, 1}, {1, 1, 1}};
+    size_t sizes[3][3] = {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
     int nsz = 1;
     if (dims == 1) {
       sizes[0][0] = Q ? 301 : 9001;
@@ -1014,7 +1015,12 @@ TEST(apply_fused_vs_cpu) {
       sizes[1][0] = Q ? 9 : 35; /* tall: several z chunks */
       sizes[1][1] = Q ? 10 : 19;
       sizes[1][2] = Q ? 41 : 131;
-      nsz = 2;
+      /* deep in y: edge and inner y tiles of every register-tile shape
+       * (rows of 16 to 64), run once a shape */
+      sizes[2][0] = Q ? 21 : 45;
+      sizes[2][1] = Q ? 70 : 150;
+      sizes[2][2] = Q ? 9 : 20;
+      nsz = 3;
     }
     for (int q = 0; q < nops; q++)
       for (int bi = 0; bi < 4; bi++)
@@ -1033,18 +1039,45 @@ TEST(apply_fused_vs_cpu) {
             if (r >= 3 && s != 2) continue;
             for (int z = 0; z < nsz; z++) {
               if (z == 1 && (r != 1 || (s != 3 && s != 8))) continue;
-              char name[512];
-              snprintf(name, sizeof name, "apply_fused %dD %s, %s, %s, s=%d, "
-                       "%zux%zux%zu", dims, onames[q], bnames[bi],
-                       pr ? "fp64" : "fp32", s, sizes[z][0], sizes[z][1],
-                       sizes[z][2]);
-              cases++;
-              if (fused_case(&P, name, &ops[q], sizes[z], &bcs[bi],
-                             pr ? STRATA_F64 : STRATA_F32, s,
-                             4242u + 7u * (unsigned)cases, &ratio)) {
-                fprintf(stderr, "  FAILED: %s\n", name);
-                close_pair(&P);
-                return 1;
+              const int box = ops[q].kind == STRATA_STENCIL_BOX_SYMMETRIC;
+              /* z == 2: each shape of the 3D register-tile kernels (radius
+               * 1, s <= 4 star / 2 box; V,NW,LR as STRATA_FUSED3D_SHAPE
+               * names them), else the launcher's own */
+              if (z == 2 && (r != 1 || s > (box ? 2 : 4))) continue;
+              const int vv = pr ? 2 : 4;
+              static const int star3[5][3] = {{0, 32, 32}, {0, 32, 16},
+                                              {0, 16, 32}, {0, 16, 16},
+                                              {0, 24, 16}};
+              static const int box3[4][3] = {{0, 16, 32}, {0, 16, 16},
+                                             {-1, 32, 32}, {0, 24, 16}};
+              const int(*shapes)[3] = box ? box3 : star3;
+              const int nshape = z == 2 ? (box ? 4 : 5) : 1;
+              for (int h = 0; h < nshape; h++) {
+                char shape[32] = "auto";
+                if (z == 2) {
+                  /* V: 16 bytes a lane, or 8 (-1) */
+                  snprintf(shape, sizeof shape, "%d,%d,%d",
+                           shapes[h][0] < 0 ? vv / 2 : vv, shapes[h][1],
+                           shapes[h][2]);
+                  setenv("STRATA_FUSED3D_SHAPE", shape, 1);
+                }
+                char name[512];
+                snprintf(name, sizeof name, "apply_fused %dD %s, %s, %s, "
+                         "s=%d, %zux%zux%zu, shape %s", dims, onames[q],
+                         bnames[bi], pr ? "fp64" : "fp32", s, sizes[z][0],
+                         sizes[z][1], sizes[z][2], shape);
+                cases++;
+                const int bad = fused_case(&P, name, &ops[q], sizes[z],
+                                           &bcs[bi], pr ? STRATA_F64
+                                                        : STRATA_F32,
+                                           s, 4242u + 7u * (unsigned)cases,
+                                           &ratio);
+                unsetenv("STRATA_FUSED3D_SHAPE");
+                if (bad) {
+                  fprintf(stderr, "  FAILED: %s\n", name);
+                  close_pair(&P);
+                  return 1;
+                }
               }
             }
           }

@@ -85,6 +85,14 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem,
                "l"(gmem), "r"(src_bytes)
                : "memory");
 }
+/* The 8-byte form (through L1: .cg takes 16 bytes only). */
+__device__ __forceinline__ void cp_async8(void *smem, const void *gmem,
+                                          int src_bytes) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(s),
+               "l"(gmem), "r"(src_bytes)
+               : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

@@ -45,6 +45,7 @@
 #include "cuda_device.cuh"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <type_traits>
@@ -69,6 +70,11 @@ template <typename T> struct fused_par {
                          rows < yread and planes < zread lie inside the
                          input's allocation */
   int zread;
+  /* k_fused3d_reg, k_fused3d_box: y tiles (ytile): tile 0 computes rows
+   * from ycs0 and gives outputs [0, ye0); tiles 1 .. ntl[1] - 2 give
+   * tile[1] rows each; the last one computes up to row yhin and gives the
+   * rest */
+  int ycs0, ye0, yhin;
   T c0;
   T w[3][STRATA_MAX_RADIUS + 1];
   T C[4];
@@ -468,43 +474,81 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
 /* ---- 3D radius-1 star: a block streams an xy tile along z, registers ----
  *
  * The 3D version of k_fused2d_warp (planes for rows).  A block of NW warps
- * owns a tile of 32 V columns x NW rows (lane = V columns, warp = one row)
- * and a chunk of planes; it walks the input planes p = z0 - S .. z1 + S - 1
- * once, level k computing plane p - k, two planes a level in registers
- * (rotated between X, Y, Z by three planes a trip).  z neighbours are in
- * the thread, x neighbours come by shuffle, y neighbours through shared
+ * owns a tile of LR V columns x NR = 32 NW / LR rows (a lane V columns, LR
+ * lanes a row: a warp is one row of 32 lanes or two of 16) and a chunk of
+ * planes; it walks the input planes p = z0 - S .. z1 + S - 1 once, level k
+ * computing plane p - k, two planes a level in registers (rotated between
+ * X, Y, Z by three planes a trip).  z neighbours are in the thread, x
+ * neighbours come by shuffle (width LR), y neighbours through shared
  * memory.  The point of the design: every in-plane neighbour a level needs
  * (of plane p - k at level k - 1) was computed in the previous iteration,
  * so each iteration writes the middle planes of all S levels to shared
  * memory at once and needs one barrier, not one per level (two buffers by
  * parity, so a buffer is rewritten only after the next barrier).  Inputs
- * arrive by cp.async into a ring of PD3W planes (each lane its own 16
- * bytes).  Outputs: columns [HP, 32 V - HP) and rows [S, NW - S) of the
- * tile.  Pinned points keep the level below's value, as in 2D. */
+ * arrive by cp.async into a ring of PD3W planes (each lane its own V
+ * values).  Outputs: columns [HP, LR V - HP) of the tile and the rows
+ * ytile gives.  Pinned points keep the level below's value, as in 2D. */
 
 constexpr int PD3W = 3;
 
-template <typename T, int V, int S, bool PIN, int NW>
+/* Tile ty's rows: the first row it computes (cs; it computes NR rows) and
+ * the outputs [a, b) it writes.  A tile inside the grid loses S rows on
+ * each side to the cone; one at an edge whose ghost row is pinned
+ * (Dirichlet) needs only that row, so it starts at -1 (or ends at n) and
+ * gives S - 1 rows more. */
+template <typename T>
+__device__ __forceinline__ void ytile(const fused_par<T> &P, int ty, int NR,
+                                      int S, int &cs, int &a, int &b) {
+  if (ty == 0) {
+    cs = P.ycs0;
+    a = 0;
+    b = P.ntl[1] == 1 ? P.n[1] : P.ye0;
+  } else {
+    a = P.ye0 + (ty - 1) * P.tile[1];
+    if (ty == P.ntl[1] - 1) {
+      cs = P.yhin + 1 - NR;
+      b = P.n[1];
+    } else {
+      cs = a - S;
+      b = a + P.tile[1];
+    }
+  }
+}
+
+/* One cp.async of a lane's V values (8 or 16 bytes). */
+template <typename T, int V>
+__device__ __forceinline__ void cp_lane(T *d, const T *g) {
+  if constexpr (V * sizeof(T) == 8) {
+    cp_async8(d, g, 8);
+  } else {
+#pragma unroll
+    for (int h = 0; h < V * (int)sizeof(T) / 16; h++)
+      cp_async16(d + h * (16 / (int)sizeof(T)), g + h * (16 / (int)sizeof(T)),
+                 16);
+  }
+}
+
+template <typename T, int V, int S, bool PIN, int LR>
 __device__ __forceinline__ void plane3w(rows2w<T, V, S> &o, rows2w<T, V, S> &m,
                                         rows2w<T, V, S> &nw, const T *ex,
-                                        int w, int lane, const T *in, int p,
-                                        unsigned xpin, bool ypin, bool store,
-                                        T *orow, int nvalid,
-                                        const fused_par<T> &P) {
+                                        int lsz, int ou, int od,
+                                        const T *in, int p, unsigned xpin,
+                                        bool ypin, bool store, T *orow,
+                                        int nvalid, const fused_par<T> &P) {
   constexpr unsigned full = 0xffffffffu;
   constexpr int VV = 16 / (int)sizeof(T);
-  /* ex: this parity's buffer, [level][row][lane V] */
-  const int wm = w > 0 ? w - 1 : 0, wp = w < NW - 1 ? w + 1 : NW - 1;
+  /* ex: this parity's buffer, [level][row][LR V]; lsz a level's size; ou,
+   * od: the slots of the rows above and below */
 #pragma unroll
   for (int i = 0; i < V; i++) nw.v[0][i] = in[i];
 #pragma unroll
   for (int k = 1; k <= S; k++) {
     const T *a = o.v[k - 1], *b = m.v[k - 1], *c = nw.v[k - 1];
-    const T l = __shfl_up_sync(full, b[V - 1], 1);
-    const T r = __shfl_down_sync(full, b[0], 1);
-    const T *lv = ex + (size_t)(k - 1) * NW * 32 * V + (size_t)lane * V;
-    const strata__vec<T, V> ym = lds_v<T, V>(lv + (size_t)wm * 32 * V);
-    const strata__vec<T, V> yp = lds_v<T, V>(lv + (size_t)wp * 32 * V);
+    const T l = __shfl_up_sync(full, b[V - 1], 1, LR);
+    const T r = __shfl_down_sync(full, b[0], 1, LR);
+    const T *lv = ex + (size_t)(k - 1) * lsz;
+    const strata__vec<T, V> ym = lds_v<T, V>(lv + ou);
+    const strata__vec<T, V> yp = lds_v<T, V>(lv + od);
     const int q = p - k;
     T v[V];
 #pragma unroll
@@ -538,33 +582,44 @@ __device__ __forceinline__ void plane3w(rows2w<T, V, S> &o, rows2w<T, V, S> &m,
   }
 }
 
-template <typename T, int V, int S, int NW>
+template <typename T, int V, int S, int NW, int LR>
 __global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
     k_fused3d_reg(const fused_par<T> P) {
   constexpr int HP = (S + V - 1) / V * V;
+  constexpr int NR = NW * 32 / LR, RW = LR * V; /* rows; a row's values */
+  constexpr int LSZ = NR * RW;                  /* a level's buffer */
   extern __shared__ __align__(16) unsigned char f3_smem[];
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  T *exb = reinterpret_cast<T *>(f3_smem); /* [2][S][NW][32 V] */
-  T *ring = exb + (size_t)2 * S * NW * 32 * V + (size_t)threadIdx.x * V;
-  T *mine = exb + (size_t)threadIdx.x * V; /* my slot in [.][.][w][lane] */
+  const int lane = threadIdx.x & 31;
+  const int row = (int)(threadIdx.x / LR), lx = (int)(threadIdx.x % LR);
+  T *exb = reinterpret_cast<T *>(f3_smem); /* [2][S][NR][RW] */
+  T *ring = exb + (size_t)2 * S * LSZ + (size_t)threadIdx.x * V;
+  T *mine = exb + (size_t)threadIdx.x * V; /* my slot: row RW + lx V */
+  /* the slots of the rows above and below: kept in registers for fp64,
+   * recomputed every plane for fp32 (ptxas, s = 3 at 64 registers: fp32
+   * spills 48 / 112 bytes when they are kept and 4 / 8 when recomputed,
+   * fp64 0 / 0 kept and 8 / 28 recomputed) */
+  constexpr bool KEEP = sizeof(T) == 8;
+  const int ouk = (row > 0 ? row - 1 : 0) * RW + lx * V,
+            odk = (row < NR - 1 ? row + 1 : NR - 1) * RW + lx * V;
   unsigned b = blockIdx.x;
   const int tx = (int)(b % (unsigned)P.ntl[0]);
   b /= (unsigned)P.ntl[0];
   const int ty = (int)(b % (unsigned)P.ntl[1]);
   const int tz = (int)(b / (unsigned)P.ntl[1]);
+  int ycs, yo0, yo1;
+  ytile(P, ty, NR, S, ycs, yo0, yo1);
   const int xo0 = tx * P.tile[0], xo1 = min(xo0 + P.tile[0], P.n[0]);
-  const int yo0 = ty * P.tile[1], yo1 = min(yo0 + P.tile[1], P.n[1]);
   const int z0 = tz * P.tile[2], z1 = min(z0 + P.tile[2], P.n[2]);
-  const int c = xo0 - HP + lane * V; /* this lane's first column */
-  const int y = yo0 - S + w;         /* this warp's row */
+  const int c = xo0 - HP + lx * V; /* this lane's first column */
+  const int y = ycs + row;         /* this lane's row */
   unsigned xpin = 0;
 #pragma unroll
   for (int i = 0; i < V; i++)
     if (c + i < P.clo[0] || c + i >= P.chi[0]) xpin |= 1u << i;
   const bool ypin = y < P.clo[1] || y >= P.chi[1];
   /* block-uniform: does the tile hold pinned columns or rows? */
-  const bool tpin = xo0 - HP < P.clo[0] || xo0 - HP + 32 * V > P.chi[0] ||
-                    yo0 - S < P.clo[1] || yo0 - S + NW > P.chi[1];
+  const bool tpin = xo0 - HP < P.clo[0] || xo0 - HP + RW > P.chi[0] ||
+                    ycs < P.clo[1] || ycs + NR > P.chi[1];
   const bool slane = c >= xo0 && c < xo1 && y >= yo0 && y < yo1;
   const int nvalid = xo1 - c;
   T *orow = P.out + c + (long long)y * P.osy;
@@ -572,17 +627,12 @@ __global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
   const bool ldok = c + V <= P.xsafe && y < P.yread;
   const long long isz = P.isz;
   const int zread = P.zread;
+  (void)lane;
 
   const int pfirst = z0 - S, NI = (z1 - z0) + 2 * S;
   auto fetch = [&](int p, int slot) {
-    if (ldok && p < zread) {
-      const T *g = irow + (long long)p * isz;
-      T *d = ring + (size_t)slot * NW * 32 * V;
-#pragma unroll
-      for (int h = 0; h < V * (int)sizeof(T) / 16; h++)
-        cp_async16(d + h * (16 / (int)sizeof(T)),
-                   g + h * (16 / (int)sizeof(T)), 16);
-    }
+    if (ldok && p < zread)
+      cp_lane<T, V>(ring + (size_t)slot * LSZ, irow + (long long)p * isz);
     cp_async_commit();
   };
 #pragma unroll
@@ -599,25 +649,29 @@ __global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
   auto one = [&](auto pin, rows2w<T, V, S> &o, rows2w<T, V, S> &m,
                  rows2w<T, V, S> &n, int p, int slot) {
     constexpr bool PIN = decltype(pin)::value;
-    T *ex = exb + (size_t)par * S * NW * 32 * V;
+    T *ex = exb + (size_t)par * S * LSZ;
 #pragma unroll
     for (int k = 0; k < S; k++) {
       strata__vec<T, V> x;
 #pragma unroll
       for (int i = 0; i < V; i++) x.v[i] = m.v[k][i];
-      sts_v<T, V>(mine + (size_t)par * S * NW * 32 * V +
-                      (size_t)k * NW * 32 * V, x);
+      sts_v<T, V>(mine + (size_t)par * S * LSZ + (size_t)k * LSZ, x);
     }
     cp_async_wait<PD3W - 1>();
     T in[V];
     {
-      const strata__vec<T, V> x =
-          lds_v<T, V>(ring + (size_t)slot * NW * 32 * V);
+      const strata__vec<T, V> x = lds_v<T, V>(ring + (size_t)slot * LSZ);
 #pragma unroll
       for (int i = 0; i < V; i++) in[i] = x.v[i];
     }
     __syncthreads();
-    plane3w<T, V, S, PIN, NW>(o, m, n, ex, w, lane, in, p, xpin, ypin,
+    int ou = ouk, od = odk;
+    if constexpr (!KEEP) {
+      const int r3 = (int)(threadIdx.x / LR), l3 = (int)(threadIdx.x % LR);
+      ou = (r3 > 0 ? r3 - 1 : 0) * RW + l3 * V;
+      od = (r3 < NR - 1 ? r3 + 1 : NR - 1) * RW + l3 * V;
+    }
+    plane3w<T, V, S, PIN, LR>(o, m, n, ex, LSZ, ou, od, in, p, xpin, ypin,
                               slane && p - S >= z0 && p - S < z1, orow,
                               nvalid, P);
     fetch(p + PD3W, slot);
@@ -674,53 +728,49 @@ __device__ __forceinline__ void box_sums(const T *c, T l, T r, const T *up,
   }
 }
 
-template <typename T, int V, int S, int NW>
+template <typename T, int V, int S, int NW, int LR>
 __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P) {
   constexpr int HP = (S + V - 1) / V * V;
   constexpr unsigned full = 0xffffffffu;
-  constexpr int RW = 32 * V; /* a row of the tile */
+  constexpr int NR = NW * 32 / LR, RW = LR * V; /* rows; a row's values */
+  constexpr int LSZ = NR * RW;                  /* a level's buffer */
   extern __shared__ __align__(16) unsigned char fb_smem[];
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  T *exb = reinterpret_cast<T *>(fb_smem); /* [2][S][NW][RW] */
-  T *ring = exb + (size_t)2 * S * NW * RW + (size_t)threadIdx.x * V;
+  const int row = (int)(threadIdx.x / LR), lx = (int)(threadIdx.x % LR);
+  T *exb = reinterpret_cast<T *>(fb_smem); /* [2][S][NR][RW] */
+  T *ring = exb + (size_t)2 * S * LSZ + (size_t)threadIdx.x * V;
   unsigned b = blockIdx.x;
   const int tx = (int)(b % (unsigned)P.ntl[0]);
   b /= (unsigned)P.ntl[0];
   const int ty = (int)(b % (unsigned)P.ntl[1]);
   const int tz = (int)(b / (unsigned)P.ntl[1]);
+  int ycs, yo0, yo1;
+  ytile(P, ty, NR, S, ycs, yo0, yo1);
   const int xo0 = tx * P.tile[0], xo1 = min(xo0 + P.tile[0], P.n[0]);
-  const int yo0 = ty * P.tile[1], yo1 = min(yo0 + P.tile[1], P.n[1]);
   const int z0 = tz * P.tile[2], z1 = min(z0 + P.tile[2], P.n[2]);
-  const int c0 = xo0 - HP + lane * V;
-  const int y = yo0 - S + w;
+  const int c0 = xo0 - HP + lx * V;
+  const int y = ycs + row;
   unsigned xpin = 0;
 #pragma unroll
   for (int i = 0; i < V; i++)
     if (c0 + i < P.clo[0] || c0 + i >= P.chi[0]) xpin |= 1u << i;
   const bool ypin = y < P.clo[1] || y >= P.chi[1];
   const bool tpin = xo0 - HP < P.clo[0] || xo0 - HP + RW > P.chi[0] ||
-                    yo0 - S < P.clo[1] || yo0 - S + NW > P.chi[1];
+                    ycs < P.clo[1] || ycs + NR > P.chi[1];
   const bool slane = c0 >= xo0 && c0 < xo1 && y >= yo0 && y < yo1;
   const int nvalid = xo1 - c0;
   T *orow = P.out + c0 + (long long)y * P.osy;
   const T *irow = P.in + c0 + (long long)y * P.isy;
   const bool ldok = c0 + V <= P.xsafe && y < P.yread;
-  const int wm = w > 0 ? w - 1 : 0, wp = w < NW - 1 ? w + 1 : NW - 1;
   /* my row's slot and the rows above and below, in a level's buffer */
-  const int om = w * RW + lane * V, ou = wm * RW + lane * V,
-            od = wp * RW + lane * V;
-  const int lo = lane > 0 ? -1 : 0, hi = lane < 31 ? V : V - 1;
+  const int om = row * RW + lx * V,
+            ou = (row > 0 ? row - 1 : 0) * RW + lx * V,
+            od = (row < NR - 1 ? row + 1 : NR - 1) * RW + lx * V;
+  const int lo = lx > 0 ? -1 : 0, hi = lx < LR - 1 ? V : V - 1;
 
   const int pfirst = z0 - S, NI = (z1 - z0) + 3 * S - 1;
   auto fetch = [&](int p, int slot) {
-    if (ldok && p < P.zread) {
-      const T *g = irow + (long long)p * P.isz;
-      T *d = ring + (size_t)slot * NW * 32 * V;
-#pragma unroll
-      for (int h = 0; h < V * (int)sizeof(T) / 16; h++)
-        cp_async16(d + h * (16 / (int)sizeof(T)),
-                   g + h * (16 / (int)sizeof(T)), 16);
-    }
+    if (ldok && p < P.zread)
+      cp_lane<T, V>(ring + (size_t)slot * LSZ, irow + (long long)p * P.isz);
     cp_async_commit();
   };
 #pragma unroll
@@ -740,12 +790,12 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
   auto one = [&](auto pin, rows2w<T, V, S> &A0, rows2w<T, V, S> &A1,
                  rows2w<T, V, S> &A2, int p, int slot) {
     constexpr bool PIN = decltype(pin)::value;
-    T *ex = exb + (size_t)par * S * NW * RW;
+    T *ex = exb + (size_t)par * S * LSZ;
     cp_async_wait<PD3W - 1>();
     T cur[S][V]; /* the plane each level consumes: input, then pub */
     {
       const strata__vec<T, V> x =
-          lds_v<T, V>(ring + (size_t)slot * NW * 32 * V);
+          lds_v<T, V>(ring + (size_t)slot * LSZ);
 #pragma unroll
       for (int i = 0; i < V; i++) cur[0][i] = x.v[i];
     }
@@ -758,19 +808,19 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
       strata__vec<T, V> x;
 #pragma unroll
       for (int i = 0; i < V; i++) x.v[i] = cur[k][i];
-      sts_v<T, V>(ex + (size_t)k * NW * RW + om, x);
+      sts_v<T, V>(ex + (size_t)k * LSZ + om, x);
     }
     __syncthreads();
 #pragma unroll
     for (int k = 1; k <= S; k++) {
-      const T *lv = ex + (size_t)(k - 1) * NW * RW;
+      const T *lv = ex + (size_t)(k - 1) * LSZ;
       const T *c = cur[k - 1];
       const strata__vec<T, V> up = lds_v<T, V>(lv + ou);
       const strata__vec<T, V> dn = lds_v<T, V>(lv + od);
       const T ul = lv[ou + lo], ur = lv[ou + hi];
       const T dl = lv[od + lo], dr = lv[od + hi];
-      const T l = __shfl_up_sync(full, c[V - 1], 1);
-      const T r = __shfl_down_sync(full, c[0], 1);
+      const T l = __shfl_up_sync(full, c[V - 1], 1, LR);
+      const T r = __shfl_down_sync(full, c[0], 1, LR);
       T f[V], k4[V];
       box_sums<T, V>(c, l, r, up.v, ul, ur, dn.v, dl, dr, f, k4);
       const int rr = p - 2 * (k - 1); /* the plane consumed */
@@ -799,14 +849,15 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
         for (int i = 0; i < V; i++) pub.v[k - 1][i] = v[i];
       } else if (slane && q >= z0 && q < z1) {
         constexpr int VV = 16 / (int)sizeof(T);
+        constexpr int VS = V < VV ? V : VV; /* values a store */
 #pragma unroll
-        for (int h = 0; h < V / VV; h++) {
-          strata__vec<T, VV> x;
+        for (int h = 0; h < V / VS; h++) {
+          strata__vec<T, VS> x;
 #pragma unroll
-          for (int i = 0; i < VV; i++) x.v[i] = v[h * VV + i];
-          if (nvalid > h * VV)
-            store_masked<T, VV>(orow + (long long)q * P.osz + h * VV, x,
-                                nvalid - h * VV);
+          for (int i = 0; i < VS; i++) x.v[i] = v[h * VS + i];
+          if (nvalid > h * VS)
+            store_masked<T, VS>(orow + (long long)q * P.osz + h * VS, x,
+                                nvalid - h * VS);
         }
       }
     }
@@ -832,6 +883,79 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
 
 /* ---- host side ------------------------------------------------------------ */
 
+/* A register-tile shape of the 3D kernels: V values a lane, NW warps, LR
+ * lanes a row (32: a warp is a row; 16: two rows). */
+struct tile3 {
+  int V, NW, LR;
+};
+
+/* The shapes the launcher chooses from, in order of preference.  7-point:
+ * 16 bytes a lane, one 1024-thread block or two 512-thread ones a
+ * multiprocessor.  27-point box (103-124 registers at 16 bytes a lane: one
+ * 512-thread block): also 8 bytes a lane in a 1024-thread block. */
+template <typename T> const tile3 *fz3_shapes(bool sym, int *n) {
+  constexpr int VV = 16 / (int)sizeof(T);
+  static const tile3 star[] = {{VV, 32, 32}, {VV, 32, 16}, {VV, 16, 32},
+                               {VV, 16, 16}, {VV, 24, 16}};
+  static const tile3 box[] = {{VV, 16, 32}, {VV, 16, 16}, {VV / 2, 32, 32},
+                              {VV, 24, 16}};
+  *n = sym ? 4 : 5;
+  return sym ? box : star;
+}
+
+/* Tiles of shape c for s fused steps: x tiles of LR V - 2 HP outputs, y
+ * tiles as ytile places them (the pinned ghost row of a Dirichlet edge is
+ * all an edge tile needs below or above it). */
+template <typename T>
+void fz3_tiles(fused_par<T> &P, const tile3 &c, int s) {
+  const int HP = (s + c.V - 1) / c.V * c.V, NR = c.NW * 32 / c.LR;
+  P.tile[0] = c.LR * c.V - 2 * HP;
+  P.ntl[0] = (P.n[0] + P.tile[0] - 1) / P.tile[0];
+  const int n = P.n[1];
+  P.ycs0 = P.clo[1] - 1 > -s ? P.clo[1] - 1 : -s;
+  P.yhin = P.chi[1] < n + s - 1 ? P.chi[1] : n + s - 1;
+  P.ye0 = P.ycs0 + NR - s;
+  P.tile[1] = NR - 2 * s;
+  const int e1 = NR - s - (P.yhin - n + 1);
+  if (P.yhin - P.ycs0 + 1 <= NR) {
+    P.ntl[1] = 1;
+  } else {
+    const int rest = n - P.ye0 - e1;
+    P.ntl[1] = 2 + (rest > 0 ? (rest + P.tile[1] - 1) / P.tile[1] : 0);
+  }
+}
+
+template <typename T> using fz_kern = void (*)(const fused_par<T>);
+
+template <typename T> fz_kern<T> fz3_kernel(bool sym, int s, const tile3 &c) {
+  constexpr int VV = 16 / (int)sizeof(T);
+  const int code = c.V * 10000 + c.NW * 100 + c.LR;
+  if (sym) {
+    switch (s * 1000000 + code) {
+#define FB3(q, v, nw, lr)                                                      \
+  case q * 1000000 + v * 10000 + nw * 100 + lr:                                \
+    return k_fused3d_box<T, v, q, nw, lr>;
+      FB3(1, VV, 16, 32) FB3(1, VV, 16, 16) FB3(1, VV / 2, 32, 32)
+      FB3(1, VV, 24, 16)
+      FB3(2, VV, 16, 32) FB3(2, VV, 16, 16) FB3(2, VV / 2, 32, 32)
+      FB3(2, VV, 24, 16)
+#undef FB3
+    }
+    return nullptr;
+  }
+  switch (s * 1000000 + code) {
+#define FR3(q)                                                                 \
+  case q * 1000000 + VV * 10000 + 3232: return k_fused3d_reg<T, VV, q, 32, 32>; \
+  case q * 1000000 + VV * 10000 + 3216: return k_fused3d_reg<T, VV, q, 32, 16>; \
+  case q * 1000000 + VV * 10000 + 1632: return k_fused3d_reg<T, VV, q, 16, 32>; \
+  case q * 1000000 + VV * 10000 + 1616: return k_fused3d_reg<T, VV, q, 16, 16>; \
+  case q * 1000000 + VV * 10000 + 2416: return k_fused3d_reg<T, VV, q, 24, 16>;
+    FR3(1) FR3(2) FR3(3) FR3(4)
+#undef FR3
+  }
+  return nullptr;
+}
+
 strata_status fz_device(strata_context *ctx) {
   STRATA__CU(ctx, cudaSetDevice(strata__cu_state(ctx)->device));
   return STRATA_OK;
@@ -846,6 +970,169 @@ strata_status fz_smem_attr(strata_context *ctx, K kernel, size_t smem) {
                         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                         (int)smem));
   return STRATA_OK;
+}
+
+/* The 3D radius-1 register-tile kernels (k_fused3d_reg, k_fused3d_box):
+ * xy tiles streamed along z.  The tile shape and the z chunk length are
+ * timed on first use for the sizes, steps and precision when autotuning is
+ * on (and kept on the context); otherwise the shape that computes the
+ * fewest points a plane and the chunks of strata__cu_zchunks.  Every
+ * shape and chunk computes each point with the same operations in the same
+ * order, so the choice never changes a result. */
+template <typename T>
+strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
+                          int s, const strata_field *in) {
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const int ae = STRATA__ALIGN_BYTES / (int)sizeof(T);
+  P.xsafe = (int)in->L.pitch_x - ae;
+  P.yread = P.n[1] + in->d.ghost;
+  P.zread = P.n[2] + in->d.ghost;
+  int ncand = 0;
+  const tile3 *cand = fz3_shapes<T>(sym, &ncand);
+
+  /* one shape: tiles, kernel, shared memory, and the model's chunks */
+  fz_kern<T> kern = nullptr;
+  size_t smem = 0;
+  int nthr = 0, model_planes = 0;
+  long long xy = 0;
+  auto prepare = [&](const tile3 &sh) -> strata_status {
+    fz3_tiles(P, sh, s);
+    kern = fz3_kernel<T>(sym, s, sh);
+    if (!kern)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "apply_fused: no 3D register-tile kernel for %d "
+                          "steps", s);
+    nthr = sh.NW * 32;
+    smem = (size_t)nthr * sh.V * sizeof(T) * (2 * s + PD3W);
+    strata_status e = fz_smem_attr(ctx, kern, smem);
+    if (e != STRATA_OK) return e;
+    int occ = 0;
+    STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &occ, kern, nthr, smem));
+    if (occ < 1)
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "apply_fused: a %d-thread block with %zu bytes of "
+                          "shared memory does not fit on %s", nthr, smem,
+                          st->prop.name);
+    xy = (long long)P.ntl[0] * P.ntl[1];
+    if (xy > 0x7fffffffLL)
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "apply_fused: %lld tiles exceed the grid limit", xy);
+    /* z chunks: the number that minimises waves x (planes a chunk + the
+     * warm-up planes), the 2.5D kernels' model (strata__cu_zchunks) */
+    const int chunks = strata__cu_zchunks(
+        (int)xy, occ, st->prop.multiProcessorCount, P.n[2],
+        sym ? 3 * s - 1 : 2 * s);
+    model_planes = (P.n[2] + chunks - 1) / chunks;
+    return STRATA_OK;
+  };
+  auto launch = [&](int pl) -> strata_status {
+    P.tile[2] = pl;
+    P.ntl[2] = (P.n[2] + pl - 1) / pl;
+    const long long blocks = xy * P.ntl[2];
+    if (blocks > 0x7fffffffLL)
+      return strata__fail(ctx, STRATA_ENOTSUP,
+                          "apply_fused: %lld tiles exceed the grid limit",
+                          blocks);
+    kern<<<(unsigned)blocks, nthr, smem, st->stream>>>(P);
+    STRATA__LAUNCHED(ctx, "apply_fused (3D register tiles) kernel launch");
+    return STRATA_OK;
+  };
+  /* three launches, the last two timed */
+  auto timed = [&](int pl, float *ms) -> strata_status {
+    strata_status e = launch(pl);
+    if (e != STRATA_OK) return e;
+    STRATA__CU(ctx, cudaEventRecord(st->ev0, st->stream));
+    for (int r = 0; r < 2; r++)
+      if ((e = launch(pl)) != STRATA_OK) return e;
+    STRATA__CU(ctx, cudaEventRecord(st->ev1, st->stream));
+    STRATA__CU(ctx, cudaEventSynchronize(st->ev1));
+    STRATA__CU(ctx, cudaEventElapsedTime(ms, st->ev0, st->ev1));
+    return STRATA_OK;
+  };
+
+  const char *env = getenv("STRATA_FUSED3D_SHAPE"); /* experiments, tests */
+  int pick = -1;
+  if (env) {
+    int v = 0, nw = 0, lr = 0;
+    if (sscanf(env, "%d,%d,%d", &v, &nw, &lr) == 3)
+      for (int i = 0; i < ncand; i++)
+        if (cand[i].V == v && cand[i].NW == nw && cand[i].LR == lr) pick = i;
+    if (pick < 0)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "apply_fused: STRATA_FUSED3D_SHAPE='%s' is not one "
+                          "of the 3D tile shapes (V,NW,LR)", env);
+  }
+  const char *ez = getenv("STRATA_FUSED3D_PLANES"); /* experiments */
+  const int key[7] = {P.n[0], P.n[1], P.n[2], s, (int)sizeof(T), sym ? 1 : 0,
+                      pick};
+  if (ctx->autotune && !(ez && atoi(ez) > 0))
+    for (int i = 0; i < st->nfz3; i++)
+      if (memcmp(st->fz3[i].key, key, sizeof key) == 0) {
+        strata_status e = prepare(cand[st->fz3[i].shape]);
+        return e != STRATA_OK ? e : launch(st->fz3[i].planes);
+      }
+  if (pick < 0 && (!ctx->autotune || (ez && atoi(ez) > 0))) {
+    /* the fewest points computed a plane; ties keep the earlier shape */
+    long long best = -1;
+    for (int i = 0; i < ncand; i++) {
+      fused_par<T> Q = P;
+      fz3_tiles(Q, cand[i], s);
+      const long long thr =
+          (long long)Q.ntl[0] * Q.ntl[1] * cand[i].NW * 32 * cand[i].V;
+      if (best < 0 || thr < best) {
+        best = thr;
+        pick = i;
+      }
+    }
+  }
+  if (ez && atoi(ez) > 0) {
+    strata_status e = prepare(cand[pick]);
+    return e != STRATA_OK ? e : launch(atoi(ez));
+  }
+  if (!ctx->autotune) {
+    strata_status e = prepare(cand[pick]);
+    return e != STRATA_OK ? e : launch(model_planes);
+  }
+  /* Autotuning: every shape (or the one asked for) with every chunk
+   * length, the fastest kept.  The thread count does not rank the shapes
+   * (H100, s = 3, 512^3 fp32: 633 / 650 / 671 Gpts/s for one block of 128
+   * x 32, one of 64 x 64 and two of 64 x 32 a multiprocessor, 3200 / 2880
+   * / 3200 threads over the plane), and the chunk model misses that a
+   * short last chunk fills the gaps of the waves before it (96-plane
+   * chunks ran 575 and fp64 361 Gpts/s, the model's 103-plane ones 559
+   * and 351).  Each candidate writes the same output, so the timing runs
+   * are harmless; each takes three launches. */
+  int best_shape = -1, best_planes = 0;
+  float best_ms = 3.4e38f;
+  for (int i = 0; i < ncand; i++) {
+    if (pick >= 0 && i != pick) continue;
+    strata_status e = prepare(cand[i]);
+    if (e == STRATA_ENOTSUP) continue; /* does not fit this device */
+    if (e != STRATA_OK) return e;
+    int cpl[12], nc = 0;
+    cpl[nc++] = model_planes;
+    static const int fixed[] = {32, 48, 64, 80, 96, 128, 160, 192, 256};
+    for (int q : fixed)
+      if (q < P.n[2] && q != model_planes && q >= 4 * s) cpl[nc++] = q;
+    for (int c = 0; c < nc; c++) {
+      float ms = 0;
+      if ((e = timed(cpl[c], &ms)) != STRATA_OK) return e;
+      if (ms < best_ms) {
+        best_ms = ms;
+        best_shape = i;
+        best_planes = cpl[c];
+      }
+    }
+  }
+  if (best_shape < 0) return prepare(cand[0]); /* the reason none fits */
+  strata_status e = prepare(cand[best_shape]);
+  if (e != STRATA_OK) return e;
+  const int slot = st->nfz3 < 32 ? st->nfz3++ : 31;
+  memcpy(st->fz3[slot].key, key, sizeof key);
+  st->fz3[slot].shape = best_shape;
+  st->fz3[slot].planes = best_planes;
+  return launch(best_planes);
 }
 
 template <typename T>
@@ -1001,118 +1288,8 @@ strata_status fused_typed(const strata_stencil *op, const strata_boundary *bc,
     return STRATA_OK;
   }
 
-  if (D == 3 && R == 1 && (sym ? s <= 2 : s <= 4)) {
-    /* xy tiles streamed along z with the levels in registers */
-    /* rows (warps) a tile: 32 (one 1024-thread block a multiprocessor,
-     * less ring) measured best except fp32 with s <= 2, where two blocks of
-     * 16 rows won (H200, 512^3: 518 against 491 Gpts/s); the 27-point box
-     * takes 16 rows, one block a multiprocessor (110-124 registers) */
-    int NW = (sizeof(T) == 4 && s <= 2) || sym ? 16 : 32;
-    const char *env = getenv("STRATA_FUSED3D_NW"); /* tuning experiments */
-    if (env && !sym && (atoi(env) == 16 || atoi(env) == 32)) NW = atoi(env);
-    /* 16 bytes a lane (fp32 with 8 bytes a lane, which does not spill at
-     * s = 4, measured the same: 500 against 513 Gpts/s on an H200) */
-    constexpr int V = 16 / (int)sizeof(T);
-    const int HP = (s + V - 1) / V * V;
-    const int ae = STRATA__ALIGN_BYTES / (int)sizeof(T);
-    P.tile[0] = 32 * V - 2 * HP;
-    P.tile[1] = NW - 2 * s;
-    P.ntl[0] = (P.n[0] + P.tile[0] - 1) / P.tile[0];
-    P.ntl[1] = (P.n[1] + P.tile[1] - 1) / P.tile[1];
-    P.xsafe = (int)in->L.pitch_x - ae;
-    P.yread = P.n[1] + in->d.ghost;
-    P.zread = P.n[2] + in->d.ghost;
-    void (*kern)(const fused_par<T>) = nullptr;
-    switch (s * 100 + NW) {
-#define FZ3(q)                                                                 \
-  case q * 100 + 16:                                                           \
-    kern = sym ? k_fused3d_box<T, V, (q < 2 ? q : 2), 16>                      \
-               : k_fused3d_reg<T, V, q, 16>;                                   \
-    break;                                                                     \
-  case q * 100 + 32: kern = k_fused3d_reg<T, V, q, 32>; break;
-      FZ3(1) FZ3(2) FZ3(3) FZ3(4)
-#undef FZ3
-    }
-    const size_t smem = (size_t)NW * 32 * V * sizeof(T) * (2 * s + PD3W);
-    strata_status e = fz_smem_attr(ctx, kern, smem);
-    if (e != STRATA_OK) return e;
-    int occ = 0;
-    STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                        &occ, kern, NW * 32, smem));
-    if (occ < 1)
-      return strata__fail(ctx, STRATA_ENOTSUP,
-                          "apply_fused: a %d-thread block with %zu bytes of "
-                          "shared memory does not fit on %s", NW * 32, smem,
-                          st->prop.name);
-    /* z chunks: the number that minimises waves x (planes a chunk + the
-     * warm-up planes), the 2.5D kernels' model (strata__cu_zchunks).  It
-     * replaced "at least 8 s planes, as many chunks as fill whole waves"
-     * (27-plane chunks at 512^3, s = 3: 22% warm-up), measured on the
-     * H100 at s = 3: 512^3 fp32 509 -> 575 and fp64 294 -> 361 Gpts/s with
-     * 96-plane chunks. */
-    const long long xy = (long long)P.ntl[0] * P.ntl[1];
-    if (xy > 0x7fffffffLL)
-      return strata__fail(ctx, STRATA_ENOTSUP,
-                          "apply_fused: %lld tiles exceed the grid limit", xy);
-    const int chunks = strata__cu_zchunks(
-        (int)xy, occ, st->prop.multiProcessorCount, P.n[2],
-        sym ? 3 * s - 1 : 2 * s);
-    int planes = (P.n[2] + chunks - 1) / chunks;
-    auto launch = [&](int pl) -> strata_status {
-      P.tile[2] = pl;
-      P.ntl[2] = (P.n[2] + pl - 1) / pl;
-      const long long blocks = xy * P.ntl[2];
-      if (blocks > 0x7fffffffLL)
-        return strata__fail(ctx, STRATA_ENOTSUP,
-                            "apply_fused: %lld tiles exceed the grid limit",
-                            blocks);
-      kern<<<(unsigned)blocks, NW * 32, smem, st->stream>>>(P);
-      STRATA__LAUNCHED(ctx, "apply_fused (3D register tiles) kernel launch");
-      return STRATA_OK;
-    };
-    const char *ez = getenv("STRATA_FUSED3D_PLANES"); /* experiments */
-    if (ez && atoi(ez) > 0) return launch(atoi(ez));
-    if (!ctx->autotune) return launch(planes);
-    /* With autotuning on, the chunk length is timed on first use for these
-     * sizes, steps and kernel, and remembered on the context: the model
-     * above misses that a short last chunk fills the gaps of the waves
-     * before it (H100, 512^3, s = 3: 96-plane chunks ran fp32 575 and fp64
-     * 361 Gpts/s, the model's 103-plane ones 559 and 351).  Each candidate
-     * writes the same output, so the timing runs are harmless. */
-    const int key[7] = {P.n[0], P.n[1], P.n[2], s, (int)sizeof(T),
-                        sym ? 1 : 0, NW};
-    for (int i = 0; i < st->nfz3; i++)
-      if (memcmp(st->fz3[i].key, key, sizeof key) == 0)
-        return launch(st->fz3[i].planes);
-    int cand[12], nc = 0;
-    cand[nc++] = planes;
-    static const int fixed[] = {32, 48, 64, 80, 96, 128, 160, 192, 256};
-    for (int q : fixed)
-      if (q < P.n[2] && q != planes && q >= 4 * s) cand[nc++] = q;
-    int best = planes;
-    float best_ms = 3.4e38f;
-    for (int i = 0; i < nc; i++) {
-      strata_status e = launch(cand[i]); /* warm-up */
-      if (e != STRATA_OK) return e;
-      STRATA__CU(ctx, cudaEventRecord(st->ev0, st->stream));
-      for (int r = 0; r < 2; r++) {
-        e = launch(cand[i]);
-        if (e != STRATA_OK) return e;
-      }
-      STRATA__CU(ctx, cudaEventRecord(st->ev1, st->stream));
-      STRATA__CU(ctx, cudaEventSynchronize(st->ev1));
-      float ms = 0;
-      STRATA__CU(ctx, cudaEventElapsedTime(&ms, st->ev0, st->ev1));
-      if (ms < best_ms) {
-        best_ms = ms;
-        best = cand[i];
-      }
-    }
-    const int slot = st->nfz3 < 32 ? st->nfz3++ : 31;
-    memcpy(st->fz3[slot].key, key, sizeof key);
-    st->fz3[slot].planes = best;
-    return launch(best);
-  }
+  if (D == 3 && R == 1 && (sym ? s <= 2 : s <= 4))
+    return fused3d_reg<T>(ctx, P, sym, s, in);
 
   /* 3D: xy tiles, rings of 2R + 1 planes for levels 0..s-1 */
   const int NP = 2 * R + 1;

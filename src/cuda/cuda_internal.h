@@ -49,11 +49,12 @@ typedef struct strata__cuda_state {
   double *scratch;          /* reduction partials (device) */
   size_t scratch_n;         /* doubles in scratch */
   cudaEvent_t ev0, ev1;     /* autotuning */
-  /* z chunk lengths timed for the fused 3D heat kernels
-   * (cuda_heat_fused.cu): key = sizes, steps, precision, kernel, rows */
+  /* tile shapes and z chunk lengths timed for the fused 3D heat kernels
+   * (cuda_heat_fused.cu): key = sizes, steps, precision, kernel, the
+   * shape asked for (-1: any) */
   struct {
     int key[7];
-    int planes;
+    int shape, planes;
   } fz3[32];
   int nfz3;
   strata__tune_entry tune[STRATA__TUNE_MAX];

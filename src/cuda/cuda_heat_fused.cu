@@ -703,9 +703,10 @@ __global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
  * shuffle) is consumed once, adding "same" (C0 c + C1 f + C2 k4) to level
  * k's plane r and "nb" (C1 c + C2 f + C3 k4) to planes r - 1 and r + 1,
  * which completes plane r - 1.  f and k4 share the row sums h(y) = c(x-1, y)
- * + c(x+1, y): f = h(y) + c(y-1) + c(y+1), k4 = h(y-1) + h(y+1); each
- * thread publishes its row's h beside its c, so the rows above and below
- * arrive as two vectors each.  A level
+ * + c(x+1, y): f = h(y) + c(y-1) + c(y+1), k4 = h(y-1) + h(y+1); the h
+ * of the rows above and below come from their vectors and the lanes
+ * beside (shuffles: publishing h as well took twice the shared-memory
+ * traffic, the pipe that bounds these kernels).  A level
  * publishes its newest complete plane at the start of an iteration and the
  * next level consumes it after the one barrier, so level k completes plane
  * p - 2k + 1 when input plane p arrives (a lag of two planes a level).
@@ -713,16 +714,27 @@ __global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
  * level below holds there too), read again from global memory: pinned
  * points only occur in trips next to a Dirichlet ring. */
 
+/* h[i] = c[i - 1] + c[i + 1] over a row of LR lanes of V values */
+template <typename T, int V, int LR>
+__device__ __forceinline__ void row_sums(const T *c, T *h) {
+  constexpr unsigned full = 0xffffffffu;
+  const T l = __shfl_up_sync(full, c[V - 1], 1, LR);
+  const T r = __shfl_down_sync(full, c[0], 1, LR);
+#pragma unroll
+  for (int i = 0; i < V; i++)
+    h[i] = (i == 0 ? l : c[i > 0 ? i - 1 : 0]) +
+           (i == V - 1 ? r : c[i < V - 1 ? i + 1 : V - 1]);
+}
+
 template <typename T, int V, int S, int NW, int LR>
 __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P) {
   constexpr int HP = (S + V - 1) / V * V;
-  constexpr unsigned full = 0xffffffffu;
   constexpr int NR = NW * 32 / LR, RW = LR * V; /* rows; a row's values */
   constexpr int LSZ = NR * RW;                  /* a level's buffer */
   extern __shared__ __align__(16) unsigned char fb_smem[];
   const int row = (int)(threadIdx.x / LR), lx = (int)(threadIdx.x % LR);
-  T *exb = reinterpret_cast<T *>(fb_smem); /* [2][S][c, h][NR][RW] */
-  T *ring = exb + (size_t)4 * S * LSZ + (size_t)threadIdx.x * V;
+  T *exb = reinterpret_cast<T *>(fb_smem); /* [2][S][NR][RW] */
+  T *ring = exb + (size_t)2 * S * LSZ + (size_t)threadIdx.x * V;
   unsigned b = blockIdx.x;
   const int tx = (int)(b % (unsigned)P.ntl[0]);
   b /= (unsigned)P.ntl[0];
@@ -774,7 +786,7 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
   auto one = [&](auto pin, rows2w<T, V, S> &A0, rows2w<T, V, S> &A1,
                  rows2w<T, V, S> &A2, int p, int slot) {
     constexpr bool PIN = decltype(pin)::value;
-    T *ex = exb + (size_t)par * 2 * S * LSZ;
+    T *ex = exb + (size_t)par * S * LSZ;
     cp_async_wait<PD3W - 1>();
     T cur[S][V]; /* the plane each level consumes: input, then pub */
     {
@@ -787,39 +799,33 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
     for (int k = 1; k < S; k++)
 #pragma unroll
       for (int i = 0; i < V; i++) cur[k][i] = pub.v[k - 1][i];
-    /* each level's plane and its row sums h = c(x - 1) + c(x + 1), both
-     * published: the rows above and below need h too (k4 = h(y - 1) +
-     * h(y + 1)), which saves them four scalar loads and eight adds */
+    /* each level's plane to shared memory, and its row sums h = c(x - 1)
+     * + c(x + 1) here */
     T hs[S][V];
 #pragma unroll
     for (int k = 0; k < S; k++) {
-      const T l = __shfl_up_sync(full, cur[k][V - 1], 1, LR);
-      const T r = __shfl_down_sync(full, cur[k][0], 1, LR);
-      strata__vec<T, V> x, h;
+      strata__vec<T, V> x;
 #pragma unroll
-      for (int i = 0; i < V; i++) {
-        x.v[i] = cur[k][i];
-        hs[k][i] = (i == 0 ? l : cur[k][i > 0 ? i - 1 : 0]) +
-                   (i == V - 1 ? r : cur[k][i < V - 1 ? i + 1 : V - 1]);
-        h.v[i] = hs[k][i];
-      }
-      sts_v<T, V>(ex + (size_t)(2 * k) * LSZ + om, x);
-      sts_v<T, V>(ex + (size_t)(2 * k + 1) * LSZ + om, h);
+      for (int i = 0; i < V; i++) x.v[i] = cur[k][i];
+      sts_v<T, V>(ex + (size_t)k * LSZ + om, x);
+      row_sums<T, V, LR>(cur[k], hs[k]);
     }
     __syncthreads();
 #pragma unroll
     for (int k = 1; k <= S; k++) {
-      const T *lv = ex + (size_t)(2 * (k - 1)) * LSZ, *lh = lv + LSZ;
+      const T *lv = ex + (size_t)(k - 1) * LSZ;
       const T *c = cur[k - 1];
       const strata__vec<T, V> up = lds_v<T, V>(lv + ou);
       const strata__vec<T, V> dn = lds_v<T, V>(lv + od);
-      const strata__vec<T, V> hu = lds_v<T, V>(lh + ou);
-      const strata__vec<T, V> hd = lds_v<T, V>(lh + od);
-      T f[V], k4[V];
+      /* the rows above and below: their sums from the lanes beside (the
+       * same operands and order as their own threads' h) */
+      T hu[V], hd[V], f[V], k4[V];
+      row_sums<T, V, LR>(up.v, hu);
+      row_sums<T, V, LR>(dn.v, hd);
 #pragma unroll
       for (int i = 0; i < V; i++) {
         f[i] = hs[k - 1][i] + up.v[i] + dn.v[i];
-        k4[i] = hu.v[i] + hd.v[i];
+        k4[i] = hu[i] + hd[i];
       }
       const int rr = p - 2 * (k - 1); /* the plane consumed */
       T v[V];
@@ -1001,9 +1007,8 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
                           "apply_fused: no 3D register-tile kernel for %d "
                           "steps", s);
     nthr = sh.NW * 32;
-    /* two buffers of the s levels' planes (and of their row sums, box) and
-     * the input ring */
-    smem = (size_t)nthr * sh.V * sizeof(T) * ((sym ? 4 : 2) * s + PD3W);
+    /* two buffers of the s levels' planes and the input ring */
+    smem = (size_t)nthr * sh.V * sizeof(T) * (2 * s + PD3W);
     strata_status e = fz_smem_attr(ctx, kern, smem);
     if (e != STRATA_OK) return e;
     int occ = 0;

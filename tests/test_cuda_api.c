@@ -528,8 +528,8 @@ TEST(cuda_variant_lists) {
   CHECKF(strcmp(buf, "naive,smem,pencil") == 0, "%s", buf);
   strata_stencil_box_symmetric(&op, 1, 2, 3, 4);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
-  CHECKF(strcmp(buf, tma ? "naive,smem,kd,kdv,kdcp,vec,kdtma,kdws"
-                         : "naive,smem,kd,kdv,kdcp,vec") == 0, "%s", buf);
+  CHECKF(strcmp(buf, tma ? "naive,smem,kd,kdv,kdcp,vec,kdtma,kdws,vecz"
+                         : "naive,smem,kd,kdv,kdcp,vec,vecz") == 0, "%s", buf);
   strata_stencil_laplacian9(&op, 1.0);
   CHECK_OK(strata_variants(gpu, &op, buf, sizeof buf), gpu);
   CHECKF(strcmp(buf, "naive,smem,vec") == 0, "%s", buf);

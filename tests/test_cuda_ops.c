@@ -177,6 +177,7 @@ TEST(cuda_block_shapes) {
     int block[3];
     int kind; /* 0 laplacian order 8, 1 laplacian order 2, 2 sym27, 3 box,
                  4 d/dx, 5 d/dy, 6 d/dz */
+    int zchunks; /* STRATA_ZCHUNKS (long z walks), 0 = the model's */
   } cases[] = {
       {"stream", {32, 4, 1}, 0},   {"stream", {16, 16, 1}, 0},
       {"stream", {64, 2, 1}, 1},   {"streamv", {32, 4, 2}, 0},
@@ -207,6 +208,12 @@ TEST(cuda_block_shapes) {
       {"pencil", {16, 8, 1}, 4},   {"pencil", {64, 4, 1}, 5},
       {"pencil", {8, 32, 1}, 6},   {"smem", {16, 16, 1}, 3},
       {"naive", {64, 2, 2}, 2},    {"naive", {8, 8, 8}, 0},
+      /* vecz: rows per thread in block z; whole-depth and uneven chunks */
+      {"vecz", {32, 4, 4}, 2, 0},  {"vecz", {32, 8, 2}, 3, 3},
+      {"vecz", {32, 1, 1}, 2, 1},  {"vecz", {32, 2, 4}, 3, 1},
+      {"vecz", {64, 4, 1}, 2, 5},  {"vecz", {32, 8, 2}, 2, 2},
+      {"vecz", {64, 1, 4}, 3, 0},  {"kdcp", {32, 4, 4}, 2, 1},
+      {"streamtma", {32, 8, 1}, 0, 1},
   };
   strata_boundary bc;
   strata_boundary_uniform(&bc, STRATA_BC_PERIODIC, 0);
@@ -246,7 +253,11 @@ TEST(cuda_block_shapes) {
                                   {cases[c].block[0], cases[c].block[1],
                                    cases[c].block[2]}};
       checks++;
+      char zc[16];
+      snprintf(zc, sizeof zc, "%d", cases[c].zchunks);
+      if (cases[c].zchunks) setenv("STRATA_ZCHUNKS", zc, 1);
       strata_status s = strata_apply(&op, in, out, &opt);
+      unsetenv("STRATA_ZCHUNKS");
       int bad = 0;
       if (s != STRATA_OK) {
         fprintf(stderr, "  apply: %s: %s\n", strata_status_name(s),
@@ -284,9 +295,10 @@ TEST(cuda_block_shapes) {
         free(interior);
       }
       if (bad) {
-        fprintf(stderr, "  FAILED: %s block %dx%dx%d, case %zu, %s\n",
-                cases[c].variant, cases[c].block[0], cases[c].block[1],
-                cases[c].block[2], c, p ? "fp64" : "fp32");
+        fprintf(stderr, "  FAILED: %s block %dx%dx%d, z chunks %d, case "
+                "%zu, %s\n", cases[c].variant, cases[c].block[0],
+                cases[c].block[1], cases[c].block[2], cases[c].zchunks, c,
+                p ? "fp64" : "fp32");
         fails++;
       }
       free(cres);

@@ -18,7 +18,7 @@
 
 const char *const strata__cuda_variant_names[STRATA__V_COUNT] = {
     "naive", "smem", "stream", "streamv", "streamcp", "streamrq", "kd", "kdv",
-    "kdcp", "pencil", "vec", "streamtma", "streamws", "kdtma", "kdws"};
+    "kdcp", "pencil", "vec", "streamtma", "streamws", "kdtma", "kdws", "vecz"};
 
 namespace {
 
@@ -46,14 +46,14 @@ unsigned applicable(const strata_stencil *op, int major) {
   case STRATA_STENCIL_BOX:
     if (op->dims == 3) {
       m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
-           1u << STRATA__V_VEC;
+           1u << STRATA__V_VEC | 1u << STRATA__V_VECZ;
       if (major >= 9) m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
     } else if (op->dims == 2)
       m |= 1u << STRATA__V_VEC;
     break;
   case STRATA_STENCIL_BOX_SYMMETRIC:
     m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
-         1u << STRATA__V_VEC;
+         1u << STRATA__V_VEC | 1u << STRATA__V_VECZ;
     if (major >= 9) m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
     break;
   }
@@ -111,6 +111,11 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
                  (fp32); 2 is valid for every operator vec takes */
     b[2] = 2;
     break;
+  case STRATA__V_VECZ:
+    b[1] = 2; /* 32x2 threads, 4 rows each: 120 x 8 points a plane (fp32),
+                 measured best on the H100 (docs/cuda-notes.md) */
+    b[2] = 4;
+    break;
   default: break;
   }
 }
@@ -118,8 +123,8 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
 /* The fixed table used when autotuning is off (major: the device's compute
  * capability).  At their default shapes on the H100 (docs/performance.md,
  * 2026-11-22): the 25-point star streamtma 80.9 / 90.1% (fp32 / fp64)
- * against streamcp 76.3 / 83.2%; the symmetric box kdtma 84.2 / 83.7%
- * against kdv 81.9 / 78.1%. */
+ * against streamcp 76.3 / 83.2%; the 3x3x3 boxes vecz 95.6-95.7 / 92.9-93.2%
+ * at 512^3 against kdtma 83.4-84.3% (2026-11-22 05:50 UTC). */
 int default_variant(const strata_stencil *op, int major) {
   if (op->kind == STRATA_STENCIL_DERIVATIVE) return STRATA__V_PENCIL;
   /* the radius-1 stars: vec, measured fastest on the H100 in 2D and 3D
@@ -129,7 +134,7 @@ int default_variant(const strata_stencil *op, int major) {
   if (op->dims == 3) {
     if (op->kind == STRATA_STENCIL_STAR)
       return major >= 9 ? STRATA__V_STREAMTMA : STRATA__V_STREAMCP;
-    return major >= 9 ? STRATA__V_KDTMA : STRATA__V_KDV;
+    return STRATA__V_VECZ; /* the boxes */
   }
   return STRATA__V_SMEM;
 }
@@ -152,6 +157,7 @@ strata_status run_variant(int v, const strata__launch *L,
   case STRATA__V_STREAMWS: return strata__cu_streamtma(L, op, 1);
   case STRATA__V_KDTMA: return strata__cu_kdtma(L, op, 0);
   case STRATA__V_KDWS: return strata__cu_kdtma(L, op, 1);
+  case STRATA__V_VECZ: return strata__cu_vecz(L, op);
   }
   return strata__fail(L->ctx, STRATA_ENOTSUP, "unknown variant %d", v);
 }
@@ -403,6 +409,12 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
     ADD(STRATA__V_VEC, 32, 4, 4);
     ADD(STRATA__V_VEC, 64, 4, 2);
     ADD(STRATA__V_VEC, 32, 8, 4);
+    /* vecz: block z is the rows per thread */
+    ADD(STRATA__V_VECZ, 32, 1, 4);
+    ADD(STRATA__V_VECZ, 32, 4, 2);
+    ADD(STRATA__V_VECZ, 32, 4, 1);
+    ADD(STRATA__V_VECZ, 64, 1, 4);
+    ADD(STRATA__V_VECZ, 32, 8, 1);
   } else if (op->dims == 2) {
     ADD(STRATA__V_SMEM, 32, 4, 1);
     ADD(STRATA__V_SMEM, 64, 4, 1);
@@ -439,7 +451,7 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
     if (c[i].v == STRATA__V_STREAMV || c[i].v == STRATA__V_STREAMCP ||
         c[i].v == STRATA__V_STREAMRQ || c[i].v == STRATA__V_STREAMTMA ||
         c[i].v == STRATA__V_STREAMWS || c[i].v == STRATA__V_KDTMA ||
-        c[i].v == STRATA__V_KDWS ||
+        c[i].v == STRATA__V_KDWS || c[i].v == STRATA__V_VECZ ||
         c[i].v == STRATA__V_KDV || c[i].v == STRATA__V_KDCP ||
         (c[i].v == STRATA__V_PENCIL && op->axis != 0)) {
       c[k] = c[i];
@@ -454,6 +466,15 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
       c[k++].zc = 2;
       c[k] = c[i];
       c[k++].zc = 4;
+    }
+  /* vecz also in short columns (16 and 64 chunks: 32 and 8 planes at 512):
+   * vec's plain-grid order, which put the 7-point at 95% of copycube */
+  for (int i = 0; i < base && k + 2 <= max; i++)
+    if (c[i].v == STRATA__V_VECZ) {
+      c[k] = c[i];
+      c[k++].zc = 16;
+      c[k] = c[i];
+      c[k++].zc = 64;
     }
   /* the radius-4 star's streamcp also with 4 and 8 chunks: its warm-up is
    * 8 planes, and the model's one-wave choice leaves SMs idle at sizes
@@ -550,6 +571,9 @@ strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *i
     if (opt)
       for (int a = 0; a < 3; a++)
         if (opt->block[a] > 0) L.block[a] = opt->block[a];
+    /* z chunks of the 2.5D kernels, for tests and experiments (the model's
+     * choice otherwise; at most nz) */
+    if (const char *e = getenv("STRATA_ZCHUNKS")) L.zchunks = atoi(e);
     return run_variant(v, &L, op);
   }
 

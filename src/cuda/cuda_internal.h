@@ -99,6 +99,8 @@ typedef enum strata__cuda_variant {
                            per-slot mbarriers instead of a block barrier */
   STRATA__V_KDTMA,      /* kdcp's method fed by one tensor copy a plane */
   STRATA__V_KDWS,       /* kdtma, warp-specialised */
+  STRATA__V_VECZ,       /* 3D boxes: vec's vectors and shuffles, Y rows a
+                           thread, a z walk with rolling partial sums */
   STRATA__V_COUNT
 } strata__cuda_variant;
 
@@ -166,6 +168,9 @@ strata_status strata__cu_kdtma(const strata__launch *L, const strata_stencil *op
                                int ws);
 /* block z = 1, 2 or 4: z points (2D: rows) per thread (cuda_vec.cu) */
 strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op);
+/* 3D boxes; block z = 1, 2 or 4 rows per thread, z chunks as the 2.5D
+ * kernels (cuda_vec.cu) */
+strata_status strata__cu_vecz(const strata__launch *L, const strata_stencil *op);
 /* mode 0: copycube (16-byte vectors, 2.5D), 1: copycube_halo (the kd read) */
 strata_status strata__cu_copy(const strata__launch *L, int mode);
 

@@ -191,6 +191,172 @@ __global__ void __launch_bounds__(512)
   }
 }
 
+/* ---- vecz: the boxes with Y rows a thread and a walk along z -------------
+ * vec's box reads 3 rows a plane for each output row and each plane Z+2
+ * times for Z outputs, so the L1/TEX pipe, not DRAM, held it (57-64% of
+ * copycube).  Here a thread owns one vector of x-points and Y consecutive
+ * rows (Y = block z = 1, 2 or 4) and walks the planes of its z chunk:
+ * each input plane's Y+2 rows are loaded once (the next plane's while this
+ * one is summed) and added to the three output planes it touches through
+ * two rolling partial sums (seed 004's three partial sums, in registers):
+ *   out(p-1) = A + T(dz=+1),  A = B + T(dz=0),  B = T(dz=-1)
+ * where T(dz) is plane p's in-plane sum with the weights of the output
+ * plane p-dz.  The symmetric box shares the in-plane sums (centre a, the
+ * 4 in-plane faces s1, the 4 in-plane corners s2):
+ *   T(0) = K0 a + K1 s1 + K2 s2,  T(+-1) = K1 a + K2 s1 + K3 s2.
+ * x neighbours: each warp (32 lanes of one thread row; block x is whole
+ * warps) loads 32 consecutive vectors and stores the 30 inside; the two
+ * lanes at its ends only lend their vectors to the shuffles.  So every
+ * value a thread needs is in the vectors it prefetched (no scalar loads on
+ * the critical path, no edge registers); the price is 1/15 more L1 loads.
+ * The first lane's vector can start V points left of the interior, inside
+ * the row's 128-byte left pad (docs/design.md).
+ * The z loop is uniform over the block (it depends on blockIdx.z only), so
+ * every lane runs every shuffle. */
+constexpr int kVeczOut = 30; /* output vectors a warp */
+
+template <typename T, int MODE, int Y>
+__global__ void __launch_bounds__(256)
+    k_vecz_box(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
+               const strata__w<T> w, int zchunk) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int NR = Y + 2; /* input rows j0-1 .. j0+Y */
+  typedef strata__vec<T, V> vec;
+  const int tx = threadIdx.x, lane = tx & 31;
+  const int wx = (blockIdx.x * blockDim.x + tx) >> 5; /* warp along x */
+  const int xv = (wx * kVeczOut + lane - 1) * V;
+  const int j0 = (blockIdx.y * blockDim.y + threadIdx.y) * Y;
+  const int nx = g.nx, ny = g.ny;
+  const bool act = j0 < ny && xv < nx + 1; /* my vector is needed */
+  const bool xmine = lane >= 1 && lane <= kVeczOut && xv < nx;
+  const long long sy = g.sy, sz = g.sz;
+  const int k0 = blockIdx.z * zchunk;
+  const int k1 = min(g.nz, k0 + zchunk);
+  const T *col = in + xv + (long long)(j0 - 1) * sy; /* row r: col + r*sy */
+  T *ocol = out + xv + (long long)j0 * g.osy;
+  bool rok[NR]; /* row j0-1+r exists (the ghost row ny at most) */
+#pragma unroll
+  for (int r = 0; r < NR; r++) rok[r] = act && j0 - 1 + r <= ny;
+
+  vec cur[NR], nxt[NR];
+#pragma unroll
+  for (int r = 0; r < NR; r++)
+    cur[r] = rok[r] ? ldg_v<T, V>(col + r * sy + (long long)(k0 - 1) * sz)
+                    : zero_v<T, V>();
+  T A[Y][V], B[Y][V];
+#pragma unroll
+  for (int y = 0; y < Y; y++)
+#pragma unroll
+    for (int e = 0; e < V; e++) A[y][e] = B[y][e] = T(0);
+
+  /* planes k0-1 .. k1 (k1 <= nz: the ghost plane at most) */
+#pragma unroll 1
+  for (int p = k0 - 1; p <= k1; p++) {
+    const T *pl = col + (long long)p * sz;
+    if (p < k1) {
+#pragma unroll
+      for (int r = 0; r < NR; r++)
+        nxt[r] = rok[r] ? ldg_v<T, V>(pl + r * sy + sz) : zero_v<T, V>();
+    }
+    T xs[NR][V + 2]; /* row r at x offsets -1 .. V */
+#pragma unroll
+    for (int r = 0; r < NR; r++) {
+#pragma unroll
+      for (int e = 0; e < V; e++) xs[r][e + 1] = cur[r].v[e];
+      xs[r][0] = __shfl_up_sync(kFull, cur[r].v[V - 1], 1);
+      xs[r][V + 1] = __shfl_down_sync(kFull, cur[r].v[0], 1);
+    }
+    const bool st = p - 1 >= k0 && xmine; /* output plane p-1 is mine */
+#pragma unroll
+    for (int y = 0; y < Y; y++) {
+      T tp[V], t0[V], tm[V]; /* T(+1), T(0), T(-1) */
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        if constexpr (MODE == VEC_SYM27) {
+          const T a = xs[y + 1][e + 1];
+          const T s1 = xs[y + 1][e] + xs[y + 1][e + 2] + xs[y][e + 1] +
+                       xs[y + 2][e + 1];
+          const T s2 = xs[y][e] + xs[y][e + 2] + xs[y + 2][e] + xs[y + 2][e + 2];
+          t0[e] = w.K[0] * a + w.K[1] * s1 + w.K[2] * s2;
+          tp[e] = w.K[1] * a + w.K[2] * s1 + w.K[3] * s2;
+          tm[e] = tp[e];
+        } else {
+          T s[3] = {T(0), T(0), T(0)};
+#pragma unroll
+          for (int d = 0; d < 3; d++) /* dz = d - 1 */
+#pragma unroll
+            for (int dy = 0; dy < 3; dy++)
+#pragma unroll
+              for (int dx = 0; dx < 3; dx++)
+                s[d] += w.K[d * 9 + dy * 3 + dx] * xs[y + dy][e + dx];
+          tm[e] = s[0];
+          t0[e] = s[1];
+          tp[e] = s[2];
+        }
+      }
+      if (st && j0 + y < ny) {
+        vec o;
+#pragma unroll
+        for (int e = 0; e < V; e++) o.v[e] = A[y][e] + tp[e];
+        store_masked<T, V>(ocol + (long long)y * g.osy +
+                               (long long)(p - 1) * g.osz,
+                           o, nx - xv);
+      }
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        A[y][e] = B[y][e] + t0[e];
+        B[y][e] = tm[e];
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < NR; r++) cur[r] = nxt[r];
+  }
+}
+
+template <typename T, int Y>
+strata_status launch_vecz(const strata__launch *L, const strata_stencil *op) {
+  constexpr int V = 16 / sizeof(T);
+  const strata__geom &g = L->g;
+  const int BX = L->block[0], BY = L->block[1];
+  auto kern = op->kind == STRATA_STENCIL_BOX_SYMMETRIC
+                  ? k_vecz_box<T, VEC_SYM27, Y>
+                  : k_vecz_box<T, VEC_BOX27, Y>;
+  const long long warps = ((g.nx + V - 1) / V + kVeczOut - 1) / kVeczOut;
+  const long long gx = (warps * 32 + BX - 1) / BX;
+  const long long rows = (long long)BY * Y;
+  const long long gy = (g.ny + rows - 1) / rows;
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "vecz: %d rows need %lld blocks along y (limit "
+                        "65535); use taller blocks", g.ny, gy);
+  if (gx > 0x7fffffffLL)
+    return strata__fail(L->ctx, STRATA_EINVAL, "vecz: %d points along x need "
+                        "too many blocks", g.nx);
+  int per_sm = 0;
+  strata_status s = strata__occupancy(L, kern, BX * BY, 0, &per_sm);
+  if (s != STRATA_OK) return s;
+  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, g.nz, 2);
+  const int zchunk = (g.nz + chunks - 1) / chunks;
+  const long long gz = (g.nz + zchunk - 1) / zchunk;
+  if (gz > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL, "vecz: %lld z chunks (limit "
+                        "65535)", gz);
+  dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)gz);
+  kern<<<grid, dim3((unsigned)BX, (unsigned)BY, 1), 0, L->stream>>>(
+      (const T *)L->in, (T *)L->out, g, strata__weights<T>(op), zchunk);
+  STRATA__LAUNCHED(L->ctx, "vecz kernel launch");
+  return STRATA_OK;
+}
+
+template <typename T>
+strata_status vecz_t(const strata__launch *L, const strata_stencil *op) {
+  switch (L->block[2]) {
+  case 1: return launch_vecz<T, 1>(L, op);
+  case 2: return launch_vecz<T, 2>(L, op);
+  default: return launch_vecz<T, 4>(L, op);
+  }
+}
+
 /* ---- 2D: the same order with rows in the role of planes ------------------
  * A block of BX x BY threads covers BX vectors along x and BY * Y rows;
  * thread row ty computes rows jb + ty*Y .. jb + ty*Y + Y-1 (Y = block z =
@@ -312,7 +478,8 @@ strata_status launch_vec2(const strata__launch *L, const strata_stencil *op) {
   constexpr int V = 16 / sizeof(T);
   const strata__geom &g = L->g;
   const int BX = L->block[0], BY = L->block[1];
-  const long long gx = ((g.nx + V - 1) / V + BX - 1) / BX;
+  const long long warps = ((g.nx + V - 1) / V + kVeczOut - 1) / kVeczOut;
+  const long long gx = (warps * 32 + BX - 1) / BX;
   const long long rows = (long long)BY * Y;
   const long long gy = (g.ny + rows - 1) / rows;
   if (gx > 0x7fffffffLL)
@@ -418,4 +585,19 @@ strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op) 
                         "vec: only 2D/3D star stencils (radius 1..4), 3x3 "
                         "boxes and 3x3x3 boxes");
   return L->prec == 4 ? vec_t<float>(L, op) : vec_t<double>(L, op);
+}
+
+strata_status strata__cu_vecz(const strata__launch *L, const strata_stencil *op) {
+  const int *b = L->block;
+  if (b[0] < 32 || b[1] < 1 || b[0] % 32 != 0 || b[0] * b[1] > 256 ||
+      (b[2] != 1 && b[2] != 2 && b[2] != 4))
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "vecz: block %dx%dx%d is not valid (x threads: whole "
+                        "warps; at most 256 threads; 1, 2 or 4 rows per "
+                        "thread)", b[0], b[1], b[2]);
+  if (op->dims != 3 || (op->kind != STRATA_STENCIL_BOX &&
+                        op->kind != STRATA_STENCIL_BOX_SYMMETRIC))
+    return strata__fail(L->ctx, STRATA_ENOTSUP,
+                        "vecz: only the 3x3x3 boxes (symmetric and general)");
+  return L->prec == 4 ? vecz_t<float>(L, op) : vecz_t<double>(L, op);
 }

@@ -313,6 +313,20 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+/* The launch grid's x and y extents: STRATA_EINVAL past the hardware
+ * limits, with the variant's name. */
+strata_status grid_limits(const strata__launch *L, const char *name,
+                          long long gx, long long gy) {
+  if (gy > 65535)
+    return strata__fail(L->ctx, STRATA_EINVAL,
+                        "%s: %d rows need %lld blocks along y (limit 65535); "
+                        "use taller blocks", name, L->g.ny, gy);
+  if (gx > 0x7fffffffLL)
+    return strata__fail(L->ctx, STRATA_EINVAL, "%s: %d points along x need "
+                        "too many blocks", name, L->g.nx);
+  return STRATA_OK;
+}
+
 template <typename T, int Y>
 strata_status launch_vecz(const strata__launch *L, const strata_stencil *op) {
   constexpr int V = 16 / sizeof(T);
@@ -325,15 +339,10 @@ strata_status launch_vecz(const strata__launch *L, const strata_stencil *op) {
   const long long gx = (warps * 32 + BX - 1) / BX;
   const long long rows = (long long)BY * Y;
   const long long gy = (g.ny + rows - 1) / rows;
-  if (gy > 65535)
-    return strata__fail(L->ctx, STRATA_EINVAL,
-                        "vecz: %d rows need %lld blocks along y (limit "
-                        "65535); use taller blocks", g.ny, gy);
-  if (gx > 0x7fffffffLL)
-    return strata__fail(L->ctx, STRATA_EINVAL, "vecz: %d points along x need "
-                        "too many blocks", g.nx);
+  strata_status s = grid_limits(L, "vecz", gx, gy);
+  if (s != STRATA_OK) return s;
   int per_sm = 0;
-  strata_status s = strata__occupancy(L, kern, BX * BY, 0, &per_sm);
+  s = strata__occupancy(L, kern, BX * BY, 0, &per_sm);
   if (s != STRATA_OK) return s;
   const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, g.nz, 2);
   const int zchunk = (g.nz + chunks - 1) / chunks;
@@ -518,13 +527,8 @@ strata_status launch_vec(const strata__launch *L, const strata_stencil *op) {
   const int BX = L->block[0], BY = L->block[1];
   const long long gx = ((g.nx + V - 1) / V + BX - 1) / BX;
   const long long gy = (g.ny + BY - 1) / BY;
-  if (gy > 65535)
-    return strata__fail(L->ctx, STRATA_EINVAL,
-                        "vec: %d rows need %lld blocks along y (limit 65535); "
-                        "use taller blocks", g.ny, gy);
-  if (gx > 0x7fffffffLL)
-    return strata__fail(L->ctx, STRATA_EINVAL, "vec: %d points along x need "
-                        "too many blocks", g.nx);
+  const strata_status s = grid_limits(L, "vec", gx, gy);
+  if (s != STRATA_OK) return s;
   const long long nzb = (g.nz + Z - 1) / Z;
   dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)(nzb > 65535 ? 65535 : nzb));
   dim3 block((unsigned)BX, (unsigned)BY, 1);

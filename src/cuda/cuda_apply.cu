@@ -123,8 +123,8 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
 /* The fixed table used when autotuning is off (major: the device's compute
  * capability).  At their default shapes on the H100 (docs/performance.md,
  * 2026-11-22): the 25-point star streamtma 80.9 / 90.1% (fp32 / fp64)
- * against streamcp 76.3 / 83.2%; the 3x3x3 boxes vecz 95.6-95.7 / 92.9-93.2%
- * at 512^3 against kdtma 83.4-84.3% (2026-11-22 05:50 UTC). */
+ * against streamcp 76.3 / 83.2%; the 3x3x3 boxes vecz 95.6-95.7 / 92.8-93.1%
+ * at 512^3 against kdtma 83.3-83.8 / 84.0-84.2% (2026-11-22 05:19 UTC). */
 int default_variant(const strata_stencil *op, int major) {
   if (op->kind == STRATA_STENCIL_DERIVATIVE) return STRATA__V_PENCIL;
   /* the radius-1 stars: vec, measured fastest on the H100 in 2D and 3D

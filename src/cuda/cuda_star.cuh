@@ -1,12 +1,39 @@
 /* The per-plane body of the 2.5D star walks fed through a shared-memory
  * ring (streamcp and streamrq in cuda_stream.cu, streamtma and streamws in
- * cuda_tma.cu). */
+ * cuda_tma.cu), and its y terms, which streamv shares. */
 #ifndef STRATA_CUDA_STAR_CUH
 #define STRATA_CUDA_STAR_CUH
 
 #include "cuda_device.cuh"
 
 namespace {
+
+/* The y terms of a star for a thread's W rows: rows -R .. W-1+R of my
+ * columns, each read once and added to each of my W points; my own rows
+ * (mine) are in registers, the others come from the shared tile sb (row
+ * pitch TW, R halo rows above the block's rows, HV halo vectors left). */
+template <typename T, int R, int W, int V, int HV>
+__device__ __forceinline__ void star_y(const strata__vec<T, V> (&mine)[W],
+                                       const T *sb, int TW, int tx, int ty,
+                                       const strata__w<T> &w,
+                                       strata__vec<T, V> (&acc)[W]) {
+  typedef strata__vec<T, V> vec;
+#pragma unroll
+  for (int d = -R; d < W + R; d++) {
+    vec v;
+    if (d >= 0 && d < W)
+      v = mine[d < 0 ? 0 : d >= W ? W - 1 : d];
+    else
+      v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
+#pragma unroll
+    for (int r = 0; r < W; r++) {
+      const int m = d > r ? d - r : r - d;
+      if (m >= 1 && m <= R)
+#pragma unroll
+        for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
+    }
+  }
+}
 
 /* One output plane of a radius-R star for a thread's W rows of V columns.
  * q: the register queue, plane k + d of my rows in q[(base + d) % NQ]
@@ -54,22 +81,7 @@ __device__ __forceinline__ void star_plane(const strata__vec<T, V> (&q)[NQ][W],
       for (int e = 0; e < V; e++)
         acc[r].v[e] += w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
   }
-  /* y: rows -R .. W-1+R of my columns; my own rows are the queue's */
-#pragma unroll
-  for (int d = -R; d < W + R; d++) {
-    vec v;
-    if (d >= 0 && d < W)
-      v = QS(0)[d < 0 ? 0 : d >= W ? W - 1 : d];
-    else
-      v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
-#pragma unroll
-    for (int r = 0; r < W; r++) {
-      const int m = d > r ? d - r : r - d;
-      if (m >= 1 && m <= R)
-#pragma unroll
-        for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
-    }
-  }
+  star_y<T, R, W, V, HV>(QS(0), sb, TW, tx, ty, w, acc);
 #undef QS
 }
 

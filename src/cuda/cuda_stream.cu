@@ -173,21 +173,7 @@ __global__ void __launch_bounds__(stream_max_threads<W>())
               w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
     }
     /* y: every row of the window once, added to each of my W points */
-#pragma unroll
-    for (int d = -R; d < W + R; d++) {
-      vec v;
-      if (d >= 0 && d < W)
-        v = q[R][d < 0 ? 0 : d >= W ? W - 1 : d];
-      else
-        v = lds_v<T, V>(sb + (R + ty * W + d) * TW + (HV + tx) * V);
-#pragma unroll
-      for (int r = 0; r < W; r++) {
-        const int m = d > r ? d - r : r - d;
-        if (m >= 1 && m <= R)
-#pragma unroll
-          for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
-      }
-    }
+    star_y<T, R, W, V, HV>(q[R], sb, TW, tx, ty, w, acc);
     if (xv < nx) {
 #pragma unroll
       for (int r = 0; r < W; r++)

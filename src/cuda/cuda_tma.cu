@@ -38,13 +38,10 @@
  * planes), so ghosts are read as they are; the box may run past the
  * allocation's end (zeros) or into the row padding (never stored: only
  * interior points within r of a stored point feed it). */
-#include "cuda_device.cuh"
+#include "cuda_tma.cuh"
 #include "cuda_kd.cuh"
 #include "cuda_star.cuh"
 
-#include <cuda.h> /* CUtensorMap and its enums; the entry point comes from
-                     the runtime, so there is no link against libcuda */
-#include <stdint.h>
 #include <stdlib.h>
 
 namespace {
@@ -58,141 +55,6 @@ template <int W, bool WS> constexpr int tma_max_threads() {
   return W == 1 || !WS ? 512 : 256;
 }
 
-__device__ __forceinline__ unsigned smem_u32(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)),
-               "r"(count)
-               : "memory");
-}
-
-/* Makes the initialised barriers visible to the copy engine (async proxy). */
-__device__ __forceinline__ void mbar_fence_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint64_t *b, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                   smem_u32(b)),
-               "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint64_t *b) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(b))
-               : "memory");
-}
-
-__device__ __forceinline__ bool mbar_try_wait(uint64_t *b, unsigned parity) {
-  unsigned r;
-  asm volatile("{\n"
-               " .reg .pred p;\n"
-               " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-               " selp.u32 %0, 1, 0, p;\n"
-               "}\n"
-               : "=r"(r)
-               : "r"(smem_u32(b)), "r"(parity)
-               : "memory");
-  return r != 0;
-}
-
-__device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity) {
-  while (!mbar_try_wait(b, parity)) {
-  }
-}
-
-/* One box of the 3D tensor map at element coordinates (x, y, z) into
- * shared memory (128-byte aligned), completing on mbarrier b. */
-__device__ __forceinline__ void tma_load3(void *dst, const CUtensorMap *tm,
-                                          int x, int y, int z, uint64_t *b) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_"
-      "tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(tm)), "r"(x), "r"(y), "r"(z),
-      "r"(smem_u32(b))
-      : "memory");
-}
-
-/* Elements of one ring slot: the tile rounded up to 128 bytes. */
-template <typename T>
-__host__ __device__ constexpr int tma_slot_elems(int TW, int TH) {
-  return (TW * TH + (int)(128 / sizeof(T)) - 1) / (int)(128 / sizeof(T)) *
-         (int)(128 / sizeof(T));
-}
-
-/* The ring of NS tile slots (bufsz elements each, 128-byte aligned) and,
- * after them in shared memory, its full and empty mbarriers; plane p is
- * the box of the tensor map at (bx, by, oz + p).  The copy side of the
- * protocol above. */
-template <typename T, int NS> struct tma_ring {
-  T *sm;
-  int bufsz;
-  uint64_t *full, *empty;
-  const CUtensorMap *tm;
-  unsigned txbytes;
-  int bx, by, oz;
-
-  __device__ __forceinline__ tma_ring(T *sm_, int bufsz_, const CUtensorMap *tm_,
-                                      unsigned txbytes_, int bx_, int by_,
-                                      int oz_)
-      : sm(sm_), bufsz(bufsz_), full(reinterpret_cast<uint64_t *>(sm_ + NS * bufsz_)),
-        empty(full + NS), tm(tm_), txbytes(txbytes_), bx(bx_), by(by_), oz(oz_) {}
-
-  /* plane p into slot s */
-  __device__ __forceinline__ void copy(int p, int s) const {
-    mbar_expect_tx(&full[s], txbytes);
-    tma_load3(sm + s * bufsz, tm, bx, by, oz + p, &full[s]);
-  }
-  /* thread 0, before the block's one barrier: the full barriers, and the
-   * empty ones (warps arrivals) when warp-specialised */
-  __device__ __forceinline__ void init(bool ws, int warps) const {
-#pragma unroll
-    for (int s = 0; s < NS; s++) {
-      mbar_init(&full[s], 1);
-      if (ws) mbar_init(&empty[s], (unsigned)warps);
-    }
-    mbar_fence_init();
-  }
-  /* the copier (warp-specialised): planes first .. last; fill n of slot s
-   * is plane first + s + n*NS, and from the second fill on it waits until
-   * every consumer warp has released the slot's previous plane */
-  __device__ __forceinline__ void copier(int first, int last) const {
-    int slot = 0;
-    unsigned eph = 0;
-    for (int p = first; p <= last; p++) {
-      if (p >= first + NS) mbar_wait(&empty[slot], eph);
-      copy(p, slot);
-      if (++slot == NS) {
-        slot = 0;
-        if (p >= first + NS) eph ^= 1u;
-      }
-    }
-  }
-  /* Every thread of the block: the barriers, the block's one barrier, then
-   * the first copies, of planes first .. last: warp-specialised, the warp
-   * after the nthr consumers copies them all and false comes back to it
-   * (it has nothing else to do); otherwise thread 0 copies the first NS
-   * planes (the rest after each plane's block barrier). */
-  template <bool WS>
-  __device__ __forceinline__ bool start(int tid, int nthr, int first,
-                                        int last) const {
-    if (tid == 0) init(WS, nthr / 32);
-    __syncthreads();
-    if constexpr (WS) {
-      if (tid >= nthr) {
-        if (tid == nthr) copier(first, last);
-        return false;
-      }
-    } else if (tid == 0) {
-      for (int p = first; p < first + NS && p <= last; p++) copy(p, p - first);
-    }
-    return true;
-  }
-};
-
 /* WS false: thread 0 copies each plane right after the block barrier that
  * ends the previous one.  WS true (warp-specialised): one extra warp copies;
  * the consumers never meet at a block barrier: each warp releases a slot
@@ -204,7 +66,7 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
     k_streamtma(const __grid_constant__ CUtensorMap tm,
                 const T *__restrict__ in, T *__restrict__ out, strata__geom g,
                 const strata__w<T> w, int zchunk, int BX, int BY, int ox,
-                int oy, int oz) {
+                int oy, int oz, int hint) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int V = 16 / sizeof(T);
   constexpr int HV = (R + V - 1) / V;
@@ -222,8 +84,9 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
   const int kz0 = blockIdx.z * zchunk;
   const int kz1 = min(g.nz, kz0 + zchunk);
   const int last = kz1 - 1 + R; /* last plane whose tile is needed */
-  const tma_ring<T, NS> ring(sm, bufsz, &tm, (unsigned)(TW * TH * sizeof(T)),
-                             ox + x0 - HV * V, oy + y0 - R, oz);
+  tma_ring<T, NS> ring(sm, bufsz, &tm, (unsigned)(TW * TH * sizeof(T)),
+                       ox + x0 - HV * V, oy + y0 - R, oz);
+  if (hint) ring.pol = l2_policy(hint);
   uint64_t *full = ring.full, *empty = ring.empty;
 
   if (!ring.template start<WS>(tid, nthr, kz0, last)) return;
@@ -315,7 +178,7 @@ template <typename T, int MODE, int W, int A, bool WS>
 __global__ void __launch_bounds__(kdtma_max_threads<WS>() + (WS ? 32 : 0))
     k_kdtma(const __grid_constant__ CUtensorMap tm, T *__restrict__ out,
             strata__geom g, const strata__w<T> w, int zchunk, int BX, int BY,
-            int ox, int oy, int oz) {
+            int ox, int oy, int oz, int hint) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int V = 16 / sizeof(T);
   constexpr int NS = A + 1;
@@ -330,8 +193,9 @@ __global__ void __launch_bounds__(kdtma_max_threads<WS>() + (WS ? 32 : 0))
   const int kz0 = blockIdx.z * zchunk;
   const int kz1 = min(g.nz, kz0 + zchunk);
   const int pfirst = kz0 - 1, plast = kz1; /* input planes */
-  const tma_ring<T, NS> ring(sm, bufsz, &tm, (unsigned)(TW * TH * sizeof(T)),
-                             ox + x0 - V, oy + y0 - 1, oz);
+  tma_ring<T, NS> ring(sm, bufsz, &tm, (unsigned)(TW * TH * sizeof(T)),
+                       ox + x0 - V, oy + y0 - 1, oz);
+  if (hint) ring.pol = l2_policy(hint);
   uint64_t *full = ring.full, *empty = ring.empty;
 
   if (!ring.template start<WS>(tid, nthr, pfirst, plast)) return;
@@ -389,62 +253,22 @@ __global__ void __launch_bounds__(kdtma_max_threads<WS>() + (WS ? 32 : 0))
 #endif
 }
 
-/* cuTensorMapEncodeTiled through the runtime's driver entry point, looked up
- * once (NULL when the driver has none). */
-typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
-                              void *, const cuuint64_t *, const cuuint64_t *,
-                              const cuuint32_t *, const cuuint32_t *,
-                              CUtensorMapInterleave, CUtensorMapSwizzle,
-                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-encode_fn encoder() {
-  static const encode_fn fn = [] {
-    void *p = NULL;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
-                                         cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      p = NULL;
-    return (encode_fn)p;
-  }();
-  return fn;
-}
-
-/* The tensor map of the input's whole allocation with a TW x TH x 1 box;
- * promote: the copies' L2 promotion in bytes (0 = none). */
+/* The tensor map of the input's whole allocation with a TW x TH x 1 box. */
 strata_status tensor_map(const strata__launch *L, size_t es, int TW, int TH,
                          int promote, const char *name, CUtensorMap *tm) {
-  encode_fn enc = encoder();
-  if (!enc)
-    return strata__fail(L->ctx, STRATA_ENOTSUP,
-                        "%s: the CUDA driver has no cuTensorMapEncodeTiled",
-                        name);
-  const cuuint64_t dim[3] = {L->in_ext[0], L->in_ext[1], L->in_ext[2]};
-  const cuuint64_t stride[2] = {L->in_ext[0] * es,
-                                L->in_ext[0] * L->in_ext[1] * es};
-  const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
-  const cuuint32_t estr[3] = {1, 1, 1};
-  /* STRATA_TMA_L2 = 0, 64, 128 or 256 overrides it (tuning experiments,
-   * docs/cuda-notes.md) */
-  if (const char *e = getenv("STRATA_TMA_L2")) promote = atoi(e);
-  const CUtensorMapL2promotion l2 =
-      promote == 0    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-      : promote == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-      : promote == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                       : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-  CUresult cr = enc(tm,
-                    es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-                    3, const_cast<void *>(L->in_data), dim, stride, box, estr,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                    l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (cr != CUDA_SUCCESS)
-    return strata__fail(L->ctx, STRATA_EDEVICE,
-                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
-                        "%llux%llux%llu allocation and a %dx%d box",
-                        name, (int)cr, L->in_ext[0], L->in_ext[1],
-                        L->in_ext[2], TW, TH);
-  return STRATA_OK;
+  const unsigned long long ext[3] = {L->in_ext[0], L->in_ext[1], L->in_ext[2]};
+  return strata__cu_tensor_map(L->ctx, L->in_data, es, ext, TW, TH, promote,
+                               name, tm);
+}
+
+/* The tensor copies' L2 policy (l2_policy's numbering): dflt, or
+ * STRATA_TMA_HINT (experiments, docs/cuda-notes.md).  The stars' tiles are
+ * copied evict-last: their halo rows are read again by the neighbouring
+ * blocks, and the outputs are stored evict-first (H100, 25-point auto:
+ * fp32 85.2 -> 87.1%, fp64 90.3 -> 93.7% of copycube on 512^3). */
+int tma_hint(int dflt) {
+  const char *e = getenv("STRATA_TMA_HINT");
+  return e ? atoi(e) : dflt;
 }
 
 /* What both tensor-copy launchers work out before they launch: the block
@@ -516,7 +340,8 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   if (s != STRATA_OK) return s;
   kern<<<P.grid, dim3(P.threads, 1, 1), P.bytes, L->stream>>>(
       P.tm, (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op),
-      P.zchunk, BX, BY, L->in_org[0], L->in_org[1], L->in_org[2]);
+      P.zchunk, BX, BY, L->in_org[0], L->in_org[1], L->in_org[2],
+      tma_hint(1));
   STRATA__LAUNCHED(L->ctx, WS ? "streamws kernel launch"
                               : "streamtma kernel launch");
   return STRATA_OK;
@@ -556,7 +381,7 @@ strata_status launch_kdtma(const strata__launch *L, const strata_stencil *op) {
   if (s != STRATA_OK) return s;
   kern<<<P.grid, dim3(P.threads, 1, 1), P.bytes, L->stream>>>(
       P.tm, (T *)L->out, L->g, strata__weights<T>(op), P.zchunk, BX, BY,
-      L->in_org[0], L->in_org[1], L->in_org[2]);
+      L->in_org[0], L->in_org[1], L->in_org[2], tma_hint(0));
   STRATA__LAUNCHED(L->ctx, WS ? "kdws kernel launch" : "kdtma kernel launch");
   return STRATA_OK;
 }
@@ -631,4 +456,60 @@ strata_status strata__cu_kdtma(const strata__launch *L, const strata_stencil *op
   if (L->prec == 4)
     return ws ? kdtma_t<float, true>(L, op) : kdtma_t<float, false>(L, op);
   return ws ? kdtma_t<double, true>(L, op) : kdtma_t<double, false>(L, op);
+}
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point, looked up
+ * once (NULL when the driver has none). */
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
+                              void *, const cuuint64_t *, const cuuint64_t *,
+                              const cuuint32_t *, const cuuint32_t *,
+                              CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static encode_fn encoder() {
+  static const encode_fn fn = [] {
+    void *p = NULL;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                         cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      p = NULL;
+    return (encode_fn)p;
+  }();
+  return fn;
+}
+
+strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
+                                    size_t es, const unsigned long long ext[3],
+                                    int TW, int TH, int promote,
+                                    const char *name, CUtensorMap *tm) {
+  encode_fn enc = encoder();
+  if (!enc)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "%s: the CUDA driver has no cuTensorMapEncodeTiled",
+                        name);
+  const cuuint64_t dim[3] = {ext[0], ext[1], ext[2]};
+  const cuuint64_t stride[2] = {ext[0] * es, ext[0] * ext[1] * es};
+  const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  /* STRATA_TMA_L2 = 0, 64, 128 or 256 overrides it (tuning experiments,
+   * docs/cuda-notes.md) */
+  if (const char *e = getenv("STRATA_TMA_L2")) promote = atoi(e);
+  const CUtensorMapL2promotion l2 =
+      promote == 0    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+      : promote == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+      : promote == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                       : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  CUresult cr = enc(tm,
+                    es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                    3, const_cast<void *>(base), dim, stride, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                    l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (cr != CUDA_SUCCESS)
+    return strata__fail(ctx, STRATA_EDEVICE,
+                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
+                        "%llux%llux%llu allocation and a %dx%d box",
+                        name, (int)cr, ext[0], ext[1], ext[2], TW, TH);
+  return STRATA_OK;
 }

@@ -1,0 +1,209 @@
+/* The Hopper bulk tensor copy (TMA, sm_90) pieces shared by the kernels
+ * that use it (cuda_tma.cu's operator variants, the wave step in
+ * cuda_solvers.cu): mbarrier helpers, the 3D box copy, the ring of tile
+ * slots with its full / empty protocol (stated in cuda_tma.cu's header),
+ * and the host's tensor-map encoder. */
+#ifndef STRATA_CUDA_TMA_CUH
+#define STRATA_CUDA_TMA_CUH
+
+#include "cuda_device.cuh"
+
+#include <cuda.h> /* CUtensorMap and its enums; the entry point comes from
+                     the runtime, so there is no link against libcuda */
+#include <stdint.h>
+
+/* Host side: a tensor map over a whole allocation at base (ext[0] x ext[1] x
+ * ext[2] elements of es bytes, rows contiguous) with a TW x TH x 1 box;
+ * promote: the copies' L2 promotion in bytes (0 = none; STRATA_TMA_L2
+ * overrides it).  name heads the error message. */
+strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
+                                    size_t es, const unsigned long long ext[3],
+                                    int TW, int TH, int promote,
+                                    const char *name, CUtensorMap *tm);
+
+namespace {
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)),
+               "r"(count)
+               : "memory");
+}
+
+/* Makes the initialised barriers visible to the copy engine (async proxy). */
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                   smem_u32(b)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(b))
+               : "memory");
+}
+
+__device__ __forceinline__ bool mbar_try_wait(uint64_t *b, unsigned parity) {
+  unsigned r;
+  asm volatile("{\n"
+               " .reg .pred p;\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               " selp.u32 %0, 1, 0, p;\n"
+               "}\n"
+               : "=r"(r)
+               : "r"(smem_u32(b)), "r"(parity)
+               : "memory");
+  return r != 0;
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity) {
+  while (!mbar_try_wait(b, parity)) {
+  }
+}
+
+/* One box of the 3D tensor map at element coordinates (x, y, z) into
+ * shared memory (128-byte aligned), completing on mbarrier b. */
+__device__ __forceinline__ void tma_load3(void *dst, const CUtensorMap *tm,
+                                          int x, int y, int z, uint64_t *b) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_"
+      "tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(tm)), "r"(x), "r"(y), "r"(z),
+      "r"(smem_u32(b))
+      : "memory");
+}
+
+/* The same with an L2 cache policy (pol from l2_policy) on the reads. */
+__device__ __forceinline__ void tma_load3_pol(void *dst, const CUtensorMap *tm,
+                                              int x, int y, int z, uint64_t *b,
+                                              uint64_t pol) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_"
+      "tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(
+          smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(tm)), "r"(x), "r"(y), "r"(z),
+      "r"(smem_u32(b)), "l"(pol)
+      : "memory");
+}
+
+/* L2 cache policies for tensor copies: 0 none, 1 evict-last, 2
+ * evict-first, 3 / 4 / 5 evict-last on 50 / 75 / 25% of the lines. */
+__device__ __forceinline__ uint64_t l2_policy(int hint) {
+  uint64_t p = 0;
+  if (hint == 1)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
+                 : "=l"(p));
+  else if (hint == 2)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
+                 : "=l"(p));
+  else if (hint == 3)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 0.5;\n"
+                 : "=l"(p));
+  else if (hint == 4)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 0.75;\n"
+                 : "=l"(p));
+  else if (hint == 5)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 0.25;\n"
+                 : "=l"(p));
+  return p;
+}
+
+/* tma_load3 with the policy when there is one. */
+__device__ __forceinline__ void tma_load3_hint(void *dst, const CUtensorMap *tm,
+                                               int x, int y, int z,
+                                               uint64_t *b, uint64_t pol) {
+  if (pol)
+    tma_load3_pol(dst, tm, x, y, z, b, pol);
+  else
+    tma_load3(dst, tm, x, y, z, b);
+}
+
+/* Elements of one ring slot: the tile rounded up to 128 bytes. */
+template <typename T>
+__host__ __device__ constexpr int tma_slot_elems(int TW, int TH) {
+  return (TW * TH + (int)(128 / sizeof(T)) - 1) / (int)(128 / sizeof(T)) *
+         (int)(128 / sizeof(T));
+}
+
+/* The ring of NS tile slots (bufsz elements each, 128-byte aligned) and,
+ * after them in shared memory, its full and empty mbarriers; plane p is
+ * the box of the tensor map at (bx, by, oz + p).  The copy side of the
+ * protocol above. */
+template <typename T, int NS> struct tma_ring {
+  T *sm;
+  int bufsz;
+  uint64_t *full, *empty;
+  const CUtensorMap *tm;
+  unsigned txbytes;
+  uint64_t pol = 0; /* an L2 policy for the copies (0: none) */
+  int bx, by, oz;
+
+  __device__ __forceinline__ tma_ring(T *sm_, int bufsz_, const CUtensorMap *tm_,
+                                      unsigned txbytes_, int bx_, int by_,
+                                      int oz_)
+      : sm(sm_), bufsz(bufsz_), full(reinterpret_cast<uint64_t *>(sm_ + NS * bufsz_)),
+        empty(full + NS), tm(tm_), txbytes(txbytes_), bx(bx_), by(by_), oz(oz_) {}
+
+  /* plane p into slot s */
+  __device__ __forceinline__ void copy(int p, int s) const {
+    mbar_expect_tx(&full[s], txbytes);
+    tma_load3_hint(sm + s * bufsz, tm, bx, by, oz + p, &full[s], pol);
+  }
+  /* thread 0, before the block's one barrier: the full barriers, and the
+   * empty ones (warps arrivals) when warp-specialised */
+  __device__ __forceinline__ void init(bool ws, int warps) const {
+#pragma unroll
+    for (int s = 0; s < NS; s++) {
+      mbar_init(&full[s], 1);
+      if (ws) mbar_init(&empty[s], (unsigned)warps);
+    }
+    mbar_fence_init();
+  }
+  /* the copier (warp-specialised): planes first .. last; fill n of slot s
+   * is plane first + s + n*NS, and from the second fill on it waits until
+   * every consumer warp has released the slot's previous plane */
+  __device__ __forceinline__ void copier(int first, int last) const {
+    int slot = 0;
+    unsigned eph = 0;
+    for (int p = first; p <= last; p++) {
+      if (p >= first + NS) mbar_wait(&empty[slot], eph);
+      copy(p, slot);
+      if (++slot == NS) {
+        slot = 0;
+        if (p >= first + NS) eph ^= 1u;
+      }
+    }
+  }
+  /* Every thread of the block: the barriers, the block's one barrier, then
+   * the first copies, of planes first .. last: warp-specialised, the warp
+   * after the nthr consumers copies them all and false comes back to it
+   * (it has nothing else to do); otherwise thread 0 copies the first NS
+   * planes (the rest after each plane's block barrier). */
+  template <bool WS>
+  __device__ __forceinline__ bool start(int tid, int nthr, int first,
+                                        int last) const {
+    if (tid == 0) init(WS, nthr / 32);
+    __syncthreads();
+    if constexpr (WS) {
+      if (tid >= nthr) {
+        if (tid == nthr) copier(first, last);
+        return false;
+      }
+    } else if (tid == 0) {
+      for (int p = first; p < first + NS && p <= last; p++) copy(p, p - first);
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+#endif

@@ -286,6 +286,14 @@ static const wcase wcases[] = {
     {"3D r=1: sponge x-lo, CPML x-hi, Mur y, free z", 3, 1, {29, 21, 35},
      {17, 9, 19}, {Z_, Z_, M_, M_, F_, F_}, {0, 1, 0, 0, 0, 0},
      {1, 0, 0, 0, 0, 0}, 1},
+    /* wider than one tile of the tensor-copy kernel (128 fp32 / 64 fp64
+     * columns), several tiles along y, z chunks */
+    {"3D r=4: free surfaces on all faces, wide x, c2 field", 3, 4,
+     {150, 40, 23}, {139, 20, 13}, {F_, F_, F_, F_, F_, F_},
+     {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, 1},
+    {"3D r=3: sponge x and z, zero faces, wide x, c2 line", 3, 3,
+     {133, 31, 26}, {131, 17, 15}, {Z_, Z_, Z_, Z_, Z_, Z_},
+     {0, 0, 0, 0, 0, 0}, {1, 1, 0, 0, 1, 1}, 0},
     {"2D r=1: PEC (free) walls", 2, 1, {77, 53, 1}, {29, 23, 1},
      {F_, F_, F_, F_, Z_, Z_}, {0}, {0}, 0},
     {"2D r=1: Mur walls", 2, 1, {77, 53, 1}, {29, 23, 1},

@@ -9,9 +9,11 @@
  *   A. k_psi, one launch per CPML slab: psi = b psi + a D1 u over the
  *      slab's [lo, hi) along its axis (rows of y/z slabs with a == 0 are
  *      skipped, as on the CPU);
- *   B. k_wavev (3D): the update of up over the stencil nodes, streamed as
- *      streamcp (16-byte vectors, cp.async ring of u tiles, up and c2 copied
- *      ahead, one barrier per plane; see its comment).  k_wave (2D, or
+ *   B. k_wavetma (3D, sm_90): the update of up over the stencil nodes,
+ *      fed by bulk tensor copies as streamws (see its comment); k_wavev
+ *      (3D elsewhere) the same streamed as streamcp (16-byte vectors,
+ *      cp.async ring of u tiles, up and c2 copied ahead, one barrier per
+ *      plane; see its comment).  k_wave (2D, or
  *      grids k_wavev does not take): the scalar 2.5D update: a 32 x 16
  *      block owns an xy tile and walks a chunk of z planes, the current
  *      plane's tile and halo in shared memory, the 2R + 1 z values of its

@@ -423,6 +423,48 @@ __global__ void __launch_bounds__(kWX *kWY) k_wave(const wave_par<T> P) {
   }
 }
 
+/* The x window of one vector (HV vectors left, mine, HV right, from its
+ * tile row rowp) into xs, and L u into L in the CPU's order: centre, then
+ * per k the x, y (the tile column colp, row pitch TW) and z pairs; plane
+ * k + d of my column is q[(base + d) % NQ].  k_wavev and k_wavetma. */
+template <typename T, int R, int V, int HV, int NQ>
+__device__ __forceinline__ void wave_lap(const wave_par<T> &P, const T c0,
+                                         const strata__vec<T, V> (&q)[NQ],
+                                         int base, const T *rowp,
+                                         const T *colp, int TW,
+                                         T (&xs)[(2 * HV + 1) * V],
+                                         T (&L)[V]) {
+  typedef strata__vec<T, V> vec;
+  const vec c = q[base % NQ];
+#pragma unroll
+  for (int h = 0; h < HV; h++) {
+    const vec l = lds_v<T, V>(rowp + h * V);
+    const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      xs[h * V + e] = l.v[e];
+      xs[(HV + 1 + h) * V + e] = r.v[e];
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < V; e++) xs[HV * V + e] = c.v[e];
+#pragma unroll
+  for (int e = 0; e < V; e++) L[e] = c0 * c.v[e];
+#pragma unroll
+  for (int m = 1; m <= R; m++) {
+    const vec ym = lds_v<T, V>(colp - m * TW);
+    const vec yp = lds_v<T, V>(colp + m * TW);
+    const vec zm = q[(base - m) % NQ], zp = q[(base + m) % NQ];
+    const T w = P.lap[m];
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      L[e] += w * (xs[HV * V + e - m] + xs[HV * V + e + m]);
+      L[e] += w * (ym.v[e] + yp.v[e]);
+      L[e] += w * (zm.v[e] + zp.v[e]);
+    }
+  }
+}
+
 /* B (3D). The update of up over the stencil nodes, streamed in the style of
  * streamcp (src/cuda/cuda_stream.cu).  A kVX x kVY block owns an xy tile of
  * kVX*V x kVY points (V = 16 bytes / sizeof(T) along x per thread) and walks
@@ -549,39 +591,11 @@ __global__ void __launch_bounds__(kVX *kVY)
     q[2 * R] = lds_v<T, V>(sq + csm);
     if (!uok) continue; /* no barrier below: safe */
 
-    /* x window: HV vectors left, my vector, HV vectors right */
+    /* x window and L u (CPU order); the queue holds k-R .. k+R in order */
     const T *rowp = sb + (R + ty) * TW + tx * V;
-    T xs[(2 * HV + 1) * V];
-#pragma unroll
-    for (int h = 0; h < HV; h++) {
-      const vec l = lds_v<T, V>(rowp + h * V);
-      const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        xs[h * V + e] = l.v[e];
-        xs[(HV + 1 + h) * V + e] = r.v[e];
-      }
-    }
-#pragma unroll
-    for (int e = 0; e < V; e++) xs[HV * V + e] = q[R].v[e];
     const T *colp = sb + csm; /* my vector in the tile: y neighbours */
-
-    /* L u, CPU order: centre, then per k the x, y, z pairs */
-    T L[V];
-#pragma unroll
-    for (int e = 0; e < V; e++) L[e] = c0 * q[R].v[e];
-#pragma unroll
-    for (int m = 1; m <= R; m++) {
-      const vec ym = lds_v<T, V>(colp - m * TW);
-      const vec yp = lds_v<T, V>(colp + m * TW);
-      const T w = P.lap[m];
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        L[e] += w * (xs[HV * V + e - m] + xs[HV * V + e + m]);
-        L[e] += w * (ym.v[e] + yp.v[e]);
-        L[e] += w * (q[R - m].v[e] + q[R + m].v[e]);
-      }
-    }
+    T xs[(2 * HV + 1) * V], L[V];
+    wave_lap<T, R, V, HV, 2 * R + 1>(P, c0, q, R, rowp, colp, TW, xs, L);
 
     /* CPML: x sides, then y, then z, where the point is in [lo, hi) (CP;
      * else k_cpml_corr adds it afterwards) */
@@ -840,39 +854,11 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
     const T *sb = sm + cs * SS;
     q[(ph + 2 * R) % NQ] = lds_v<T, V>(sm + fs * SS + csm);
     const vec c = q[(ph + R) % NQ];
-    /* x window: HV vectors left, my vector, HV vectors right */
+    /* x window and L u (CPU order) */
     const T *rowp = sb + (R + ty) * TW + tx * V;
-    T xs[(2 * HV + 1) * V];
-#pragma unroll
-    for (int h = 0; h < HV; h++) {
-      const vec l = lds_v<T, V>(rowp + h * V);
-      const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        xs[h * V + e] = l.v[e];
-        xs[(HV + 1 + h) * V + e] = r.v[e];
-      }
-    }
-#pragma unroll
-    for (int e = 0; e < V; e++) xs[HV * V + e] = c.v[e];
     const T *colp = sb + csm;
-    /* L u, CPU order: centre, then per k the x, y, z pairs */
-    T L[V];
-#pragma unroll
-    for (int e = 0; e < V; e++) L[e] = c0 * c.v[e];
-#pragma unroll
-    for (int m = 1; m <= R; m++) {
-      const vec ym = lds_v<T, V>(colp - m * TW);
-      const vec yp = lds_v<T, V>(colp + m * TW);
-      const vec zm = q[(ph + R - m) % NQ], zp = q[(ph + R + m) % NQ];
-      const T w = P.lap[m];
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        L[e] += w * (xs[HV * V + e - m] + xs[HV * V + e + m]);
-        L[e] += w * (ym.v[e] + yp.v[e]);
-        L[e] += w * (zm.v[e] + zp.v[e]);
-      }
-    }
+    T xs[(2 * HV + 1) * V], L[V];
+    wave_lap<T, R, V, HV, NQ>(P, c0, q, ph + R, rowp, colp, TW, xs, L);
     const vec upv = lds_v<T, V>(sb + psm);
     vec c2v;
     if constexpr (C2F) {

@@ -101,6 +101,23 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* Planes k0 .. k1-1 in trips of NQ: step(k, ph) with ph = (k - k0) % NQ, a
+ * constant once the trip is unrolled, so the z queues of the 2.5D walks
+ * rotate between named registers instead of moving.  k0 and k1 are the
+ * same for the whole block, so steps with block barriers are safe. */
+template <int NQ, typename F>
+__device__ __forceinline__ void strata__trips(int k0, int k1, F &&step) {
+  int k = k0;
+#pragma unroll 1
+  for (; k + NQ <= k1; k += NQ) {
+#pragma unroll
+    for (int ph = 0; ph < NQ; ph++) step(k + ph, ph);
+  }
+#pragma unroll
+  for (int ph = 0; ph < NQ; ph++)
+    if (k + ph < k1) step(k + ph, ph);
+}
+
 /* Host side: converts a strata_stencil into the weights a kernel takes. */
 template <typename T>
 static inline strata__w<T> strata__weights(const strata_stencil *op) {

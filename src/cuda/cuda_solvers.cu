@@ -800,10 +800,7 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
     const unsigned ub = (unsigned)(TW * TH * sizeof(T));
     const unsigned pb = (unsigned)(BX * V * BY * sizeof(T));
     const uint64_t upol = l2_policy(uhint), ppol = l2_policy(phint);
-    int slot = 0;
-    unsigned eph = 0;
-    for (int p = kz0; p <= last; p++) {
-      if (p >= kz0 + NS) mbar_wait(&empty[slot], eph);
+    tma_copier<NS>(empty, kz0, last, [&](int p, int slot) {
       T *b = sm + slot * SS;
       const bool own = p < kz1; /* a plane of the chunk: up (and c2) too */
       mbar_expect_tx(&full[slot], ub + (own ? (C2F ? 2 : 1) * pb : 0));
@@ -816,11 +813,7 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
           tma_load3_hint(b + USZ + PSZ, &tc, oc.x + x0, oc.y + y0, oc.z + p,
                          &full[slot], ppol);
       }
-      if (++slot == NS) {
-        slot = 0;
-        if (p >= kz0 + NS) eph ^= 1u;
-      }
-    }
+    });
     return;
   }
 
@@ -847,12 +840,11 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
 #pragma unroll
   for (int p = 0; p < R; p++) mbar_wait(&full[p], 0u);
 
-  int cs = 0, fs = R; /* slots of planes k and k + R */
-  unsigned fph = 0;   /* the fill phase of slot fs */
+  tma_cursor<NS> cur(R);
   auto plane = [&](int k, int ph) {
-    mbar_wait(&full[fs], fph);
-    const T *sb = sm + cs * SS;
-    q[(ph + 2 * R) % NQ] = lds_v<T, V>(sm + fs * SS + csm);
+    mbar_wait(&full[cur.fs], cur.fph);
+    const T *sb = sm + cur.cs * SS;
+    q[(ph + 2 * R) % NQ] = lds_v<T, V>(sm + cur.fs * SS + csm);
     const vec c = q[(ph + R) % NQ];
     /* x window and L u (CPU order) */
     const T *rowp = sb + (R + ty) * TW + tx * V;
@@ -870,7 +862,7 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
     }
     /* this warp is done with the slot of k */
     __syncwarp();
-    if (lane == 0) mbar_arrive(&empty[cs]);
+    if (lane == 0) mbar_arrive(&empty[cur.cs]);
     vec res;
     if (P.any_damp) {
       T erow = 0;
@@ -922,21 +914,9 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
         }
       }
     }
-    cs = cs + 1 == NS ? 0 : cs + 1;
-    if (++fs == NS) {
-      fs = 0;
-      fph ^= 1u;
-    }
+    cur.next();
   };
-  int k = kz0;
-#pragma unroll 1
-  for (; k + NQ <= kz1; k += NQ) {
-#pragma unroll
-    for (int ph = 0; ph < NQ; ph++) plane(k + ph, ph);
-  }
-#pragma unroll
-  for (int ph = 0; ph < NQ; ph++)
-    if (k + ph < kz1) plane(k + ph, ph); /* block-uniform */
+  strata__trips<NQ>(kz0, kz1, plane);
 #endif
 }
 

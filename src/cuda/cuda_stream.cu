@@ -289,15 +289,7 @@ __global__ void __launch_bounds__(streamrq_max_threads(), W == 1 ? 3 : 2)
                              acc[r], nx - xv);
     }
   };
-  int k = kz0;
-#pragma unroll 1
-  for (; k + NQ <= kz1; k += NQ) {
-#pragma unroll
-    for (int ph = 0; ph < NQ; ph++) plane(k + ph, ph);
-  }
-#pragma unroll
-  for (int ph = 0; ph < NQ; ph++)
-    if (k + ph < kz1) plane(k + ph, ph); /* block-uniform: barriers are safe */
+  strata__trips<NQ>(kz0, kz1, plane); /* barriers in plane: safe */
   cp_async_wait<0>();
 }
 
@@ -502,17 +494,9 @@ __global__ void __launch_bounds__(256, 4)
     q[d] = k0 - R + d <= k1 - 1 + R
                ? ldg_v<T, V>(p + (long long)(k0 - R + d) * sw)
                : zero_v<T, V>();
-  int k = k0;
-#pragma unroll 1
-  for (; k + NQ <= k1; k += NQ) {
-#pragma unroll
-    for (int s = 0; s < NQ; s++)
-      walk_step<T, R, AXIS, NQ>(q, s, k + s, k1, p, sw, op, osw, nvalid, w);
-  }
-#pragma unroll
-  for (int s = 0; s < NQ; s++)
-    if (k + s < k1)
-      walk_step<T, R, AXIS, NQ>(q, s, k + s, k1, p, sw, op, osw, nvalid, w);
+  strata__trips<NQ>(k0, k1, [&](int k, int s) {
+    walk_step<T, R, AXIS, NQ>(q, s, k, k1, p, sw, op, osw, nvalid, w);
+  });
 }
 
 template <typename T, int R, int V, int W>

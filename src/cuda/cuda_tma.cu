@@ -116,16 +116,14 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
 #pragma unroll
   for (int p = 0; p < R; p++) mbar_wait(&full[p], 0u);
 
-  int cs = 0;       /* slot of plane k */
-  int fs = R;       /* slot of plane k + R (the queue's front) */
-  unsigned fph = 0; /* its fill's phase */
+  tma_cursor<NS> cur(R);
   T *op = out + xv + (long long)yr * g.osy + (long long)kz0 * g.osz;
   const bool xmine = xv < nx;
 
   auto plane = [&](int k, int ph) {
-    mbar_wait(&full[fs], fph);
-    const T *sb = sm + cs * bufsz;
-    const T *sq = sm + fs * bufsz;
+    mbar_wait(&full[cur.fs], cur.fph);
+    const T *sb = sm + cur.cs * bufsz;
+    const T *sq = sm + cur.fs * bufsz;
 #pragma unroll
     for (int r = 0; r < W; r++)
       q[(ph + 2 * R) % NQ][r] = lds_v<T, V>(sq + csm + r * TW);
@@ -134,7 +132,7 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
     if constexpr (WS) {
       /* this warp is done with the tile of k (and every earlier one) */
       __syncwarp();
-      if (lane == 0) mbar_arrive(&empty[cs]);
+      if (lane == 0) mbar_arrive(&empty[cur.cs]);
     }
     if (xmine) {
 #pragma unroll
@@ -145,23 +143,11 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
     op += g.osz;
     if constexpr (!WS) {
       __syncthreads(); /* every thread is done with the tile of k */
-      if (tid == 0 && k + NS <= last) ring.copy(k + NS, cs);
+      if (tid == 0 && k + NS <= last) ring.copy(k + NS, cur.cs);
     }
-    cs = cs + 1 == NS ? 0 : cs + 1;
-    if (++fs == NS) {
-      fs = 0;
-      fph ^= 1u;
-    }
+    cur.next();
   };
-  int k = kz0;
-#pragma unroll 1
-  for (; k + NQ <= kz1; k += NQ) {
-#pragma unroll
-    for (int ph = 0; ph < NQ; ph++) plane(k + ph, ph);
-  }
-#pragma unroll
-  for (int ph = 0; ph < NQ; ph++)
-    if (k + ph < kz1) plane(k + ph, ph); /* block-uniform */
+  strata__trips<NQ>(kz0, kz1, plane);
 #endif
 }
 

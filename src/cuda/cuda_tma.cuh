@@ -133,6 +133,42 @@ __host__ __device__ constexpr int tma_slot_elems(int TW, int TH) {
          (int)(128 / sizeof(T));
 }
 
+/* The copier's loop of a warp-specialised ring of NS slots: planes first ..
+ * last; fill n of slot s is plane first + s + n*NS, and from the second
+ * fill on it waits until every consumer warp has released the slot's
+ * previous plane (empty[s]).  copy(p, s) issues plane p's copies into slot
+ * s and arms full[s]. */
+template <int NS, typename F>
+__device__ __forceinline__ void tma_copier(uint64_t *empty, int first,
+                                           int last, F &&copy) {
+  int slot = 0;
+  unsigned eph = 0;
+  for (int p = first; p <= last; p++) {
+    if (p >= first + NS) mbar_wait(&empty[slot], eph);
+    copy(p, slot);
+    if (++slot == NS) {
+      slot = 0;
+      if (p >= first + NS) eph ^= 1u;
+    }
+  }
+}
+
+/* The consumers' place in a ring of NS slots whose first plane is the
+ * walk's first: cs the slot of plane k, fs that of plane k + R (the
+ * queue's front) and fph the phase of fs's fill. */
+template <int NS> struct tma_cursor {
+  int cs, fs;
+  unsigned fph;
+  __device__ __forceinline__ explicit tma_cursor(int R) : cs(0), fs(R), fph(0) {}
+  __device__ __forceinline__ void next() {
+    cs = cs + 1 == NS ? 0 : cs + 1;
+    if (++fs == NS) {
+      fs = 0;
+      fph ^= 1u;
+    }
+  }
+};
+
 /* The ring of NS tile slots (bufsz elements each, 128-byte aligned) and,
  * after them in shared memory, its full and empty mbarriers; plane p is
  * the box of the tensor map at (bx, by, oz + p).  The copy side of the
@@ -171,16 +207,7 @@ template <typename T, int NS> struct tma_ring {
    * is plane first + s + n*NS, and from the second fill on it waits until
    * every consumer warp has released the slot's previous plane */
   __device__ __forceinline__ void copier(int first, int last) const {
-    int slot = 0;
-    unsigned eph = 0;
-    for (int p = first; p <= last; p++) {
-      if (p >= first + NS) mbar_wait(&empty[slot], eph);
-      copy(p, slot);
-      if (++slot == NS) {
-        slot = 0;
-        if (p >= first + NS) eph ^= 1u;
-      }
-    }
+    tma_copier<NS>(empty, first, last, [&](int p, int s) { copy(p, s); });
   }
   /* Every thread of the block: the barriers, the block's one barrier, then
    * the first copies, of planes first .. last: warp-specialised, the warp

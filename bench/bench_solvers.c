@@ -232,7 +232,7 @@ static void bench_wave(strata_context *ctx, int small) {
     double tm = median(t, g_reps), gmed = pts * steps / tm / 1e9;
     double gpts = pts * steps / best(t) / 1e9;
     double B = info.bytes_per_point_step, ceil_ = cgb / B;
-    printf("| %s | %.0f | %.3f / %.3f | %.1f | %.3f | %.0f%% |\n", name, B,
+    printf("| %s | %.2f | %.3f / %.3f | %.1f | %.3f | %.0f%% |\n", name, B,
            gmed, gpts, gpts * B, ceil_, 100 * gpts / ceil_);
     strata_wave_destroy(&w);
   }

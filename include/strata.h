@@ -658,7 +658,10 @@ typedef struct strata_wave_info {
   double fmax, ppw, min_ppw;  /* 2.5 f0, vmin / (fmax h), the minimum */
   size_t nsamples;            /* trace samples per receiver */
   double bytes_per_point_step;/* bytes the step moves per point at least:
-                                 read p^n, p^{n-1} (and v), write p^{n+1} */
+                                 read p^n, p^{n-1} (and v), write p^{n+1};
+                                 with CPML layers also read and write psi
+                                 and zeta of their points (averaged over
+                                 the grid) */
 } strata_wave_info;
 /* Describes the solver's state.  Errors: STRATA_EINVAL. */
 strata_status strata_wave_get_info(const strata_wave *w,

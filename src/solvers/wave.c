@@ -705,8 +705,16 @@ strata_status strata_wave_get_info(const strata_wave *w,
   info->ppw = w->vmin / (info->fmax * w->o.h);
   info->min_ppw = w->o.min_ppw;
   info->nsamples = w->nsamples;
-  info->bytes_per_point_step =
-      (double)w->o.precision * (w->e->c2 ? 4.0 : 3.0);
+  /* u^n, u^{n-1} (and c2) read, u^{n+1} written; in a CPML layer psi and
+   * zeta read and written once more per point and axis */
+  double words = w->e->c2 ? 4.0 : 3.0;
+  for (int ax = 0; ax < 3; ax++)
+    for (int side = 0; side < 2; side++) {
+      const strata__wave_slab *S = &w->e->a.slab[ax][side];
+      const double n = (double)w->e->u->d.n[ax];
+      if (S->psi && n > 0) words += 4.0 * (double)(S->hi - S->lo) / n;
+    }
+  info->bytes_per_point_step = (double)w->o.precision * words;
   return STRATA_OK;
 }
 

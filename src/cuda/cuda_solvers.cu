@@ -939,7 +939,7 @@ strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
 /* Launches k_wavetma; *used = false (nothing launched) when this device or
  * these fields cannot take it (compute capability below 9.0, a row pitch
  * that is not a multiple of 16 bytes, not enough shared memory, a grid too
- * tall): the caller then runs k_wavev.  STRATA_WAVE_KERNEL=wavev forces
+ * tall, no tensor map): the caller then runs k_wavev.  STRATA_WAVE_KERNEL=wavev forces
  * that; STRATA_WAVE_BY = 4 .. 15 sets the block's rows (experiments). */
 template <typename T, int R>
 strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
@@ -974,12 +974,19 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     *used = true; /* no stencil nodes */
     return STRATA_OK;
   }
+  /* a driver without the encoder (or a map it refuses) leaves k_wavev to
+   * do the step: no error, and the context's message as it was */
   CUtensorMap tu, tp, tc;
+  char msg[sizeof ctx->error];
+  memcpy(msg, ctx->error, sizeof msg);
   strata_status s = wt_map(ctx, a->u, sizeof(T), TW, TH, &tu);
   if (s == STRATA_OK) s = wt_map(ctx, a->up, sizeof(T), kWtX * V, BY, &tp);
   if (s == STRATA_OK && c2f)
     s = wt_map(ctx, a->c2, sizeof(T), kWtX * V, BY, &tc);
-  if (s != STRATA_OK) return s;
+  if (s != STRATA_OK) {
+    memcpy(ctx->error, msg, sizeof msg);
+    return STRATA_OK;
+  }
   if (!c2f) tc = tp;
   const int3 ou = wt_origin(a->u), op = wt_origin(a->up),
              oc = c2f ? wt_origin(a->c2) : op;

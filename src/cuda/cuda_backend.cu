@@ -879,13 +879,7 @@ strata_status strata__cuda_launch_init(strata__launch *L, const strata_field *in
   L->sms = st->prop.multiProcessorCount;
   L->smem_max = st->prop.sharedMemPerBlockOptin;
   L->in_data = in->data;
-  L->in_ext[0] = in->L.pitch_x;
-  L->in_ext[1] = in->L.pitch_y;
-  L->in_ext[2] = in->L.planes;
-  const size_t plane = in->L.pitch_x * in->L.pitch_y;
-  L->in_org[0] = (int)(in->L.origin % in->L.pitch_x);
-  L->in_org[1] = (int)(in->L.origin % plane / in->L.pitch_x);
-  L->in_org[2] = (int)(in->L.origin / plane);
+  strata__cu_alloc_geom(in, L->in_ext, L->in_org);
   L->cc_major = st->prop.major;
   return STRATA_OK;
 }

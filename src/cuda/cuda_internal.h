@@ -147,6 +147,21 @@ typedef struct strata__launch {
   int cc_major;    /* compute capability of the device */
 } strata__launch;
 
+/* A field's whole allocation as a tensor map sees it: the extents in
+ * elements (row pitch, rows a plane, planes) and the coordinates of the
+ * interior point (0,0,0) in them. */
+static inline void strata__cu_alloc_geom(const strata_field *f,
+                                         unsigned long long ext[3],
+                                         int org[3]) {
+  const size_t plane = f->L.pitch_x * f->L.pitch_y;
+  ext[0] = f->L.pitch_x;
+  ext[1] = f->L.pitch_y;
+  ext[2] = f->L.planes;
+  org[0] = (int)(f->L.origin % f->L.pitch_x);
+  org[1] = (int)(f->L.origin % plane / f->L.pitch_x);
+  org[2] = (int)(f->L.origin / plane);
+}
+
 /* Launchers: validate the block shape (STRATA_EINVAL with a message), launch
  * and check the launch.  op is validated by the front end. */
 strata_status strata__cu_naive(const strata__launch *L, const strata_stencil *op);

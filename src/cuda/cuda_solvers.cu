@@ -723,7 +723,6 @@ strata_status launch_wavev(strata_context *ctx, strata__cuda_state *st,
   return STRATA_OK;
 }
 
-/* C. Point sources, in order, by one thread (sources may share a node). */
 /* B (3D, sm_90): k_wavev fed by tensor copies, in the manner of streamws
  * (cuda_tma.cu; its header states the ring's full / empty protocol).  A
  * block is BX x BY consumer threads (one 16-byte vector of one row each)
@@ -737,11 +736,11 @@ strata_status launch_wavev(strata_context *ctx, strata__cuda_state *st,
  * named registers (the walk is unrolled 2R + 1 planes a trip), the point
  * update is k_wavev's (the CPU's order), and the CPML terms stay in
  * k_cpml_corr (added here, out of line for the vectors in a slab, the CPML
- * case measured 2x slower: the calls' register saves).  up is read (u^{n-1}) by the copies and written (u^{n+1})
- * by the block at different planes of its own columns, and no other block
- * writes them (the odd images go to ghosts, which are never stencil
- * nodes), so the copy engine never reads a value this kernel has
- * changed. */
+ * case measured 2x slower: the calls' register saves).  up is read
+ * (u^{n-1}) by the copies and written (u^{n+1}) by the block at different
+ * planes of its own columns, and no other block writes them (the odd
+ * images go to ghosts, which are never stencil nodes), so the copy engine
+ * never reads a value this kernel has changed. */
 constexpr int kWtX = 32; /* vectors along x a block */
 /* consumers: 15 warps and the copier make 16, which leaves 128 registers a
  * thread.  16 rows (17 warps, 96 registers, no spills) measured 15% slower
@@ -763,8 +762,7 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
               const __grid_constant__ CUtensorMap tc,
               const __grid_constant__ wave_par<T> P,
               const T c0, const int zchunk, const int BY, const int3 ou,
-              const int3 op, const int3 oc, const int uhint,
-              const int phint) {
+              const int3 op, const int3 oc) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   typedef wavetma_geo<T, C2F> G;
   constexpr int V = G::V, HV = (R + V - 1) / V, A = G::A;
@@ -786,32 +784,23 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
   if (kz0 >= kz1) return; /* block-uniform */
   const int last = kz1 - 1 + R; /* the last u tile needed */
 
-  if (tid == 0) {
-#pragma unroll
-    for (int s = 0; s < NS; s++) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], (unsigned)(nthr / 32));
-    }
-    mbar_fence_init();
-  }
+  if (tid == 0) tma_bars_init<NS>(full, empty, nthr / 32);
   __syncthreads();
   if (tid >= nthr) { /* the copier warp: one thread copies every plane */
     if (tid != nthr) return;
     const unsigned ub = (unsigned)(TW * TH * sizeof(T));
     const unsigned pb = (unsigned)(BX * V * BY * sizeof(T));
-    const uint64_t upol = l2_policy(uhint), ppol = l2_policy(phint);
     tma_copier<NS>(empty, kz0, last, [&](int p, int slot) {
       T *b = sm + slot * SS;
       const bool own = p < kz1; /* a plane of the chunk: up (and c2) too */
       mbar_expect_tx(&full[slot], ub + (own ? (C2F ? 2 : 1) * pb : 0));
-      tma_load3_hint(b, &tu, ou.x + x0 - HV * V, ou.y + y0 - R, ou.z + p,
-                     &full[slot], upol);
+      tma_load3(b, &tu, ou.x + x0 - HV * V, ou.y + y0 - R, ou.z + p,
+                &full[slot]);
       if (own) {
-        tma_load3_hint(b + USZ, &tp, op.x + x0, op.y + y0, op.z + p,
-                       &full[slot], ppol);
+        tma_load3(b + USZ, &tp, op.x + x0, op.y + y0, op.z + p, &full[slot]);
         if (C2F)
-          tma_load3_hint(b + USZ + PSZ, &tc, oc.x + x0, oc.y + y0, oc.z + p,
-                         &full[slot], ppol);
+          tma_load3(b + USZ + PSZ, &tc, oc.x + x0, oc.y + y0, oc.z + p,
+                    &full[slot]);
       }
     });
     return;
@@ -920,18 +909,14 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
 #endif
 }
 
-/* The allocation coordinates of a field's interior point (0, 0, 0), and its
- * allocation's extents (elements). */
-int3 wt_origin(const strata_field *f) {
-  const size_t plane = f->L.pitch_x * f->L.pitch_y;
-  return make_int3((int)(f->L.origin % f->L.pitch_x),
-                   (int)(f->L.origin % plane / f->L.pitch_x),
-                   (int)(f->L.origin / plane));
-}
-
+/* The tensor map of field f's whole allocation with a TW x TH x 1 box, and
+ * the allocation coordinates of its interior point (0, 0, 0). */
 strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
-                     int TW, int TH, CUtensorMap *tm) {
-  const unsigned long long ext[3] = {f->L.pitch_x, f->L.pitch_y, f->L.planes};
+                     int TW, int TH, CUtensorMap *tm, int3 *org) {
+  unsigned long long ext[3];
+  int o[3];
+  strata__cu_alloc_geom(f, ext, o);
+  *org = make_int3(o[0], o[1], o[2]);
   return strata__cu_tensor_map(ctx, f->data, es, ext, TW, TH, 0,
                                "wave step (tensor copies)", tm);
 }
@@ -939,8 +924,9 @@ strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
 /* Launches k_wavetma; *used = false (nothing launched) when this device or
  * these fields cannot take it (compute capability below 9.0, a row pitch
  * that is not a multiple of 16 bytes, not enough shared memory, a grid too
- * tall, no tensor map): the caller then runs k_wavev.  STRATA_WAVE_KERNEL=wavev forces
- * that; STRATA_WAVE_BY = 4 .. 15 sets the block's rows (experiments). */
+ * tall, no tensor map): the caller then runs k_wavev.
+ * STRATA_WAVE_KERNEL=wavev forces that; STRATA_WAVE_BY = 4 .. 15 sets the
+ * block's rows (experiments). */
 template <typename T, int R>
 strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                              const wave_par<T> &P, const strata__wave_args *a,
@@ -977,23 +963,23 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   /* a driver without the encoder (or a map it refuses) leaves k_wavev to
    * do the step: no error, and the context's message as it was */
   CUtensorMap tu, tp, tc;
+  int3 ou, op, oc;
   char msg[sizeof ctx->error];
   memcpy(msg, ctx->error, sizeof msg);
-  strata_status s = wt_map(ctx, a->u, sizeof(T), TW, TH, &tu);
-  if (s == STRATA_OK) s = wt_map(ctx, a->up, sizeof(T), kWtX * V, BY, &tp);
+  strata_status s = wt_map(ctx, a->u, sizeof(T), TW, TH, &tu, &ou);
+  if (s == STRATA_OK)
+    s = wt_map(ctx, a->up, sizeof(T), kWtX * V, BY, &tp, &op);
   if (s == STRATA_OK && c2f)
-    s = wt_map(ctx, a->c2, sizeof(T), kWtX * V, BY, &tc);
+    s = wt_map(ctx, a->c2, sizeof(T), kWtX * V, BY, &tc, &oc);
   if (s != STRATA_OK) {
     memcpy(ctx->error, msg, sizeof msg);
     return STRATA_OK;
   }
-  if (!c2f) tc = tp;
-  const int3 ou = wt_origin(a->u), op = wt_origin(a->up),
-             oc = c2f ? wt_origin(a->c2) : op;
+  if (!c2f) {
+    tc = tp;
+    oc = op;
+  }
   const int threads = kWtX * BY + 32;
-  int uhint = 0, phint = 0; /* L2 policies (l2_policy's numbering) */
-  if (const char *e = getenv("STRATA_WAVE_HINT")) uhint = atoi(e);
-  if (const char *e = getenv("STRATA_WAVE_PHINT")) phint = atoi(e);
   auto launch = [&](auto kern) -> strata_status {
     STRATA__CU(ctx, cudaFuncSetAttribute(
                         kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1015,8 +1001,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     dim3 grid((unsigned)gx, (unsigned)gy,
               (unsigned)((nzs + zchunk - 1) / zchunk));
     kern<<<grid, threads, bytes, st->stream>>>(tu, tp, tc, P, P.lap[0] * (T)3,
-                                               zchunk, BY, ou, op, oc, uhint,
-                                               phint);
+                                               zchunk, BY, ou, op, oc);
     STRATA__LAUNCHED(ctx, "wave step: tensor-copy update kernel launch");
     *used = true;
     return STRATA_OK;
@@ -1028,6 +1013,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
              : launch(k_wavetma<T, R, false, false>);
 }
 
+/* C. Point sources, in order, by one thread (sources may share a node). */
 template <typename T> struct src_list {
   int n;
   long long off[8];

@@ -133,6 +133,20 @@ __host__ __device__ constexpr int tma_slot_elems(int TW, int TH) {
          (int)(128 / sizeof(T));
 }
 
+/* Thread 0, before the block's first barrier: NS full barriers (one
+ * arrival: the copier's) and, when empty is not NULL (warp-specialised),
+ * NS empty barriers with one arrival per consumer warp. */
+template <int NS>
+__device__ __forceinline__ void tma_bars_init(uint64_t *full, uint64_t *empty,
+                                              int warps) {
+#pragma unroll
+  for (int s = 0; s < NS; s++) {
+    mbar_init(&full[s], 1);
+    if (empty) mbar_init(&empty[s], (unsigned)warps);
+  }
+  mbar_fence_init();
+}
+
 /* The copier's loop of a warp-specialised ring of NS slots: planes first ..
  * last; fill n of slot s is plane first + s + n*NS, and from the second
  * fill on it waits until every consumer warp has released the slot's
@@ -196,12 +210,7 @@ template <typename T, int NS> struct tma_ring {
   /* thread 0, before the block's one barrier: the full barriers, and the
    * empty ones (warps arrivals) when warp-specialised */
   __device__ __forceinline__ void init(bool ws, int warps) const {
-#pragma unroll
-    for (int s = 0; s < NS; s++) {
-      mbar_init(&full[s], 1);
-      if (ws) mbar_init(&empty[s], (unsigned)warps);
-    }
-    mbar_fence_init();
+    tma_bars_init<NS>(full, ws ? empty : nullptr, warps);
   }
   /* the copier (warp-specialised): planes first .. last; fill n of slot s
    * is plane first + s + n*NS, and from the second fill on it waits until

@@ -41,7 +41,7 @@ rm -f "$HOME/.cache/strata/tune-v1.txt" # a warm machine keeps the last call's c
 
 # keep going past targets others are still writing; the GPU work needs only
 # the library, the GPU tests and the benchmark driver
-cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${ARCH:-90a} \
   > "$OUT/build.log" 2>&1 &&
   cmake --build "$B" -j 16 -- -k >> "$OUT/build.log" 2>&1
 rc=$?

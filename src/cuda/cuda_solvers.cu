@@ -747,6 +747,12 @@ constexpr int kWtX = 32; /* vectors along x a block */
  * on 512^3 with free surfaces (H100: 155.6 against 182.6 Gpts/s) although
  * 512 rows are then 32 tiles instead of 35 */
 constexpr int kWtMaxThreads = 480;
+/* PWG (producer warpgroup): 16 consumer warps (512 rows of 512^3 in 32
+ * tiles) and a whole warpgroup for the copier, so the copier's registers
+ * can go back to the pool (setmaxnreg): 640 threads launch with 96
+ * registers, the copying warpgroup drops to 24 and the consumers rise to
+ * 112 (4 x 128 x 112 + 128 x 24 <= 640 x 96). */
+constexpr int kWtPwgConsumers = 512, kWtPwgRegs = 112, kWtPwgCopyRegs = 24;
 
 template <typename T, bool C2F> struct wavetma_geo {
   static constexpr int V = 16 / (int)sizeof(T);
@@ -755,8 +761,10 @@ template <typename T, bool C2F> struct wavetma_geo {
   static constexpr int A = C2F ? 2 : 3;
 };
 
-template <typename T, int R, bool FF, bool C2F>
-__global__ void __launch_bounds__(kWtMaxThreads + 32)
+template <typename T, int R, bool FF, bool C2F, bool PWG>
+__global__ void __launch_bounds__(PWG ? kWtPwgConsumers + 128
+                                      : kWtMaxThreads + 32,
+                                  1)
     k_wavetma(const __grid_constant__ CUtensorMap tu,
               const __grid_constant__ CUtensorMap tp,
               const __grid_constant__ CUtensorMap tc,
@@ -787,6 +795,7 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
   if (tid == 0) tma_bars_init<NS>(full, empty, nthr / 32);
   __syncthreads();
   if (tid >= nthr) { /* the copier warp: one thread copies every plane */
+    if constexpr (PWG) wg_regs_dec<kWtPwgCopyRegs>();
     if (tid != nthr) return;
     const unsigned ub = (unsigned)(TW * TH * sizeof(T));
     const unsigned pb = (unsigned)(BX * V * BY * sizeof(T));
@@ -806,6 +815,7 @@ __global__ void __launch_bounds__(kWtMaxThreads + 32)
     return;
   }
 
+  if constexpr (PWG) wg_regs_inc<kWtPwgRegs>();
   const int tx = tid % BX, ty = tid / BX, lane = tid & 31;
   const int nx = P.n[0], ny = P.n[1];
   const long long sy = P.sy, sz = P.sz;
@@ -939,10 +949,13 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   const strata_field *fs[3] = {a->u, a->up, a->c2};
   for (int f = 0; f < 3; f++)
     if (fs[f] && fs[f]->L.pitch_x * sizeof(T) % 16 != 0) return STRATA_OK;
-  int BY = kWtMaxThreads / kWtX; /* 15 rows */
+  bool pwg = true;
+  if (const char *e = getenv("STRATA_WAVE_LAYOUT")) /* experiments */
+    pwg = strcmp(e, "warp") != 0;
+  int BY = (pwg ? kWtPwgConsumers : kWtMaxThreads) / kWtX; /* 16 or 15 rows */
   if (const char *e = getenv("STRATA_WAVE_BY")) {
     const int b = atoi(e);
-    if (b >= 4 && b <= BY) BY = b;
+    if (b >= 4 && b <= BY && (!pwg || b % 4 == 0)) BY = b;
   }
   const bool c2f = P.c2 != NULL;
   const int A = c2f ? wavetma_geo<T, true>::A : wavetma_geo<T, false>::A;
@@ -979,7 +992,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     tc = tp;
     oc = op;
   }
-  const int threads = kWtX * BY + 32;
+  const int threads = kWtX * BY + (pwg ? 128 : 32);
   auto launch = [&](auto kern) -> strata_status {
     STRATA__CU(ctx, cudaFuncSetAttribute(
                         kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1006,11 +1019,18 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     *used = true;
     return STRATA_OK;
   };
+  if (pwg) {
+    if (P.inface)
+      return c2f ? launch(k_wavetma<T, R, true, true, true>)
+                 : launch(k_wavetma<T, R, true, false, true>);
+    return c2f ? launch(k_wavetma<T, R, false, true, true>)
+               : launch(k_wavetma<T, R, false, false, true>);
+  }
   if (P.inface)
-    return c2f ? launch(k_wavetma<T, R, true, true>)
-               : launch(k_wavetma<T, R, true, false>);
-  return c2f ? launch(k_wavetma<T, R, false, true>)
-             : launch(k_wavetma<T, R, false, false>);
+    return c2f ? launch(k_wavetma<T, R, true, true, false>)
+               : launch(k_wavetma<T, R, true, false, false>);
+  return c2f ? launch(k_wavetma<T, R, false, true, false>)
+             : launch(k_wavetma<T, R, false, false, false>);
 }
 
 /* C. Point sources, in order, by one thread (sources may share a node). */

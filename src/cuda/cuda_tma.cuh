@@ -27,6 +27,24 @@ __device__ __forceinline__ unsigned smem_u32(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
 }
 
+/* Hopper's register hand-over between warpgroups (setmaxnreg, sm_90a):
+ * a copying warpgroup gives its registers back to the CTA's pool (dec) and
+ * the computing ones take them (inc); ptxas then allocates up to N
+ * registers a thread in the code after an inc.  Every warp of the
+ * warpgroup must execute the same one.  Built for plain sm_90 (or for the
+ * PTX that a later device compiles) they are no-ops and the kernel keeps
+ * the launch's register count everywhere. */
+template <int N> __device__ __forceinline__ void wg_regs_dec() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void wg_regs_inc() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
 __device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)),
                "r"(count)

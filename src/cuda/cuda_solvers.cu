@@ -134,6 +134,27 @@ __device__ __forceinline__ void free_images(const wave_par<T> &P, int R, int i,
   }
 }
 
+/* The odd images along x of a vector's elements (nv: the vector negated;
+ * row: x = 0 of its row), element by element, near a FREE x face. */
+template <typename T, int V, int R>
+__device__ __forceinline__ void free_images_x(const wave_par<T> &P, T *row,
+                                              int xv,
+                                              const strata__vec<T, V> &nv) {
+  const int nx = P.n[0];
+  if (P.ffree[0][0] && xv <= R) {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (xv + e >= 1 && xv + e <= R) __stcs(row - (xv + e), nv.v[e]);
+  }
+  if (P.ffree[0][1] && xv + V >= nx - R) {
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      const int i = xv + e;
+      if (i >= nx - 1 - R && i <= nx - 2) __stcs(row + 2 * (nx - 1) - i, nv.v[e]);
+    }
+  }
+}
+
 /* k_wavev's stores of the vector v of row j, plane k (its boundary-node
  * elements already 0) with faces in the kernels: its elements inside
  * [0, nx), and their odd images along x (element by element), y and z
@@ -156,18 +177,7 @@ __device__ __forceinline__ void free_emit(const wave_par<T> &P, int xv, int j,
     }
   };
   put(row + xv, v);
-  if (P.ffree[0][0] && xv <= R) {
-#pragma unroll
-    for (int e = 0; e < V; e++)
-      if (xv + e >= 1 && xv + e <= R) __stcs(row - (xv + e), nv.v[e]);
-  }
-  if (P.ffree[0][1] && xv + V >= nx - R) {
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      const int i = xv + e;
-      if (i >= nx - 1 - R && i <= nx - 2) __stcs(row + 2 * (nx - 1) - i, nv.v[e]);
-    }
-  }
+  free_images_x<T, V, R>(P, row, xv, nv);
   if (P.ffree[1][0] && j >= 1 && j <= R) put(row + xv - 2LL * j * P.sy, nv);
   if (P.ffree[1][1] && j >= ny - 1 - R && j <= ny - 2)
     put(row + xv + 2LL * (ny - 1 - j) * P.sy, nv);
@@ -726,7 +736,7 @@ strata_status launch_wavev(strata_context *ctx, strata__cuda_state *st,
 /* B (3D, sm_90): k_wavev fed by tensor copies, in the manner of streamws
  * (cuda_tma.cu; its header states the ring's full / empty protocol).  A
  * block is BX x BY consumer threads (one 16-byte vector of one row each)
- * and one copier warp.  Ring slot s holds, for plane p: the u tile with its
+ * and a copying warpgroup (below).  Ring slot s holds, for plane p: the u tile with its
  * halo ((BX + 2 HV) V x BY + 2R, one box), and for p inside the chunk the
  * up tile and (a velocity field) the c2 tile of the block's own points
  * (BX V x BY, one box each), all completing on full[s].  At plane k the
@@ -740,19 +750,19 @@ strata_status launch_wavev(strata_context *ctx, strata__cuda_state *st,
  * (u^{n-1}) by the copies and written (u^{n+1}) by the block at different
  * planes of its own columns, and no other block writes them (the odd
  * images go to ghosts, which are never stencil nodes), so the copy engine
- * never reads a value this kernel has changed. */
+ * never reads a value this kernel has changed.
+ *
+ * The copier is a whole warpgroup (one thread of it copies, the other
+ * three warps leave), so that its registers can go back to the block's
+ * pool (setmaxnreg, sm_90a): 640 threads launch with 96 registers, the
+ * copying warpgroup drops to 24 and the 16 consumer warps rise to 112
+ * (4 x 128 x 112 + 128 x 24 <= 640 x 96).  Before (H100, 512^3 fp32,
+ * same run): 15 consumer warps and one copier warp (128 registers; 16
+ * rows with a 17th warp are capped at 96 and measured 15% slower), 35
+ * tiles over 512 rows in place of 32: free surfaces 192.3 against 194.2
+ * Gpts.steps/s, sponge 163.3 against 171.7. */
 constexpr int kWtX = 32; /* vectors along x a block */
-/* consumers: 15 warps and the copier make 16, which leaves 128 registers a
- * thread.  16 rows (17 warps, 96 registers, no spills) measured 15% slower
- * on 512^3 with free surfaces (H100: 155.6 against 182.6 Gpts/s) although
- * 512 rows are then 32 tiles instead of 35 */
-constexpr int kWtMaxThreads = 480;
-/* PWG (producer warpgroup): 16 consumer warps (512 rows of 512^3 in 32
- * tiles) and a whole warpgroup for the copier, so the copier's registers
- * can go back to the pool (setmaxnreg): 640 threads launch with 96
- * registers, the copying warpgroup drops to 24 and the consumers rise to
- * 112 (4 x 128 x 112 + 128 x 24 <= 640 x 96). */
-constexpr int kWtPwgConsumers = 512, kWtPwgRegs = 112, kWtPwgCopyRegs = 24;
+constexpr int kWtConsumers = 512, kWtRegs = 112, kWtCopyRegs = 24;
 
 template <typename T, bool C2F> struct wavetma_geo {
   static constexpr int V = 16 / (int)sizeof(T);
@@ -761,10 +771,8 @@ template <typename T, bool C2F> struct wavetma_geo {
   static constexpr int A = C2F ? 2 : 3;
 };
 
-template <typename T, int R, bool FF, bool C2F, bool PWG>
-__global__ void __launch_bounds__(PWG ? kWtPwgConsumers + 128
-                                      : kWtMaxThreads + 32,
-                                  1)
+template <typename T, int R, bool FF, bool C2F>
+__global__ void __launch_bounds__(kWtConsumers + 128, 1)
     k_wavetma(const __grid_constant__ CUtensorMap tu,
               const __grid_constant__ CUtensorMap tp,
               const __grid_constant__ CUtensorMap tc,
@@ -794,8 +802,8 @@ __global__ void __launch_bounds__(PWG ? kWtPwgConsumers + 128
 
   if (tid == 0) tma_bars_init<NS>(full, empty, nthr / 32);
   __syncthreads();
-  if (tid >= nthr) { /* the copier warp: one thread copies every plane */
-    if constexpr (PWG) wg_regs_dec<kWtPwgCopyRegs>();
+  if (tid >= nthr) { /* the copying warpgroup: one thread copies every plane */
+    wg_regs_dec<kWtCopyRegs>(); /* the whole copying warpgroup */
     if (tid != nthr) return;
     const unsigned ub = (unsigned)(TW * TH * sizeof(T));
     const unsigned pb = (unsigned)(BX * V * BY * sizeof(T));
@@ -815,7 +823,7 @@ __global__ void __launch_bounds__(PWG ? kWtPwgConsumers + 128
     return;
   }
 
-  if constexpr (PWG) wg_regs_inc<kWtPwgRegs>();
+  wg_regs_inc<kWtRegs>(); /* every consumer warpgroup */
   const int tx = tid % BX, ty = tid / BX, lane = tid & 31;
   const int nx = P.n[0], ny = P.n[1];
   const long long sy = P.sy, sz = P.sz;
@@ -828,6 +836,21 @@ __global__ void __launch_bounds__(PWG ? kWtPwgConsumers + 128
   const bool uok =
       rowact && (FF ? xv < nx : xv < P.s1[0] && xv + V > P.s0[0]);
   const double *dx = P.damp[0];
+  /* what does not change from plane to plane, once: FF, which of my V
+   * columns are stencil nodes (the others store 0) and whether my vector
+   * or row lies within R of a FREE x / y face; the store pointer walks */
+  unsigned xin = 0;
+  bool nearx = false, neary = false;
+  if constexpr (FF) {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (xv + e >= P.s0[0] && xv + e < P.s1[0]) xin |= 1u << e;
+    nearx = (P.ffree[0][0] && xv <= R) || (P.ffree[0][1] && xv + V >= nx - R);
+    neary = (P.ffree[1][0] && j <= R) || (P.ffree[1][1] && j >= ny - 1 - R);
+  }
+  const int zfl = P.ffree[2][0] ? R : -1; /* k <= zfl: near the low face */
+  const int zfh = P.ffree[2][1] ? P.n[2] - 1 - R : 0x7fffffff;
+  T *upk = P.up + coff + (long long)kz0 * sz; /* up at plane k */
   /* the queue: at phase ph of a trip (k = trip start + ph) plane k + d sits
    * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
   vec q[NQ];
@@ -890,19 +913,25 @@ __global__ void __launch_bounds__(PWG ? kWtPwgConsumers + 128
       if constexpr (FF) {
 #pragma unroll
         for (int e = 0; e < V; e++)
-          if (xv + e < P.s0[0] || xv + e >= P.s1[0]) res.v[e] = T(0);
-        /* the images only within R of a FREE face: out of line, so the
-         * unrolled walk does not carry their registers */
-        const bool nearf =
-            (P.ffree[0][0] && xv <= R) || (P.ffree[0][1] && xv + V >= nx - R) ||
-            (P.ffree[1][0] && j <= R) || (P.ffree[1][1] && j >= ny - 1 - R) ||
-            (P.ffree[2][0] && k <= R) || (P.ffree[2][1] && k >= P.n[2] - 1 - R);
-        if (nearf)
+          if (!(xin >> e & 1u)) res.v[e] = T(0);
+        /* the images within R of a FREE y or z face (whole warps or
+         * blocks) out of line, so the unrolled walk does not carry their
+         * registers; those of an x face (a lane or two of every warp in
+         * the first and last tiles, which would take the whole warp
+         * through the call) in line */
+        if (neary || k <= zfl || k >= zfh) {
           free_emit_far<T, V, R>(P, xv, j, k, res);
-        else
-          store_masked<T, V>(P.up + coff + (long long)k * sz, res, nx - xv);
+        } else {
+          store_masked<T, V>(upk, res, nx - xv);
+          if (nearx) {
+            vec nv;
+#pragma unroll
+            for (int e = 0; e < V; e++) nv.v[e] = -res.v[e];
+            free_images_x<T, V, R>(P, upk - xv, xv, nv);
+          }
+        }
       } else {
-        T *dst = P.up + coff + (long long)k * sz;
+        T *dst = upk;
         if (xv >= P.s0[0] && xv + V <= P.s1[0]) {
           stcs_v<T, V>(dst, res);
         } else {
@@ -913,6 +942,7 @@ __global__ void __launch_bounds__(PWG ? kWtPwgConsumers + 128
         }
       }
     }
+    upk += sz;
     cur.next();
   };
   strata__trips<NQ>(kz0, kz1, plane);
@@ -935,7 +965,7 @@ strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
  * these fields cannot take it (compute capability below 9.0, a row pitch
  * that is not a multiple of 16 bytes, not enough shared memory, a grid too
  * tall, no tensor map): the caller then runs k_wavev.
- * STRATA_WAVE_KERNEL=wavev forces that; STRATA_WAVE_BY = 4 .. 15 sets the
+ * STRATA_WAVE_KERNEL=wavev forces that; STRATA_WAVE_BY = 4, 8 or 12 sets the
  * block's rows (experiments). */
 template <typename T, int R>
 strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
@@ -949,13 +979,10 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   const strata_field *fs[3] = {a->u, a->up, a->c2};
   for (int f = 0; f < 3; f++)
     if (fs[f] && fs[f]->L.pitch_x * sizeof(T) % 16 != 0) return STRATA_OK;
-  bool pwg = true;
-  if (const char *e = getenv("STRATA_WAVE_LAYOUT")) /* experiments */
-    pwg = strcmp(e, "warp") != 0;
-  int BY = (pwg ? kWtPwgConsumers : kWtMaxThreads) / kWtX; /* 16 or 15 rows */
+  int BY = kWtConsumers / kWtX; /* 16 rows */
   if (const char *e = getenv("STRATA_WAVE_BY")) {
     const int b = atoi(e);
-    if (b >= 4 && b <= BY && (!pwg || b % 4 == 0)) BY = b;
+    if (b >= 4 && b <= BY && b % 4 == 0) BY = b; /* whole warpgroups */
   }
   const bool c2f = P.c2 != NULL;
   const int A = c2f ? wavetma_geo<T, true>::A : wavetma_geo<T, false>::A;
@@ -992,7 +1019,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     tc = tp;
     oc = op;
   }
-  const int threads = kWtX * BY + (pwg ? 128 : 32);
+  const int threads = kWtX * BY + 128; /* and the copying warpgroup */
   auto launch = [&](auto kern) -> strata_status {
     STRATA__CU(ctx, cudaFuncSetAttribute(
                         kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1019,18 +1046,11 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     *used = true;
     return STRATA_OK;
   };
-  if (pwg) {
-    if (P.inface)
-      return c2f ? launch(k_wavetma<T, R, true, true, true>)
-                 : launch(k_wavetma<T, R, true, false, true>);
-    return c2f ? launch(k_wavetma<T, R, false, true, true>)
-               : launch(k_wavetma<T, R, false, false, true>);
-  }
   if (P.inface)
-    return c2f ? launch(k_wavetma<T, R, true, true, false>)
-               : launch(k_wavetma<T, R, true, false, false>);
-  return c2f ? launch(k_wavetma<T, R, false, true, false>)
-             : launch(k_wavetma<T, R, false, false, false>);
+    return c2f ? launch(k_wavetma<T, R, true, true>)
+               : launch(k_wavetma<T, R, true, false>);
+  return c2f ? launch(k_wavetma<T, R, false, true>)
+             : launch(k_wavetma<T, R, false, false>);
 }
 
 /* C. Point sources, in order, by one thread (sources may share a node). */

@@ -851,6 +851,17 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
   const int zfl = P.ffree[2][0] ? R : -1; /* k <= zfl: near the low face */
   const int zfh = P.ffree[2][1] ? P.n[2] - 1 - R : 0x7fffffff;
   T *upk = P.up + coff + (long long)kz0 * sz; /* up at plane k */
+  /* the damping of my row (y) and columns (x), which no plane changes
+   * (the sum keeps the CPU's order: y, then z, then x) */
+  T ey = 0, ex[V];
+#pragma unroll
+  for (int e = 0; e < V; e++) ex[e] = 0;
+  if (P.any_damp) {
+    if (P.damp[1]) ey = (T)P.damp[1][j < ny ? j : ny - 1];
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (dx && xv + e < nx) ex[e] = (T)dx[xv + e];
+  }
   /* the queue: at phase ph of a trip (k = trip start + ph) plane k + d sits
    * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
   vec q[NQ];
@@ -887,14 +898,11 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     if (lane == 0) mbar_arrive(&empty[cur.cs]);
     vec res;
     if (P.any_damp) {
-      T erow = 0;
-      if (P.damp[1]) erow += (T)P.damp[1][j < ny ? j : ny - 1];
+      T erow = ey;
       if (P.damp[2]) erow += (T)P.damp[2][k];
 #pragma unroll
       for (int e = 0; e < V; e++) {
-        const int i = xv + e;
-        const T ex = (dx && i < nx) ? (T)dx[i] : (T)0;
-        const T ee = erow + ex;
+        const T ee = erow + ex[e];
         /* outside the layers e = 0 and the CPU's expression is the plain
          * one (x (1 - 0) / (1 + 0) are exact): no division there */
         if (ee == (T)0)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One call on the GPU machine: configure and build (Release, sm_90), run the
+# One call on the GPU machine: configure and build (Release, sm_90a: ARCH), run the
 # whole CTest suite, run the GPU tests again under compute-sanitizer
 # (memcheck and racecheck, on the reduced sizes of STRATA_TEST_QUICK=1),
 # then the benchmark (every operator x variant x precision on 512^3 and
@@ -13,7 +13,7 @@
 # tests on 1, 2 and 4 GPUs (one rank each, NCCL), then the weak (512^3 a
 # GPU) and strong (1024^3) scaling of the wave and heat solvers.
 #
-# Environment: OUT (default /tmp/strata-out), BUILD (default
+# Environment: ARCH (CMAKE_CUDA_ARCHITECTURES, default 90a), OUT (default /tmp/strata-out), BUILD (default
 # /tmp/strata-build), BUDGET seconds (default 560), TESTS (ctest arguments
 # for the test stage), SOLVERS (bench_solvers' first argument), SAN_TESTS
 # (the sanitizer stage's programs), SAN_CAP (seconds per program, 150).

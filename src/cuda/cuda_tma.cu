@@ -492,8 +492,10 @@ strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
                     3, const_cast<void *>(base), dim, stride, box, estr,
                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                     l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  /* a map the driver refuses is a variant that cannot take this
+   * allocation (ENOTSUP: the tuner skips it), not a failed device */
   if (cr != CUDA_SUCCESS)
-    return strata__fail(ctx, STRATA_EDEVICE,
+    return strata__fail(ctx, STRATA_ENOTSUP,
                         "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
                         "%llux%llux%llu allocation and a %dx%d box",
                         name, (int)cr, ext[0], ext[1], ext[2], TW, TH);

@@ -262,6 +262,7 @@ typedef struct {
   int cpml[6];        /* a CPML slab on this face (the face is then ZERO) */
   int sponge[6];      /* sponge damping on this face's layer */
   int c2field;        /* per-point c2 (else a line along the last axis) */
+  int width;          /* absorbing layer width (0: WAVE_W) */
 } wcase;
 
 enum { Z_ = STRATA__WF_ZERO, F_ = STRATA__WF_FREE, P_ = STRATA__WF_PERIODIC,
@@ -270,44 +271,53 @@ enum { Z_ = STRATA__WF_ZERO, F_ = STRATA__WF_FREE, P_ = STRATA__WF_PERIODIC,
 static const wcase wcases[] = {
     {"3D r=4: CPML x, sponge y, free z-lo, CPML z-hi, c2 field", 3, 4,
      {45, 37, 29}, {21, 19, 20}, {Z_, Z_, Z_, Z_, F_, Z_},
-     {1, 1, 0, 0, 0, 1}, {0, 0, 1, 1, 0, 0}, 1},
+     {1, 1, 0, 0, 0, 1}, {0, 0, 1, 1, 0, 0}, 1, 0},
     {"3D r=2: periodic x, free y-lo, sponge y-hi, CPML z, c2 line", 3, 2,
      {35, 33, 41}, {13, 17, 21}, {P_, P_, F_, Z_, Z_, Z_},
-     {0, 0, 0, 0, 1, 1}, {0, 0, 0, 1, 0, 0}, 0},
+     {0, 0, 0, 0, 1, 1}, {0, 0, 0, 1, 0, 0}, 0, 0},
     {"3D r=3: CPML on all six faces, c2 field", 3, 3, {39, 35, 33},
      {19, 17, 19}, {Z_, Z_, Z_, Z_, Z_, Z_}, {1, 1, 1, 1, 1, 1},
-     {0, 0, 0, 0, 0, 0}, 1},
+     {0, 0, 0, 0, 0, 0}, 1, 0},
     {"3D r=1: Mur x, free y-lo, Mur y-hi, periodic z, c2 line", 3, 1,
      {37, 19, 23}, {11, 9, 7}, {M_, M_, F_, M_, P_, P_}, {0, 0, 0, 0, 0, 0},
-     {0, 0, 0, 0, 0, 0}, 0},
+     {0, 0, 0, 0, 0, 0}, 0, 0},
     {"3D r=4: free surfaces on all faces, c2 line", 3, 4, {41, 23, 27},
      {13, 11, 9}, {F_, F_, F_, F_, F_, F_}, {0, 0, 0, 0, 0, 0},
-     {0, 0, 0, 0, 0, 0}, 0},
+     {0, 0, 0, 0, 0, 0}, 0, 0},
     {"3D r=1: sponge x-lo, CPML x-hi, Mur y, free z", 3, 1, {29, 21, 35},
      {17, 9, 19}, {Z_, Z_, M_, M_, F_, F_}, {0, 1, 0, 0, 0, 0},
-     {1, 0, 0, 0, 0, 0}, 1},
+     {1, 0, 0, 0, 0, 0}, 1, 0},
     /* wider than one tile of the tensor-copy kernel (128 fp32 / 64 fp64
      * columns), several tiles along y, z chunks */
     {"3D r=4: free surfaces on all faces, wide x, c2 field", 3, 4,
      {150, 40, 23}, {139, 20, 13}, {F_, F_, F_, F_, F_, F_},
-     {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, 1},
+     {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, 1, 0},
     {"3D r=3: sponge x and z, zero faces, wide x, c2 line", 3, 3,
      {133, 31, 26}, {131, 17, 15}, {Z_, Z_, Z_, Z_, Z_, Z_},
-     {0, 0, 0, 0, 0, 0}, {1, 1, 0, 0, 1, 1}, 0},
+     {0, 0, 0, 0, 0, 0}, {1, 1, 0, 0, 1, 1}, 0, 0},
+    /* wide CPML layers: the CUDA slab pass's tile along the axis is
+     * width + 3r points on the low side (here 52: more than 48 KB of
+     * shared memory in fp64) and the split kernels past 64 (72) */
+    {"3D r=4: CPML 40 wide on x, free z-lo, c2 field", 3, 4, {97, 21, 19},
+     {93, 13, 11}, {Z_, Z_, Z_, Z_, F_, Z_}, {1, 1, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, 0}, 1, 40},
+    {"3D r=4: CPML 60 wide on z, c2 line", 3, 4, {23, 19, 131},
+     {13, 11, 129}, {Z_, Z_, Z_, Z_, Z_, Z_}, {0, 0, 0, 0, 1, 1},
+     {0, 0, 0, 0, 0, 0}, 0, 60},
     {"2D r=1: PEC (free) walls", 2, 1, {77, 53, 1}, {29, 23, 1},
-     {F_, F_, F_, F_, Z_, Z_}, {0}, {0}, 0},
+     {F_, F_, F_, F_, Z_, Z_}, {0}, {0}, 0, 0},
     {"2D r=1: Mur walls", 2, 1, {77, 53, 1}, {29, 23, 1},
-     {M_, M_, M_, M_, Z_, Z_}, {0}, {0}, 0},
+     {M_, M_, M_, M_, Z_, Z_}, {0}, {0}, 0, 0},
     {"2D r=1: CPML on all faces", 2, 1, {77, 53, 1}, {29, 23, 1},
-     {Z_, Z_, Z_, Z_, Z_, Z_}, {1, 1, 1, 1, 0, 0}, {0}, 0},
+     {Z_, Z_, Z_, Z_, Z_, Z_}, {1, 1, 1, 1, 0, 0}, {0}, 0, 0},
     {"2D r=1: periodic x, Mur y-lo, PEC y-hi", 2, 1, {77, 53, 1},
-     {29, 23, 1}, {P_, P_, M_, F_, Z_, Z_}, {0}, {0}, 0},
+     {29, 23, 1}, {P_, P_, M_, F_, Z_, Z_}, {0}, {0}, 0, 0},
     {"2D r=1: PEC x-lo, Mur x-hi, CPML y, c2 field", 2, 1, {67, 45, 1},
-     {29, 23, 1}, {F_, M_, Z_, Z_, Z_, Z_}, {0, 0, 1, 1, 0, 0}, {0}, 1},
+     {29, 23, 1}, {F_, M_, Z_, Z_, Z_, Z_}, {0, 0, 1, 1, 0, 0}, {0}, 1, 0},
     {"2D r=2: sponge x, periodic y, c2 field", 2, 2, {71, 39, 1},
-     {27, 21, 1}, {Z_, Z_, P_, P_, Z_, Z_}, {0}, {1, 1, 0, 0, 0, 0}, 1},
+     {27, 21, 1}, {Z_, Z_, P_, P_, Z_, Z_}, {0}, {1, 1, 0, 0, 0, 0}, 1, 0},
     {"2D r=4: CPML x, free y", 2, 4, {73, 41, 1}, {33, 21, 1},
-     {Z_, Z_, F_, F_, Z_, Z_}, {1, 1, 0, 0, 0, 0}, {0}, 0},
+     {Z_, Z_, F_, F_, Z_, Z_}, {1, 1, 0, 0, 0, 0}, {0}, 0, 0},
 };
 
 #define WAVE_W 5 /* absorbing layer width of the kernel cases */
@@ -343,7 +353,7 @@ static void wdata_free(wdata *w) {
 /* One wave case in one precision: both engines from the same images. */
 static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
                      uint64_t seed, double *ratio) {
-  const int D = c->dims, R = c->R, W = WAVE_W;
+  const int D = c->dims, R = c->R, W = c->width ? c->width : WAVE_W;
   size_t n[3];
   for (int a = 0; a < 3; a++) n[a] = quick() ? c->nq[a] : c->n[a];
   const gbox B = box_of(D, n, R);

@@ -6,9 +6,10 @@
  * operation order these kernels follow:
  *
  * wave_step, launched on the context's stream with no host wait:
- *   A. k_psi, one launch per CPML slab: psi = b psi + a D1 u over the
- *      slab's [lo, hi) along its axis (rows of y/z slabs with a == 0 are
- *      skipped, as on the CPU);
+ *   A. (2D, and 3D grids the streaming kernels do not take) k_psi, one
+ *      launch per CPML slab: psi = b psi + a D1 u over the slab's [lo, hi)
+ *      along its axis (rows of y/z slabs with a == 0 are skipped, as on
+ *      the CPU); the streamed 3D path does this after B, in B';
  *   B. k_wavetma (3D, sm_90): the update of up over the stencil nodes,
  *      fed by bulk tensor copies as streamws (see its comment); k_wavev
  *      (3D elsewhere) the same streamed as streamcp (16-byte vectors,
@@ -19,6 +20,9 @@
  *      plane's tile and halo in shared memory, the 2R + 1 z values of its
  *      column in registers; CPML corrections (zeta updated in place) where
  *      the point lies in a slab, sponge damping where a damp array exists;
+ *   B'. (streamed) per CPML slab, after B: k_cpml_slab (psi and the
+ *      correction c2 (D1 psi + zeta) / (1 + e) in one pass), or k_psi then
+ *      k_cpml_corr for slabs wider than its tile;
  *   C. k_wave_sources: one thread adds the point sources in order;
  *   D. k_faces, one launch per axis (x, then y, then z: a later axis reads
  *      boundary nodes an earlier one wrote): one thread per line along the
@@ -101,8 +105,17 @@ template <typename T> struct wave_par {
    * "Faces in the kernels"); no k_faces.  ffree[ax][side]: FREE faces. */
   int inface;
   int ffree[3][2];
+  int fastdiv;            /* k_wavetma's sponge: wave_div (experiments: 0) */
   T lap[STRATA_MAX_RADIUS + 1], d1[STRATA_MAX_RADIUS + 1];
 };
+
+/* The sponge's division by 1 + e (>= 1): in fp32 the fast reciprocal
+ * form (at most 2 ulp; the engines agree to rounding, not bit for bit, in
+ * the update anyway), in fp64 the correctly rounded one. */
+__device__ __forceinline__ double wave_div(double a, double b) { return a / b; }
+__device__ __forceinline__ float wave_div(float a, float b) {
+  return __fdividef(a, b);
+}
 
 /* Faces in the kernels.  With FREE (and ZERO) faces only, the up values of
  * a step are final when the kernel that writes them stores them (the
@@ -320,6 +333,154 @@ __global__ void __launch_bounds__(128)
       P.up[o] += c2 * L;
     }
     if (P.inface) free_images<T>(P, R, i, j, k, P.up[o]);
+  }
+}
+
+/* B'' (the streamed 3D path): A and B' of one slab in one pass, after the
+ * update.  A block takes a tile of 32 lines across the slab: all of the
+ * slab's [lo - R, hi + R) along its axis (Lw <= kSlabMaxW positions) by 32
+ * x columns (y and z slabs: one row, or one plane, of the other axis) or
+ * by 32 rows (x slabs: one plane).  It copies u and psi of the tile into
+ * shared memory once (coalesced rows along x in every case), updates psi
+ * over [lo, hi) in place there and in global memory (psi_a reads u only),
+ * then adds the correction at the tile's stencil nodes in [lo, hi) from
+ * the shared psi and u (zeta, up and c2 of those points are loaded into
+ * shared memory with the tile, so that all of a unit's loads are in
+ * flight at once).  Against k_psi + k_cpml_corr: u and psi read once
+ * instead of twice (each with its 2R halo along the axis read once per
+ * tile, not per point), the coefficients once per position, no scattered
+ * one-point rows for the x slabs.  The order of operations per point is
+ * theirs (the same results bit for bit).  Units (tiles) grid-stride over
+ * blockIdx.x:  x slab: (group of 32 rows, plane); y slab: (32 columns,
+ * plane); z slab: (32 columns, row). */
+constexpr int kSlabMaxW = 64; /* the widest tile along the slab's axis */
+
+template <typename T, int R, int AX>
+__global__ void __launch_bounds__(256)
+    k_cpml_slab(const __grid_constant__ wave_par<T> P, const int slab,
+                const long long units) {
+  extern __shared__ __align__(16) unsigned char cs_raw[];
+  const wave_slab<T> &S = P.slab[slab];
+  const int lo = S.lo, hi = S.hi, Lw = hi - lo + 2 * R;
+  T *su = reinterpret_cast<T *>(cs_raw); /* u: 32 x Lw */
+  T *sp = su + 32 * Lw;                  /* psi, then the new psi */
+  T *sz = sp + 32 * Lw, *sw = sz + 32 * Lw; /* zeta and up where corrected */
+  T *sc = sw + 32 * Lw;                  /* c2 there (a c2 field only) */
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int nx = P.n[0], ny = P.n[1];
+  const int c0 = max(lo, P.s0[AX]), c1 = min(hi, P.s1[AX]);
+  const double *pa = P.pa[AX], *pb = P.pb[AX];
+  /* the tile: fast index f over lanes, slow index s over warps; x slab:
+   * f = position along x, s = row; else f = column, s = position */
+  const int nF = AX == 0 ? Lw : 32, nS = AX == 0 ? 32 : Lw;
+  constexpr int SA = AX == 0 ? 1 : 32; /* the axis' step in the tile */
+  const int nb = AX == 0 ? (ny + 31) / 32 : (nx + 31) / 32;
+  for (long long un = blockIdx.x; un < units; un += gridDim.x) {
+    const int ub = (int)(un % nb), uo = (int)(un / nb);
+    /* the point at tile (f, s): its coordinates, whether psi covers it
+     * (inside the grid across the axis) and whether it is a stencil node
+     * across the axis (the correction's range) */
+    auto at = [&](int f, int s, int &i, int &j, int &k, int &la, bool &in,
+                  bool &node) {
+      la = AX == 0 ? f : s;
+      const int a = lo - R + la, o = ub * 32 + (AX == 0 ? s : f);
+      if (AX == 0) { i = a; j = o; k = uo; }
+      if (AX == 1) { i = o; j = a; k = uo; }
+      if (AX == 2) { i = o; j = uo; k = a; }
+      in = AX == 0 ? j < ny : i < nx;
+      node = in;
+#pragma unroll
+      for (int q = 0; q < 3; q++) {
+        const int c = q == 0 ? i : q == 1 ? j : k;
+        if (q != AX && (c < P.s0[q] || c >= P.s1[q])) node = false;
+      }
+    };
+    auto psi_off = [&](int i, int j, int k) {
+      const int li = AX == 0 ? i - S.origin : i, lj = AX == 1 ? j - S.origin : j,
+                lk = AX == 2 ? k - S.origin : k;
+      return li + (long long)lj * S.psy + (long long)lk * S.psz;
+    };
+    /* 1: u and psi of the tile, and zeta, up (and c2) of the points to
+     * correct: every load of the unit in flight at once */
+    for (int s = warp; s < nS; s += 8)
+      for (int f = lane; f < nF; f += 32) {
+        int i, j, k, la;
+        bool in, node;
+        at(f, s, i, j, k, la, in, node);
+        const int a = lo - R + la, t = s * nF + f;
+        const long long o = i + (long long)j * P.sy + (long long)k * P.sz;
+        T uv = 0, pv = 0;
+        if (in) {
+          uv = P.u[o];
+          pv = S.psi[psi_off(i, j, k)];
+        }
+        if (node && a >= c0 && a < c1) {
+          sz[t] = S.zeta[psi_off(i, j, k)];
+          sw[t] = P.up[o];
+          if (P.c2) sc[t] = P.c2[o];
+        }
+        su[t] = uv;
+        sp[t] = pv;
+      }
+    __syncthreads();
+    /* 2: psi = b psi + a D1 u over [lo, hi) (k_psi's expression; rows of y
+     * and z slabs with a == 0 keep psi, as on the CPU) */
+    for (int s = warp; s < nS; s += 8)
+      for (int f = lane; f < nF; f += 32) {
+        int i, j, k, la;
+        bool in, node;
+        at(f, s, i, j, k, la, in, node);
+        const int a = lo - R + la;
+        if (!in || a < lo || a >= hi) continue;
+        const double av = pa[a];
+        if (AX != 0 && av == 0.0) continue;
+        const T *uu = su + s * nF + f;
+        T d = 0;
+#pragma unroll
+        for (int q = 1; q <= R; q++) d += P.d1[q] * (uu[q * SA] - uu[-q * SA]);
+        const T np = (T)pb[a] * sp[s * nF + f] + (T)av * d;
+        sp[s * nF + f] = np;
+        S.psi[psi_off(i, j, k)] = np;
+      }
+    __syncthreads();
+    /* 3: the correction at the stencil nodes in [lo, hi) (cpml_at and
+     * k_cpml_corr's expressions) */
+    for (int s = warp; s < nS; s += 8)
+      for (int f = lane; f < nF; f += 32) {
+        int i, j, k, la;
+        bool in, node;
+        at(f, s, i, j, k, la, in, node);
+        const int a = lo - R + la;
+        if (!node || a < c0 || a >= c1) continue;
+        const T *uu = su + s * nF + f, *ps = sp + s * nF + f;
+        T dpsi = 0, d2 = P.lap[0] * uu[0];
+#pragma unroll
+        for (int q = 1; q <= R; q++) {
+          dpsi += P.d1[q] * (ps[q * SA] - ps[-q * SA]);
+          d2 += P.lap[q] * (uu[q * SA] + uu[-q * SA]);
+        }
+        const int t = s * nF + f;
+        const T ac = (T)pa[a], bc = (T)pb[a];
+        const T z = bc * sz[t] + ac * (d2 + dpsi);
+        S.zeta[psi_off(i, j, k)] = z;
+        T L = 0;
+        L += dpsi + z;
+        const long long o = i + (long long)j * P.sy + (long long)k * P.sz;
+        const T c2 = P.c2 ? sc[t] : (T)P.c2_line[k];
+        T v;
+        if (P.any_damp) {
+          T e = 0;
+          if (P.damp[0]) e += (T)P.damp[0][i];
+          if (P.damp[1]) e += (T)P.damp[1][j];
+          if (P.damp[2]) e += (T)P.damp[2][k];
+          v = sw[t] + c2 * L / ((T)1 + e);
+        } else {
+          v = sw[t] + c2 * L;
+        }
+        P.up[o] = v;
+        if (P.inface) free_images<T>(P, R, i, j, k, v);
+      }
+    __syncthreads(); /* the tile is reused by the next unit */
   }
 }
 
@@ -907,6 +1068,10 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
          * one (x (1 - 0) / (1 + 0) are exact): no division there */
         if (ee == (T)0)
           res.v[e] = (T)2 * c.v[e] - upv.v[e] + c2v.v[e] * L[e];
+        else if (P.fastdiv)
+          res.v[e] = wave_div(
+              (T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e],
+              (T)1 + ee);
         else
           res.v[e] =
               ((T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e]) /
@@ -1162,6 +1327,9 @@ strata_status wave_typed(const strata__wave_args *a) {
   P.up = (T *)PF->data + PF->L.origin;
   P.c2 = a->c2 ? (const T *)a->c2->data + a->c2->L.origin : (const T *)NULL;
   P.c2_line = a->c2_line;
+  P.fastdiv = 1;
+  if (const char *e = getenv("STRATA_WAVE_DIV")) /* experiments: "exact" */
+    if (strcmp(e, "exact") == 0) P.fastdiv = 0;
   P.sy = (long long)UF->L.pitch_x;
   P.sz = P.sy * (long long)UF->L.pitch_y;
   for (int k = 0; k <= STRATA_MAX_RADIUS; k++) {
@@ -1209,36 +1377,36 @@ strata_status wave_typed(const strata__wave_args *a) {
       W.hi = (int)S->hi;
     }
 
-  /* A: psi on every slab (the slabs are independent) */
-  for (int ax = 0; ax < D; ax++)
-    for (int side = 0; side < 2; side++) {
-      const wave_slab<T> &W = P.slab[2 * ax + side];
-      if (!W.psi) continue;
-      int r0[3] = {0, 0, 0}, r1[3] = {P.n[0], P.n[1], P.n[2]};
-      r0[ax] = W.lo;
-      r1[ax] = W.hi;
-      const int nxr = r1[0] - r0[0];
-      const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
-      if (nxr <= 0 || rows <= 0) continue;
-      /* x slabs are narrow (width + r points): a block of the range's
-       * size, not 128 threads with most of them idle (a linear index over
-       * rows and x, tried for full lanes, measured 3% slower overall) */
-      const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
-      dim3 grid((unsigned)((nxr + pth - 1) / pth),
-                (unsigned)(rows < 65535 ? rows : 65535));
+  /* A: psi on one slab (the slabs are independent) */
+  auto run_psi = [&](int sl) -> strata_status {
+    const wave_slab<T> &W = P.slab[sl];
+    const int ax = sl / 2;
+    int r0[3] = {0, 0, 0}, r1[3] = {P.n[0], P.n[1], P.n[2]};
+    r0[ax] = W.lo;
+    r1[ax] = W.hi;
+    const int nxr = r1[0] - r0[0];
+    const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
+    if (nxr <= 0 || rows <= 0) return STRATA_OK;
+    /* x slabs are narrow (width + r points): a block of the range's
+     * size, not 128 threads with most of them idle (a linear index over
+     * rows and x, tried for full lanes, measured 3% slower overall) */
+    const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
+    dim3 grid((unsigned)((nxr + pth - 1) / pth),
+              (unsigned)(rows < 65535 ? rows : 65535));
 #define SV_PSI(r)                                                              \
   k_psi<T, r><<<grid, pth, 0, st->stream>>>(                                   \
       P.u, P.sy, P.sz, W.psi, W.psy, W.psz, ax, W.origin, r0[0], r1[0], r0[1], \
       r1[1], r0[2], r1[2], P.pa[ax], P.pb[ax], P)
-      switch (R) {
-      case 1: SV_PSI(1); break;
-      case 2: SV_PSI(2); break;
-      case 3: SV_PSI(3); break;
-      default: SV_PSI(4); break;
-      }
-#undef SV_PSI
-      STRATA__LAUNCHED(ctx, "wave step: CPML psi kernel launch");
+    switch (R) {
+    case 1: SV_PSI(1); break;
+    case 2: SV_PSI(2); break;
+    case 3: SV_PSI(3); break;
+    default: SV_PSI(4); break;
     }
+#undef SV_PSI
+    STRATA__LAUNCHED(ctx, "wave step: CPML psi kernel launch");
+    return STRATA_OK;
+  };
 
   /* faces in the kernels (see above): 3D, FREE and ZERO faces only (at
    * least one FREE), every axis at least 2R + 2 nodes (FREE rows and images
@@ -1317,35 +1485,82 @@ strata_status wave_typed(const strata__wave_args *a) {
     P.nchunks = (nzs + P.zchunk - 1) / P.zchunk;
     if (P.nchunks < 1) P.nchunks = 1;
   }
-  if (streamed) { /* B': the CPML terms the streaming kernel left out */
-    for (int sl = 0; sl < 2 * D; sl++) {
-      const wave_slab<T> &W = P.slab[sl];
-      if (!W.psi) continue;
-      const int ax = sl / 2;
-      int r0[3], r1[3];
-      for (int q = 0; q < 3; q++) {
-        r0[q] = P.s0[q];
-        r1[q] = P.s1[q];
+  /* B' (streamed): the CPML terms the streaming kernel left out, slab by
+   * slab: psi and the correction in one pass (k_cpml_slab), or, for a slab
+   * wider than its tile (or STRATA_WAVE_CPML=split, for comparisons),
+   * k_psi and then k_cpml_corr.  psi reads u only, so it may follow the
+   * update; a slab's correction follows its own psi. */
+  bool split = false;
+  if (const char *e = getenv("STRATA_WAVE_CPML"))
+    split = strcmp(e, "split") == 0;
+  for (int sl = 0; streamed && sl < 2 * D; sl++) {
+    const wave_slab<T> &W = P.slab[sl];
+    if (!W.psi || W.hi <= W.lo) continue;
+    const int ax = sl / 2;
+    const int Lw = W.hi - W.lo + 2 * R;
+    if (!split && Lw <= kSlabMaxW) {
+      const long long nb = ax == 0 ? (P.n[1] + 31) / 32 : (P.n[0] + 31) / 32;
+      const long long units = nb * (ax == 2 ? P.n[1] : P.n[2]);
+      const unsigned blocks = (unsigned)(units < (1 << 24) ? units : (1 << 24));
+      const size_t smem = (P.c2 ? 5 : 4) * 32 * (size_t)Lw * sizeof(T);
+      /* above 48 KB (fp64 tiles of more than 38 positions) the kernel
+       * must be allowed more */
+      auto slab_launch = [&](auto kern) -> strata_status {
+        if (smem > 48 * 1024)
+          STRATA__CU(ctx, cudaFuncSetAttribute(
+                              kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              (int)smem));
+        kern<<<blocks, 256, smem, st->stream>>>(P, sl, units);
+        return STRATA_OK;
+      };
+      strata_status sk = STRATA_OK;
+#define SV_SLAB(r)                                                             \
+  sk = ax == 0   ? slab_launch(k_cpml_slab<T, r, 0>)                           \
+       : ax == 1 ? slab_launch(k_cpml_slab<T, r, 1>)                           \
+                 : slab_launch(k_cpml_slab<T, r, 2>)
+      switch (R) {
+      case 1: SV_SLAB(1); break;
+      case 2: SV_SLAB(2); break;
+      case 3: SV_SLAB(3); break;
+      default: SV_SLAB(4); break;
       }
-      if (W.lo > r0[ax]) r0[ax] = W.lo;
-      if (W.hi < r1[ax]) r1[ax] = W.hi;
-      const int nxr = r1[0] - r0[0];
-      const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
-      if (nxr <= 0 || rows <= 0 || r1[1] <= r0[1]) continue;
-      const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
-      dim3 grid((unsigned)((nxr + pth - 1) / pth),
-                (unsigned)(rows < 65535 ? rows : 65535));
+#undef SV_SLAB
+      if (sk != STRATA_OK) return sk;
+      STRATA__LAUNCHED(ctx, "wave step: CPML slab kernel launch");
+      continue;
+    }
+    strata_status sp = run_psi(sl);
+    if (sp != STRATA_OK) return sp;
+    int r0[3], r1[3];
+    for (int q = 0; q < 3; q++) {
+      r0[q] = P.s0[q];
+      r1[q] = P.s1[q];
+    }
+    if (W.lo > r0[ax]) r0[ax] = W.lo;
+    if (W.hi < r1[ax]) r1[ax] = W.hi;
+    const int nxr = r1[0] - r0[0];
+    const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
+    if (nxr <= 0 || rows <= 0 || r1[1] <= r0[1]) continue;
+    const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
+    dim3 grid((unsigned)((nxr + pth - 1) / pth),
+              (unsigned)(rows < 65535 ? rows : 65535));
 #define SV_CORR(r)                                                             \
   k_cpml_corr<T, r><<<grid, pth, 0, st->stream>>>(P, sl, r0[0], r1[0], r0[1], \
                                                   r1[1], r0[2], r1[2])
-      switch (R) {
-      case 1: SV_CORR(1); break;
-      case 2: SV_CORR(2); break;
-      case 3: SV_CORR(3); break;
-      default: SV_CORR(4); break;
-      }
+    switch (R) {
+    case 1: SV_CORR(1); break;
+    case 2: SV_CORR(2); break;
+    case 3: SV_CORR(3); break;
+    default: SV_CORR(4); break;
+    }
 #undef SV_CORR
-      STRATA__LAUNCHED(ctx, "wave step: CPML correction kernel launch");
+    STRATA__LAUNCHED(ctx, "wave step: CPML correction kernel launch");
+  }
+  if (!streamed) { /* A, before the update that reads psi */
+    for (int sl = 0; sl < 2 * D; sl++) {
+      if (!P.slab[sl].psi) continue;
+      strata_status sp = run_psi(sl);
+      if (sp != STRATA_OK) return sp;
     }
   }
   if (!streamed) {

@@ -590,7 +590,9 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
   return bad;
 }
 
-TEST(wave_step_vs_cpu) {
+/* Every wave case in both precisions; kernel: NULL (the engine's choice)
+ * or a value of STRATA_WAVE_KERNEL. */
+static int wave_cases(const char *kernel) {
   ctx_pair P;
   OPEN_PAIR(P);
   double ratio = 0;
@@ -609,10 +611,22 @@ TEST(wave_step_vs_cpu) {
       cases++;
     }
   printf("  %d cases (2D/3D, r = 1..4, CPML, sponge, free, periodic, Mur, "
-         "sources, c2 field/line, fp32/fp64): worst |%s - cpu| / bound = "
-         "%.3f\n", cases, eng(1), ratio);
+         "sources, c2 field/line, fp32/fp64%s%s): worst |%s - cpu| / bound = "
+         "%.3f\n", cases, kernel ? ", kernel " : "", kernel ? kernel : "",
+         eng(1), ratio);
   close_pair(&P);
   return 0;
+}
+
+TEST(wave_step_vs_cpu) { return wave_cases(NULL); }
+
+/* The 3D update kernel of devices without tensor copies (k_wavev), which
+ * an sm_90 device never picks by itself. */
+TEST(wave_step_fallback_vs_cpu) {
+  if (setenv("STRATA_WAVE_KERNEL", "wavev", 1) != 0) return 1;
+  const int r = wave_cases("wavev");
+  unsetenv("STRATA_WAVE_KERNEL");
+  return r;
 }
 
 /* ======================================================================== */
@@ -1470,5 +1484,6 @@ TEST(cuda_engine_has_the_solver_entries) {
 }
 
 RUN_TESTS(cuda_engine_has_the_solver_entries, sample_vs_cpu, wave_step_vs_cpu,
+          wave_step_fallback_vs_cpu,
           yee_step_vs_cpu, apply_fused_vs_cpu, heat_end_to_end,
           wave_end_to_end, fdtd_end_to_end)

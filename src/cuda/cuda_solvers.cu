@@ -117,6 +117,56 @@ __device__ __forceinline__ float wave_div(float a, float b) {
   return __fdividef(a, b);
 }
 
+/* The update of a vector of up at plane k (the CPU's expression term for
+ * term): u+ = 2u - u- + c2 L, or with a sponge (P.any_damp; e = erow +
+ * ex[e], erow the y then z damping, the CPU's order)
+ * (2u - (1 - e) u- + c2 L) / (1 + e), divided only where e != 0 (for
+ * e == 0 the two are the same: x (1 - 0) and x / (1 + 0) are exact). */
+template <typename T, int V>
+__device__ __forceinline__ strata__vec<T, V>
+wave_update(const wave_par<T> &P, const strata__vec<T, V> &c,
+            const strata__vec<T, V> &upv, const strata__vec<T, V> &c2v,
+            const T (&L)[V], T erow, const T (&ex)[V]) {
+  strata__vec<T, V> res;
+  if (P.any_damp) {
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      const T ee = erow + ex[e];
+      if (ee == (T)0)
+        res.v[e] = (T)2 * c.v[e] - upv.v[e] + c2v.v[e] * L[e];
+      else if (P.fastdiv)
+        res.v[e] = wave_div(
+            (T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e],
+            (T)1 + ee);
+      else
+        res.v[e] =
+            ((T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e]) /
+            ((T)1 + ee);
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      res.v[e] = (T)2 * c.v[e] - upv.v[e] + c2v.v[e] * L[e];
+  }
+  return res;
+}
+
+/* A thread's damping that no plane changes: of its row (y) and of its V
+ * columns (x), 0 where there is none. */
+template <typename T, int V>
+__device__ __forceinline__ void wave_damp_rowcol(const wave_par<T> &P, int xv,
+                                                 int j, T &ey, T (&ex)[V]) {
+  ey = 0;
+#pragma unroll
+  for (int e = 0; e < V; e++) ex[e] = 0;
+  if (!P.any_damp) return;
+  if (P.damp[1]) ey = (T)P.damp[1][j < P.n[1] ? j : P.n[1] - 1];
+  if (P.damp[0])
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (xv + e < P.n[0]) ex[e] = (T)P.damp[0][xv + e];
+}
+
 /* Faces in the kernels.  With FREE (and ZERO) faces only, the up values of
  * a step are final when the kernel that writes them stores them (the
  * update, then the CPML correction of the slab points, then the sources),
@@ -750,7 +800,9 @@ __global__ void __launch_bounds__(kVX *kVY)
                : zero_v<T, V>();
   for (int p = kz0; p < kz0 + R + A; p++) issue(p);
 
-  const double *dx = P.damp[0];
+  /* the damping of my row and columns, once (see k_wavetma) */
+  T ey, ex[V];
+  wave_damp_rowcol<T, V>(P, xv, j, ey, ex);
   for (int k = kz0; k < kz1; k++) {
     issue(k + R + A);
     cp_async_wait<A>();
@@ -815,25 +867,9 @@ __global__ void __launch_bounds__(kVX *kVY)
 #pragma unroll
       for (int e = 0; e < V; e++) c2v.v[e] = cl;
     }
-    vec res;
-    if (P.any_damp) {
-      T erow = 0;
-      if (P.damp[1]) erow += (T)P.damp[1][j];
-      if (P.damp[2]) erow += (T)P.damp[2][k];
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        const int i = xv + e;
-        const T ex = (dx && i < nx) ? (T)dx[i] : (T)0;
-        const T ee = erow + ex;
-        res.v[e] = ((T)2 * q[R].v[e] - ((T)1 - ee) * upv.v[e] +
-                    c2v.v[e] * L[e]) /
-                   ((T)1 + ee);
-      }
-    } else {
-#pragma unroll
-      for (int e = 0; e < V; e++)
-        res.v[e] = (T)2 * q[R].v[e] - upv.v[e] + c2v.v[e] * L[e];
-    }
+    T erow = ey;
+    if (P.any_damp && P.damp[2]) erow += (T)P.damp[2][k];
+    vec res = wave_update<T, V>(P, q[R], upv, c2v, L, erow, ex);
     if constexpr (FF) {
 #pragma unroll
       for (int e = 0; e < V; e++)
@@ -996,7 +1032,6 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
   const bool rowact = j >= P.s0[1] && j < P.s1[1];
   const bool uok =
       rowact && (FF ? xv < nx : xv < P.s1[0] && xv + V > P.s0[0]);
-  const double *dx = P.damp[0];
   /* what does not change from plane to plane, once: FF, which of my V
    * columns are stencil nodes (the others store 0) and whether my vector
    * or row lies within R of a FREE x / y face; the store pointer walks */
@@ -1014,15 +1049,8 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
   T *upk = P.up + coff + (long long)kz0 * sz; /* up at plane k */
   /* the damping of my row (y) and columns (x), which no plane changes
    * (the sum keeps the CPU's order: y, then z, then x) */
-  T ey = 0, ex[V];
-#pragma unroll
-  for (int e = 0; e < V; e++) ex[e] = 0;
-  if (P.any_damp) {
-    if (P.damp[1]) ey = (T)P.damp[1][j < ny ? j : ny - 1];
-#pragma unroll
-    for (int e = 0; e < V; e++)
-      if (dx && xv + e < nx) ex[e] = (T)dx[xv + e];
-  }
+  T ey, ex[V];
+  wave_damp_rowcol<T, V>(P, xv, j, ey, ex);
   /* the queue: at phase ph of a trip (k = trip start + ph) plane k + d sits
    * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
   vec q[NQ];
@@ -1057,31 +1085,9 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     /* this warp is done with the slot of k */
     __syncwarp();
     if (lane == 0) mbar_arrive(&empty[cur.cs]);
-    vec res;
-    if (P.any_damp) {
-      T erow = ey;
-      if (P.damp[2]) erow += (T)P.damp[2][k];
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        const T ee = erow + ex[e];
-        /* outside the layers e = 0 and the CPU's expression is the plain
-         * one (x (1 - 0) / (1 + 0) are exact): no division there */
-        if (ee == (T)0)
-          res.v[e] = (T)2 * c.v[e] - upv.v[e] + c2v.v[e] * L[e];
-        else if (P.fastdiv)
-          res.v[e] = wave_div(
-              (T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e],
-              (T)1 + ee);
-        else
-          res.v[e] =
-              ((T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e]) /
-              ((T)1 + ee);
-      }
-    } else {
-#pragma unroll
-      for (int e = 0; e < V; e++)
-        res.v[e] = (T)2 * c.v[e] - upv.v[e] + c2v.v[e] * L[e];
-    }
+    T erow = ey;
+    if (P.any_damp && P.damp[2]) erow += (T)P.damp[2][k];
+    vec res = wave_update<T, V>(P, c, upv, c2v, L, erow, ex);
     if (uok) {
       if constexpr (FF) {
 #pragma unroll

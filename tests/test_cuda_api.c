@@ -689,6 +689,68 @@ TEST(cuda_tune_cache) {
   return 0;
 }
 
+/* The tuner checks every candidate's output against the naive kernel's
+ * before timing it: with every other variant "broken" (STRATA_TUNE_BREAK:
+ * their runs inside the tuner are skipped, leaving the NaN-poisoned
+ * output, as a kernel that writes nothing would, and taking no time), the
+ * naive kernel must win, and the result must still be right. */
+TEST(cuda_tune_checks_outputs) {
+  char why[512] = "";
+  if (!strata_backend_available(STRATA_BACKEND_CUDA, why, sizeof why))
+    SKIP("no CUDA device: %s", why);
+  char path[256];
+  snprintf(path, sizeof path, "/tmp/strata-tune-check-%ld.txt", (long)getpid());
+  remove(path);
+  static const struct {
+    int order;
+    strata_precision p;
+    const char *key;
+  } cases[] = {{8, STRATA_F32, "star|d3|r4|a0|f32|"},
+               {2, STRATA_F64, "star|d3|r1|a0|f64|"}};
+  for (int q = 0; q < 2; q++) {
+    strata_context *gpu = make_ctx(STRATA_BACKEND_CUDA, path, 1, why,
+                                   sizeof why);
+    CHECK(gpu != NULL);
+    strata_stencil op;
+    CHECK_OK(strata_stencil_laplacian(&op, 3, cases[q].order, 1.0), gpu);
+    char list[512], brk[512] = "";
+    CHECK_OK(strata_variants(gpu, &op, list, sizeof list), gpu);
+    int others = 0;
+    for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+      if (!strcmp(t, "naive") || !strcmp(t, "auto")) continue;
+      if (brk[0]) strcat(brk, ",");
+      strcat(brk, t);
+      others++;
+    }
+    CHECKF(others >= 3, "only %d other variants: %s", others, brk);
+    CHECK(setenv("STRATA_TUNE_BREAK", brk, 1) == 0);
+    size_t n[3] = {67, 45, 38};
+    strata_boundary bc;
+    strata_boundary_uniform(&bc, STRATA_BC_PERIODIC, 0);
+    double ratio = 0;
+    const int bad = ref_check_apply(gpu, &op, n, op.radius, cases[q].p, &bc,
+                                    NULL, 11 + q, &ratio, NULL);
+    unsetenv("STRATA_TUNE_BREAK");
+    strata_context_destroy(&gpu); /* writes the cache */
+    CHECK(bad == 0);
+    FILE *fp = fopen(path, "r");
+    CHECKF(fp != NULL, "no cache file at %s", path);
+    char line[512], got[64] = "";
+    while (fgets(line, sizeof line, fp))
+      if (strstr(line, cases[q].key)) {
+        const char *t = strchr(line, '\t');
+        if (t) sscanf(t + 1, "%63[^\t]", got);
+      }
+    fclose(fp);
+    CHECKF(!strcmp(got, "naive"), "%s: the tuner chose '%s', not naive "
+           "(the only variant whose output it could check)", cases[q].key,
+           got);
+  }
+  remove(path);
+  return 0;
+}
+
 RUN_TESTS(cuda_device_info, cuda_fill_matches_cpu, cuda_transfers_and_fill,
           cuda_transfer_shapes, cuda_transfer_device_full, cuda_norms,
-          cuda_copy_kernels, cuda_variant_lists, cuda_errors, cuda_tune_cache)
+          cuda_copy_kernels, cuda_variant_lists, cuda_errors, cuda_tune_cache,
+          cuda_tune_checks_outputs)

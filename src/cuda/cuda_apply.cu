@@ -11,6 +11,7 @@
 #include "cuda_device.cuh"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -489,8 +490,190 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
   return k;
 }
 
+/* ---- checking the candidates' outputs ------------------------------------ */
+
+/* max |x| of non-negative doubles through their bit patterns (which order
+ * as the values do); NaN counts as +inf. */
+__device__ __forceinline__ void max_into(unsigned long long *m, double x) {
+  if (x != x) x = __longlong_as_double(0x7ff0000000000000LL);
+  atomicMax(m, (unsigned long long)__double_as_longlong(x));
+}
+
+/* The interior [0, n) of a field (strides sy, sz from its point (0,0,0)),
+ * or with halo (r.x, r.y or r.z > 0) the box [-r, n + r): v == NULL
+ * poisons the interior with NaN; else m[0] gets max |p - v| (NaN: +inf)
+ * and m[1] max |v|; with a halo only m[1] = max |p| (the input around the
+ * interior). */
+template <typename T>
+__global__ void k_tune_check(T *p, const T *v, long long sy, long long sz,
+                             int nx, int ny, int nz, int3 rr,
+                             unsigned long long *m) {
+  const int wy = ny + 2 * rr.y, wz = nz + 2 * rr.z;
+  const bool halo = rr.x + rr.y + rr.z > 0;
+  const long long rows = (long long)wy * wz;
+  double dmax = 0, vmax = 0;
+  for (long long q = blockIdx.x; q < rows; q += gridDim.x) {
+    const int j = (int)(q % wy) - rr.y, k = (int)(q / wy) - rr.z;
+    T *pr = p + j * sy + k * sz;
+    const T *vr = v ? v + j * sy + k * sz : nullptr;
+    for (int i = (int)threadIdx.x - rr.x; i < nx + rr.x; i += blockDim.x) {
+      if (halo) { /* NaN counts as +inf: then nothing is rejected */
+        const double a = fabs((double)pr[i]);
+        vmax = a == a ? fmax(vmax, a) : __longlong_as_double(0x7ff0000000000000LL);
+      } else if (!v) {
+        pr[i] = (T)__longlong_as_double(0x7ff8000000000000LL);
+      } else {
+        const double d = fabs((double)pr[i] - (double)vr[i]);
+        dmax = d == d ? fmax(dmax, d)
+                      : __longlong_as_double(0x7ff0000000000000LL);
+        vmax = fmax(vmax, fabs((double)vr[i]));
+      }
+    }
+  }
+  if (v || halo) { /* the warp's maxima, then one atomic each */
+    for (int o = 16; o > 0; o >>= 1) {
+      dmax = fmax(dmax, __shfl_xor_sync(0xffffffffu, dmax, o));
+      vmax = fmax(vmax, __shfl_xor_sync(0xffffffffu, vmax, o));
+    }
+    if ((threadIdx.x & 31) == 0) {
+      if (v) max_into(&m[0], dmax);
+      max_into(&m[1], vmax);
+    }
+  }
+}
+
+/* An upper bound of the sum of |weights| of op (the fields a kind does not
+ * use are zero). */
+double weight_sum(const strata_stencil *op) {
+  double s = fabs(op->center);
+  for (int a = 0; a < 3; a++)
+    for (int k = 1; k <= STRATA_MAX_RADIUS; k++) s += 2 * fabs(op->coef[a][k]);
+  for (int k = 0; k < 4; k++) s += 12 * fabs(op->sym[k]);
+  for (int k = 0; k < 27; k++) s += fabs(op->box[k]);
+  return s;
+}
+
+/* The tuner's reference: op applied by the naive kernel (one thread a
+ * point, every read from global memory) into scratch memory laid out as
+ * the output, and the bound a candidate's output must meet against it. */
+struct tune_ref {
+  void *out = nullptr;            /* interior (0,0,0) of the reference */
+  unsigned long long *m = nullptr; /* two maxima (device) */
+  double tol = 0;
+};
+
+template <typename T>
+strata_status check_launch(const strata__launch *L, T *p, const T *v,
+                           long long sy, long long sz, int r,
+                           unsigned long long *m) {
+  const int3 rr = make_int3(r, L->g.dims >= 2 ? r : 0, L->g.dims >= 3 ? r : 0);
+  k_tune_check<T><<<L->sms * 8, 256, 0, L->stream>>>(
+      p, v, sy, sz, L->g.nx, L->g.ny, L->g.nz, rr, m);
+  STRATA__LAUNCHED(L->ctx, "autotune: output check kernel launch");
+  return STRATA_OK;
+}
+
+strata_status run_check(const strata__launch *L, void *p, const void *v,
+                        long long sy, long long sz, int r,
+                        unsigned long long *m) {
+  if (L->prec == 8)
+    return check_launch<double>(L, (double *)p, (const double *)v, sy, sz, r,
+                                m);
+  return check_launch<float>(L, (float *)p, (const float *)v, sy, sz, r, m);
+}
+
+/* Reads the two maxima (and zeroes them for the next check). */
+strata_status read_max(const strata__launch *L, unsigned long long *m,
+                       double out[2]) {
+  unsigned long long h[2];
+  STRATA__CU(L->ctx, cudaMemcpyAsync(h, m, sizeof h, cudaMemcpyDeviceToHost,
+                                     L->stream));
+  STRATA__CU(L->ctx, cudaMemsetAsync(m, 0, sizeof h, L->stream));
+  STRATA__CU(L->ctx, cudaStreamSynchronize(L->stream));
+  memcpy(&out[0], &h[0], sizeof(double));
+  memcpy(&out[1], &h[1], sizeof(double));
+  return STRATA_OK;
+}
+
+/* Sets up the reference; without memory for it (the output's size again)
+ * the tuner goes on unchecked (ref->out stays NULL). */
+strata_status ref_init(const strata__launch *L, const strata_stencil *op,
+                       tune_ref *ref) {
+  strata_context *ctx = L->ctx;
+  const size_t es = (size_t)L->prec;
+  const size_t bytes =
+      ((size_t)L->g.osz * (L->g.nz - 1) + (size_t)L->g.osy * (L->g.ny - 1) +
+       (size_t)L->g.nx) * es;
+  if (cudaMalloc(&ref->out, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    ref->out = nullptr;
+    return STRATA_OK;
+  }
+  if (cudaMalloc(&ref->m, 2 * sizeof(unsigned long long)) != cudaSuccess) {
+    cudaGetLastError();
+    cudaFree(ref->out);
+    ref->out = nullptr;
+    return STRATA_OK;
+  }
+  STRATA__CU(ctx, cudaMemsetAsync(ref->m, 0, 2 * sizeof(unsigned long long),
+                                  L->stream));
+  strata__launch R = *L;
+  R.out = ref->out;
+  default_block(STRATA__V_NAIVE, op, L->prec, R.block);
+  R.zchunks = 0;
+  strata_status s = run_variant(STRATA__V_NAIVE, &R, op);
+  if (s == STRATA_EINVAL || s == STRATA_ENOTSUP) { /* go on unchecked */
+    ctx->error[0] = '\0';
+    cudaFree(ref->out);
+    ref->out = nullptr;
+    return STRATA_OK;
+  }
+  if (s != STRATA_OK) return s;
+  /* |a candidate - the reference| <= 64 eps (sum |w|) max |in| near the
+   * interior: any order of the same sums is inside it by far, an unwritten
+   * point (NaN), a wrong neighbour or a wrong weight is not (on data that
+   * is not constant) */
+  s = run_check(L, (void *)L->in, nullptr, L->g.sy, L->g.sz, op->radius,
+                ref->m);
+  if (s != STRATA_OK) return s;
+  double mx[2];
+  s = read_max(L, ref->m, mx);
+  if (s != STRATA_OK) return s;
+  const double eps = L->prec == 8 ? 2.220446049250313e-16 : 1.1920929e-07;
+  ref->tol = 64 * eps * weight_sum(op) * mx[1];
+  if (!(ref->tol == ref->tol)) ref->tol = INFINITY; /* 0 x inf */
+  return STRATA_OK;
+}
+
+void ref_free(tune_ref *ref) {
+  if (ref->out) cudaFree(ref->out);
+  if (ref->m) cudaFree(ref->m);
+  ref->out = nullptr;
+  ref->m = nullptr;
+}
+
+/* STRATA_TUNE_BREAK (tests): a comma list of variants whose runs inside
+ * the tuner are skipped, leaving the poisoned output, as a kernel that
+ * writes nothing would. */
+bool tune_broken(int v) {
+  const char *e = getenv("STRATA_TUNE_BREAK");
+  if (!e) return false;
+  const char *name = strata__cuda_variant_names[v];
+  const size_t n = strlen(name);
+  for (const char *p = e; *p;) {
+    const char *c = strchr(p, ',');
+    const size_t len = c ? (size_t)(c - p) : strlen(p);
+    if (len == n && strncmp(p, name, n) == 0) return true;
+    if (!c) break;
+    p = c + 1;
+  }
+  return false;
+}
+
 /* Times every candidate on the caller's own fields (out is overwritten by
- * each, then by the winner) and records the fastest. */
+ * each, then by the winner) and records the fastest of those whose output
+ * matches the naive kernel's (each candidate's first run goes into an
+ * output poisoned with NaN, so points it does not write show). */
 strata_status tune(strata_context *ctx, strata__launch *L,
                    const strata_stencil *op, const char *key,
                    strata__tune_entry *best) {
@@ -499,15 +682,39 @@ strata_status tune(strata_context *ctx, strata__launch *L,
   const int n = candidates(op, L->prec, st->prop.major, c, 160);
   double best_ms = 1e300;
   int found = 0;
+  tune_ref ref;
+  strata_status s0 = ref_init(L, op, &ref);
+  if (s0 != STRATA_OK) {
+    ref_free(&ref);
+    return s0;
+  }
+  struct guard {
+    tune_ref *r;
+    ~guard() { ref_free(r); }
+  } g{&ref};
   for (int i = 0; i < n; i++) {
     memcpy(L->block, c[i].b, sizeof c[i].b);
     L->zchunks = c[i].zc;
-    strata_status s = run_variant(c[i].v, L, op); /* warm-up */
+    if (ref.out) {
+      strata_status sp =
+          run_check(L, L->out, nullptr, L->g.osy, L->g.osz, 0, ref.m);
+      if (sp != STRATA_OK) return sp;
+    }
+    const bool broken = tune_broken(c[i].v);
+    strata_status s = broken ? STRATA_OK : run_variant(c[i].v, L, op);
     if (s == STRATA_EINVAL || s == STRATA_ENOTSUP) continue; /* shape unfit */
     if (s != STRATA_OK) return s;
+    if (ref.out) { /* wrong results never win */
+      s = run_check(L, L->out, ref.out, L->g.osy, L->g.osz, 0, ref.m);
+      double mx[2];
+      if (s == STRATA_OK) s = read_max(L, ref.m, mx);
+      if (s != STRATA_OK) return s;
+      if (!(mx[0] <= ref.tol)) continue;
+    }
     const int reps = 3;
     STRATA__CU(ctx, cudaEventRecord(st->ev0, st->stream));
-    for (int r = 0; r < reps && s == STRATA_OK; r++) s = run_variant(c[i].v, L, op);
+    for (int r = 0; r < reps && s == STRATA_OK; r++)
+      s = broken ? STRATA_OK : run_variant(c[i].v, L, op);
     if (s != STRATA_OK) return s;
     STRATA__CU(ctx, cudaEventRecord(st->ev1, st->stream));
     STRATA__CU(ctx, cudaEventSynchronize(st->ev1));

@@ -93,7 +93,9 @@ typedef struct strata_context_options {
   strata_backend backend; /* default STRATA_BACKEND_AUTO */
   int device;             /* CUDA device ordinal, default 0 */
   int threads;            /* CPU threads, 0 = OpenMP default */
-  int autotune;           /* CUDA: time variants on first use (default 1) */
+  int autotune;           /* CUDA: time variants on first use (default 1);
+                             a variant whose output differs from the plain
+                             kernel's is never chosen */
   const char *tune_cache; /* CUDA: autotune cache file, NULL = default path,
                              "" = keep results in memory only */
   char *errbuf;           /* optional: receives the reason a create failed */

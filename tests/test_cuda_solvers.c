@@ -295,6 +295,15 @@ static const wcase wcases[] = {
     {"3D r=3: sponge x and z, zero faces, wide x, c2 line", 3, 3,
      {133, 31, 26}, {131, 17, 15}, {Z_, Z_, Z_, Z_, Z_, Z_},
      {0, 0, 0, 0, 0, 0}, {1, 1, 0, 0, 1, 1}, 0, 0},
+    /* x CPML layers in different tiles of the tensor-copy update (128
+     * fp32 / 64 fp64 columns), with a free face (plane 0 outside the
+     * update's walk) or a sponge on the same points */
+    {"3D r=4: CPML x in two tiles, free z-lo, c2 field", 3, 4, {150, 21, 19},
+     {139, 13, 11}, {Z_, Z_, Z_, Z_, F_, Z_}, {1, 1, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, 0}, 1, 0},
+    {"3D r=4: CPML on every face, x in two tiles, sponge y, c2 line", 3, 4,
+     {150, 23, 21}, {139, 19, 17}, {Z_, Z_, Z_, Z_, Z_, Z_},
+     {1, 1, 1, 1, 1, 1}, {0, 0, 1, 1, 0, 0}, 0, 0},
     /* wide CPML layers: the CUDA slab pass's tile along the axis is
      * width + 3r points on the low side (here 52: more than 48 KB of
      * shared memory in fp64) and the split kernels past 64 (72) */

@@ -105,7 +105,6 @@ template <typename T> struct wave_par {
    * "Faces in the kernels"); no k_faces.  ffree[ax][side]: FREE faces. */
   int inface;
   int ffree[3][2];
-  int fastdiv;            /* k_wavetma's sponge: wave_div (experiments: 0) */
   T lap[STRATA_MAX_RADIUS + 1], d1[STRATA_MAX_RADIUS + 1];
 };
 
@@ -134,14 +133,10 @@ wave_update(const wave_par<T> &P, const strata__vec<T, V> &c,
       const T ee = erow + ex[e];
       if (ee == (T)0)
         res.v[e] = (T)2 * c.v[e] - upv.v[e] + c2v.v[e] * L[e];
-      else if (P.fastdiv)
+      else
         res.v[e] = wave_div(
             (T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e],
             (T)1 + ee);
-      else
-        res.v[e] =
-            ((T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e]) /
-            ((T)1 + ee);
     }
   } else {
 #pragma unroll
@@ -398,11 +393,10 @@ __global__ void __launch_bounds__(128)
  * shared memory with the tile, so that all of a unit's loads are in
  * flight at once).  Against k_psi + k_cpml_corr: u and psi read once
  * instead of twice (each with its 2R halo along the axis read once per
- * tile, not per point), the coefficients once per position, no scattered
- * one-point rows for the x slabs.  The order of operations per point is
- * theirs (the same results bit for bit).  Units (tiles) grid-stride over
- * blockIdx.x:  x slab: (group of 32 rows, plane); y slab: (32 columns,
- * plane); z slab: (32 columns, row). */
+ * tile, not per point), no scattered one-point rows for the x slabs.
+ * The expressions per point are theirs (the same results to rounding).
+ * Units (tiles) grid-stride over blockIdx.x:  x slab: (group of 32 rows,
+ * plane); y slab: (32 columns, plane); z slab: (32 columns, row). */
 constexpr int kSlabMaxW = 64; /* the widest tile along the slab's axis */
 
 template <typename T, int R, int AX>
@@ -1333,9 +1327,6 @@ strata_status wave_typed(const strata__wave_args *a) {
   P.up = (T *)PF->data + PF->L.origin;
   P.c2 = a->c2 ? (const T *)a->c2->data + a->c2->L.origin : (const T *)NULL;
   P.c2_line = a->c2_line;
-  P.fastdiv = 1;
-  if (const char *e = getenv("STRATA_WAVE_DIV")) /* experiments: "exact" */
-    if (strcmp(e, "exact") == 0) P.fastdiv = 0;
   P.sy = (long long)UF->L.pitch_x;
   P.sz = P.sy * (long long)UF->L.pitch_y;
   for (int k = 0; k <= STRATA_MAX_RADIUS; k++) {

@@ -382,150 +382,208 @@ __global__ void __launch_bounds__(128)
 }
 
 /* B'' (the streamed 3D path): A and B' of one slab in one pass, after the
- * update.  A block takes a tile of 32 lines across the slab: all of the
- * slab's [lo - R, hi + R) along its axis (Lw <= kSlabMaxW positions) by 32
- * x columns (y and z slabs: one row, or one plane, of the other axis) or
- * by 32 rows (x slabs: one plane).  It copies u and psi of the tile into
- * shared memory once (coalesced rows along x in every case), updates psi
- * over [lo, hi) in place there and in global memory (psi_a reads u only),
- * then adds the correction at the tile's stencil nodes in [lo, hi) from
- * the shared psi and u (zeta, up and c2 of those points are loaded into
- * shared memory with the tile, so that all of a unit's loads are in
- * flight at once).  Against k_psi + k_cpml_corr: u and psi read once
- * instead of twice (each with its 2R halo along the axis read once per
- * tile, not per point), no scattered one-point rows for the x slabs.
- * The expressions per point are theirs (the same results to rounding).
- * Units (tiles) grid-stride over blockIdx.x:  x slab: (group of 32 rows,
- * plane); y slab: (32 columns, plane); z slab: (32 columns, row). */
-constexpr int kSlabMaxW = 64; /* the widest tile along the slab's axis */
+ * update.  Each warp takes units of the slab on its own (no block
+ * barriers): the whole of the slab's [lo - R, hi + R) along its axis
+ * (Lw <= kSlabMaxW positions) for
+ *  - an x slab: one row (j, k); lane f holds positions f and f + 32; the
+ *    row's u and psi go to the warp's shared memory, so that each lane
+ *    reads its neighbours' along x;
+ *  - a y or z slab: 32 columns x (one plane k, or one row j); lane f walks
+ *    column f along the axis alone.  It copies its column's u and psi into
+ *    its own column of the warp's shared memory (rows of 32: coalesced, no
+ *    bank conflicts) and reads zeta, up (and c2) into registers, four
+ *    positions at a time, where it corrects.  (Copying all five with
+ *    cp.async was slower: 120-126 us a y or z pass against 86-88.)
+ * Warps are mapped without divisions: blockIdx.y (grid-stride) is the
+ * plane (x and y slabs) or the row (z slabs), blockIdx.x and the warp the
+ * row (x slabs) or the group of 32 columns.
+ * Phases: load; psi = b psi + a D1 u over [lo, hi) (k_psi's expression;
+ * rows of y and z slabs with a == 0 keep psi, as on the CPU), in shared
+ * and in global memory; then the correction at the stencil nodes in
+ * [lo, hi) from the new psi and u (cpml_at and k_cpml_corr's expressions:
+ * the same results to rounding).  Against k_psi + k_cpml_corr: u and psi
+ * read once instead of twice, no one-point rows for the x slabs.  The
+ * first version (a block of 8 warps over a tile of 32 lines, three block
+ * barriers, every point's coordinates recomputed in each phase from a
+ * 64-bit unit index) ran ~290 warp instructions for 32 points (ncu):
+ * bound by its instructions, not by memory.  This one (H100, 512^3 fp32,
+ * CPML 20 on all faces): a y or z pass 86-88 us (the block version
+ * ~100), an x pass ~141 us (~158), still issue-bound (74% of the SM's
+ * issue slots); the step 102.5 -> 108 Gpts.steps/s. */
+constexpr int kSlabMaxW = 64; /* the widest unit along the slab's axis */
+
+/* Shared-memory elements of one warp of k_cpml_slab: u and psi of a row
+ * (x slabs) or of 32 columns (y and z slabs). */
+__host__ __device__ inline int slab_warp_elems(int ax, int Lw, bool c2f) {
+  (void)c2f;
+  return ax == 0 ? 2 * Lw : 2 * 32 * Lw;
+}
 
 template <typename T, int R, int AX>
 __global__ void __launch_bounds__(256)
-    k_cpml_slab(const __grid_constant__ wave_par<T> P, const int slab,
-                const long long units) {
+    k_cpml_slab(const __grid_constant__ wave_par<T> P, const int slab) {
   extern __shared__ __align__(16) unsigned char cs_raw[];
   const wave_slab<T> &S = P.slab[slab];
   const int lo = S.lo, hi = S.hi, Lw = hi - lo + 2 * R;
-  T *su = reinterpret_cast<T *>(cs_raw); /* u: 32 x Lw */
-  T *sp = su + 32 * Lw;                  /* psi, then the new psi */
-  T *sz = sp + 32 * Lw, *sw = sz + 32 * Lw; /* zeta and up where corrected */
-  T *sc = sw + 32 * Lw;                  /* c2 there (a c2 field only) */
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int nx = P.n[0], ny = P.n[1];
+  const int nw = blockDim.x >> 5;
+  T *wu = reinterpret_cast<T *>(cs_raw) +
+          (size_t)warp * slab_warp_elems(AX, Lw, P.c2 != nullptr);
   const int c0 = max(lo, P.s0[AX]), c1 = min(hi, P.s1[AX]);
   const double *pa = P.pa[AX], *pb = P.pb[AX];
-  /* the tile: fast index f over lanes, slow index s over warps; x slab:
-   * f = position along x, s = row; else f = column, s = position */
-  const int nF = AX == 0 ? Lw : 32, nS = AX == 0 ? 32 : Lw;
-  constexpr int SA = AX == 0 ? 1 : 32; /* the axis' step in the tile */
-  const int nb = AX == 0 ? (ny + 31) / 32 : (nx + 31) / 32;
-  for (long long un = blockIdx.x; un < units; un += gridDim.x) {
-    const int ub = (int)(un % nb), uo = (int)(un / nb);
-    /* the point at tile (f, s): its coordinates, whether psi covers it
-     * (inside the grid across the axis) and whether it is a stencil node
-     * across the axis (the correction's range) */
-    auto at = [&](int f, int s, int &i, int &j, int &k, int &la, bool &in,
-                  bool &node) {
-      la = AX == 0 ? f : s;
-      const int a = lo - R + la, o = ub * 32 + (AX == 0 ? s : f);
-      if (AX == 0) { i = a; j = o; k = uo; }
-      if (AX == 1) { i = o; j = a; k = uo; }
-      if (AX == 2) { i = o; j = uo; k = a; }
-      in = AX == 0 ? j < ny : i < nx;
-      node = in;
+  /* units: w (rows, or groups of 32 columns) by o (planes, or rows) */
+  const int nW = AX == 0 ? P.n[1] : (P.n[0] + 31) / 32;
+  const int nO = AX == 2 ? P.n[1] : P.n[2];
+  for (int o = blockIdx.y; o < nO; o += gridDim.y)
+    for (int w = blockIdx.x * nw + warp; w < nW; w += gridDim.x * nw) {
+      if constexpr (AX == 0) {
+        const int j = w, k = o;
+        T *wp = wu + Lw;
+        const bool node =
+            j >= P.s0[1] && j < P.s1[1] && k >= P.s0[2] && k < P.s1[2];
+        const long long ro =
+            (long long)j * P.sy + (long long)k * P.sz + lo - R;
+        const long long po =
+            (long long)j * S.psy + (long long)k * S.psz + lo - R - S.origin;
+        T zv[2], wv[2], cv[2];
 #pragma unroll
-      for (int q = 0; q < 3; q++) {
-        const int c = q == 0 ? i : q == 1 ? j : k;
-        if (q != AX && (c < P.s0[q] || c >= P.s1[q])) node = false;
-      }
-    };
-    auto psi_off = [&](int i, int j, int k) {
-      const int li = AX == 0 ? i - S.origin : i, lj = AX == 1 ? j - S.origin : j,
-                lk = AX == 2 ? k - S.origin : k;
-      return li + (long long)lj * S.psy + (long long)lk * S.psz;
-    };
-    /* 1: u and psi of the tile, and zeta, up (and c2) of the points to
-     * correct: every load of the unit in flight at once */
-    for (int s = warp; s < nS; s += 8)
-      for (int f = lane; f < nF; f += 32) {
-        int i, j, k, la;
-        bool in, node;
-        at(f, s, i, j, k, la, in, node);
-        const int a = lo - R + la, t = s * nF + f;
-        const long long o = i + (long long)j * P.sy + (long long)k * P.sz;
-        T uv = 0, pv = 0;
-        if (in) {
-          uv = P.u[o];
-          pv = S.psi[psi_off(i, j, k)];
+        for (int m = 0; m < 2; m++) {
+          const int f = lane + 32 * m, a = lo - R + f;
+          if (f < Lw) {
+            wu[f] = P.u[ro + f];
+            wp[f] = S.psi[po + f];
+          }
+          if (node && a >= c0 && a < c1) {
+            zv[m] = S.zeta[po + f];
+            wv[m] = P.up[ro + f];
+            cv[m] = P.c2 ? P.c2[ro + f] : (T)P.c2_line[k];
+          }
         }
-        if (node && a >= c0 && a < c1) {
-          sz[t] = S.zeta[psi_off(i, j, k)];
-          sw[t] = P.up[o];
-          if (P.c2) sc[t] = P.c2[o];
-        }
-        su[t] = uv;
-        sp[t] = pv;
-      }
-    __syncthreads();
-    /* 2: psi = b psi + a D1 u over [lo, hi) (k_psi's expression; rows of y
-     * and z slabs with a == 0 keep psi, as on the CPU) */
-    for (int s = warp; s < nS; s += 8)
-      for (int f = lane; f < nF; f += 32) {
-        int i, j, k, la;
-        bool in, node;
-        at(f, s, i, j, k, la, in, node);
-        const int a = lo - R + la;
-        if (!in || a < lo || a >= hi) continue;
-        const double av = pa[a];
-        if (AX != 0 && av == 0.0) continue;
-        const T *uu = su + s * nF + f;
-        T d = 0;
+        __syncwarp();
 #pragma unroll
-        for (int q = 1; q <= R; q++) d += P.d1[q] * (uu[q * SA] - uu[-q * SA]);
-        const T np = (T)pb[a] * sp[s * nF + f] + (T)av * d;
-        sp[s * nF + f] = np;
-        S.psi[psi_off(i, j, k)] = np;
-      }
-    __syncthreads();
-    /* 3: the correction at the stencil nodes in [lo, hi) (cpml_at and
-     * k_cpml_corr's expressions) */
-    for (int s = warp; s < nS; s += 8)
-      for (int f = lane; f < nF; f += 32) {
-        int i, j, k, la;
-        bool in, node;
-        at(f, s, i, j, k, la, in, node);
-        const int a = lo - R + la;
-        if (!node || a < c0 || a >= c1) continue;
-        const T *uu = su + s * nF + f, *ps = sp + s * nF + f;
-        T dpsi = 0, d2 = P.lap[0] * uu[0];
+        for (int m = 0; m < 2; m++) {
+          const int f = lane + 32 * m, a = lo - R + f;
+          if (a < lo || a >= hi) continue;
+          T d = 0;
 #pragma unroll
-        for (int q = 1; q <= R; q++) {
-          dpsi += P.d1[q] * (ps[q * SA] - ps[-q * SA]);
-          d2 += P.lap[q] * (uu[q * SA] + uu[-q * SA]);
+          for (int q = 1; q <= R; q++) d += P.d1[q] * (wu[f + q] - wu[f - q]);
+          const T np = (T)pb[a] * wp[f] + (T)pa[a] * d;
+          S.psi[po + f] = np;
+          wp[f] = np; /* read by the neighbours only after the barrier */
         }
-        const int t = s * nF + f;
-        const T ac = (T)pa[a], bc = (T)pb[a];
-        const T z = bc * sz[t] + ac * (d2 + dpsi);
-        S.zeta[psi_off(i, j, k)] = z;
-        T L = 0;
-        L += dpsi + z;
-        const long long o = i + (long long)j * P.sy + (long long)k * P.sz;
-        const T c2 = P.c2 ? sc[t] : (T)P.c2_line[k];
-        T v;
-        if (P.any_damp) {
-          T e = 0;
-          if (P.damp[0]) e += (T)P.damp[0][i];
-          if (P.damp[1]) e += (T)P.damp[1][j];
-          if (P.damp[2]) e += (T)P.damp[2][k];
-          v = sw[t] + c2 * L / ((T)1 + e);
-        } else {
-          v = sw[t] + c2 * L;
+        __syncwarp();
+#pragma unroll
+        for (int m = 0; m < 2; m++) {
+          const int f = lane + 32 * m, a = lo - R + f;
+          if (!node || a < c0 || a >= c1) continue;
+          T dpsi = 0, d2 = P.lap[0] * wu[f];
+#pragma unroll
+          for (int q = 1; q <= R; q++) {
+            dpsi += P.d1[q] * (wp[f + q] - wp[f - q]);
+            d2 += P.lap[q] * (wu[f + q] + wu[f - q]);
+          }
+          const T z = (T)pb[a] * zv[m] + (T)pa[a] * (d2 + dpsi);
+          S.zeta[po + f] = z;
+          T L = 0;
+          L += dpsi + z;
+          T v;
+          if (P.any_damp) {
+            T e = 0;
+            if (P.damp[0]) e += (T)P.damp[0][a];
+            if (P.damp[1]) e += (T)P.damp[1][j];
+            if (P.damp[2]) e += (T)P.damp[2][k];
+            v = wv[m] + cv[m] * L / ((T)1 + e);
+          } else {
+            v = wv[m] + cv[m] * L;
+          }
+          P.up[ro + f] = v;
+          if (P.inface) free_images<T>(P, R, a, j, k, v);
         }
-        P.up[o] = v;
-        if (P.inface) free_images<T>(P, R, i, j, k, v);
+        __syncwarp(); /* the row is reused by the next unit */
+      } else {
+        const int i = w * 32 + lane;
+        if (i >= P.n[0]) continue; /* nothing in this lane's column */
+        constexpr int OA = AX == 1 ? 2 : 1; /* the other axis */
+        const long long su = AX == 1 ? P.sy : P.sz,
+                        sq = AX == 1 ? S.psy : S.psz;
+        const long long ro = i + (long long)o * (AX == 1 ? P.sz : P.sy) +
+                             (long long)(lo - R) * su;
+        const long long po = i + (long long)o * (AX == 1 ? S.psz : S.psy) +
+                             (long long)(lo - R - S.origin) * sq;
+        const bool node =
+            i >= P.s0[0] && i < P.s1[0] && o >= P.s0[OA] && o < P.s1[OA];
+        const int m0 = c0 - (lo - R), m1 = c1 - (lo - R);
+        const T *ur = P.u + ro;
+        T *pr = S.psi + po;
+        T *tu = wu + lane, *tp = tu + 32 * Lw; /* this lane's column */
+#pragma unroll 8
+        for (int m = 0; m < Lw; m++) {
+          tu[m * 32] = ur[m * su];
+          tp[m * 32] = pr[m * sq];
+        }
+        for (int m = R; m < Lw - R; m++) { /* a = lo .. hi - 1 */
+          const int a = lo - R + m;
+          const double av = pa[a];
+          if (av == 0.0) continue;
+          const T *uu = tu + m * 32;
+          T d = 0;
+#pragma unroll
+          for (int q = 1; q <= R; q++)
+            d += P.d1[q] * (uu[q * 32] - uu[-q * 32]);
+          const T np = (T)pb[a] * tp[m * 32] + (T)av * d;
+          pr[m * sq] = np;
+          tp[m * 32] = np;
+        }
+        if (!node) continue;
+        T *zr = S.zeta + po, *wr = P.up + ro;
+        const T *cr = P.c2 ? P.c2 + ro : nullptr;
+        /* zeta, up and c2 four positions at a time, loaded before any of
+         * them is stored */
+        for (int mb = m0; mb < m1; mb += 4) {
+          T zv[4], wv[4], cv[4];
+#pragma unroll
+          for (int t = 0; t < 4; t++) {
+            const int m = mb + t;
+            if (m < m1) {
+              zv[t] = zr[m * sq];
+              wv[t] = wr[m * su];
+              cv[t] = cr ? cr[m * su]
+                         : (T)P.c2_line[AX == 2 ? lo - R + m : o];
+            }
+          }
+#pragma unroll
+          for (int t = 0; t < 4; t++) {
+            const int m = mb + t;
+            if (m >= m1) break;
+            const int a = lo - R + m;
+            const T *uu = tu + m * 32, *ps = tp + m * 32;
+            T dpsi = 0, d2 = P.lap[0] * uu[0];
+#pragma unroll
+            for (int q = 1; q <= R; q++) {
+              dpsi += P.d1[q] * (ps[q * 32] - ps[-q * 32]);
+              d2 += P.lap[q] * (uu[q * 32] + uu[-q * 32]);
+            }
+            const T z = (T)pb[a] * zv[t] + (T)pa[a] * (d2 + dpsi);
+            zr[m * sq] = z;
+            T L = 0;
+            L += dpsi + z;
+            const int j = AX == 1 ? a : o, k = AX == 1 ? o : a;
+            T v;
+            if (P.any_damp) {
+              T e = 0;
+              if (P.damp[0]) e += (T)P.damp[0][i];
+              if (P.damp[1]) e += (T)P.damp[1][j];
+              if (P.damp[2]) e += (T)P.damp[2][k];
+              v = wv[t] + cv[t] * L / ((T)1 + e);
+            } else {
+              v = wv[t] + cv[t] * L;
+            }
+            wr[m * su] = v;
+            if (P.inface) free_images<T>(P, R, i, j, k, v);
+          }
+        }
       }
-    __syncthreads(); /* the tile is reused by the next unit */
-  }
+    }
 }
 
 /* B. The update of up over the stencil nodes.  Block (kWX, kWY) owns the
@@ -1506,18 +1564,24 @@ strata_status wave_typed(const strata__wave_args *a) {
     const int ax = sl / 2;
     const int Lw = W.hi - W.lo + 2 * R;
     if (!split && Lw <= kSlabMaxW) {
-      const long long nb = ax == 0 ? (P.n[1] + 31) / 32 : (P.n[0] + 31) / 32;
-      const long long units = nb * (ax == 2 ? P.n[1] : P.n[2]);
-      const unsigned blocks = (unsigned)(units < (1 << 24) ? units : (1 << 24));
-      const size_t smem = (P.c2 ? 5 : 4) * 32 * (size_t)Lw * sizeof(T);
-      /* above 48 KB (fp64 tiles of more than 38 positions) the kernel
-       * must be allowed more */
+      /* warps a block: 4, fewer where their tiles would pass 200 KB (fp64
+       * y and z slabs near the widest) */
+      const size_t per_warp =
+          (size_t)slab_warp_elems(ax, Lw, P.c2 != NULL) * sizeof(T);
+      int nw = 4;
+      while (nw > 1 && nw * per_warp > 200 * 1024) nw--;
+      const size_t smem = nw * per_warp;
+      const int nW = ax == 0 ? P.n[1] : (P.n[0] + 31) / 32;
+      const int nO = ax == 2 ? P.n[1] : P.n[2];
+      const dim3 grid((unsigned)((nW + nw - 1) / nw),
+                      (unsigned)(nO < 65535 ? nO : 65535));
       auto slab_launch = [&](auto kern) -> strata_status {
+        /* above 48 KB the kernel must be allowed more */
         if (smem > 48 * 1024)
           STRATA__CU(ctx, cudaFuncSetAttribute(
                               kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                               (int)smem));
-        kern<<<blocks, 256, smem, st->stream>>>(P, sl, units);
+        kern<<<grid, nw * 32, smem, st->stream>>>(P, sl);
         return STRATA_OK;
       };
       strata_status sk = STRATA_OK;

@@ -192,6 +192,39 @@ __device__ __forceinline__ void free_images(const wave_par<T> &P, int R, int i,
   }
 }
 
+/* up at (i, j, k) plus c L (c: c2 there, L: D1 psi + zeta), divided by
+ * 1 + e where the sponge's damping e is on (the CPML correction kernels'
+ * last step). */
+template <typename T>
+__device__ __forceinline__ T cpml_add(const wave_par<T> &P, int i, int j,
+                                      int k, T up, T c, T L) {
+  if (!P.any_damp) return up + c * L;
+  T e = 0;
+  if (P.damp[0]) e += (T)P.damp[0][i];
+  if (P.damp[1]) e += (T)P.damp[1][j];
+  if (P.damp[2]) e += (T)P.damp[2][k];
+  return up + c * L / ((T)1 + e);
+}
+
+/* k_cpml_slab's correction at one point (i, j, k), at position a along the
+ * slab's axis: zeta from its old value zo and the axis' terms (d2: the
+ * second derivative, dpsi: D1 of the new psi) stored at *zp, then up's new
+ * value from its old one w and c2 stored at *wp, with its FREE images. */
+template <typename T, int R>
+__device__ __forceinline__ void slab_correct(const wave_par<T> &P,
+                                             const double *pa,
+                                             const double *pb, int a, int i,
+                                             int j, int k, T zo, T w, T c,
+                                             T dpsi, T d2, T *zp, T *wp) {
+  const T z = (T)pb[a] * zo + (T)pa[a] * (d2 + dpsi);
+  *zp = z;
+  T L = 0;
+  L += dpsi + z;
+  const T v = cpml_add<T>(P, i, j, k, w, c, L);
+  *wp = v;
+  if (P.inface) free_images<T>(P, R, i, j, k, v);
+}
+
 /* The odd images along x of a vector's elements (nv: the vector negated;
  * row: x = 0 of its row), element by element, near a FREE x face. */
 template <typename T, int V, int R>
@@ -368,15 +401,7 @@ __global__ void __launch_bounds__(128)
     T L = 0;
     cpml_at<T, R>(S, ax, i, j, k, uu[0], um, upl, P.pa[ax], P.pb[ax], P, L);
     const T c2 = P.c2 ? P.c2[o] : (T)P.c2_line[k];
-    T e = 0;
-    if (P.any_damp) {
-      if (P.damp[0]) e += (T)P.damp[0][i];
-      if (P.damp[1]) e += (T)P.damp[1][j];
-      if (P.damp[2]) e += (T)P.damp[2][k];
-      P.up[o] += c2 * L / ((T)1 + e);
-    } else {
-      P.up[o] += c2 * L;
-    }
+    P.up[o] = cpml_add<T>(P, i, j, k, P.up[o], c2, L);
     if (P.inface) free_images<T>(P, R, i, j, k, P.up[o]);
   }
 }
@@ -482,22 +507,8 @@ __global__ void __launch_bounds__(256)
             dpsi += P.d1[q] * (wp[f + q] - wp[f - q]);
             d2 += P.lap[q] * (wu[f + q] + wu[f - q]);
           }
-          const T z = (T)pb[a] * zv[m] + (T)pa[a] * (d2 + dpsi);
-          S.zeta[po + f] = z;
-          T L = 0;
-          L += dpsi + z;
-          T v;
-          if (P.any_damp) {
-            T e = 0;
-            if (P.damp[0]) e += (T)P.damp[0][a];
-            if (P.damp[1]) e += (T)P.damp[1][j];
-            if (P.damp[2]) e += (T)P.damp[2][k];
-            v = wv[m] + cv[m] * L / ((T)1 + e);
-          } else {
-            v = wv[m] + cv[m] * L;
-          }
-          P.up[ro + f] = v;
-          if (P.inface) free_images<T>(P, R, a, j, k, v);
+          slab_correct<T, R>(P, pa, pb, a, a, j, k, zv[m], wv[m], cv[m], dpsi,
+                             d2, &S.zeta[po + f], &P.up[ro + f]);
         }
         __syncwarp(); /* the row is reused by the next unit */
       } else {
@@ -563,23 +574,9 @@ __global__ void __launch_bounds__(256)
               dpsi += P.d1[q] * (ps[q * 32] - ps[-q * 32]);
               d2 += P.lap[q] * (uu[q * 32] + uu[-q * 32]);
             }
-            const T z = (T)pb[a] * zv[t] + (T)pa[a] * (d2 + dpsi);
-            zr[m * sq] = z;
-            T L = 0;
-            L += dpsi + z;
             const int j = AX == 1 ? a : o, k = AX == 1 ? o : a;
-            T v;
-            if (P.any_damp) {
-              T e = 0;
-              if (P.damp[0]) e += (T)P.damp[0][i];
-              if (P.damp[1]) e += (T)P.damp[1][j];
-              if (P.damp[2]) e += (T)P.damp[2][k];
-              v = wv[t] + cv[t] * L / ((T)1 + e);
-            } else {
-              v = wv[t] + cv[t] * L;
-            }
-            wr[m * su] = v;
-            if (P.inface) free_images<T>(P, R, i, j, k, v);
+            slab_correct<T, R>(P, pa, pb, a, i, j, k, zv[t], wv[t], cv[t],
+                               dpsi, d2, &zr[m * sq], &wr[m * su]);
           }
         }
       }

@@ -439,10 +439,14 @@ constexpr int kSlabMaxW = 64; /* the widest unit along the slab's axis */
 
 /* Shared-memory elements of one warp of k_cpml_slab: u and psi of a row
  * (x slabs) or of 32 columns (y and z slabs). */
-__host__ __device__ inline int slab_warp_elems(int ax, int Lw, bool c2f) {
-  (void)c2f;
+__host__ __device__ constexpr int slab_warp_elems(int ax, int Lw) {
   return ax == 0 ? 2 * Lw : 2 * 32 * Lw;
 }
+constexpr int kSlabWarps = 4; /* warps a block */
+/* the widest fp64 y or z unit: 4 x 32 KB, inside the 227 KB a block may have */
+static_assert(kSlabWarps * slab_warp_elems(1, kSlabMaxW) * sizeof(double) <=
+                  227 * 1024,
+              "k_cpml_slab's shared memory");
 
 template <typename T, int R, int AX>
 __global__ void __launch_bounds__(256)
@@ -453,7 +457,7 @@ __global__ void __launch_bounds__(256)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int nw = blockDim.x >> 5;
   T *wu = reinterpret_cast<T *>(cs_raw) +
-          (size_t)warp * slab_warp_elems(AX, Lw, P.c2 != nullptr);
+          (size_t)warp * slab_warp_elems(AX, Lw);
   const int c0 = max(lo, P.s0[AX]), c1 = min(hi, P.s1[AX]);
   const double *pa = P.pa[AX], *pb = P.pb[AX];
   /* units: w (rows, or groups of 32 columns) by o (planes, or rows) */
@@ -1561,13 +1565,8 @@ strata_status wave_typed(const strata__wave_args *a) {
     const int ax = sl / 2;
     const int Lw = W.hi - W.lo + 2 * R;
     if (!split && Lw <= kSlabMaxW) {
-      /* warps a block: 4, fewer where their tiles would pass 200 KB (fp64
-       * y and z slabs near the widest) */
-      const size_t per_warp =
-          (size_t)slab_warp_elems(ax, Lw, P.c2 != NULL) * sizeof(T);
-      int nw = 4;
-      while (nw > 1 && nw * per_warp > 200 * 1024) nw--;
-      const size_t smem = nw * per_warp;
+      const int nw = kSlabWarps;
+      const size_t smem = (size_t)nw * slab_warp_elems(ax, Lw) * sizeof(T);
       const int nW = ax == 0 ? P.n[1] : (P.n[0] + 31) / 32;
       const int nO = ax == 2 ? P.n[1] : P.n[2];
       const dim3 grid((unsigned)((nW + nw - 1) / nw),

@@ -304,12 +304,16 @@ static const wcase wcases[] = {
     {"3D r=4: CPML on every face, x in two tiles, sponge y, c2 line", 3, 4,
      {150, 23, 21}, {139, 19, 17}, {Z_, Z_, Z_, Z_, Z_, Z_},
      {1, 1, 1, 1, 1, 1}, {0, 0, 1, 1, 0, 0}, 0, 0},
-    /* wide CPML layers: the CUDA slab pass's tile along the axis is
-     * width + 3r points on the low side (here 52: more than 48 KB of
-     * shared memory in fp64) and the split kernels past 64 (72) */
+    /* wide CPML layers: the CUDA slab pass takes a unit of width + 3r
+     * points along the axis (52 here: a block of y units needs more than
+     * 48 KB of shared memory in both precisions), the split kernels past
+     * 64 (72) */
     {"3D r=4: CPML 40 wide on x, free z-lo, c2 field", 3, 4, {97, 21, 19},
      {93, 13, 11}, {Z_, Z_, Z_, Z_, F_, Z_}, {1, 1, 0, 0, 0, 0},
      {0, 0, 0, 0, 0, 0}, 1, 40},
+    {"3D r=4: CPML 40 wide on y, free x-hi, c2 line", 3, 4, {21, 97, 19},
+     {13, 93, 11}, {Z_, F_, Z_, Z_, Z_, Z_}, {0, 0, 1, 1, 0, 0},
+     {0, 0, 0, 0, 0, 0}, 0, 40},
     {"3D r=4: CPML 60 wide on z, c2 line", 3, 4, {23, 19, 131},
      {13, 11, 129}, {Z_, Z_, Z_, Z_, Z_, Z_}, {0, 0, 0, 0, 1, 1},
      {0, 0, 0, 0, 0, 0}, 0, 60},

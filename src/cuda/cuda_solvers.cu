@@ -206,17 +206,16 @@ __device__ __forceinline__ T cpml_add(const wave_par<T> &P, int i, int j,
   return up + c * L / ((T)1 + e);
 }
 
-/* k_cpml_slab's correction at one point (i, j, k), at position a along the
- * slab's axis: zeta from its old value zo and the axis' terms (d2: the
+/* k_cpml_slab's correction at one point (i, j, k) with the profile's b and
+ * a there (bv, av): zeta from its old value zo and the axis' terms (d2: the
  * second derivative, dpsi: D1 of the new psi) stored at *zp, then up's new
  * value from its old one w and c2 stored at *wp, with its FREE images. */
 template <typename T, int R>
-__device__ __forceinline__ void slab_correct(const wave_par<T> &P,
-                                             const double *pa,
-                                             const double *pb, int a, int i,
-                                             int j, int k, T zo, T w, T c,
-                                             T dpsi, T d2, T *zp, T *wp) {
-  const T z = (T)pb[a] * zo + (T)pa[a] * (d2 + dpsi);
+__device__ __forceinline__ void slab_correct(const wave_par<T> &P, T bv,
+                                             T av, int i, int j, int k, T zo,
+                                             T w, T c, T dpsi, T d2, T *zp,
+                                             T *wp) {
+  const T z = bv * zo + av * (d2 + dpsi);
   *zp = z;
   T L = 0;
   L += dpsi + z;
@@ -434,7 +433,12 @@ __global__ void __launch_bounds__(128)
  * bound by its instructions, not by memory.  This one (H100, 512^3 fp32,
  * CPML 20 on all faces): a y or z pass 86-88 us (the block version
  * ~100), an x pass ~141 us (~158), still issue-bound (74% of the SM's
- * issue slots); the step 102.5 -> 108 Gpts.steps/s. */
+ * issue slots); the step 102.5 -> 108 Gpts.steps/s.  An x row of at most
+ * 32 points (W + 3R <= 32: a 20-point layer at r = 4) then went to one
+ * element a lane with shuffles for the neighbours and b, a loaded once:
+ * 89 -> 76 M instructions, x pass 141 -> 124 us, the step 108.5 -> 111.1
+ * (same call).  Eight rows a warp (fewer warps, the prologue shared) cut
+ * the x pass to 106 us under ncu but the step to 108-109: not kept. */
 constexpr int kSlabMaxW = 64; /* the widest unit along the slab's axis */
 
 /* Shared-memory elements of one warp of k_cpml_slab: u and psi of a row
@@ -474,6 +478,53 @@ __global__ void __launch_bounds__(256)
             (long long)j * P.sy + (long long)k * P.sz + lo - R;
         const long long po =
             (long long)j * S.psy + (long long)k * S.psz + lo - R - S.origin;
+        if (Lw <= 32) {
+          /* the row in one element a lane (a 20-point layer at r = 4: 32):
+           * neighbours by shuffles, no shared memory, b and a loaded once */
+          const int f = lane, a = lo - R + f;
+          const bool in = f < Lw, ps = a >= lo && a < hi;
+          const bool cor = node && a >= c0 && a < c1; /* implies ps */
+          T uf = 0, pf = 0, zo = 0, wo = 0, cc = 0, bv = 0, av = 0;
+          if (in) {
+            uf = P.u[ro + f];
+            pf = S.psi[po + f];
+          }
+          if (ps) {
+            bv = (T)pb[a];
+            av = (T)pa[a];
+          }
+          if (cor) {
+            zo = S.zeta[po + f];
+            wo = P.up[ro + f];
+            cc = P.c2 ? P.c2[ro + f] : (T)P.c2_line[k];
+          }
+          T um[R], up_[R];
+#pragma unroll
+          for (int q = 1; q <= R; q++) {
+            um[q - 1] = __shfl_up_sync(0xffffffffu, uf, q);
+            up_[q - 1] = __shfl_down_sync(0xffffffffu, uf, q);
+          }
+          T np = pf;
+          if (ps) {
+            T d = 0;
+#pragma unroll
+            for (int q = 1; q <= R; q++) d += P.d1[q] * (up_[q - 1] - um[q - 1]);
+            np = bv * pf + av * d;
+            S.psi[po + f] = np;
+          }
+          T dpsi = 0, d2 = P.lap[0] * uf;
+#pragma unroll
+          for (int q = 1; q <= R; q++) {
+            const T pm = __shfl_up_sync(0xffffffffu, np, q);
+            const T pp = __shfl_down_sync(0xffffffffu, np, q);
+            dpsi += P.d1[q] * (pp - pm);
+            d2 += P.lap[q] * (up_[q - 1] + um[q - 1]);
+          }
+          if (cor)
+            slab_correct<T, R>(P, bv, av, a, j, k, zo, wo, cc, dpsi, d2,
+                               &S.zeta[po + f], &P.up[ro + f]);
+          continue;
+        }
         T zv[2], wv[2], cv[2];
 #pragma unroll
         for (int m = 0; m < 2; m++) {
@@ -511,8 +562,8 @@ __global__ void __launch_bounds__(256)
             dpsi += P.d1[q] * (wp[f + q] - wp[f - q]);
             d2 += P.lap[q] * (wu[f + q] + wu[f - q]);
           }
-          slab_correct<T, R>(P, pa, pb, a, a, j, k, zv[m], wv[m], cv[m], dpsi,
-                             d2, &S.zeta[po + f], &P.up[ro + f]);
+          slab_correct<T, R>(P, (T)pb[a], (T)pa[a], a, j, k, zv[m], wv[m],
+                             cv[m], dpsi, d2, &S.zeta[po + f], &P.up[ro + f]);
         }
         __syncwarp(); /* the row is reused by the next unit */
       } else {
@@ -579,8 +630,8 @@ __global__ void __launch_bounds__(256)
               d2 += P.lap[q] * (uu[q * 32] + uu[-q * 32]);
             }
             const int j = AX == 1 ? a : o, k = AX == 1 ? o : a;
-            slab_correct<T, R>(P, pa, pb, a, i, j, k, zv[t], wv[t], cv[t],
-                               dpsi, d2, &zr[m * sq], &wr[m * su]);
+            slab_correct<T, R>(P, (T)pb[a], (T)pa[a], i, j, k, zv[t], wv[t],
+                               cv[t], dpsi, d2, &zr[m * sq], &wr[m * su]);
           }
         }
       }

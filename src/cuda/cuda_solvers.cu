@@ -508,7 +508,8 @@ __global__ void __launch_bounds__(256)
           if (ps) {
             T d = 0;
 #pragma unroll
-            for (int q = 1; q <= R; q++) d += P.d1[q] * (up_[q - 1] - um[q - 1]);
+            for (int q = 1; q <= R; q++)
+              d += P.d1[q] * (up_[q - 1] - um[q - 1]);
             np = bv * pf + av * d;
             S.psi[po + f] = np;
           }

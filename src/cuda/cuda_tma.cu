@@ -308,8 +308,12 @@ strata_status tma_prepare(const strata__launch *L, K kern, const char *name,
                         "%s: %d rows need %lld blocks along y (limit 65535); "
                         "use taller blocks", name, L->g.ny, gy);
   s = tensor_map(L, sizeof(T), TW, TH, promote, name, &P->tm);
-  if (s == STRATA_OK)
-    s = tensor_map(L, sizeof(T), TW, TH, edge_promote, name, &P->tme);
+  if (s == STRATA_OK) {
+    if (edge_promote == promote) /* kdtma / kdws: one map serves both */
+      P->tme = P->tm;
+    else
+      s = tensor_map(L, sizeof(T), TW, TH, edge_promote, name, &P->tme);
+  }
   if (s != STRATA_OK) return s;
   const int chunks =
       strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, warmup);

@@ -21,7 +21,8 @@
  *      column in registers; CPML corrections (zeta updated in place) where
  *      the point lies in a slab, sponge damping where a damp array exists;
  *   B'. (streamed) per CPML slab, after B: k_cpml_slab (psi and the
- *      correction c2 (D1 psi + zeta) / (1 + e) in one pass), or k_psi then
+ *      correction c2 (D1 psi + zeta) / (1 + e) in one pass; both sides of
+ *      an axis in one launch when they do not overlap), or k_psi then
  *      k_cpml_corr for slabs wider than its tile;
  *   C. k_wave_sources: one thread adds the point sources in order;
  *   D. k_faces, one launch per axis (x, then y, then z: a later axis reads
@@ -438,7 +439,16 @@ __global__ void __launch_bounds__(128)
  * element a lane with shuffles for the neighbours and b, a loaded once:
  * 89 -> 76 M instructions, x pass 141 -> 124 us, the step 108.5 -> 111.1
  * (same call).  Eight rows a warp (fewer warps, the prologue shared) cut
- * the x pass to 106 us under ncu but the step to 108-109: not kept. */
+ * the x pass to 106 us under ncu but the step to 108-109: not kept.  Four
+ * rows a warp with every row's loads issued first (kSlabRows) did keep:
+ * x pass 124 -> 108 us, the step +2% (2026-11-25, session 15).  Loading
+ * more of a y or z unit at once (its whole column in two batches, zeta /
+ * up / c2 ten positions at a time, the first batch in flight with u and
+ * psi: 118-128 registers, 16 warps a multiprocessor) made those passes
+ * slower (87 -> 115 us), as did capping them at 72 registers (28 warps:
+ * 88-93 us).  The two slabs of an axis go in one launch (blockIdx.z the
+ * side) when they are as wide and no point lies in both: one tail of
+ * units instead of two, the step +3% (112.1 -> 115.4, same call). */
 constexpr int kSlabMaxW = 64; /* the widest unit along the slab's axis */
 
 /* Shared-memory elements of one warp of k_cpml_slab: u and psi of a row
@@ -447,6 +457,18 @@ __host__ __device__ constexpr int slab_warp_elems(int ax, int Lw) {
   return ax == 0 ? 2 * Lw : 2 * 32 * Lw;
 }
 constexpr int kSlabWarps = 4; /* warps a block */
+/* rows a warp of an x slab's unit when they are at most 32 points wide:
+ * H100, 512^3 fp32, CPML 20 on every face: x pass 124 -> 108 us (ncu) with
+ * 4 rows, the step 108.0-110.4 -> 111.5-112.2 Gpts.steps/s (two runs in
+ * one call; 8 rows: 111.4-111.5, its x pass 115 us) */
+constexpr int kSlabRows = 4;
+/* the units of a slab's pass along w (see k_cpml_slab): rows of an x slab
+ * (kSlabRows a unit when Lw <= 32), groups of 32 columns of a y or z slab */
+__host__ __device__ inline int slab_units_w(int ax, int Lw, const int *n) {
+  return ax != 0 ? (n[0] + 31) / 32
+         : Lw <= 32 ? (n[1] + kSlabRows - 1) / kSlabRows
+                    : n[1];
+}
 /* the widest fp64 y or z unit: 4 x 32 KB, inside the 227 KB a block may have */
 static_assert(kSlabWarps * slab_warp_elems(1, kSlabMaxW) * sizeof(double) <=
                   227 * 1024,
@@ -456,7 +478,7 @@ template <typename T, int R, int AX>
 __global__ void __launch_bounds__(256)
     k_cpml_slab(const __grid_constant__ wave_par<T> P, const int slab) {
   extern __shared__ __align__(16) unsigned char cs_raw[];
-  const wave_slab<T> &S = P.slab[slab];
+  const wave_slab<T> &S = P.slab[slab + blockIdx.z]; /* a pair: both sides */
   const int lo = S.lo, hi = S.hi, Lw = hi - lo + 2 * R;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int nw = blockDim.x >> 5;
@@ -465,11 +487,79 @@ __global__ void __launch_bounds__(256)
   const int c0 = max(lo, P.s0[AX]), c1 = min(hi, P.s1[AX]);
   const double *pa = P.pa[AX], *pb = P.pb[AX];
   /* units: w (rows, or groups of 32 columns) by o (planes, or rows) */
-  const int nW = AX == 0 ? P.n[1] : (P.n[0] + 31) / 32;
+  const int nW = slab_units_w(AX, Lw, P.n);
   const int nO = AX == 2 ? P.n[1] : P.n[2];
   for (int o = blockIdx.y; o < nO; o += gridDim.y)
     for (int w = blockIdx.x * nw + warp; w < nW; w += gridDim.x * nw) {
       if constexpr (AX == 0) {
+        if (Lw <= 32) {
+          /* kSlabRows rows (j = w * kSlabRows ..) of at most 32 points (a
+           * 20-point layer at r = 4: 32), one element a lane: every row's
+           * loads issued before any is used, neighbours by shuffles, no
+           * shared memory, b and a loaded once */
+          constexpr int NB = kSlabRows;
+          const int k = o, f = lane, a = lo - R + f;
+          const bool in = f < Lw, ps = a >= lo && a < hi;
+          const bool acor = k >= P.s0[2] && k < P.s1[2] && a >= c0 && a < c1;
+          T bv = 0, av = 0;
+          if (ps) {
+            bv = (T)pb[a];
+            av = (T)pa[a];
+          }
+          const long long ro0 = (long long)(w * NB) * P.sy +
+                                (long long)k * P.sz + lo - R + f;
+          const long long po0 = (long long)(w * NB) * S.psy +
+                                (long long)k * S.psz + lo - R - S.origin + f;
+          T uf[NB], pf[NB], zo[NB], wo[NB], cc[NB];
+          bool jv[NB], cor[NB]; /* row j exists; (j, k, a) is corrected */
+#pragma unroll
+          for (int t = 0; t < NB; t++) {
+            const int j = w * NB + t;
+            jv[t] = j < P.n[1];
+            cor[t] = jv[t] && acor && j >= P.s0[1] && j < P.s1[1];
+            uf[t] = pf[t] = zo[t] = wo[t] = cc[t] = 0;
+            if (jv[t] && in) {
+              uf[t] = P.u[ro0 + t * P.sy];
+              pf[t] = S.psi[po0 + t * S.psy];
+            }
+            if (cor[t]) {
+              zo[t] = S.zeta[po0 + t * S.psy];
+              wo[t] = P.up[ro0 + t * P.sy];
+              cc[t] = P.c2 ? P.c2[ro0 + t * P.sy] : (T)P.c2_line[k];
+            }
+          }
+#pragma unroll
+          for (int t = 0; t < NB; t++) {
+            T um[R], up_[R];
+#pragma unroll
+            for (int q = 1; q <= R; q++) {
+              um[q - 1] = __shfl_up_sync(0xffffffffu, uf[t], q);
+              up_[q - 1] = __shfl_down_sync(0xffffffffu, uf[t], q);
+            }
+            T np = pf[t];
+            if (ps) {
+              T d = 0;
+#pragma unroll
+              for (int q = 1; q <= R; q++)
+                d += P.d1[q] * (up_[q - 1] - um[q - 1]);
+              np = bv * pf[t] + av * d;
+              if (jv[t]) S.psi[po0 + t * S.psy] = np;
+            }
+            T dpsi = 0, d2 = P.lap[0] * uf[t];
+#pragma unroll
+            for (int q = 1; q <= R; q++) {
+              const T pm = __shfl_up_sync(0xffffffffu, np, q);
+              const T pp = __shfl_down_sync(0xffffffffu, np, q);
+              dpsi += P.d1[q] * (pp - pm);
+              d2 += P.lap[q] * (up_[q - 1] + um[q - 1]);
+            }
+            if (cor[t])
+              slab_correct<T, R>(P, bv, av, a, w * NB + t, k, zo[t], wo[t],
+                                 cc[t], dpsi, d2, &S.zeta[po0 + t * S.psy],
+                                 &P.up[ro0 + t * P.sy]);
+          }
+          continue;
+        }
         const int j = w, k = o;
         T *wp = wu + Lw;
         const bool node =
@@ -478,54 +568,6 @@ __global__ void __launch_bounds__(256)
             (long long)j * P.sy + (long long)k * P.sz + lo - R;
         const long long po =
             (long long)j * S.psy + (long long)k * S.psz + lo - R - S.origin;
-        if (Lw <= 32) {
-          /* the row in one element a lane (a 20-point layer at r = 4: 32):
-           * neighbours by shuffles, no shared memory, b and a loaded once */
-          const int f = lane, a = lo - R + f;
-          const bool in = f < Lw, ps = a >= lo && a < hi;
-          const bool cor = node && a >= c0 && a < c1; /* implies ps */
-          T uf = 0, pf = 0, zo = 0, wo = 0, cc = 0, bv = 0, av = 0;
-          if (in) {
-            uf = P.u[ro + f];
-            pf = S.psi[po + f];
-          }
-          if (ps) {
-            bv = (T)pb[a];
-            av = (T)pa[a];
-          }
-          if (cor) {
-            zo = S.zeta[po + f];
-            wo = P.up[ro + f];
-            cc = P.c2 ? P.c2[ro + f] : (T)P.c2_line[k];
-          }
-          T um[R], up_[R];
-#pragma unroll
-          for (int q = 1; q <= R; q++) {
-            um[q - 1] = __shfl_up_sync(0xffffffffu, uf, q);
-            up_[q - 1] = __shfl_down_sync(0xffffffffu, uf, q);
-          }
-          T np = pf;
-          if (ps) {
-            T d = 0;
-#pragma unroll
-            for (int q = 1; q <= R; q++)
-              d += P.d1[q] * (up_[q - 1] - um[q - 1]);
-            np = bv * pf + av * d;
-            S.psi[po + f] = np;
-          }
-          T dpsi = 0, d2 = P.lap[0] * uf;
-#pragma unroll
-          for (int q = 1; q <= R; q++) {
-            const T pm = __shfl_up_sync(0xffffffffu, np, q);
-            const T pp = __shfl_down_sync(0xffffffffu, np, q);
-            dpsi += P.d1[q] * (pp - pm);
-            d2 += P.lap[q] * (up_[q - 1] + um[q - 1]);
-          }
-          if (cor)
-            slab_correct<T, R>(P, bv, av, a, j, k, zo, wo, cc, dpsi, d2,
-                               &S.zeta[po + f], &P.up[ro + f]);
-          continue;
-        }
         T zv[2], wv[2], cv[2];
 #pragma unroll
         for (int m = 0; m < 2; m++) {
@@ -1617,12 +1659,17 @@ strata_status wave_typed(const strata__wave_args *a) {
     const int ax = sl / 2;
     const int Lw = W.hi - W.lo + 2 * R;
     if (!split && Lw <= kSlabMaxW) {
+      /* both sides of an axis in one launch when they are as wide and
+       * apart (no point corrected by both): one tail of units, not two */
+      const wave_slab<T> *W2 = sl % 2 == 0 ? &P.slab[sl + 1] : nullptr;
+      const int pair = W2 && W2->psi &&
+                       W2->hi - W2->lo == W.hi - W.lo && W.hi <= W2->lo;
       const int nw = kSlabWarps;
       const size_t smem = (size_t)nw * slab_warp_elems(ax, Lw) * sizeof(T);
-      const int nW = ax == 0 ? P.n[1] : (P.n[0] + 31) / 32;
+      const int nW = slab_units_w(ax, Lw, P.n);
       const int nO = ax == 2 ? P.n[1] : P.n[2];
       const dim3 grid((unsigned)((nW + nw - 1) / nw),
-                      (unsigned)(nO < 65535 ? nO : 65535));
+                      (unsigned)(nO < 65535 ? nO : 65535), pair ? 2u : 1u);
       auto slab_launch = [&](auto kern) -> strata_status {
         /* above 48 KB the kernel must be allowed more */
         if (smem > 48 * 1024)
@@ -1646,6 +1693,7 @@ strata_status wave_typed(const strata__wave_args *a) {
 #undef SV_SLAB
       if (sk != STRATA_OK) return sk;
       STRATA__LAUNCHED(ctx, "wave step: CPML slab kernel launch");
+      sl += pair;
       continue;
     }
     strata_status sp = run_psi(sl);

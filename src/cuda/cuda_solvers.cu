@@ -218,9 +218,7 @@ __device__ __forceinline__ void slab_correct(const wave_par<T> &P, T bv,
                                              T *wp) {
   const T z = bv * zo + av * (d2 + dpsi);
   *zp = z;
-  T L = 0;
-  L += dpsi + z;
-  const T v = cpml_add<T>(P, i, j, k, w, c, L);
+  const T v = cpml_add<T>(P, i, j, k, w, c, dpsi + z);
   *wp = v;
   if (P.inface) free_images<T>(P, R, i, j, k, v);
 }
@@ -1376,8 +1374,8 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     const int zchunk = (nzs + chunks - 1) / chunks;
     dim3 grid((unsigned)gx, (unsigned)gy,
               (unsigned)((nzs + zchunk - 1) / zchunk));
-    kern<<<grid, threads, bytes, st->stream>>>(tu, tue, tp, tc, P, P.lap[0] * (T)3,
-                                               zchunk, BY, ou, op, oc);
+    kern<<<grid, threads, bytes, st->stream>>>(
+        tu, tue, tp, tc, P, P.lap[0] * (T)3, zchunk, BY, ou, op, oc);
     STRATA__LAUNCHED(ctx, "wave step: tensor-copy update kernel launch");
     *used = true;
     return STRATA_OK;

@@ -23,7 +23,8 @@
  *   B'. (streamed) per CPML slab, after B: k_cpml_slab (psi and the
  *      correction c2 (D1 psi + zeta) / (1 + e) in one pass; both sides of
  *      an axis in one launch when they do not overlap), or k_psi then
- *      k_cpml_corr for slabs wider than its tile;
+ *      k_cpml_corr for slabs wider than its tile; an x slab that k_wavetma
+ *      took in (wt_cpml) only gets k_psi on the planes B skips;
  *   C. k_wave_sources: one thread adds the point sources in order;
  *   D. k_faces, one launch per axis (x, then y, then z: a later axis reads
  *      boundary nodes an earlier one wrote): one thread per line along the
@@ -1087,8 +1088,10 @@ strata_status launch_wavev(strata_context *ctx, strata__cuda_state *st,
  * then arrives on empty[k's slot] and stores.  The z queue rotates between
  * named registers (the walk is unrolled 2R + 1 planes a trip), the point
  * update is k_wavev's (the CPU's order), and the CPML terms stay in
- * k_cpml_corr (added here, out of line for the vectors in a slab, the CPML
- * case measured 2x slower: the calls' register saves).  up is read
+ * k_cpml_slab (added here, out of line for the vectors in a slab, the CPML
+ * case measured 2x slower: the calls' register saves), but for x slabs of
+ * at most 32 points with their margins, whose terms the tiles that hold
+ * them add in line (CX instances, radius 4: wt_cpml).  up is read
  * (u^{n-1}) by the copies and written (u^{n+1}) by the block at different
  * planes of its own columns, and no other block writes them (the odd
  * images go to ghosts, which are never stencil nodes), so the copy engine
@@ -1113,13 +1116,89 @@ template <typename T, bool C2F> struct wavetma_geo {
   static constexpr int A = C2F ? 2 : 3;
 };
 
-template <typename T, int R, bool FF, bool C2F>
+/* The x CPML slabs inside k_wavetma (CX instances, R = 4).  An x slab's
+ * psi and its correction lie in one row of one plane: psi = b psi + a D1 u
+ * needs u at x +- R (the tile row the update has in shared memory already)
+ * and D1 psi needs the new psi at x +- R.  When a slab's [lo - R, hi + R)
+ * is at most 32 points and [lo, hi) lies inside one x tile (one side a
+ * tile), that tile's copier also copies, with each plane it owns, psi over
+ * [lo - R, hi + R) and zeta over [lo, hi) of the block's rows into the
+ * plane's ring slot, and each warp (one row of the tile) works its row's
+ * slab one point a lane (lane l: x = lo - R + l; wt_lane, wt_cpml_x),
+ * hands each point's D1 psi + zeta to the lane whose vector holds it, and
+ * that lane adds it to L after the Laplacian, as the CPU does, before the
+ * update.  This replaces the x slabs' pass (k_cpml_slab), which re-read u,
+ * up and c2 of the slab and moved psi over 64-byte DRAM granules.  psi of
+ * the planes the walk skips (FREE or Mur z faces) is left to k_psi
+ * (wave_typed). */
+struct wt_cpml {
+  CUtensorMap mp[2], mz[2]; /* psi and zeta of side s, box pw x BY, zw x BY */
+  int tile[2];              /* blockIdx.x of side s's tile; -1: its pass */
+  int pw[2], zw[2];         /* box widths (elements) */
+  int bxp[2], bxz[2];       /* the boxes' first x (lo - R, lo) in the maps */
+  int oy, oz;               /* map coordinates of interior (0, 0) */
+  int apsz, azsz;           /* a slot's psi and zeta areas (elements) */
+};
+
+/* A lane's part of its row's x slab, fixed for the walk: f bit 0 its point
+ * is in [lo, hi) (new psi, stored; lanes R .. 31 - R), bit 1 it is a
+ * stencil node too (zeta and the correction); uo the point's offset in a u
+ * tile row, src the lane whose point is my vector's first element; a, b
+ * the profile there; o the point's offset in psi and zeta at plane k. */
+template <typename T> struct wt_lane {
+  int f, uo, src;
+  T a, b;
+  long long o;
+};
+
+/* One plane of the x slab in my row (the whole warp): pb / zb the row's
+ * psi / zeta in the slot, urow the u tile's row, xc my vector's D1 psi +
+ * zeta (0 outside the slab).  The CPU's expressions: FN(psi_row),
+ * FN(cpml_corr). */
+template <typename T, int R, int V>
+__device__ __forceinline__ void wt_cpml_x(const wave_par<T> &P,
+                                          const wave_slab<T> &S,
+                                          const wt_lane<T> &c, const T *pb,
+                                          const T *zb, const T *urow,
+                                          int lane, T (&xc)[V]) {
+  const T *u = urow + c.uo;
+  T d = 0, d2 = P.lap[0] * u[0];
+#pragma unroll
+  for (int q = 1; q <= R; q++) {
+    d += P.d1[q] * (u[q] - u[-q]);
+    d2 += P.lap[q] * (u[q] + u[-q]);
+  }
+  T psi = pb[lane];
+  if (c.f & 1) psi = c.b * psi + c.a * d;
+  T dpsi = 0;
+#pragma unroll
+  for (int q = 1; q <= R; q++) {
+    const T r = __shfl_down_sync(0xffffffffu, psi, q);
+    const T l = __shfl_up_sync(0xffffffffu, psi, q);
+    dpsi += P.d1[q] * (r - l);
+  }
+  T corr = 0;
+  if (c.f & 1) S.psi[c.o] = psi;
+  if (c.f & 2) {
+    const T z = c.b * zb[lane - R] + c.a * (d2 + dpsi);
+    S.zeta[c.o] = z;
+    corr = dpsi + z;
+  }
+#pragma unroll
+  for (int e = 0; e < V; e++) {
+    const T v = __shfl_sync(0xffffffffu, corr, (c.src + e) & 31);
+    xc[e] = (unsigned)(c.src + e) < 32u ? v : T(0);
+  }
+}
+
+template <typename T, int R, bool FF, bool C2F, bool CX>
 __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     k_wavetma(const __grid_constant__ CUtensorMap tu,
               const __grid_constant__ CUtensorMap tue,
               const __grid_constant__ CUtensorMap tp,
               const __grid_constant__ CUtensorMap tc,
               const __grid_constant__ wave_par<T> P,
+              const __grid_constant__ wt_cpml cx,
               const T c0, const int zchunk, const int BY, const int3 ou,
               const int3 op, const int3 oc) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1134,7 +1213,10 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
   const int tid = threadIdx.x, nthr = BX * BY;
   const int TH = BY + 2 * R;
   const int USZ = tma_slot_elems<T>(TW, TH), PSZ = tma_slot_elems<T>(BX * V, BY);
-  const int SS = USZ + (C2F ? 2 : 1) * PSZ; /* one slot */
+  /* one slot: u, up (c2), and the x CPML areas (wt_cpml) */
+  const int SA = USZ + (C2F ? 2 : 1) * PSZ;
+  const int SS = SA + (CX ? cx.apsz + cx.azsz : 0);
+  static_assert(BX == 32, "a warp is one row of the tile (wt_cpml_x)");
   uint64_t *full = reinterpret_cast<uint64_t *>(sm + NS * SS);
   uint64_t *empty = full + NS;
   const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY;
@@ -1142,7 +1224,11 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
   const int kz1 = min(P.s1[2], kz0 + zchunk);
   if (kz0 >= kz1) return; /* block-uniform */
   const int last = kz1 - 1 + R; /* the last u tile needed */
-
+  /* the x CPML side whose slab lies in this tile (bit s: side s; at most
+   * one) */
+  const int cxs = CX ? (cx.tile[0] == (int)blockIdx.x ? 1 : 0) |
+                          (cx.tile[1] == (int)blockIdx.x ? 2 : 0)
+                     : 0;
   if (tid == 0) tma_bars_init<NS>(full, empty, nthr / 32);
   __syncthreads();
   if (tid >= nthr) { /* the copying warpgroup: one thread copies every plane */
@@ -1155,7 +1241,10 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     tma_copier<NS>(empty, kz0, last, [&](int p, int slot) {
       T *b = sm + slot * SS;
       const bool own = p < kz1; /* a plane of the chunk: up (and c2) too */
-      mbar_expect_tx(&full[slot], ub + (own ? (C2F ? 2 : 1) * pb : 0));
+      unsigned xb = 0; /* the x CPML boxes' bytes */
+      if (CX && own && cxs)
+        xb = (unsigned)((cx.pw[cxs - 1] + cx.zw[cxs - 1]) * BY * sizeof(T));
+      mbar_expect_tx(&full[slot], ub + (own ? (C2F ? 2 : 1) * pb : 0) + xb);
       tma_load3(b, um, ou.x + x0 - HV * V, ou.y + y0 - R, ou.z + p,
                 &full[slot]);
       if (own) {
@@ -1163,6 +1252,16 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
         if (C2F)
           tma_load3(b + USZ + PSZ, &tc, oc.x + x0, oc.y + y0, oc.z + p,
                     &full[slot]);
+        /* unrolled: the maps' addresses must be the parameter's own */
+#pragma unroll
+        for (int sd = 0; CX && sd < 2; sd++)
+          if (cxs >> sd & 1) {
+            T *ab = b + SA;
+            tma_load3(ab, &cx.mp[sd], cx.bxp[sd], cx.oy + y0, cx.oz + p,
+                      &full[slot]);
+            tma_load3(ab + cx.apsz, &cx.mz[sd], cx.bxz[sd], cx.oy + y0,
+                      cx.oz + p, &full[slot]);
+          }
       }
     });
     return;
@@ -1199,6 +1298,26 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
    * (the sum keeps the CPU's order: y, then z, then x) */
   T ey, ex[V];
   wave_damp_rowcol<T, V>(P, xv, j, ey, ex);
+  /* my lane's part of the x CPML slab in my row (wt_lane) */
+  wt_lane<T> cxl;
+  cxl.f = cxl.uo = cxl.src = 0;
+  cxl.a = cxl.b = T(0);
+  cxl.o = 0;
+  if (CX && cxs) {
+    const wave_slab<T> &S = P.slab[cxs - 1];
+    const int x = S.lo - R + lane;
+    const bool in = x >= S.lo && x < S.hi;
+    cxl.f = (in ? 1 : 0) |
+            (in && rowact && x >= P.s0[0] && x < P.s1[0] ? 2 : 0);
+    /* outside the slab the window still reads inside the tile row */
+    cxl.uo = (in ? x : S.lo) - x0 + HV * V;
+    cxl.src = xv - (S.lo - R);
+    if (in) {
+      cxl.a = (T)P.pa[0][x];
+      cxl.b = (T)P.pb[0][x];
+    }
+    cxl.o = (long long)j * S.psy + (long long)kz0 * S.psz + x - S.origin;
+  }
   /* the queue: at phase ph of a trip (k = trip start + ph) plane k + d sits
    * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
   vec q[NQ];
@@ -1212,8 +1331,23 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
 
   tma_cursor<NS> cur(R);
   auto plane = [&](int k, int ph) {
-    mbar_wait(&full[cur.fs], cur.fph);
     const T *sb = sm + cur.cs * SS;
+    /* the x CPML terms of the slabs in this tile (D1 psi + zeta, added to
+     * L after the Laplacian as on the CPU), first: fewer registers are
+     * live before the queue's front and the x window come in */
+    T xc[CX ? V : 1];
+    if constexpr (CX) {
+#pragma unroll
+      for (int e = 0; e < V; e++) xc[e] = T(0);
+      if (cxs && j < ny) {
+        const int sd = cxs - 1;
+        wt_cpml_x<T, R, V>(P, P.slab[sd], cxl, sb + SA + ty * cx.pw[sd],
+                           sb + SA + cx.apsz + ty * cx.zw[sd],
+                           sb + (R + ty) * TW, lane, xc);
+        cxl.o += P.slab[sd].psz;
+      }
+    }
+    mbar_wait(&full[cur.fs], cur.fph);
     q[(ph + 2 * R) % NQ] = lds_v<T, V>(sm + cur.fs * SS + csm);
     const vec c = q[(ph + R) % NQ];
     /* x window and L u (CPU order) */
@@ -1221,6 +1355,9 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     const T *colp = sb + csm;
     T xs[(2 * HV + 1) * V], L[V];
     wave_lap<T, R, V, HV, NQ>(P, c0, q, ph + R, rowp, colp, TW, xs, L);
+    if constexpr (CX)
+#pragma unroll
+      for (int e = 0; e < V; e++) L[e] += xc[e];
     const vec upv = lds_v<T, V>(sb + psm);
     vec c2v;
     if constexpr (C2F) {
@@ -1294,13 +1431,17 @@ strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
  * that is not a multiple of 16 bytes, not enough shared memory, a grid too
  * tall, no tensor map): the caller then runs k_wavev.
  * STRATA_WAVE_KERNEL=wavev forces that; STRATA_WAVE_BY = 4, 8 or 12 sets the
- * block's rows (experiments). */
+ * block's rows (experiments).  *xfused: bit s set when the x CPML slab of
+ * side s is done inside the update (wt_cpml; R = 4, the slab inside one x
+ * tile, its maps and shared memory possible; STRATA_WAVE_CPMLX=pass
+ * leaves both to k_cpml_slab, for comparisons). */
 template <typename T, int R>
 strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                              const wave_par<T> &P, const strata__wave_args *a,
-                             bool *used) {
+                             bool *used, int *xfused) {
   constexpr int V = 16 / (int)sizeof(T), HV = (R + V - 1) / V;
   *used = false;
+  *xfused = 0;
   if (const char *e = getenv("STRATA_WAVE_KERNEL"))
     if (strcmp(e, "wavev") == 0) return STRATA_OK;
   if (st->prop.major < 9) return STRATA_OK;
@@ -1353,14 +1494,62 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     tc = tp;
     oc = op;
   }
+  /* the x CPML slabs that go inside the update (see wt_cpml): one side a
+   * tile (the lo side when both share one), a slab of at most 32 points
+   * with its margins, its maps, and room in shared memory */
+  wt_cpml cx;
+  memset(&cx, 0, sizeof cx);
+  cx.tile[0] = cx.tile[1] = -1;
+  int xf = 0;
+  bool cxon = R == 4 && (P.slab[0].psi != NULL || P.slab[1].psi != NULL);
+  if (const char *e = getenv("STRATA_WAVE_CPMLX"))
+    if (strcmp(e, "pass") == 0) cxon = false;
+  const int XT = kWtX * V; /* columns a tile */
+  for (int sd = 0; cxon && sd < 2; sd++) {
+    const wave_slab<T> &W = P.slab[sd];
+    const strata__wave_slab *S = &a->slab[0][sd];
+    if (!W.psi || W.hi <= W.lo || W.lo < 0 || W.hi > P.n[0]) continue;
+    const int t = W.lo / XT, wl = W.hi - W.lo;
+    if ((W.hi - 1) / XT != t || wl + 2 * R > 32 || t == cx.tile[0]) continue;
+    if (S->psi->L.pitch_x * sizeof(T) % 16 != 0) continue;
+    const int pw = (wl + 2 * R + V - 1) / V * V, zw = (wl + V - 1) / V * V;
+    CUtensorMap mp, mz;
+    int3 po, zo;
+    s = wt_map(ctx, S->psi, sizeof(T), pw, BY, 0, &mp, &po);
+    if (s == STRATA_OK)
+      s = wt_map(ctx, S->zeta, sizeof(T), zw, BY, 0, &mz, &zo);
+    if (s != STRATA_OK) { /* its pass then */
+      memcpy(ctx->error, msg, sizeof msg);
+      s = STRATA_OK;
+      continue;
+    }
+    cx.mp[sd] = mp;
+    cx.mz[sd] = mz;
+    cx.tile[sd] = t;
+    cx.pw[sd] = pw;
+    cx.zw[sd] = zw;
+    cx.bxp[sd] = po.x + W.lo - R - W.origin;
+    cx.bxz[sd] = zo.x + W.lo - W.origin;
+    cx.oy = po.y;
+    cx.oz = po.z;
+    const int pe = tma_slot_elems<T>(pw, BY), ze = tma_slot_elems<T>(zw, BY);
+    if (pe > cx.apsz) cx.apsz = pe;
+    if (ze > cx.azsz) cx.azsz = ze;
+    xf |= 1 << sd;
+  }
+  size_t cbytes = bytes + (size_t)NS * (cx.apsz + cx.azsz) * sizeof(T);
+  if (!xf || cbytes > st->prop.sharedMemPerBlockOptin) {
+    xf = 0;
+    cbytes = bytes;
+  }
   const int threads = kWtX * BY + 128; /* and the copying warpgroup */
   auto launch = [&](auto kern) -> strata_status {
     STRATA__CU(ctx, cudaFuncSetAttribute(
                         kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                        (int)bytes));
+                        (int)cbytes));
     int per_sm = 0;
     STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                        &per_sm, kern, threads, bytes));
+                        &per_sm, kern, threads, cbytes));
     if (per_sm < 1) return STRATA_OK;
     int chunks = strata__cu_zchunks((int)(gx * gy), per_sm,
                                     st->prop.multiProcessorCount, nzs, 2 * R);
@@ -1374,17 +1563,26 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     const int zchunk = (nzs + chunks - 1) / chunks;
     dim3 grid((unsigned)gx, (unsigned)gy,
               (unsigned)((nzs + zchunk - 1) / zchunk));
-    kern<<<grid, threads, bytes, st->stream>>>(
-        tu, tue, tp, tc, P, P.lap[0] * (T)3, zchunk, BY, ou, op, oc);
+    kern<<<grid, threads, cbytes, st->stream>>>(
+        tu, tue, tp, tc, P, cx, P.lap[0] * (T)3, zchunk, BY, ou, op, oc);
     STRATA__LAUNCHED(ctx, "wave step: tensor-copy update kernel launch");
     *used = true;
+    *xfused = xf;
     return STRATA_OK;
   };
+  if constexpr (R == 4) /* the x CPML instances (only radius 4 has them) */
+    if (xf) {
+      if (P.inface)
+        return c2f ? launch(k_wavetma<T, R, true, true, true>)
+                   : launch(k_wavetma<T, R, true, false, true>);
+      return c2f ? launch(k_wavetma<T, R, false, true, true>)
+                 : launch(k_wavetma<T, R, false, false, true>);
+    }
   if (P.inface)
-    return c2f ? launch(k_wavetma<T, R, true, true>)
-               : launch(k_wavetma<T, R, true, false>);
-  return c2f ? launch(k_wavetma<T, R, false, true>)
-             : launch(k_wavetma<T, R, false, false>);
+    return c2f ? launch(k_wavetma<T, R, true, true, false>)
+               : launch(k_wavetma<T, R, true, false, false>);
+  return c2f ? launch(k_wavetma<T, R, false, true, false>)
+             : launch(k_wavetma<T, R, false, false, false>);
 }
 
 /* C. Point sources, in order, by one thread (sources may share a node). */
@@ -1587,13 +1785,14 @@ strata_status wave_typed(const strata__wave_args *a) {
   /* B: the update over the stencil nodes: streamed in 3D (k_wavev), else
    * (2D, or a grid k_wavev does not take) k_wave */
   bool streamed = false;
+  int xfused = 0; /* x CPML sides done inside k_wavetma */
   if (D == 3) {
     strata_status sb = STRATA_OK;
     switch (R) {
-    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed); break;
-    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed); break;
-    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed); break;
-    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed); break;
+    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &xfused); break;
+    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &xfused); break;
+    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &xfused); break;
+    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &xfused); break;
     default: break;
     }
     if (sb != STRATA_OK) return sb;
@@ -1655,11 +1854,30 @@ strata_status wave_typed(const strata__wave_args *a) {
     const wave_slab<T> &W = P.slab[sl];
     if (!W.psi || W.hi <= W.lo) continue;
     const int ax = sl / 2;
+    if (sl < 2 && (xfused >> sl & 1)) {
+      /* done in the update, but for psi on the planes its walk skips
+       * (FREE or Mur z faces): k_psi there */
+      const int zr[2][2] = {{0, P.s0[2]}, {P.s1[2], P.n[2]}};
+      for (int h = 0; h < 2; h++) {
+        if (zr[h][1] <= zr[h][0]) continue;
+        const int nxr = W.hi - W.lo;
+        const long long rows = (long long)P.n[1] * (zr[h][1] - zr[h][0]);
+        const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
+        dim3 grid((unsigned)((nxr + pth - 1) / pth),
+                  (unsigned)(rows < 65535 ? rows : 65535));
+        k_psi<T, 4><<<grid, pth, 0, st->stream>>>( /* radius 4 only fuses */
+            P.u, P.sy, P.sz, W.psi, W.psy, W.psz, 0, W.origin, W.lo, W.hi, 0,
+            P.n[1], zr[h][0], zr[h][1], P.pa[0], P.pb[0], P);
+        STRATA__LAUNCHED(ctx, "wave step: CPML psi kernel launch");
+      }
+      continue;
+    }
     const int Lw = W.hi - W.lo + 2 * R;
     if (!split && Lw <= kSlabMaxW) {
       /* both sides of an axis in one launch when they are as wide and
        * apart (no point corrected by both): one tail of units, not two */
-      const wave_slab<T> *W2 = sl % 2 == 0 ? &P.slab[sl + 1] : nullptr;
+      const wave_slab<T> *W2 =
+          sl % 2 == 0 && !(sl == 0 && (xfused & 2)) ? &P.slab[sl + 1] : nullptr;
       const int pair = W2 && W2->psi &&
                        W2->hi - W2->lo == W.hi - W.lo && W.hi <= W2->lo;
       const int nw = kSlabWarps;

@@ -1733,11 +1733,16 @@ strata_status wave_typed(const strata__wave_args *a) {
       W.hi = (int)S->hi;
     }
 
-  /* A: psi on one slab (the slabs are independent) */
-  auto run_psi = [&](int sl) -> strata_status {
+  /* A: psi on one slab (the slabs are independent); an x or y slab's
+   * planes [z0, z1) only when z1 >= 0 */
+  auto run_psi = [&](int sl, int z0 = 0, int z1 = -1) -> strata_status {
     const wave_slab<T> &W = P.slab[sl];
     const int ax = sl / 2;
     int r0[3] = {0, 0, 0}, r1[3] = {P.n[0], P.n[1], P.n[2]};
+    if (ax != 2 && z1 >= 0) {
+      r0[2] = z0;
+      r1[2] = z1;
+    }
     r0[ax] = W.lo;
     r1[ax] = W.hi;
     const int nxr = r1[0] - r0[0];
@@ -1857,19 +1862,9 @@ strata_status wave_typed(const strata__wave_args *a) {
     if (sl < 2 && (xfused >> sl & 1)) {
       /* done in the update, but for psi on the planes its walk skips
        * (FREE or Mur z faces): k_psi there */
-      const int zr[2][2] = {{0, P.s0[2]}, {P.s1[2], P.n[2]}};
-      for (int h = 0; h < 2; h++) {
-        if (zr[h][1] <= zr[h][0]) continue;
-        const int nxr = W.hi - W.lo;
-        const long long rows = (long long)P.n[1] * (zr[h][1] - zr[h][0]);
-        const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
-        dim3 grid((unsigned)((nxr + pth - 1) / pth),
-                  (unsigned)(rows < 65535 ? rows : 65535));
-        k_psi<T, 4><<<grid, pth, 0, st->stream>>>( /* radius 4 only fuses */
-            P.u, P.sy, P.sz, W.psi, W.psy, W.psz, 0, W.origin, W.lo, W.hi, 0,
-            P.n[1], zr[h][0], zr[h][1], P.pa[0], P.pb[0], P);
-        STRATA__LAUNCHED(ctx, "wave step: CPML psi kernel launch");
-      }
+      strata_status sp = run_psi(sl, 0, P.s0[2]);
+      if (sp == STRATA_OK) sp = run_psi(sl, P.s1[2], P.n[2]);
+      if (sp != STRATA_OK) return sp;
       continue;
     }
     const int Lw = W.hi - W.lo + 2 * R;

@@ -304,6 +304,17 @@ static const wcase wcases[] = {
     {"3D r=4: CPML on every face, x in two tiles, sponge y, c2 line", 3, 4,
      {150, 23, 21}, {139, 19, 17}, {Z_, Z_, Z_, Z_, Z_, Z_},
      {1, 1, 1, 1, 1, 1}, {0, 0, 1, 1, 0, 0}, 0, 0},
+    /* y CPML layers inside the tensor-copy update (fp32, r = 4: their own
+     * tiles of the layer's rows, 64 columns; the other rows start after
+     * them), with an x layer in one of those tiles and the other x layer
+     * in two (its pass), a sponge on the same rows; layers 12 rows deep
+     * (tiles of 12 rows) with both x layers in one tile of the others */
+    {"3D r=4: CPML on every face 24 deep, sponge y, y in the update", 3, 4,
+     {131, 53, 51}, {70, 53, 49}, {Z_, Z_, Z_, Z_, Z_, Z_},
+     {1, 1, 1, 1, 1, 1}, {0, 0, 1, 1, 0, 0}, 0, 20},
+    {"3D r=4: CPML x, y and z-hi 12 deep, y in the update", 3, 4,
+     {97, 47, 23}, {67, 43, 19}, {Z_, Z_, Z_, Z_, Z_, Z_},
+     {1, 1, 1, 1, 0, 1}, {0, 0, 0, 0, 0, 0}, 0, 8},
     /* wide CPML layers: the CUDA slab pass takes a unit of width + 3r
      * points along the axis (52 here: a block of y units needs more than
      * 48 KB of shared memory in both precisions), the split kernels past

@@ -219,6 +219,9 @@ void free_state(strata__cuda_state *st) {
     if (st->xfer_ev[i]) cudaEventDestroy(st->xfer_ev[i]);
   if (st->ev0) cudaEventDestroy(st->ev0);
   if (st->ev1) cudaEventDestroy(st->ev1);
+  if (st->side_fork) cudaEventDestroy(st->side_fork);
+  if (st->side_join) cudaEventDestroy(st->side_join);
+  if (st->side) cudaStreamDestroy(st->side);
   if (st->stream) cudaStreamDestroy(st->stream);
   free(st);
 }

@@ -40,6 +40,8 @@ __device__ __forceinline__ void stcs_v(T *p, const strata__vec<T, V> &x) {
            make_float4(x.v[0], x.v[1], x.v[2], x.v[3]));
   } else if constexpr (sizeof(T) == 8 && V == 2) {
     __stcs(reinterpret_cast<double2 *>(p), make_double2(x.v[0], x.v[1]));
+  } else if constexpr (sizeof(T) == 4 && V == 2) {
+    __stcs(reinterpret_cast<float2 *>(p), make_float2(x.v[0], x.v[1]));
   } else {
     *reinterpret_cast<strata__vec<T, V> *>(p) = x;
   }

@@ -70,6 +70,11 @@ typedef struct strata__cuda_state {
   size_t xfer_slot, xfer_dev_slot;
   int xfer_pinned;
   cudaEvent_t xfer_ev[2];
+  /* a second stream for kernels that may run beside the main stream's
+   * (the wave step's y CPML tiles), and the events that fork it from and
+   * join it to the main stream; created on first use, freed in fini */
+  cudaStream_t side;
+  cudaEvent_t side_fork, side_join;
 } strata__cuda_state;
 
 static inline strata__cuda_state *strata__cu_state(strata_context *ctx) {

@@ -11,7 +11,9 @@
  *      along its axis (rows of y/z slabs with a == 0 are skipped, as on
  *      the CPU); the streamed 3D path does this after B, in B';
  *   B. k_wavetma (3D, sm_90): the update of up over the stencil nodes,
- *      fed by bulk tensor copies as streamws (see its comment); k_wavev
+ *      fed by bulk tensor copies as streamws (see its comment), the rows
+ *      of y CPML slabs in a launch of their own beside it on a side
+ *      stream (wt_cpmly); k_wavev
  *      (3D elsewhere) the same streamed as streamcp (16-byte vectors,
  *      cp.async ring of u tiles, up and c2 copied ahead, one barrier per
  *      plane; see its comment).  k_wave (2D, or
@@ -23,8 +25,9 @@
  *   B'. (streamed) per CPML slab, after B: k_cpml_slab (psi and the
  *      correction c2 (D1 psi + zeta) / (1 + e) in one pass; both sides of
  *      an axis in one launch when they do not overlap), or k_psi then
- *      k_cpml_corr for slabs wider than its tile; an x slab that k_wavetma
- *      took in (wt_cpml) only gets k_psi on the planes B skips;
+ *      k_cpml_corr for slabs wider than its tile; an x or y slab that
+ *      k_wavetma took in (wt_cpml, wt_cpmly) only gets k_psi on the planes
+ *      B skips;
  *   C. k_wave_sources: one thread adds the point sources in order;
  *   D. k_faces, one launch per axis (x, then y, then z: a later axis reads
  *      boundary nodes an earlier one wrote): one thread per line along the
@@ -45,6 +48,7 @@
 #include "cuda_device.cuh"
 #include "cuda_tma.cuh"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1108,12 +1112,23 @@ strata_status launch_wavev(strata_context *ctx, strata__cuda_state *st,
  * Gpts.steps/s, sponge 163.3 against 171.7. */
 constexpr int kWtX = 32; /* vectors along x a block */
 constexpr int kWtConsumers = 512, kWtRegs = 112, kWtCopyRegs = 24;
+/* the y CPML tiles (CY, below): at most 24 rows (a 20-point layer and
+ * its R: 24 consumer warps and the copying warpgroup, 896 threads launch
+ * with 72 registers, the consumers rise to 80) */
+constexpr int kWtYRowsMax = 24, kWtYRegs = 80;
 
-template <typename T, bool C2F> struct wavetma_geo {
-  static constexpr int V = 16 / (int)sizeof(T);
+template <typename T, bool C2F, bool CY = false> struct wavetma_geo {
+  /* CY tiles are 64 columns of 2-float vectors (their slots carry psi and
+   * zeta of the tile's rows, and no up: each thread loads its up vector a
+   * plane ahead) */
+  static constexpr int V = CY ? 2 : 16 / (int)sizeof(T);
   /* 3 planes ahead; 2 with a velocity field (its tiles make the slots
-   * larger: 7 of them fill 206 KB of shared memory in fp32) */
-  static constexpr int A = C2F ? 2 : 3;
+   * larger: 7 of them fill 206 KB of shared memory in fp32) or in a CY
+   * tile */
+  static constexpr int A = C2F || CY ? 2 : 3;
+  static constexpr int threads =
+      CY ? 32 * kWtYRowsMax + 128 : kWtConsumers + 128;
+  static constexpr int regs = CY ? kWtYRegs : kWtRegs;
 };
 
 /* The x CPML slabs inside k_wavetma (CX instances, R = 4).  An x slab's
@@ -1137,6 +1152,41 @@ struct wt_cpml {
   int pw[2], zw[2];         /* box widths (elements) */
   int bxp[2], bxz[2];       /* the boxes' first x (lo - R, lo) in the maps */
   int oy, oz;               /* map coordinates of interior (0, 0) */
+  int apsz, azsz;           /* a slot's psi and zeta areas (elements) */
+};
+
+/* The y CPML slabs inside k_wavetma (CY instances: fp32, R = 4).  A y
+ * slab's psi = b psi + a D1 u needs u at y +- R and D1 psi the new psi at
+ * y +- R: both lie in one plane.  When a tile's rows are the slab's rows
+ * (the low side's tile starts at row 0, the high side's ends at n[1];
+ * BY = the slab's width rounded up to whole warpgroups, at most
+ * kWtYRowsMax), the u tile with its R halo rows holds every u the new psi
+ * needs, so the tile that owns those rows does the whole y CPML: its
+ * copier copies, with each plane it owns, psi over the tile's rows and R
+ * more each side and zeta over its rows; each warp (a row) works its
+ * row's new psi from the u tile into the slot (and global memory), the
+ * consumers meet at a named barrier, and each warp then reads D1 psi
+ * along y from the slot, updates zeta and adds D1 psi + zeta to L after
+ * the x terms (the CPU's order).  Such a slot would not fit beside seven
+ * others with 128 columns, so these tiles are 64 columns of 2-float
+ * vectors and load their up vectors a plane ahead themselves; they run as
+ * a launch of their own on the context's side stream, beside the launch
+ * of the rows between them (u is only read; the two write apart), and
+ * the y slabs' pass (k_cpml_slab) is left out.  psi of the planes the
+ * walk skips (FREE or Mur z faces) would go to k_psi (wave_typed); no
+ * case reaches it yet, as CY tiles run without FREE faces kept in the
+ * kernels and Mur faces are radius 1.  H100, 512^3 fp32, CPML 20 on every
+ * face (2026-11-25, session 18): 122.5 -> 130.5 Gpts.steps/s (74 -> 79%
+ * of the ceiling); ncu with the two launches one after the other: the y
+ * tiles 189 us (the y pair they replace: 170), the other rows 682 us (the
+ * whole update was 751). */
+struct wt_cpmly {
+  CUtensorMap mp[2], mz[2]; /* psi and zeta of tile row b: box 64 x BY+2R, 64 x BY */
+  int y0[2];                /* tile row b's first row */
+  int sl[2];                /* its slab (2: low y, 3: high y) */
+  int bxp, bxz;             /* map x of interior x = 0 (psi, zeta) */
+  int byp[2], byz[2];       /* map y of the boxes' first rows */
+  int oz;                   /* map z of interior z = 0 */
   int apsz, azsz;           /* a slot's psi and zeta areas (elements) */
 };
 
@@ -1191,18 +1241,20 @@ __device__ __forceinline__ void wt_cpml_x(const wave_par<T> &P,
   }
 }
 
-template <typename T, int R, bool FF, bool C2F, bool CX>
-__global__ void __launch_bounds__(kWtConsumers + 128, 1)
+template <typename T, int R, bool FF, bool C2F, bool CX, bool CY>
+__global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
     k_wavetma(const __grid_constant__ CUtensorMap tu,
               const __grid_constant__ CUtensorMap tue,
               const __grid_constant__ CUtensorMap tp,
               const __grid_constant__ CUtensorMap tc,
               const __grid_constant__ wave_par<T> P,
               const __grid_constant__ wt_cpml cx,
-              const T c0, const int zchunk, const int BY, const int3 ou,
-              const int3 op, const int3 oc) {
+              const __grid_constant__ wt_cpmly cy,
+              const T c0, const int zchunk, const int BY, const int ya,
+              const int yb, const int3 ou, const int3 op, const int3 oc) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  typedef wavetma_geo<T, C2F> G;
+  typedef wavetma_geo<T, C2F, CY> G;
+  static_assert(!CY || (sizeof(T) == 4 && R == 4), "CY: fp32, radius 4");
   constexpr int V = G::V, HV = (R + V - 1) / V, A = G::A;
   constexpr int NS = R + 1 + A, NQ = 2 * R + 1, BX = kWtX;
   constexpr int TW = (BX + 2 * HV) * V;
@@ -1214,12 +1266,22 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
   const int TH = BY + 2 * R;
   const int USZ = tma_slot_elems<T>(TW, TH), PSZ = tma_slot_elems<T>(BX * V, BY);
   /* one slot: u, up (c2), and the x CPML areas (wt_cpml) */
-  const int SA = USZ + (C2F ? 2 : 1) * PSZ;
-  const int SS = SA + (CX ? cx.apsz + cx.azsz : 0);
+  const int SA = USZ + (CY ? 0 : (C2F ? 2 : 1) * PSZ);
+  const int SY = SA + (CX ? cx.apsz + cx.azsz : 0); /* the CY areas */
+  const int SS = SY + (CY ? cy.apsz + cy.azsz : 0);
   static_assert(BX == 32, "a warp is one row of the tile (wt_cpml_x)");
   uint64_t *full = reinterpret_cast<uint64_t *>(sm + NS * SS);
   uint64_t *empty = full + NS;
-  const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY;
+  /* rows: a CY tile's are its slab's; the others start at ya and store
+   * below yb where CY tiles may run beside them (YW; elsewhere the window
+   * is the whole grid, and left out: the FREE-face instances at the edge
+   * of their registers spill otherwise) */
+  constexpr bool YW = sizeof(T) == 4 && R == 4 && !C2F;
+  const int x0 = blockIdx.x * BX * V;
+  const int y0 = CY   ? cy.y0[blockIdx.y]
+                 : YW ? ya + (int)blockIdx.y * BY
+                      : (int)blockIdx.y * BY;
+  const int yend = CY ? y0 + BY : YW ? yb : P.n[1];
   const int kz0 = P.s0[2] + (int)blockIdx.z * zchunk;
   const int kz1 = min(P.s1[2], kz0 + zchunk);
   if (kz0 >= kz1) return; /* block-uniform */
@@ -1241,14 +1303,18 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     tma_copier<NS>(empty, kz0, last, [&](int p, int slot) {
       T *b = sm + slot * SS;
       const bool own = p < kz1; /* a plane of the chunk: up (and c2) too */
-      unsigned xb = 0; /* the x CPML boxes' bytes */
+      unsigned xb = 0; /* the x and y CPML boxes' bytes */
       if (CX && own && cxs)
         xb = (unsigned)((cx.pw[cxs - 1] + cx.zw[cxs - 1]) * BY * sizeof(T));
-      mbar_expect_tx(&full[slot], ub + (own ? (C2F ? 2 : 1) * pb : 0) + xb);
+      if (CY && own)
+        xb += (unsigned)(BX * V * (2 * BY + 2 * R) * sizeof(T));
+      mbar_expect_tx(&full[slot],
+                     ub + (own && !CY ? (C2F ? 2 : 1) * pb : 0) + xb);
       tma_load3(b, um, ou.x + x0 - HV * V, ou.y + y0 - R, ou.z + p,
                 &full[slot]);
       if (own) {
-        tma_load3(b + USZ, &tp, op.x + x0, op.y + y0, op.z + p, &full[slot]);
+        if (!CY)
+          tma_load3(b + USZ, &tp, op.x + x0, op.y + y0, op.z + p, &full[slot]);
         if (C2F)
           tma_load3(b + USZ + PSZ, &tc, oc.x + x0, oc.y + y0, oc.z + p,
                     &full[slot]);
@@ -1262,12 +1328,22 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
             tma_load3(ab + cx.apsz, &cx.mz[sd], cx.bxz[sd], cx.oy + y0,
                       cx.oz + p, &full[slot]);
           }
+        /* the y slab's psi and zeta (the maps named, not indexed: see
+         * above) */
+        if constexpr (CY) {
+          T *yb_ = b + SY;
+          const int t = blockIdx.y;
+          tma_load3(yb_, t ? &cy.mp[1] : &cy.mp[0], cy.bxp + x0, cy.byp[t],
+                    cy.oz + p, &full[slot]);
+          tma_load3(yb_ + cy.apsz, t ? &cy.mz[1] : &cy.mz[0], cy.bxz + x0,
+                    cy.byz[t], cy.oz + p, &full[slot]);
+        }
       }
     });
     return;
   }
 
-  wg_regs_inc<kWtRegs>(); /* every consumer warpgroup */
+  wg_regs_inc<G::regs>(); /* every consumer warpgroup */
   const int tx = tid % BX, ty = tid / BX, lane = tid & 31;
   const int nx = P.n[0], ny = P.n[1];
   const long long sy = P.sy, sz = P.sz;
@@ -1276,7 +1352,8 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
   const long long coff = xv + (long long)j * sy;
   const int csm = (R + ty) * TW + (HV + tx) * V; /* my vector in a u tile */
   const int psm = USZ + (ty * BX + tx) * V;      /* in the up tile */
-  const bool rowact = j >= P.s0[1] && j < P.s1[1];
+  const bool jin = j < yend; /* a row of this launch's */
+  const bool rowact = j >= P.s0[1] && j < P.s1[1] && jin;
   const bool uok =
       rowact && (FF ? xv < nx : xv < P.s1[0] && xv + V > P.s0[0]);
   /* what does not change from plane to plane, once: FF, which of my V
@@ -1318,6 +1395,29 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     }
     cxl.o = (long long)j * S.psy + (long long)kz0 * S.psz + x - S.origin;
   }
+  /* my row's part of the y CPML slab (CY): cyf bit 0 my row is in the
+   * slab, bit 1 its psi changes (a != 0, as the CPU skips rows with
+   * a == 0), bit 2 it is a stencil-node row (zeta and the correction);
+   * cyx / cym: which of my V columns exist (psi) / are stencil nodes
+   * (zeta); cyo: my vector's offset in psi and zeta at plane k */
+  int cyf = 0;
+  unsigned cyx = 0, cym = 0;
+  T cya = T(0), cyb = T(0);
+  long long cyo = 0;
+  if constexpr (CY) {
+    const wave_slab<T> &S = P.slab[cy.sl[blockIdx.y]];
+    if (j >= S.lo && j < S.hi) {
+      cyf = 1 | (P.pa[1][j] != 0.0 ? 2 : 0) | (rowact ? 4 : 0);
+      cya = (T)P.pa[1][j];
+      cyb = (T)P.pb[1][j];
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      if (xv + e < nx) cyx |= 1u << e;
+      if (xv + e >= P.s0[0] && xv + e < P.s1[0]) cym |= 1u << e;
+    }
+    cyo = xv + (long long)(j - S.origin) * S.psy + (long long)kz0 * S.psz;
+  }
   /* the queue: at phase ph of a trip (k = trip start + ph) plane k + d sits
    * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
   vec q[NQ];
@@ -1329,9 +1429,18 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
 #pragma unroll
   for (int p = 0; p < R; p++) mbar_wait(&full[p], 0u);
 
+  /* CY: my up vector of the next plane, loaded a plane ahead */
+  vec upn = zero_v<T, V>();
+  if (CY && uok) upn = *reinterpret_cast<const vec *>(upk);
+
   tma_cursor<NS> cur(R);
   auto plane = [&](int k, int ph) {
     const T *sb = sm + cur.cs * SS;
+    vec upv;
+    if constexpr (CY) {
+      upv = upn;
+      if (uok && k + 1 < kz1) upn = *reinterpret_cast<const vec *>(upk + sz);
+    }
     /* the x CPML terms of the slabs in this tile (D1 psi + zeta, added to
      * L after the Laplacian as on the CPU), first: fewer registers are
      * live before the queue's front and the x window come in */
@@ -1339,13 +1448,80 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     if constexpr (CX) {
 #pragma unroll
       for (int e = 0; e < V; e++) xc[e] = T(0);
-      if (cxs && j < ny) {
+      if (cxs && jin) {
         const int sd = cxs - 1;
         wt_cpml_x<T, R, V>(P, P.slab[sd], cxl, sb + SA + ty * cx.pw[sd],
                            sb + SA + cx.apsz + ty * cx.zw[sd],
                            sb + (R + ty) * TW, lane, xc);
         cxl.o += P.slab[sd].psz;
       }
+    }
+    /* the y CPML terms of my row (CY): the new psi of every slab row into
+     * the slot, the block's consumers meet, then D1 psi along y and zeta;
+     * yc (added to L after the x terms) is 0 outside the slab */
+    T yc[CY ? V : 1];
+    if constexpr (CY) {
+      const wave_slab<T> &S = P.slab[cy.sl[blockIdx.y]];
+      constexpr int PW = BX * V; /* the psi and zeta areas' row pitch */
+      T *pr = sm + cur.cs * SS + SY + (R + ty) * PW + tx * V;
+      const T *zr = sm + cur.cs * SS + SY + cy.apsz + ty * PW + tx * V;
+      const T *uc = sb + csm;
+      const vec cu = q[(ph + R) % NQ];
+      T d2[V];
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        d2[e] = P.lap[0] * cu.v[e];
+        yc[e] = T(0);
+      }
+      if (cyf & 1) {
+        T d[V];
+#pragma unroll
+        for (int e = 0; e < V; e++) d[e] = T(0);
+#pragma unroll
+        for (int m = 1; m <= R; m++) {
+          const vec um = lds_v<T, V>(uc - m * TW), upp = lds_v<T, V>(uc + m * TW);
+#pragma unroll
+          for (int e = 0; e < V; e++) {
+            d[e] += P.d1[m] * (upp.v[e] - um.v[e]);
+            d2[e] += P.lap[m] * (upp.v[e] + um.v[e]);
+          }
+        }
+        if (cyf & 2) {
+          vec ps = lds_v<T, V>(pr);
+#pragma unroll
+          for (int e = 0; e < V; e++) ps.v[e] = cyb * ps.v[e] + cya * d[e];
+          sts_v<T, V>(pr, ps);
+          if (cyx == (1u << V) - 1) {
+            *reinterpret_cast<vec *>(S.psi + cyo) = ps;
+          } else {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+              if (cyx >> e & 1u) S.psi[cyo + e] = ps.v[e];
+          }
+        }
+      }
+      /* every row's new psi is in the slot (the consumers only) */
+      asm volatile("bar.sync 1, %0;\n" ::"r"(nthr) : "memory");
+      if (cyf & 4) {
+        T dp[V];
+#pragma unroll
+        for (int e = 0; e < V; e++) dp[e] = T(0);
+#pragma unroll
+        for (int m = 1; m <= R; m++) {
+          const vec pm = lds_v<T, V>(pr - m * PW), pp = lds_v<T, V>(pr + m * PW);
+#pragma unroll
+          for (int e = 0; e < V; e++) dp[e] += P.d1[m] * (pp.v[e] - pm.v[e]);
+        }
+        const vec zo = lds_v<T, V>(zr);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          if (cym >> e & 1u) {
+            const T z = cyb * zo.v[e] + cya * (d2[e] + dp[e]);
+            S.zeta[cyo + e] = z;
+            yc[e] = dp[e] + z;
+          }
+      }
+      cyo += S.psz;
     }
     mbar_wait(&full[cur.fs], cur.fph);
     q[(ph + 2 * R) % NQ] = lds_v<T, V>(sm + cur.fs * SS + csm);
@@ -1358,7 +1534,10 @@ __global__ void __launch_bounds__(kWtConsumers + 128, 1)
     if constexpr (CX)
 #pragma unroll
       for (int e = 0; e < V; e++) L[e] += xc[e];
-    const vec upv = lds_v<T, V>(sb + psm);
+    if constexpr (CY)
+#pragma unroll
+      for (int e = 0; e < V; e++) L[e] += yc[e];
+    if constexpr (!CY) upv = lds_v<T, V>(sb + psm);
     vec c2v;
     if constexpr (C2F) {
       c2v = lds_v<T, V>(sb + psm + PSZ);
@@ -1434,14 +1613,18 @@ strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
  * block's rows (experiments).  *xfused: bit s set when the x CPML slab of
  * side s is done inside the update (wt_cpml; R = 4, the slab inside one x
  * tile, its maps and shared memory possible; STRATA_WAVE_CPMLX=pass
- * leaves both to k_cpml_slab, for comparisons). */
+ * leaves both to k_cpml_slab, for comparisons).  *yfused: the same for
+ * the y sides (wt_cpmly; STRATA_WAVE_CPMLY=pass leaves them to their pass,
+ * =serial runs their tiles on the main stream before the other rows;
+ * STRATA_WAVE_YCHUNKS sets their z chunks).  STRATA_WAVE_TRACE prints
+ * what each launch took in to stderr (diagnostics). */
 template <typename T, int R>
 strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                              const wave_par<T> &P, const strata__wave_args *a,
-                             bool *used, int *xfused) {
+                             bool *used, int *xfused, int *yfused) {
   constexpr int V = 16 / (int)sizeof(T), HV = (R + V - 1) / V;
   *used = false;
-  *xfused = 0;
+  *xfused = *yfused = 0;
   if (const char *e = getenv("STRATA_WAVE_KERNEL"))
     if (strcmp(e, "wavev") == 0) return STRATA_OK;
   if (st->prop.major < 9) return STRATA_OK;
@@ -1462,127 +1645,325 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   const size_t bytes = NS * slot * sizeof(T) + 2 * NS * sizeof(uint64_t);
   if (bytes > st->prop.sharedMemPerBlockOptin) return STRATA_OK;
   const long long gx = ((P.n[0] + V - 1) / V + kWtX - 1) / kWtX;
-  const long long gy = (P.n[1] + BY - 1) / BY;
-  if (gy > 65535 || gx > 0x7fffffffLL) return STRATA_OK;
+  if ((P.n[1] + BY - 1) / BY > 65535 || gx > 0x7fffffffLL) return STRATA_OK;
   const int nzs = P.s1[2] - P.s0[2];
   if (nzs <= 0 || P.s1[0] <= P.s0[0] || P.s1[1] <= P.s0[1]) {
     *used = true; /* no stencil nodes */
     return STRATA_OK;
   }
   /* a driver without the encoder (or a map it refuses) leaves k_wavev to
-   * do the step: no error, and the context's message as it was */
-  CUtensorMap tu, tue, tp, tc;
-  int3 ou, op, oc;
+   * do the step (or a CPML slab to its pass): no error, and the context's
+   * message as it was */
   char msg[sizeof ctx->error];
   memcpy(msg, ctx->error, sizeof msg);
-  /* u with 128-byte L2 promotion, except in the first and last tiles of a
-   * row (tue: their outer halo's line holds only ghosts and padding): 512^3
-   * fp32 free surfaces 194-196 -> 196-197, sponge 211-212 -> 214-215
-   * Gpts.steps/s (H100, two runs each) */
-  strata_status s = wt_map(ctx, a->u, sizeof(T), TW, TH, 128, &tu, &ou);
-  if (s == STRATA_OK)
-    s = wt_map(ctx, a->u, sizeof(T), TW, TH, 0, &tue, &ou);
-  if (s == STRATA_OK)
-    s = wt_map(ctx, a->up, sizeof(T), kWtX * V, BY, 0, &tp, &op);
-  if (s == STRATA_OK && c2f)
-    s = wt_map(ctx, a->c2, sizeof(T), kWtX * V, BY, 0, &tc, &oc);
-  if (s != STRATA_OK) {
-    memcpy(ctx->error, msg, sizeof msg);
-    return STRATA_OK;
-  }
-  if (!c2f) {
-    tc = tp;
-    oc = op;
-  }
-  /* the x CPML slabs that go inside the update (see wt_cpml): one side a
-   * tile (the lo side when both share one), a slab of at most 32 points
-   * with its margins, its maps, and room in shared memory */
-  wt_cpml cx;
-  memset(&cx, 0, sizeof cx);
-  cx.tile[0] = cx.tile[1] = -1;
-  int xf = 0;
+  /* The maps of one tile shape (TWm x THm u tiles, PWm x BYm up and c2
+   * tiles).  u with 128-byte L2 promotion, except in the first and last
+   * tiles of a row (tue: their outer halo's line holds only ghosts and
+   * padding): 512^3 fp32 free surfaces 194-196 -> 196-197, sponge 211-212
+   * -> 214-215 Gpts.steps/s (H100, two runs each) */
+  struct wt_maps {
+    CUtensorMap tu, tue, tp, tc;
+    int3 ou, op, oc;
+  };
+  auto make_maps = [&](int TWm, int THm, int PWm, int BYm,
+                       wt_maps &m) -> bool {
+    strata_status s = wt_map(ctx, a->u, sizeof(T), TWm, THm, 128, &m.tu, &m.ou);
+    if (s == STRATA_OK)
+      s = wt_map(ctx, a->u, sizeof(T), TWm, THm, 0, &m.tue, &m.ou);
+    if (s == STRATA_OK)
+      s = wt_map(ctx, a->up, sizeof(T), PWm, BYm, 0, &m.tp, &m.op);
+    if (s == STRATA_OK && c2f)
+      s = wt_map(ctx, a->c2, sizeof(T), PWm, BYm, 0, &m.tc, &m.oc);
+    if (s != STRATA_OK) {
+      memcpy(ctx->error, msg, sizeof msg);
+      return false;
+    }
+    if (!c2f) {
+      m.tc = m.tp;
+      m.oc = m.op;
+    }
+    return true;
+  };
+  wt_maps mm;
+  if (!make_maps(TW, TH, kWtX * V, BY, mm)) return STRATA_OK;
+  /* the x CPML slabs that go inside the update (see wt_cpml) for tiles of
+   * XT columns, BYm rows and Vm-element vectors: one side a tile (the lo
+   * side when both share one), a slab of at most 32 points with its
+   * margins, and its maps; the sides done come back as bits */
   bool cxon = R == 4 && (P.slab[0].psi != NULL || P.slab[1].psi != NULL);
   if (const char *e = getenv("STRATA_WAVE_CPMLX"))
     if (strcmp(e, "pass") == 0) cxon = false;
-  const int XT = kWtX * V; /* columns a tile */
-  for (int sd = 0; cxon && sd < 2; sd++) {
-    const wave_slab<T> &W = P.slab[sd];
-    const strata__wave_slab *S = &a->slab[0][sd];
-    if (!W.psi || W.hi <= W.lo || W.lo < 0 || W.hi > P.n[0]) continue;
-    const int t = W.lo / XT, wl = W.hi - W.lo;
-    if ((W.hi - 1) / XT != t || wl + 2 * R > 32 || t == cx.tile[0]) continue;
-    if (S->psi->L.pitch_x * sizeof(T) % 16 != 0) continue;
-    const int pw = (wl + 2 * R + V - 1) / V * V, zw = (wl + V - 1) / V * V;
-    CUtensorMap mp, mz;
-    int3 po, zo;
-    s = wt_map(ctx, S->psi, sizeof(T), pw, BY, 0, &mp, &po);
-    if (s == STRATA_OK)
-      s = wt_map(ctx, S->zeta, sizeof(T), zw, BY, 0, &mz, &zo);
-    if (s != STRATA_OK) { /* its pass then */
-      memcpy(ctx->error, msg, sizeof msg);
-      s = STRATA_OK;
-      continue;
+  auto make_cx = [&](int XT, int BYm, int Vm, wt_cpml &cx) -> int {
+    memset(&cx, 0, sizeof cx);
+    cx.tile[0] = cx.tile[1] = -1;
+    int xf = 0;
+    for (int sd = 0; cxon && sd < 2; sd++) {
+      const wave_slab<T> &W = P.slab[sd];
+      const strata__wave_slab *S = &a->slab[0][sd];
+      if (!W.psi || W.hi <= W.lo || W.lo < 0 || W.hi > P.n[0]) continue;
+      const int t = W.lo / XT, wl = W.hi - W.lo;
+      if ((W.hi - 1) / XT != t || wl + 2 * R > 32 || t == cx.tile[0]) continue;
+      if (S->psi->L.pitch_x * sizeof(T) % 16 != 0) continue;
+      const int pw = (wl + 2 * R + Vm - 1) / Vm * Vm,
+                zw = (wl + Vm - 1) / Vm * Vm;
+      CUtensorMap mp, mz;
+      int3 po, zo;
+      strata_status s = wt_map(ctx, S->psi, sizeof(T), pw, BYm, 0, &mp, &po);
+      if (s == STRATA_OK)
+        s = wt_map(ctx, S->zeta, sizeof(T), zw, BYm, 0, &mz, &zo);
+      if (s != STRATA_OK) { /* its pass then */
+        memcpy(ctx->error, msg, sizeof msg);
+        continue;
+      }
+      cx.mp[sd] = mp;
+      cx.mz[sd] = mz;
+      cx.tile[sd] = t;
+      cx.pw[sd] = pw;
+      cx.zw[sd] = zw;
+      cx.bxp[sd] = po.x + W.lo - R - W.origin;
+      cx.bxz[sd] = zo.x + W.lo - W.origin;
+      cx.oy = po.y;
+      cx.oz = po.z;
+      const int pe = tma_slot_elems<T>(pw, BYm), ze = tma_slot_elems<T>(zw, BYm);
+      if (pe > cx.apsz) cx.apsz = pe;
+      if (ze > cx.azsz) cx.azsz = ze;
+      xf |= 1 << sd;
     }
-    cx.mp[sd] = mp;
-    cx.mz[sd] = mz;
-    cx.tile[sd] = t;
-    cx.pw[sd] = pw;
-    cx.zw[sd] = zw;
-    cx.bxp[sd] = po.x + W.lo - R - W.origin;
-    cx.bxz[sd] = zo.x + W.lo - W.origin;
-    cx.oy = po.y;
-    cx.oz = po.z;
-    const int pe = tma_slot_elems<T>(pw, BY), ze = tma_slot_elems<T>(zw, BY);
-    if (pe > cx.apsz) cx.apsz = pe;
-    if (ze > cx.azsz) cx.azsz = ze;
-    xf |= 1 << sd;
-  }
+    return xf;
+  };
+  wt_cpml cx;
+  int xf = make_cx(kWtX * V, BY, V, cx);
   size_t cbytes = bytes + (size_t)NS * (cx.apsz + cx.azsz) * sizeof(T);
   if (!xf || cbytes > st->prop.sharedMemPerBlockOptin) {
     xf = 0;
+    cx.tile[0] = cx.tile[1] = -1;
+    cx.apsz = cx.azsz = 0;
     cbytes = bytes;
   }
-  const int threads = kWtX * BY + 128; /* and the copying warpgroup */
-  auto launch = [&](auto kern) -> strata_status {
+
+  /* the y CPML slabs that go inside the update (see wt_cpmly): fp32,
+   * radius 4, no velocity field, no FREE faces kept in the kernels (that
+   * instance spilled 660 bytes at the CY tiles' 80 registers); a side
+   * whose slab starts at row 0 (ends at n[1]) and is at most kWtYRowsMax
+   * rows wide; both sides in one launch of tiles of BYc rows (the wider
+   * slab's rows in whole warpgroups), whose x CPML sides must be the
+   * other tiles' */
+  wt_cpmly cy;
+  memset(&cy, 0, sizeof cy);
+  wt_cpml cxy;
+  memset(&cxy, 0, sizeof cxy);
+  wt_maps my;
+  int yf = 0, nyt = 0, BYc = 0, ya = 0, yb = P.n[1];
+  size_t ybytes = 0;
+  if constexpr (R == 4 && sizeof(T) == 4) {
+    constexpr int VY = wavetma_geo<T, false, true>::V;
+    constexpr int NSY = R + 1 + wavetma_geo<T, false, true>::A;
+    bool cyon = !c2f && !P.inface;
+    if (const char *e = getenv("STRATA_WAVE_CPMLY"))
+      if (strcmp(e, "pass") == 0) cyon = false;
+    int want = 0;
+    for (int sd = 0; cyon && sd < 2; sd++) {
+      const wave_slab<T> &W = P.slab[2 + sd];
+      const strata__wave_slab *S = &a->slab[1][sd];
+      if (!W.psi || W.hi <= W.lo) continue;
+      if (sd == 0 ? W.lo != 0 : W.hi != P.n[1]) continue;
+      const int wl = (W.hi - W.lo + 3) / 4 * 4;
+      if (wl > kWtYRowsMax) continue;
+      /* 8-byte vector stores of psi; 16-byte rows for the maps */
+      if (S->psi->L.pitch_x * sizeof(T) % 16 != 0 ||
+          (uintptr_t)W.psi % 8 != 0 || W.psy % 2 != 0 || W.psz % 2 != 0)
+        continue;
+      if (wl > BYc) BYc = wl;
+      want |= 1 << sd;
+    }
+    if (want) {
+      ya = want & 1 ? BYc : 0;
+      yb = want & 2 ? P.n[1] - BYc : P.n[1];
+      if (ya >= yb) want = 0; /* the two tile rows would meet */
+    }
+    const int TWc = (kWtX + 2 * ((R + VY - 1) / VY)) * VY;
+    if (want && make_maps(TWc, BYc + 2 * R, kWtX * VY, BYc, my)) {
+      for (int sd = 0; sd < 2; sd++) {
+        if (!(want >> sd & 1)) continue;
+        const wave_slab<T> &W = P.slab[2 + sd];
+        const strata__wave_slab *S = &a->slab[1][sd];
+        CUtensorMap mp, mz;
+        int3 po, zo;
+        strata_status s = wt_map(ctx, S->psi, sizeof(T), kWtX * VY,
+                                 BYc + 2 * R, 0, &mp, &po);
+        if (s == STRATA_OK)
+          s = wt_map(ctx, S->zeta, sizeof(T), kWtX * VY, BYc, 0, &mz, &zo);
+        if (s != STRATA_OK) {
+          memcpy(ctx->error, msg, sizeof msg);
+          yf = 0;
+          break;
+        }
+        const int y0 = sd == 0 ? 0 : P.n[1] - BYc;
+        cy.mp[nyt] = mp;
+        cy.mz[nyt] = mz;
+        cy.y0[nyt] = y0;
+        cy.sl[nyt] = 2 + sd;
+        cy.bxp = po.x;
+        cy.bxz = zo.x;
+        cy.byp[nyt] = po.y + y0 - R - W.origin;
+        cy.byz[nyt] = zo.y + y0 - W.origin;
+        cy.oz = po.z;
+        nyt++;
+        yf |= 1 << sd;
+      }
+      cy.apsz = tma_slot_elems<T>(kWtX * VY, BYc + 2 * R);
+      cy.azsz = tma_slot_elems<T>(kWtX * VY, BYc);
+      /* the corners: these tiles must do the x sides the others do */
+      const int xfy = yf ? make_cx(kWtX * VY, BYc, VY, cxy) : 0;
+      const size_t sloty = (size_t)tma_slot_elems<T>(TWc, BYc + 2 * R) +
+                           cxy.apsz + cxy.azsz + cy.apsz + cy.azsz;
+      ybytes = NSY * sloty * sizeof(T) + 2 * NSY * sizeof(uint64_t);
+      if ((xfy & xf) != xf || ybytes > st->prop.sharedMemPerBlockOptin)
+        yf = 0;
+      else
+        for (int sd = 0; sd < 2; sd++) /* a side the others leave to its pass */
+          if (!(xf >> sd & 1)) cxy.tile[sd] = -1;
+    }
+    if (!yf) {
+      nyt = 0;
+      ya = 0;
+      yb = P.n[1];
+    }
+  }
+  const long long gy = (yb - ya + BY - 1) / BY;
+
+  auto launch = [&](auto kern, const wt_maps &m, const wt_cpml &cxl,
+                    const wt_cpmly &cyl, long long tiles_x, long long tiles_y,
+                    int threads, size_t nbytes, int BYl, cudaStream_t strm,
+                    bool ytiles, bool *ran) -> strata_status {
+    *ran = false;
     STRATA__CU(ctx, cudaFuncSetAttribute(
                         kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                        (int)cbytes));
+                        (int)nbytes));
     int per_sm = 0;
     STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                        &per_sm, kern, threads, cbytes));
-    if (per_sm < 1) return STRATA_OK;
-    int chunks = strata__cu_zchunks((int)(gx * gy), per_sm,
+                        &per_sm, kern, threads, nbytes));
+    if (per_sm < 1) return STRATA_OK; /* cannot be resident: not launched */
+    int chunks = strata__cu_zchunks((int)(tiles_x * tiles_y), per_sm,
                                     st->prop.multiProcessorCount, nzs, 2 * R);
     /* and chunks of at most 43 planes: on 512^3 with free surfaces (H100)
      * 1, 2, 4, 7 (the model's) and 12 chunks ran 112, 145, 170, 183 and
      * 187 Gpts/s: short chunks balance the multiprocessors' loads better
      * than the model's wave count says */
     if (chunks < (nzs + 42) / 43) chunks = (nzs + 42) / 43;
-    if (const char *e = getenv("STRATA_ZCHUNKS")) /* experiments */
+    /* the y CPML tiles (16 a plane of 512^2, beside the other launch): at
+     * most 22 planes a chunk.  H100, 512^3 fp32, CPML: 12 (the rule
+     * above), 16, 24, 32 and 48 chunks ran 128.8, 129.5, 130.8, 127.4 and
+     * 130.2 Gpts.steps/s in one call, 4 / 8 / 24 126.1 / 129.1 / 129.9 in
+     * another */
+    if (ytiles && chunks < (nzs + 21) / 22) chunks = (nzs + 21) / 22;
+    if (const char *e = getenv(ytiles ? "STRATA_WAVE_YCHUNKS"
+                                      : "STRATA_ZCHUNKS")) /* experiments */
       if (atoi(e) >= 1) chunks = atoi(e) < nzs ? atoi(e) : nzs;
     const int zchunk = (nzs + chunks - 1) / chunks;
-    dim3 grid((unsigned)gx, (unsigned)gy,
+    dim3 grid((unsigned)tiles_x, (unsigned)tiles_y,
               (unsigned)((nzs + zchunk - 1) / zchunk));
-    kern<<<grid, threads, cbytes, st->stream>>>(
-        tu, tue, tp, tc, P, cx, P.lap[0] * (T)3, zchunk, BY, ou, op, oc);
+    kern<<<grid, threads, nbytes, strm>>>(
+        m.tu, m.tue, m.tp, m.tc, P, cxl, cyl, P.lap[0] * (T)3, zchunk, BYl,
+        ya, yb, m.ou, m.op, m.oc);
     STRATA__LAUNCHED(ctx, "wave step: tensor-copy update kernel launch");
-    *used = true;
-    *xfused = xf;
+    *ran = true;
     return STRATA_OK;
   };
+  /* the y CPML tiles first, their own launch (64-column tiles) on the
+   * side stream, forked from the main stream and joined to it after the
+   * rows between them: the two launches share the multiprocessors (their
+   * points are apart; both only read u).  STRATA_WAVE_CPMLY=serial puts
+   * them on the main stream before the others (comparisons). */
+  bool forked = false;
+  /* the side stream joins the main one after the main launch, or on the
+   * way out after an error: nothing later on the main stream may run
+   * beside the y tiles */
+  auto join = [&](strata_status sr) -> strata_status {
+    if (!forked) return sr;
+    forked = false;
+    cudaError_t e = cudaEventRecord(st->side_join, st->side);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(st->stream, st->side_join, 0);
+    if (e != cudaSuccess && sr == STRATA_OK)
+      sr = strata__cuda_fail(ctx, e, "wave step: joining the side stream",
+                             __FILE__, __LINE__);
+    return sr;
+  };
+  if constexpr (R == 4 && sizeof(T) == 4) {
+    if (yf) {
+      bool serial = false;
+      if (const char *e = getenv("STRATA_WAVE_CPMLY"))
+        serial = strcmp(e, "serial") == 0;
+      if (!serial && !st->side) {
+        /* default priority: the highest or the lowest for the side stream
+         * measured 127.3 and 129.8 against 130.8 Gpts.steps/s (H100,
+         * 512^3 fp32 CPML, one call) */
+        STRATA__CU(ctx, cudaStreamCreateWithFlags(&st->side,
+                                                  cudaStreamNonBlocking));
+        STRATA__CU(ctx, cudaEventCreateWithFlags(&st->side_fork,
+                                                 cudaEventDisableTiming));
+        STRATA__CU(ctx, cudaEventCreateWithFlags(&st->side_join,
+                                                 cudaEventDisableTiming));
+      }
+      if (!serial) {
+        STRATA__CU(ctx, cudaEventRecord(st->side_fork, st->stream));
+        STRATA__CU(ctx, cudaStreamWaitEvent(st->side, st->side_fork, 0));
+        forked = true;
+      }
+      const long long gxy = ((P.n[0] + 1) / 2 + kWtX - 1) / kWtX;
+      bool ran = false;
+      const strata_status sy =
+          launch(k_wavetma<T, R, false, false, true, true>, my, cxy, cy, gxy,
+                 nyt, kWtX * BYc + 128, ybytes, BYc,
+                 forked ? st->side : st->stream, true, &ran);
+      if (sy != STRATA_OK || !ran) /* k_wavev then, if OK */
+        return join(sy);
+    }
+  }
+  const int threads = kWtX * BY + 128; /* and the copying warpgroup */
+  auto launch_main = [&](auto kern) -> strata_status {
+    bool ran = false;
+    const strata_status sm_ =
+        launch(kern, mm, cx, cy, gx, gy, threads, cbytes, BY, st->stream,
+               false, &ran);
+    if (sm_ != STRATA_OK) return sm_;
+    if (!ran) {
+      if (yf) /* the y tiles ran: the step cannot fall back now */
+        return strata__fail(ctx, STRATA_EDEVICE,
+                            "wave step: the tensor-copy update cannot be "
+                            "resident after its y CPML tiles ran");
+      return STRATA_OK;
+    }
+    *used = true;
+    *xfused = xf;
+    *yfused = yf;
+    if (getenv("STRATA_WAVE_TRACE")) /* diagnostics: which terms went in */
+      fprintf(stderr,
+              "wave step: tensor-copy update, x CPML sides inside %d, y "
+              "sides inside %d (tiles of %d rows), rows %d..%d in the main "
+              "launch\n",
+              xf, yf, BYc, ya, yb);
+    return STRATA_OK;
+  };
+  strata_status sr;
   if constexpr (R == 4) /* the x CPML instances (only radius 4 has them) */
     if (xf) {
       if (P.inface)
-        return c2f ? launch(k_wavetma<T, R, true, true, true>)
-                   : launch(k_wavetma<T, R, true, false, true>);
-      return c2f ? launch(k_wavetma<T, R, false, true, true>)
-                 : launch(k_wavetma<T, R, false, false, true>);
+        sr = c2f ? launch_main(k_wavetma<T, R, true, true, true, false>)
+                 : launch_main(k_wavetma<T, R, true, false, true, false>);
+      else
+        sr = c2f ? launch_main(k_wavetma<T, R, false, true, true, false>)
+                 : launch_main(k_wavetma<T, R, false, false, true, false>);
+      return join(sr);
     }
-  if (P.inface)
-    return c2f ? launch(k_wavetma<T, R, true, true, false>)
-               : launch(k_wavetma<T, R, true, false, false>);
-  return c2f ? launch(k_wavetma<T, R, false, true, false>)
-             : launch(k_wavetma<T, R, false, false, false>);
+  if (P.inface) {
+    sr = c2f ? launch_main(k_wavetma<T, R, true, true, false, false>)
+             : launch_main(k_wavetma<T, R, true, false, false, false>);
+  } else {
+    sr = c2f ? launch_main(k_wavetma<T, R, false, true, false, false>)
+             : launch_main(k_wavetma<T, R, false, false, false, false>);
+  }
+  return join(sr);
 }
 
 /* C. Point sources, in order, by one thread (sources may share a node). */
@@ -1791,13 +2172,14 @@ strata_status wave_typed(const strata__wave_args *a) {
    * (2D, or a grid k_wavev does not take) k_wave */
   bool streamed = false;
   int xfused = 0; /* x CPML sides done inside k_wavetma */
+  int yfused = 0; /* y CPML sides likewise */
   if (D == 3) {
     strata_status sb = STRATA_OK;
     switch (R) {
-    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &xfused); break;
-    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &xfused); break;
-    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &xfused); break;
-    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &xfused); break;
+    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &xfused, &yfused); break;
+    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &xfused, &yfused); break;
+    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &xfused, &yfused); break;
+    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &xfused, &yfused); break;
     default: break;
     }
     if (sb != STRATA_OK) return sb;
@@ -1859,7 +2241,8 @@ strata_status wave_typed(const strata__wave_args *a) {
     const wave_slab<T> &W = P.slab[sl];
     if (!W.psi || W.hi <= W.lo) continue;
     const int ax = sl / 2;
-    if (sl < 2 && (xfused >> sl & 1)) {
+    if ((sl < 2 && (xfused >> sl & 1)) ||
+        ((sl == 2 || sl == 3) && (yfused >> (sl - 2) & 1))) {
       /* done in the update, but for psi on the planes its walk skips
        * (FREE or Mur z faces): k_psi there */
       strata_status sp = run_psi(sl, 0, P.s0[2]);
@@ -1871,8 +2254,10 @@ strata_status wave_typed(const strata__wave_args *a) {
     if (!split && Lw <= kSlabMaxW) {
       /* both sides of an axis in one launch when they are as wide and
        * apart (no point corrected by both): one tail of units, not two */
-      const wave_slab<T> *W2 =
-          sl % 2 == 0 && !(sl == 0 && (xfused & 2)) ? &P.slab[sl + 1] : nullptr;
+      const wave_slab<T> *W2 = sl % 2 == 0 && !(sl == 0 && (xfused & 2)) &&
+                                       !(sl == 2 && (yfused & 2))
+                                   ? &P.slab[sl + 1]
+                                   : nullptr;
       const int pair = W2 && W2->psi &&
                        W2->hi - W2->lo == W.hi - W.lo && W.hi <= W2->lo;
       const int nw = kSlabWarps;

@@ -307,14 +307,22 @@ static const wcase wcases[] = {
     /* y CPML layers inside the tensor-copy update (fp32, r = 4: their own
      * tiles of the layer's rows, 64 columns; the other rows start after
      * them), with an x layer in one of those tiles and the other x layer
-     * in two (its pass), a sponge on the same rows; layers 12 rows deep
-     * (tiles of 12 rows) with both x layers in one tile of the others */
+     * in two (its pass) or both x layers in one tile of the others, layers
+     * 24 and 12 rows deep (tiles of 24 and 12 rows), with and without a
+     * velocity field, a sponge on the same rows, a free face (psi of the
+     * plane the walk skips) */
     {"3D r=4: CPML on every face 24 deep, sponge y, y in the update", 3, 4,
      {131, 53, 51}, {70, 53, 49}, {Z_, Z_, Z_, Z_, Z_, Z_},
      {1, 1, 1, 1, 1, 1}, {0, 0, 1, 1, 0, 0}, 0, 20},
-    {"3D r=4: CPML x, y and z-hi 12 deep, y in the update", 3, 4,
-     {97, 47, 23}, {67, 43, 19}, {Z_, Z_, Z_, Z_, Z_, Z_},
+    {"3D r=4: CPML x, y and z-hi 12 deep, free z-lo, y in the update", 3, 4,
+     {97, 47, 23}, {67, 43, 19}, {Z_, Z_, Z_, Z_, F_, Z_},
      {1, 1, 1, 1, 0, 1}, {0, 0, 0, 0, 0, 0}, 0, 8},
+    {"3D r=4: CPML 24 deep, free z-lo, c2 field, y in the update", 3, 4,
+     {131, 53, 37}, {70, 53, 33}, {Z_, Z_, Z_, Z_, F_, Z_},
+     {1, 1, 1, 1, 0, 1}, {0, 0, 0, 0, 0, 0}, 1, 20},
+    {"3D r=4: CPML on every face 12 deep, c2 field, y in the update", 3, 4,
+     {97, 47, 31}, {67, 43, 29}, {Z_, Z_, Z_, Z_, Z_, Z_},
+     {1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, 1, 8},
     /* wide CPML layers: the CUDA slab pass takes a unit of width + 3r
      * points along the axis (52 here: a block of y units needs more than
      * 48 KB of shared memory in both precisions), the split kernels past

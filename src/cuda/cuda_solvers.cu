@@ -1169,17 +1169,17 @@ struct wt_cpml {
  * along y from the slot, updates zeta and adds D1 psi + zeta to L after
  * the x terms (the CPU's order).  Such a slot would not fit beside seven
  * others with 128 columns, so these tiles are 64 columns of 2-float
- * vectors and load their up vectors a plane ahead themselves; they run as
- * a launch of their own on the context's side stream, beside the launch
- * of the rows between them (u is only read; the two write apart), and
- * the y slabs' pass (k_cpml_slab) is left out.  psi of the planes the
- * walk skips (FREE or Mur z faces) would go to k_psi (wave_typed); no
- * case reaches it yet, as CY tiles run without FREE faces kept in the
- * kernels and Mur faces are radius 1.  H100, 512^3 fp32, CPML 20 on every
+ * vectors and load their up (and c2) vectors a plane ahead themselves;
+ * they run as a launch of their own on the context's side stream, beside
+ * the launch of the rows between them (u is only read; the two write
+ * apart), and the y slabs' pass (k_cpml_slab) is left out.  psi of the planes the
+ * walk skips (FREE or Mur z faces) goes to k_psi (wave_typed).  H100, 512^3 fp32, CPML 20 on every
  * face (2026-11-25, session 18): 122.5 -> 130.5 Gpts.steps/s (74 -> 79%
  * of the ceiling); ncu with the two launches one after the other: the y
  * tiles 189 us (the y pair they replace: 170), the other rows 682 us (the
- * whole update was 751). */
+ * whole update was 751).  With a free top and a velocity field (the
+ * FREE-face instances spill 660-920 bytes at 80 registers, on the planes
+ * near the face): 100.7 -> 102.6 in one call. */
 struct wt_cpmly {
   CUtensorMap mp[2], mz[2]; /* psi and zeta of tile row b: box 64 x BY+2R, 64 x BY */
   int y0[2];                /* tile row b's first row */
@@ -1276,7 +1276,7 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
    * below yb where CY tiles may run beside them (YW; elsewhere the window
    * is the whole grid, and left out: the FREE-face instances at the edge
    * of their registers spill otherwise) */
-  constexpr bool YW = sizeof(T) == 4 && R == 4 && !C2F;
+  constexpr bool YW = sizeof(T) == 4 && R == 4;
   const int x0 = blockIdx.x * BX * V;
   const int y0 = CY   ? cy.y0[blockIdx.y]
                  : YW ? ya + (int)blockIdx.y * BY
@@ -1315,7 +1315,7 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
       if (own) {
         if (!CY)
           tma_load3(b + USZ, &tp, op.x + x0, op.y + y0, op.z + p, &full[slot]);
-        if (C2F)
+        if (C2F && !CY)
           tma_load3(b + USZ + PSZ, &tc, oc.x + x0, oc.y + y0, oc.z + p,
                     &full[slot]);
         /* unrolled: the maps' addresses must be the parameter's own */
@@ -1429,17 +1429,28 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
 #pragma unroll
   for (int p = 0; p < R; p++) mbar_wait(&full[p], 0u);
 
-  /* CY: my up vector of the next plane, loaded a plane ahead */
-  vec upn = zero_v<T, V>();
-  if (CY && uok) upn = *reinterpret_cast<const vec *>(upk);
+  /* CY: my up (and c2) vector of the next plane, loaded a plane ahead */
+  vec upn = zero_v<T, V>(), c2n = zero_v<T, V>();
+  const T *c2k = C2F ? P.c2 + coff + (long long)kz0 * sz : nullptr;
+  if (CY && uok) {
+    upn = *reinterpret_cast<const vec *>(upk);
+    if (C2F) c2n = *reinterpret_cast<const vec *>(c2k);
+  }
 
   tma_cursor<NS> cur(R);
   auto plane = [&](int k, int ph) {
     const T *sb = sm + cur.cs * SS;
-    vec upv;
+    vec upv, c2v;
     if constexpr (CY) {
       upv = upn;
-      if (uok && k + 1 < kz1) upn = *reinterpret_cast<const vec *>(upk + sz);
+      if constexpr (C2F) c2v = c2n;
+      if (uok && k + 1 < kz1) {
+        upn = *reinterpret_cast<const vec *>(upk + sz);
+        if constexpr (C2F) {
+          c2k += sz;
+          c2n = *reinterpret_cast<const vec *>(c2k);
+        }
+      }
     }
     /* the x CPML terms of the slabs in this tile (D1 psi + zeta, added to
      * L after the Laplacian as on the CPU), first: fewer registers are
@@ -1538,9 +1549,8 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
 #pragma unroll
       for (int e = 0; e < V; e++) L[e] += yc[e];
     if constexpr (!CY) upv = lds_v<T, V>(sb + psm);
-    vec c2v;
     if constexpr (C2F) {
-      c2v = lds_v<T, V>(sb + psm + PSZ);
+      if constexpr (!CY) c2v = lds_v<T, V>(sb + psm + PSZ);
     } else {
       const T cl = (T)P.c2_line[k];
 #pragma unroll
@@ -1566,7 +1576,8 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
           free_emit_far<T, V, R>(P, xv, j, k, res);
         } else {
           store_masked<T, V>(upk, res, nx - xv);
-          if (nearx) {
+          /* (CY tiles run without FREE x faces: the code left out) */
+          if (!CY && nearx) {
             vec nv;
 #pragma unroll
             for (int e = 0; e < V; e++) nv.v[e] = -res.v[e];
@@ -1742,8 +1753,8 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   }
 
   /* the y CPML slabs that go inside the update (see wt_cpmly): fp32,
-   * radius 4, no velocity field, no FREE faces kept in the kernels (that
-   * instance spilled 660 bytes at the CY tiles' 80 registers); a side
+   * radius 4, no FREE x face kept in the kernel (the CY instances leave
+   * out its images); a side
    * whose slab starts at row 0 (ends at n[1]) and is at most kWtYRowsMax
    * rows wide; both sides in one launch of tiles of BYc rows (the wider
    * slab's rows in whole warpgroups), whose x CPML sides must be the
@@ -1758,7 +1769,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   if constexpr (R == 4 && sizeof(T) == 4) {
     constexpr int VY = wavetma_geo<T, false, true>::V;
     constexpr int NSY = R + 1 + wavetma_geo<T, false, true>::A;
-    bool cyon = !c2f && !P.inface;
+    bool cyon = !(P.inface && (P.ffree[0][0] || P.ffree[0][1]));
     if (const char *e = getenv("STRATA_WAVE_CPMLY"))
       if (strcmp(e, "pass") == 0) cyon = false;
     int want = 0;
@@ -1912,10 +1923,15 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
       }
       const long long gxy = ((P.n[0] + 1) / 2 + kWtX - 1) / kWtX;
       bool ran = false;
+      auto ylaunch = [&](auto kern) -> strata_status {
+        return launch(kern, my, cxy, cy, gxy, nyt, kWtX * BYc + 128, ybytes,
+                      BYc, forked ? st->side : st->stream, true, &ran);
+      };
       const strata_status sy =
-          launch(k_wavetma<T, R, false, false, true, true>, my, cxy, cy, gxy,
-                 nyt, kWtX * BYc + 128, ybytes, BYc,
-                 forked ? st->side : st->stream, true, &ran);
+          P.inface ? (c2f ? ylaunch(k_wavetma<T, R, true, true, true, true>)
+                          : ylaunch(k_wavetma<T, R, true, false, true, true>))
+                   : (c2f ? ylaunch(k_wavetma<T, R, false, true, true, true>)
+                          : ylaunch(k_wavetma<T, R, false, false, true, true>));
       if (sy != STRATA_OK || !ran) /* k_wavev then, if OK */
         return join(sy);
     }

@@ -1172,16 +1172,17 @@ struct wt_cpml {
  * vectors and load their up (and c2) vectors a plane ahead themselves;
  * they run as a launch of their own on the context's side stream, beside
  * the launch of the rows between them (u is only read; the two write
- * apart), and the y slabs' pass (k_cpml_slab) is left out.  psi of the planes the
- * walk skips (FREE or Mur z faces) goes to k_psi (wave_typed).  H100, 512^3 fp32, CPML 20 on every
- * face (2026-11-25, session 18): 122.5 -> 130.5 Gpts.steps/s (74 -> 79%
- * of the ceiling); ncu with the two launches one after the other: the y
- * tiles 189 us (the y pair they replace: 170), the other rows 682 us (the
- * whole update was 751).  With a free top and a velocity field (the
+ * apart), and the y slabs' pass (k_cpml_slab) is left out.  psi of the
+ * planes the walk skips (FREE or Mur z faces) goes to k_psi (wave_typed).
+ * H100, 512^3 fp32, CPML 20 on every face (2026-11-25, session 18): 122.5
+ * -> 130.5 Gpts.steps/s (74 -> 79% of the ceiling); ncu with the two
+ * launches one after the other: the y tiles 189 us (the y pair they
+ * replace: 170), the other rows 682 us (the whole update was 751).  With a free top and a velocity field (the
  * FREE-face instances spill 660-920 bytes at 80 registers, on the planes
  * near the face): 100.7 -> 102.6 in one call. */
 struct wt_cpmly {
-  CUtensorMap mp[2], mz[2]; /* psi and zeta of tile row b: box 64 x BY+2R, 64 x BY */
+  CUtensorMap mp[2], mz[2]; /* psi and zeta of tile row b: boxes of 64 x
+                               BY + 2R and 64 x BY */
   int y0[2];                /* tile row b's first row */
   int sl[2];                /* its slab (2: low y, 3: high y) */
   int bxp, bxz;             /* map x of interior x = 0 (psi, zeta) */
@@ -1621,21 +1622,21 @@ strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
  * that is not a multiple of 16 bytes, not enough shared memory, a grid too
  * tall, no tensor map): the caller then runs k_wavev.
  * STRATA_WAVE_KERNEL=wavev forces that; STRATA_WAVE_BY = 4, 8 or 12 sets the
- * block's rows (experiments).  *xfused: bit s set when the x CPML slab of
- * side s is done inside the update (wt_cpml; R = 4, the slab inside one x
- * tile, its maps and shared memory possible; STRATA_WAVE_CPMLX=pass
- * leaves both to k_cpml_slab, for comparisons).  *yfused: the same for
- * the y sides (wt_cpmly; STRATA_WAVE_CPMLY=pass leaves them to their pass,
+ * block's rows (experiments).  *fused: bit sl set when CPML slab sl
+ * (axis * 2 + side) is done inside the update: x slabs (wt_cpml; R = 4,
+ * the slab inside one x tile, its maps and shared memory possible;
+ * STRATA_WAVE_CPMLX=pass leaves both to k_cpml_slab, for comparisons) and
+ * y slabs (wt_cpmly; STRATA_WAVE_CPMLY=pass leaves them to their pass,
  * =serial runs their tiles on the main stream before the other rows;
  * STRATA_WAVE_YCHUNKS sets their z chunks).  STRATA_WAVE_TRACE prints
  * what each launch took in to stderr (diagnostics). */
 template <typename T, int R>
 strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                              const wave_par<T> &P, const strata__wave_args *a,
-                             bool *used, int *xfused, int *yfused) {
+                             bool *used, int *fused) {
   constexpr int V = 16 / (int)sizeof(T), HV = (R + V - 1) / V;
   *used = false;
-  *xfused = *yfused = 0;
+  *fused = 0;
   if (const char *e = getenv("STRATA_WAVE_KERNEL"))
     if (strcmp(e, "wavev") == 0) return STRATA_OK;
   if (st->prop.major < 9) return STRATA_OK;
@@ -1754,11 +1755,10 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
 
   /* the y CPML slabs that go inside the update (see wt_cpmly): fp32,
    * radius 4, no FREE x face kept in the kernel (the CY instances leave
-   * out its images); a side
-   * whose slab starts at row 0 (ends at n[1]) and is at most kWtYRowsMax
-   * rows wide; both sides in one launch of tiles of BYc rows (the wider
-   * slab's rows in whole warpgroups), whose x CPML sides must be the
-   * other tiles' */
+   * out its images); a side whose slab starts at row 0 (ends at n[1]) and
+   * is at most kWtYRowsMax rows wide; both sides in one launch of tiles
+   * of BYc rows (the wider slab's rows in whole warpgroups), whose x CPML
+   * sides must be the other tiles' */
   wt_cpmly cy;
   memset(&cy, 0, sizeof cy);
   wt_cpml cxy;
@@ -1951,8 +1951,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
       return STRATA_OK;
     }
     *used = true;
-    *xfused = xf;
-    *yfused = yf;
+    *fused = xf | yf << 2;
     if (getenv("STRATA_WAVE_TRACE")) /* diagnostics: which terms went in */
       fprintf(stderr,
               "wave step: tensor-copy update, x CPML sides inside %d, y "
@@ -2187,15 +2186,14 @@ strata_status wave_typed(const strata__wave_args *a) {
   /* B: the update over the stencil nodes: streamed in 3D (k_wavev), else
    * (2D, or a grid k_wavev does not take) k_wave */
   bool streamed = false;
-  int xfused = 0; /* x CPML sides done inside k_wavetma */
-  int yfused = 0; /* y CPML sides likewise */
+  int fused = 0; /* CPML slabs done inside k_wavetma (bit: slab index) */
   if (D == 3) {
     strata_status sb = STRATA_OK;
     switch (R) {
-    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &xfused, &yfused); break;
-    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &xfused, &yfused); break;
-    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &xfused, &yfused); break;
-    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &xfused, &yfused); break;
+    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &fused); break;
+    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &fused); break;
+    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &fused); break;
+    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &fused); break;
     default: break;
     }
     if (sb != STRATA_OK) return sb;
@@ -2257,8 +2255,7 @@ strata_status wave_typed(const strata__wave_args *a) {
     const wave_slab<T> &W = P.slab[sl];
     if (!W.psi || W.hi <= W.lo) continue;
     const int ax = sl / 2;
-    if ((sl < 2 && (xfused >> sl & 1)) ||
-        ((sl == 2 || sl == 3) && (yfused >> (sl - 2) & 1))) {
+    if (fused >> sl & 1) {
       /* done in the update, but for psi on the planes its walk skips
        * (FREE or Mur z faces): k_psi there */
       strata_status sp = run_psi(sl, 0, P.s0[2]);
@@ -2270,10 +2267,8 @@ strata_status wave_typed(const strata__wave_args *a) {
     if (!split && Lw <= kSlabMaxW) {
       /* both sides of an axis in one launch when they are as wide and
        * apart (no point corrected by both): one tail of units, not two */
-      const wave_slab<T> *W2 = sl % 2 == 0 && !(sl == 0 && (xfused & 2)) &&
-                                       !(sl == 2 && (yfused & 2))
-                                   ? &P.slab[sl + 1]
-                                   : nullptr;
+      const wave_slab<T> *W2 =
+          sl % 2 == 0 && !(fused >> (sl + 1) & 1) ? &P.slab[sl + 1] : nullptr;
       const int pair = W2 && W2->psi &&
                        W2->hi - W2->lo == W.hi - W.lo && W.hi <= W2->lo;
       const int nw = kSlabWarps;

@@ -323,6 +323,19 @@ static const wcase wcases[] = {
     {"3D r=4: CPML on every face 12 deep, c2 field, y in the update", 3, 4,
      {97, 47, 31}, {67, 43, 29}, {Z_, Z_, Z_, Z_, Z_, Z_},
      {1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, 1, 8},
+    /* z CPML layers inside the update too (fp32, r = 4: the same tiles
+     * on the y/z-swapped view, their rows planes, walking along y; the
+     * other launches walk the planes between; the y layers' planes there
+     * in their pass): the cases above, and z without y layers (a layered
+     * c2 line, which those tiles index by their row), a free top with
+     * sponges on x and y (the free-face instances, y and z damping
+     * swapped) */
+    {"3D r=4: CPML x and z 24 deep, c2 line, z in the update", 3, 4,
+     {131, 45, 61}, {70, 37, 57}, {Z_, Z_, Z_, Z_, Z_, Z_},
+     {1, 1, 0, 0, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 20},
+    {"3D r=4: CPML z-hi 12 deep, free z-lo, sponge x y, c2 field, z in the "
+     "update", 3, 4, {97, 41, 29}, {67, 35, 27}, {Z_, Z_, Z_, Z_, F_, Z_},
+     {0, 0, 0, 0, 0, 1}, {1, 1, 1, 1, 0, 0}, 1, 8},
     /* wide CPML layers: the CUDA slab pass takes a unit of width + 3r
      * points along the axis (52 here: a block of y units needs more than
      * 48 KB of shared memory in both precisions), the split kernels past

@@ -12,8 +12,8 @@
  *      the CPU); the streamed 3D path does this after B, in B';
  *   B. k_wavetma (3D, sm_90): the update of up over the stencil nodes,
  *      fed by bulk tensor copies as streamws (see its comment), the rows
- *      of y CPML slabs in a launch of their own beside it on a side
- *      stream (wt_cpmly); k_wavev
+ *      of y CPML slabs and the planes of z CPML slabs (wave_yz) in
+ *      launches of their own beside it on a side stream (wt_cpmly); k_wavev
  *      (3D elsewhere) the same streamed as streamcp (16-byte vectors,
  *      cp.async ring of u tiles, up and c2 copied ahead, one barrier per
  *      plane; see its comment).  k_wave (2D, or
@@ -27,7 +27,8 @@
  *      an axis in one launch when they do not overlap), or k_psi then
  *      k_cpml_corr for slabs wider than its tile; an x or y slab that
  *      k_wavetma took in (wt_cpml, wt_cpmly) only gets k_psi on the planes
- *      B skips;
+ *      B skips, a y slab its pass on the planes the y tiles leave (the z
+ *      tiles', beside B), a z slab nothing;
  *   C. k_wave_sources: one thread adds the point sources in order;
  *   D. k_faces, one launch per axis (x, then y, then z: a later axis reads
  *      boundary nodes an earlier one wrote): one thread per line along the
@@ -479,7 +480,8 @@ static_assert(kSlabWarps * slab_warp_elems(1, kSlabMaxW) * sizeof(double) <=
 
 template <typename T, int R, int AX>
 __global__ void __launch_bounds__(256)
-    k_cpml_slab(const __grid_constant__ wave_par<T> P, const int slab) {
+    k_cpml_slab(const __grid_constant__ wave_par<T> P, const int slab,
+                const int ocut, const int oskip) {
   extern __shared__ __align__(16) unsigned char cs_raw[];
   const wave_slab<T> &S = P.slab[slab + blockIdx.z]; /* a pair: both sides */
   const int lo = S.lo, hi = S.hi, Lw = hi - lo + 2 * R;
@@ -492,8 +494,11 @@ __global__ void __launch_bounds__(256)
   /* units: w (rows, or groups of 32 columns) by o (planes, or rows) */
   const int nW = slab_units_w(AX, Lw, P.n);
   const int nO = AX == 2 ? P.n[1] : P.n[2];
-  for (int o = blockIdx.y; o < nO; o += gridDim.y)
+  /* the planes (rows) o < ocut and o >= ocut + oskip: all of them, or
+   * those of a y slab that the update's walk left out (wave_typed) */
+  for (int oc = blockIdx.y; oc < nO - oskip; oc += gridDim.y)
     for (int w = blockIdx.x * nw + warp; w < nW; w += gridDim.x * nw) {
+      const int o = oc < ocut ? oc : oc + oskip;
       if constexpr (AX == 0) {
         if (Lw <= 32) {
           /* kSlabRows rows (j = w * kSlabRows ..) of at most 32 points (a
@@ -1179,7 +1184,14 @@ struct wt_cpml {
  * launches one after the other: the y tiles 189 us (the y pair they
  * replace: 170), the other rows 682 us (the whole update was 751).  With a free top and a velocity field (the
  * FREE-face instances spill 660-920 bytes at 80 registers, on the planes
- * near the face): 100.7 -> 102.6 in one call. */
+ * near the face): 100.7 -> 102.6 in one call.  The z slabs the same way
+ * (CY == 2, session 19): the same tiles on wave_yz's view, rows = the
+ * slab's planes, walking along y over every row (no FREE y face), the
+ * other launches walking the planes between; the y slabs' planes there
+ * (the corners) get their pass, on the side stream after the tiles.
+ * H100, same case: 129.4-129.8 -> 133.7-134.0 (78 -> 80%); ncu, launches
+ * in series: z tiles 190 us, y tiles 182, the other rows 618, the corners'
+ * pass 24 (the z pass of 166 us gone). */
 struct wt_cpmly {
   CUtensorMap mp[2], mz[2]; /* psi and zeta of tile row b: boxes of 64 x
                                BY + 2R and 64 x BY */
@@ -1242,8 +1254,8 @@ __device__ __forceinline__ void wt_cpml_x(const wave_par<T> &P,
   }
 }
 
-template <typename T, int R, bool FF, bool C2F, bool CX, bool CY>
-__global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
+template <typename T, int R, bool FF, bool C2F, bool CX, int CY>
+__global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
     k_wavetma(const __grid_constant__ CUtensorMap tu,
               const __grid_constant__ CUtensorMap tue,
               const __grid_constant__ CUtensorMap tp,
@@ -1254,7 +1266,7 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
               const T c0, const int zchunk, const int BY, const int ya,
               const int yb, const int3 ou, const int3 op, const int3 oc) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  typedef wavetma_geo<T, C2F, CY> G;
+  typedef wavetma_geo<T, C2F, CY != 0> G;
   static_assert(!CY || (sizeof(T) == 4 && R == 4), "CY: fp32, radius 4");
   constexpr int V = G::V, HV = (R + V - 1) / V, A = G::A;
   constexpr int NS = R + 1 + A, NQ = 2 * R + 1, BX = kWtX;
@@ -1553,7 +1565,8 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
     if constexpr (C2F) {
       if constexpr (!CY) c2v = lds_v<T, V>(sb + psm + PSZ);
     } else {
-      const T cl = (T)P.c2_line[k];
+      /* (the tile's row in the z CPML tiles, wave_yz) */
+      const T cl = (T)P.c2_line[CY == 2 ? j : k];
 #pragma unroll
       for (int e = 0; e < V; e++) c2v.v[e] = cl;
     }
@@ -1605,16 +1618,94 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY>::threads, 1)
 }
 
 /* The tensor map of field f's whole allocation with a TW x TH x 1 box, and
- * the allocation coordinates of its interior point (0, 0, 0). */
+ * the allocation coordinates of its interior point (0, 0, 0); yz: y and z
+ * swapped in both (the z CPML tiles' view, wave_yz). */
 strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
                      int TW, int TH, int promote, CUtensorMap *tm,
-                     int3 *org) {
+                     int3 *org, bool yz = false) {
   unsigned long long ext[3];
   int o[3];
   strata__cu_alloc_geom(f, ext, o);
-  *org = make_int3(o[0], o[1], o[2]);
+  *org = yz ? make_int3(o[0], o[2], o[1]) : make_int3(o[0], o[1], o[2]);
   return strata__cu_tensor_map(ctx, f->data, es, ext, TW, TH, promote,
-                               "wave step (tensor copies)", tm);
+                               "wave step (tensor copies)", tm, yz);
+}
+
+/* The wave step's parameters with y and z swapped: a kernel that walks
+ * "z" then walks y, and its tiles' rows are planes.  Every address the
+ * update computes comes from these strides and sizes, so k_wavetma runs
+ * on it unchanged but for the c2 line (indexed by the last axis: the
+ * tile's row then, CY == 2).  The sums keep their terms, the Laplacian's
+ * y and z pairs and the sponge's y and z damping change places (the same
+ * results to rounding; the damping's y + z is the same sum). */
+template <typename T> wave_par<T> wave_yz(const wave_par<T> &P) {
+  wave_par<T> Q = P;
+  auto sw = [](auto &a, auto &b) {
+    auto t = a;
+    a = b;
+    b = t;
+  };
+  sw(Q.sy, Q.sz);
+  sw(Q.n[1], Q.n[2]);
+  sw(Q.s0[1], Q.s0[2]);
+  sw(Q.s1[1], Q.s1[2]);
+  sw(Q.damp[1], Q.damp[2]);
+  sw(Q.pa[1], Q.pa[2]);
+  sw(Q.pb[1], Q.pb[2]);
+  sw(Q.ffree[1][0], Q.ffree[2][0]);
+  sw(Q.ffree[1][1], Q.ffree[2][1]);
+  sw(Q.slab[2], Q.slab[4]);
+  sw(Q.slab[3], Q.slab[5]);
+  for (int sl = 0; sl < 6; sl++) sw(Q.slab[sl].psy, Q.slab[sl].psz);
+  return Q;
+}
+
+/* Whether CPML slab sl (a low side) and sl + 1 can share one launch of
+ * k_cpml_slab: as wide and apart (no point corrected by both). */
+template <typename T> bool slab_pairs(const wave_par<T> &P, int sl) {
+  const wave_slab<T> &W = P.slab[sl], &W2 = P.slab[sl + 1];
+  return W2.psi && W2.hi - W2.lo == W.hi - W.lo && W.hi <= W2.lo;
+}
+
+/* B' for slab sl (and sl + 1 with pair): k_cpml_slab on strm over the
+ * planes (rows of a z slab) o < ocut and o >= ocut + oskip. */
+template <typename T>
+strata_status slab_pass(strata_context *ctx, cudaStream_t strm,
+                        const wave_par<T> &P, int R, int sl, int pair,
+                        int ocut, int oskip) {
+  const wave_slab<T> &W = P.slab[sl];
+  const int ax = sl / 2, Lw = W.hi - W.lo + 2 * R;
+  const int nw = kSlabWarps;
+  const size_t smem = (size_t)nw * slab_warp_elems(ax, Lw) * sizeof(T);
+  const int nW = slab_units_w(ax, Lw, P.n);
+  const int nO = (ax == 2 ? P.n[1] : P.n[2]) - oskip;
+  if (nO <= 0) return STRATA_OK;
+  const dim3 grid((unsigned)((nW + nw - 1) / nw),
+                  (unsigned)(nO < 65535 ? nO : 65535), pair ? 2u : 1u);
+  auto slab_launch = [&](auto kern) -> strata_status {
+    /* above 48 KB the kernel must be allowed more */
+    if (smem > 48 * 1024)
+      STRATA__CU(ctx, cudaFuncSetAttribute(
+                          kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int)smem));
+    kern<<<grid, nw * 32, smem, strm>>>(P, sl, ocut, oskip);
+    return STRATA_OK;
+  };
+  strata_status sk = STRATA_OK;
+#define SV_SLAB(r)                                                             \
+  sk = ax == 0   ? slab_launch(k_cpml_slab<T, r, 0>)                           \
+       : ax == 1 ? slab_launch(k_cpml_slab<T, r, 1>)                           \
+                 : slab_launch(k_cpml_slab<T, r, 2>)
+  switch (R) {
+  case 1: SV_SLAB(1); break;
+  case 2: SV_SLAB(2); break;
+  case 3: SV_SLAB(3); break;
+  default: SV_SLAB(4); break;
+  }
+#undef SV_SLAB
+  if (sk != STRATA_OK) return sk;
+  STRATA__LAUNCHED(ctx, "wave step: CPML slab kernel launch");
+  return STRATA_OK;
 }
 
 /* Launches k_wavetma; *used = false (nothing launched) when this device or
@@ -1628,15 +1719,25 @@ strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
  * STRATA_WAVE_CPMLX=pass leaves both to k_cpml_slab, for comparisons) and
  * y slabs (wt_cpmly; STRATA_WAVE_CPMLY=pass leaves them to their pass,
  * =serial runs their tiles on the main stream before the other rows;
- * STRATA_WAVE_YCHUNKS sets their z chunks).  STRATA_WAVE_TRACE prints
- * what each launch took in to stderr (diagnostics). */
+ * STRATA_WAVE_YCHUNKS sets their z chunks) and z slabs (the same tiles
+ * on wave_yz's view, walking along y; STRATA_WAVE_CPMLZ=pass leaves them
+ * to their pass, STRATA_WAVE_ZTCHUNKS sets their y chunks).
+ * cover[0..1]: the planes [cover[0], cover[1]) the x and y CPML terms
+ * inside the update got, cover[2..3]: the z tiles' planes [0, cover[2])
+ * and [cover[3], n[2]) (where those terms, but y's, were done as well).
+ * STRATA_WAVE_TRACE prints what each launch took in to stderr
+ * (diagnostics). */
 template <typename T, int R>
 strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                              const wave_par<T> &P, const strata__wave_args *a,
-                             bool *used, int *fused) {
+                             bool *used, int *fused, int cover[4]) {
   constexpr int V = 16 / (int)sizeof(T), HV = (R + V - 1) / V;
   *used = false;
   *fused = 0;
+  cover[0] = P.s0[2];
+  cover[1] = P.s1[2];
+  cover[2] = 0;
+  cover[3] = P.n[2];
   if (const char *e = getenv("STRATA_WAVE_KERNEL"))
     if (strcmp(e, "wavev") == 0) return STRATA_OK;
   if (st->prop.major < 9) return STRATA_OK;
@@ -1668,6 +1769,13 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
    * message as it was */
   char msg[sizeof ctx->error];
   memcpy(msg, ctx->error, sizeof msg);
+  /* a refused map: its message to stderr with STRATA_WAVE_TRACE, and the
+   * context's message as it was */
+  auto unrefuse = [&]() {
+    if (getenv("STRATA_WAVE_TRACE"))
+      fprintf(stderr, "wave step: %s (not taken)\n", ctx->error);
+    memcpy(ctx->error, msg, sizeof msg);
+  };
   /* The maps of one tile shape (TWm x THm u tiles, PWm x BYm up and c2
    * tiles).  u with 128-byte L2 promotion, except in the first and last
    * tiles of a row (tue: their outer halo's line holds only ghosts and
@@ -1677,17 +1785,18 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     CUtensorMap tu, tue, tp, tc;
     int3 ou, op, oc;
   };
-  auto make_maps = [&](int TWm, int THm, int PWm, int BYm,
-                       wt_maps &m) -> bool {
-    strata_status s = wt_map(ctx, a->u, sizeof(T), TWm, THm, 128, &m.tu, &m.ou);
+  auto make_maps = [&](int TWm, int THm, int PWm, int BYm, wt_maps &m,
+                       bool yz = false) -> bool {
+    strata_status s =
+        wt_map(ctx, a->u, sizeof(T), TWm, THm, 128, &m.tu, &m.ou, yz);
     if (s == STRATA_OK)
-      s = wt_map(ctx, a->u, sizeof(T), TWm, THm, 0, &m.tue, &m.ou);
+      s = wt_map(ctx, a->u, sizeof(T), TWm, THm, 0, &m.tue, &m.ou, yz);
     if (s == STRATA_OK)
-      s = wt_map(ctx, a->up, sizeof(T), PWm, BYm, 0, &m.tp, &m.op);
+      s = wt_map(ctx, a->up, sizeof(T), PWm, BYm, 0, &m.tp, &m.op, yz);
     if (s == STRATA_OK && c2f)
-      s = wt_map(ctx, a->c2, sizeof(T), PWm, BYm, 0, &m.tc, &m.oc);
+      s = wt_map(ctx, a->c2, sizeof(T), PWm, BYm, 0, &m.tc, &m.oc, yz);
     if (s != STRATA_OK) {
-      memcpy(ctx->error, msg, sizeof msg);
+      unrefuse();
       return false;
     }
     if (!c2f) {
@@ -1701,11 +1810,13 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   /* the x CPML slabs that go inside the update (see wt_cpml) for tiles of
    * XT columns, BYm rows and Vm-element vectors: one side a tile (the lo
    * side when both share one), a slab of at most 32 points with its
-   * margins, and its maps; the sides done come back as bits */
+   * margins, and its maps (yz: wave_yz's view); the sides done come back
+   * as bits */
   bool cxon = R == 4 && (P.slab[0].psi != NULL || P.slab[1].psi != NULL);
   if (const char *e = getenv("STRATA_WAVE_CPMLX"))
     if (strcmp(e, "pass") == 0) cxon = false;
-  auto make_cx = [&](int XT, int BYm, int Vm, wt_cpml &cx) -> int {
+  auto make_cx = [&](int XT, int BYm, int Vm, wt_cpml &cx,
+                     bool yz = false) -> int {
     memset(&cx, 0, sizeof cx);
     cx.tile[0] = cx.tile[1] = -1;
     int xf = 0;
@@ -1716,15 +1827,19 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
       const int t = W.lo / XT, wl = W.hi - W.lo;
       if ((W.hi - 1) / XT != t || wl + 2 * R > 32 || t == cx.tile[0]) continue;
       if (S->psi->L.pitch_x * sizeof(T) % 16 != 0) continue;
-      const int pw = (wl + 2 * R + Vm - 1) / Vm * Vm,
-                zw = (wl + Vm - 1) / Vm * Vm;
+      /* whole vectors, and boxes whose rows are whole 16-byte units (the
+       * encoder refuses others: 2-float vectors of the y and z tiles) */
+      const int VA = Vm * (int)sizeof(T) < 16 ? 16 / (int)sizeof(T) : Vm;
+      const int pw = (wl + 2 * R + VA - 1) / VA * VA,
+                zw = (wl + VA - 1) / VA * VA;
       CUtensorMap mp, mz;
       int3 po, zo;
-      strata_status s = wt_map(ctx, S->psi, sizeof(T), pw, BYm, 0, &mp, &po);
+      strata_status s =
+          wt_map(ctx, S->psi, sizeof(T), pw, BYm, 0, &mp, &po, yz);
       if (s == STRATA_OK)
-        s = wt_map(ctx, S->zeta, sizeof(T), zw, BYm, 0, &mz, &zo);
+        s = wt_map(ctx, S->zeta, sizeof(T), zw, BYm, 0, &mz, &zo, yz);
       if (s != STRATA_OK) { /* its pass then */
-        memcpy(ctx->error, msg, sizeof msg);
+        unrefuse();
         continue;
       }
       cx.mp[sd] = mp;
@@ -1753,101 +1868,134 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     cbytes = bytes;
   }
 
-  /* the y CPML slabs that go inside the update (see wt_cpmly): fp32,
-   * radius 4, no FREE x face kept in the kernel (the CY instances leave
-   * out its images); a side whose slab starts at row 0 (ends at n[1]) and
-   * is at most kWtYRowsMax rows wide; both sides in one launch of tiles
-   * of BYc rows (the wider slab's rows in whole warpgroups), whose x CPML
-   * sides must be the other tiles' */
-  wt_cpmly cy;
-  memset(&cy, 0, sizeof cy);
-  wt_cpml cxy;
-  memset(&cxy, 0, sizeof cxy);
-  wt_maps my;
-  int yf = 0, nyt = 0, BYc = 0, ya = 0, yb = P.n[1];
-  size_t ybytes = 0;
-  if constexpr (R == 4 && sizeof(T) == 4) {
-    constexpr int VY = wavetma_geo<T, false, true>::V;
-    constexpr int NSY = R + 1 + wavetma_geo<T, false, true>::A;
-    bool cyon = !(P.inface && (P.ffree[0][0] || P.ffree[0][1]));
-    if (const char *e = getenv("STRATA_WAVE_CPMLY"))
-      if (strcmp(e, "pass") == 0) cyon = false;
-    int want = 0;
-    for (int sd = 0; cyon && sd < 2; sd++) {
-      const wave_slab<T> &W = P.slab[2 + sd];
-      const strata__wave_slab *S = &a->slab[1][sd];
-      if (!W.psi || W.hi <= W.lo) continue;
-      if (sd == 0 ? W.lo != 0 : W.hi != P.n[1]) continue;
-      const int wl = (W.hi - W.lo + 3) / 4 * 4;
-      if (wl > kWtYRowsMax) continue;
-      /* 8-byte vector stores of psi; 16-byte rows for the maps */
-      if (S->psi->L.pitch_x * sizeof(T) % 16 != 0 ||
-          (uintptr_t)W.psi % 8 != 0 || W.psy % 2 != 0 || W.psz % 2 != 0)
-        continue;
-      if (wl > BYc) BYc = wl;
-      want |= 1 << sd;
-    }
-    if (want) {
-      ya = want & 1 ? BYc : 0;
-      yb = want & 2 ? P.n[1] - BYc : P.n[1];
-      if (ya >= yb) want = 0; /* the two tile rows would meet */
-    }
-    const int TWc = (kWtX + 2 * ((R + VY - 1) / VY)) * VY;
-    if (want && make_maps(TWc, BYc + 2 * R, kWtX * VY, BYc, my)) {
+  /* the y and z CPML slabs that go inside the update (see wt_cpmly):
+   * fp32, radius 4, no FREE x face kept in the kernel (the CY instances
+   * leave out its images); a side whose slab starts at 0 (ends at n) and
+   * is at most kWtYRowsMax wide; both sides of an axis in one launch of
+   * tiles of BY rows (the wider slab's in whole warpgroups), whose x CPML
+   * sides must be the other tiles'.  The z slabs' tiles are the same
+   * kernel on wave_yz's view (CY == 2): their rows are planes and they
+   * walk along y, so they need every row walked (no FREE y face). */
+  struct wt_side {
+    wt_cpmly cy;
+    wt_cpml cx;
+    wt_maps m;
+    int f, nt, BY;
+    size_t bytes;
+  };
+  auto make_side = [&](const wave_par<T> &Pp, int ax, bool on,
+                       wt_side &o) {
+    memset(&o, 0, sizeof o);
+    if constexpr (R == 4 && sizeof(T) == 4) {
+      const bool yz = ax == 2;
+      constexpr int VY = wavetma_geo<T, false, true>::V;
+      constexpr int NSY = R + 1 + wavetma_geo<T, false, true>::A;
+      int want = 0, BYc = 0;
+      for (int sd = 0; on && sd < 2; sd++) {
+        const wave_slab<T> &W = Pp.slab[2 + sd];
+        const strata__wave_slab *S = &a->slab[ax][sd];
+        if (!W.psi || W.hi <= W.lo) continue;
+        if (sd == 0 ? W.lo != 0 : W.hi != Pp.n[1]) continue;
+        const int wl = (W.hi - W.lo + 3) / 4 * 4;
+        if (wl > kWtYRowsMax) continue;
+        /* 8-byte vector stores of psi; 16-byte rows for the maps */
+        if (S->psi->L.pitch_x * sizeof(T) % 16 != 0 ||
+            (uintptr_t)W.psi % 8 != 0 || W.psy % 2 != 0 || W.psz % 2 != 0)
+          continue;
+        if (wl > BYc) BYc = wl;
+        want |= 1 << sd;
+      }
+      /* the two tile rows must not meet */
+      if (want && (want & 1 ? BYc : 0) >= (want & 2 ? Pp.n[1] - BYc : Pp.n[1]))
+        want = 0;
+      const int TWc = (kWtX + 2 * ((R + VY - 1) / VY)) * VY;
+      if (!want || !make_maps(TWc, BYc + 2 * R, kWtX * VY, BYc, o.m, yz))
+        return;
       for (int sd = 0; sd < 2; sd++) {
         if (!(want >> sd & 1)) continue;
-        const wave_slab<T> &W = P.slab[2 + sd];
-        const strata__wave_slab *S = &a->slab[1][sd];
+        const wave_slab<T> &W = Pp.slab[2 + sd];
+        const strata__wave_slab *S = &a->slab[ax][sd];
         CUtensorMap mp, mz;
         int3 po, zo;
         strata_status s = wt_map(ctx, S->psi, sizeof(T), kWtX * VY,
-                                 BYc + 2 * R, 0, &mp, &po);
+                                 BYc + 2 * R, 0, &mp, &po, yz);
         if (s == STRATA_OK)
-          s = wt_map(ctx, S->zeta, sizeof(T), kWtX * VY, BYc, 0, &mz, &zo);
+          s = wt_map(ctx, S->zeta, sizeof(T), kWtX * VY, BYc, 0, &mz, &zo,
+                     yz);
         if (s != STRATA_OK) {
-          memcpy(ctx->error, msg, sizeof msg);
-          yf = 0;
-          break;
+          unrefuse();
+          o.f = 0;
+          return;
         }
-        const int y0 = sd == 0 ? 0 : P.n[1] - BYc;
-        cy.mp[nyt] = mp;
-        cy.mz[nyt] = mz;
-        cy.y0[nyt] = y0;
-        cy.sl[nyt] = 2 + sd;
-        cy.bxp = po.x;
-        cy.bxz = zo.x;
-        cy.byp[nyt] = po.y + y0 - R - W.origin;
-        cy.byz[nyt] = zo.y + y0 - W.origin;
-        cy.oz = po.z;
-        nyt++;
-        yf |= 1 << sd;
+        const int y0 = sd == 0 ? 0 : Pp.n[1] - BYc;
+        o.cy.mp[o.nt] = mp;
+        o.cy.mz[o.nt] = mz;
+        o.cy.y0[o.nt] = y0;
+        o.cy.sl[o.nt] = 2 + sd;
+        o.cy.bxp = po.x;
+        o.cy.bxz = zo.x;
+        o.cy.byp[o.nt] = po.y + y0 - R - W.origin;
+        o.cy.byz[o.nt] = zo.y + y0 - W.origin;
+        o.cy.oz = po.z;
+        o.nt++;
+        o.f |= 1 << sd;
       }
-      cy.apsz = tma_slot_elems<T>(kWtX * VY, BYc + 2 * R);
-      cy.azsz = tma_slot_elems<T>(kWtX * VY, BYc);
+      o.BY = BYc;
+      o.cy.apsz = tma_slot_elems<T>(kWtX * VY, BYc + 2 * R);
+      o.cy.azsz = tma_slot_elems<T>(kWtX * VY, BYc);
       /* the corners: these tiles must do the x sides the others do */
-      const int xfy = yf ? make_cx(kWtX * VY, BYc, VY, cxy) : 0;
+      const int xfy = make_cx(kWtX * VY, BYc, VY, o.cx, yz);
       const size_t sloty = (size_t)tma_slot_elems<T>(TWc, BYc + 2 * R) +
-                           cxy.apsz + cxy.azsz + cy.apsz + cy.azsz;
-      ybytes = NSY * sloty * sizeof(T) + 2 * NSY * sizeof(uint64_t);
-      if ((xfy & xf) != xf || ybytes > st->prop.sharedMemPerBlockOptin)
-        yf = 0;
+                           o.cx.apsz + o.cx.azsz + o.cy.apsz + o.cy.azsz;
+      o.bytes = NSY * sloty * sizeof(T) + 2 * NSY * sizeof(uint64_t);
+      if ((xfy & xf) != xf || o.bytes > st->prop.sharedMemPerBlockOptin)
+        o.f = 0;
       else
         for (int sd = 0; sd < 2; sd++) /* a side the others leave to its pass */
-          if (!(xf >> sd & 1)) cxy.tile[sd] = -1;
+          if (!(xf >> sd & 1)) o.cx.tile[sd] = -1;
+      if (!o.f) o.nt = 0;
     }
-    if (!yf) {
-      nyt = 0;
-      ya = 0;
-      yb = P.n[1];
+  };
+  const bool noxfree = !(P.inface && (P.ffree[0][0] || P.ffree[0][1]));
+  bool cyon = noxfree, czon = noxfree && P.s0[1] == 0 && P.s1[1] == P.n[1];
+  if (const char *e = getenv("STRATA_WAVE_CPMLY"))
+    if (strcmp(e, "pass") == 0) cyon = false;
+  if (const char *e = getenv("STRATA_WAVE_CPMLZ"))
+    if (strcmp(e, "pass") == 0) czon = false;
+  const wave_par<T> Q = wave_yz(P);
+  wt_side ys, zs;
+  make_side(P, 1, cyon, ys);
+  make_side(Q, 2, czon, zs);
+  /* the planes the other launches walk: those the z tiles leave */
+  int wz0 = P.s0[2], wz1 = P.s1[2];
+  if (zs.f) {
+    if (zs.f & 1 && zs.BY > wz0) wz0 = zs.BY;
+    if (zs.f & 2 && P.n[2] - zs.BY < wz1) wz1 = P.n[2] - zs.BY;
+    if (wz0 >= wz1) {
+      zs.f = zs.nt = 0;
+      wz0 = P.s0[2];
+      wz1 = P.s1[2];
     }
   }
+  wave_par<T> Pm = P;
+  Pm.s0[2] = wz0;
+  Pm.s1[2] = wz1;
+  const int ya = ys.f & 1 ? ys.BY : 0, yb = ys.f & 2 ? P.n[1] - ys.BY : P.n[1];
   const long long gy = (yb - ya + BY - 1) / BY;
+  cover[0] = wz0;
+  cover[1] = wz1;
+  cover[2] = zs.f & 1 ? zs.BY : 0;
+  cover[3] = zs.f & 2 ? P.n[2] - zs.BY : P.n[2];
 
-  auto launch = [&](auto kern, const wt_maps &m, const wt_cpml &cxl,
-                    const wt_cpmly &cyl, long long tiles_x, long long tiles_y,
-                    int threads, size_t nbytes, int BYl, cudaStream_t strm,
-                    bool ytiles, bool *ran) -> strata_status {
+  /* kind: 0 the main launch, 1 the y tiles, 2 the z tiles (their walk
+   * along y) */
+  auto launch = [&](auto kern, const wave_par<T> &Pl, const wt_maps &m,
+                    const wt_cpml &cxl, const wt_cpmly &cyl,
+                    long long tiles_x, long long tiles_y, int threads,
+                    size_t nbytes, int BYl, cudaStream_t strm, int kind,
+                    bool *ran) -> strata_status {
     *ran = false;
+    const int nzl = Pl.s1[2] - Pl.s0[2];
     STRATA__CU(ctx, cudaFuncSetAttribute(
                         kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                         (int)nbytes));
@@ -1856,37 +2004,38 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                         &per_sm, kern, threads, nbytes));
     if (per_sm < 1) return STRATA_OK; /* cannot be resident: not launched */
     int chunks = strata__cu_zchunks((int)(tiles_x * tiles_y), per_sm,
-                                    st->prop.multiProcessorCount, nzs, 2 * R);
+                                    st->prop.multiProcessorCount, nzl, 2 * R);
     /* and chunks of at most 43 planes: on 512^3 with free surfaces (H100)
      * 1, 2, 4, 7 (the model's) and 12 chunks ran 112, 145, 170, 183 and
      * 187 Gpts/s: short chunks balance the multiprocessors' loads better
      * than the model's wave count says */
-    if (chunks < (nzs + 42) / 43) chunks = (nzs + 42) / 43;
+    if (chunks < (nzl + 42) / 43) chunks = (nzl + 42) / 43;
     /* the y CPML tiles (16 a plane of 512^2, beside the other launch): at
      * most 22 planes a chunk.  H100, 512^3 fp32, CPML: 12 (the rule
      * above), 16, 24, 32 and 48 chunks ran 128.8, 129.5, 130.8, 127.4 and
      * 130.2 Gpts.steps/s in one call, 4 / 8 / 24 126.1 / 129.1 / 129.9 in
-     * another */
-    if (ytiles && chunks < (nzs + 21) / 22) chunks = (nzs + 21) / 22;
-    if (const char *e = getenv(ytiles ? "STRATA_WAVE_YCHUNKS"
-                                      : "STRATA_ZCHUNKS")) /* experiments */
-      if (atoi(e) >= 1) chunks = atoi(e) < nzs ? atoi(e) : nzs;
-    const int zchunk = (nzs + chunks - 1) / chunks;
+     * another; the z tiles the same (their walk along y) */
+    if (kind && chunks < (nzl + 21) / 22) chunks = (nzl + 21) / 22;
+    static const char *const env[3] = {"STRATA_ZCHUNKS", "STRATA_WAVE_YCHUNKS",
+                                       "STRATA_WAVE_ZTCHUNKS"};
+    if (const char *e = getenv(env[kind])) /* experiments */
+      if (atoi(e) >= 1) chunks = atoi(e) < nzl ? atoi(e) : nzl;
+    const int zchunk = (nzl + chunks - 1) / chunks;
     dim3 grid((unsigned)tiles_x, (unsigned)tiles_y,
-              (unsigned)((nzs + zchunk - 1) / zchunk));
+              (unsigned)((nzl + zchunk - 1) / zchunk));
     kern<<<grid, threads, nbytes, strm>>>(
-        m.tu, m.tue, m.tp, m.tc, P, cxl, cyl, P.lap[0] * (T)3, zchunk, BYl,
+        m.tu, m.tue, m.tp, m.tc, Pl, cxl, cyl, P.lap[0] * (T)3, zchunk, BYl,
         ya, yb, m.ou, m.op, m.oc);
     STRATA__LAUNCHED(ctx, "wave step: tensor-copy update kernel launch");
     *ran = true;
     return STRATA_OK;
   };
-  /* the y CPML tiles first, their own launch (64-column tiles) on the
-   * side stream, forked from the main stream and joined to it after the
-   * rows between them: the two launches share the multiprocessors (their
-   * points are apart; both only read u).  STRATA_WAVE_CPMLY=serial puts
+  /* the z and y CPML tiles first, launches of their own (64-column tiles)
+   * on the side stream, forked from the main stream and joined to it after
+   * the rows between them: the launches share the multiprocessors (their
+   * points are apart; all only read u).  STRATA_WAVE_CPMLY=serial puts
    * them on the main stream before the others (comparisons). */
-  bool forked = false;
+  bool forked = false, sideran = false;
   /* the side stream joins the main one after the main launch, or on the
    * way out after an error: nothing later on the main stream may run
    * beside the y tiles */
@@ -1900,8 +2049,10 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                              __FILE__, __LINE__);
     return sr;
   };
+  const char *cant = "wave step: the tensor-copy update cannot be resident "
+                     "after its CPML tiles ran";
   if constexpr (R == 4 && sizeof(T) == 4) {
-    if (yf) {
+    if (ys.f || zs.f) {
       bool serial = false;
       if (const char *e = getenv("STRATA_WAVE_CPMLY"))
         serial = strcmp(e, "serial") == 0;
@@ -1922,61 +2073,89 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
         forked = true;
       }
       const long long gxy = ((P.n[0] + 1) / 2 + kWtX - 1) / kWtX;
-      bool ran = false;
-      auto ylaunch = [&](auto kern) -> strata_status {
-        return launch(kern, my, cxy, cy, gxy, nyt, kWtX * BYc + 128, ybytes,
-                      BYc, forked ? st->side : st->stream, true, &ran);
-      };
-      const strata_status sy =
-          P.inface ? (c2f ? ylaunch(k_wavetma<T, R, true, true, true, true>)
-                          : ylaunch(k_wavetma<T, R, true, false, true, true>))
-                   : (c2f ? ylaunch(k_wavetma<T, R, false, true, true, true>)
-                          : ylaunch(k_wavetma<T, R, false, false, true, true>));
-      if (sy != STRATA_OK || !ran) /* k_wavev then, if OK */
-        return join(sy);
+      for (int ax = 2; ax >= 1; ax--) {
+        const wt_side &o = ax == 2 ? zs : ys;
+        if (!o.f) continue;
+        bool ran = false;
+        auto tlaunch = [&](auto kern) -> strata_status {
+          return launch(kern, ax == 2 ? Q : Pm, o.m, o.cx, o.cy, gxy, o.nt,
+                        kWtX * o.BY + 128, o.bytes, o.BY,
+                        forked ? st->side : st->stream, ax, &ran);
+        };
+        strata_status sy;
+        if (ax == 2)
+          sy = P.inface
+                   ? (c2f ? tlaunch(k_wavetma<T, R, true, true, true, 2>)
+                          : tlaunch(k_wavetma<T, R, true, false, true, 2>))
+                   : (c2f ? tlaunch(k_wavetma<T, R, false, true, true, 2>)
+                          : tlaunch(k_wavetma<T, R, false, false, true, 2>));
+        else
+          sy = P.inface
+                   ? (c2f ? tlaunch(k_wavetma<T, R, true, true, true, 1>)
+                          : tlaunch(k_wavetma<T, R, true, false, true, 1>))
+                   : (c2f ? tlaunch(k_wavetma<T, R, false, true, true, 1>)
+                          : tlaunch(k_wavetma<T, R, false, false, true, 1>));
+        if (sy != STRATA_OK) return join(sy);
+        if (!ran) /* k_wavev then, if nothing ran yet */
+          return join(sideran ? strata__fail(ctx, STRATA_EDEVICE, "%s", cant)
+                              : STRATA_OK);
+        sideran = true;
+      }
+      /* the y slabs' planes the y tiles did not walk (the z tiles', and
+       * those of FREE z faces): their pass over those planes, psi and the
+       * correction where they are stencil nodes, after the z tiles (which
+       * wrote up there) and beside the main launch, apart from its points */
+      for (int sd = 0; ys.f && sd < 2; sd++) {
+        if (!(ys.f >> sd & 1) || wz1 - wz0 >= P.n[2]) continue;
+        const int pair = sd == 0 && ys.f == 3 && slab_pairs(P, 2);
+        const strata_status sp =
+            slab_pass<T>(ctx, forked ? st->side : st->stream, P, R, 2 + sd,
+                         pair, wz0, wz1 - wz0);
+        if (sp != STRATA_OK) return join(sp);
+        sd += pair;
+      }
     }
   }
   const int threads = kWtX * BY + 128; /* and the copying warpgroup */
   auto launch_main = [&](auto kern) -> strata_status {
     bool ran = false;
     const strata_status sm_ =
-        launch(kern, mm, cx, cy, gx, gy, threads, cbytes, BY, st->stream,
-               false, &ran);
+        launch(kern, Pm, mm, cx, ys.cy, gx, gy, threads, cbytes, BY,
+               st->stream, 0, &ran);
     if (sm_ != STRATA_OK) return sm_;
     if (!ran) {
-      if (yf) /* the y tiles ran: the step cannot fall back now */
-        return strata__fail(ctx, STRATA_EDEVICE,
-                            "wave step: the tensor-copy update cannot be "
-                            "resident after its y CPML tiles ran");
+      if (sideran) /* the step cannot fall back now */
+        return strata__fail(ctx, STRATA_EDEVICE, "%s", cant);
       return STRATA_OK;
     }
     *used = true;
-    *fused = xf | yf << 2;
+    *fused = xf | ys.f << 2 | zs.f << 4;
     if (getenv("STRATA_WAVE_TRACE")) /* diagnostics: which terms went in */
       fprintf(stderr,
               "wave step: tensor-copy update, x CPML sides inside %d, y "
-              "sides inside %d (tiles of %d rows), rows %d..%d in the main "
+              "sides inside %d (tiles of %d rows), z sides inside %d (tiles "
+              "of %d planes), rows %d..%d planes %d..%d in the main "
               "launch\n",
-              xf, yf, BYc, ya, yb);
+              xf, ys.f, ys.BY, zs.f, zs.BY, ya, yb, wz0, wz1);
     return STRATA_OK;
   };
   strata_status sr;
   if constexpr (R == 4) /* the x CPML instances (only radius 4 has them) */
     if (xf) {
       if (P.inface)
-        sr = c2f ? launch_main(k_wavetma<T, R, true, true, true, false>)
-                 : launch_main(k_wavetma<T, R, true, false, true, false>);
+        sr = c2f ? launch_main(k_wavetma<T, R, true, true, true, 0>)
+                 : launch_main(k_wavetma<T, R, true, false, true, 0>);
       else
-        sr = c2f ? launch_main(k_wavetma<T, R, false, true, true, false>)
-                 : launch_main(k_wavetma<T, R, false, false, true, false>);
+        sr = c2f ? launch_main(k_wavetma<T, R, false, true, true, 0>)
+                 : launch_main(k_wavetma<T, R, false, false, true, 0>);
       return join(sr);
     }
   if (P.inface) {
-    sr = c2f ? launch_main(k_wavetma<T, R, true, true, false, false>)
-             : launch_main(k_wavetma<T, R, true, false, false, false>);
+    sr = c2f ? launch_main(k_wavetma<T, R, true, true, false, 0>)
+             : launch_main(k_wavetma<T, R, true, false, false, 0>);
   } else {
-    sr = c2f ? launch_main(k_wavetma<T, R, false, true, false, false>)
-             : launch_main(k_wavetma<T, R, false, false, false, false>);
+    sr = c2f ? launch_main(k_wavetma<T, R, false, true, false, 0>)
+             : launch_main(k_wavetma<T, R, false, false, false, 0>);
   }
   return join(sr);
 }
@@ -2187,13 +2366,14 @@ strata_status wave_typed(const strata__wave_args *a) {
    * (2D, or a grid k_wavev does not take) k_wave */
   bool streamed = false;
   int fused = 0; /* CPML slabs done inside k_wavetma (bit: slab index) */
+  int cover[4] = {P.s0[2], P.s1[2], 0, P.n[2]}; /* its planes (see there) */
   if (D == 3) {
     strata_status sb = STRATA_OK;
     switch (R) {
-    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &fused); break;
-    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &fused); break;
-    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &fused); break;
-    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &fused); break;
+    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &fused, cover); break;
+    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &fused, cover); break;
+    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &fused, cover); break;
+    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &fused, cover); break;
     default: break;
     }
     if (sb != STRATA_OK) return sb;
@@ -2255,51 +2435,26 @@ strata_status wave_typed(const strata__wave_args *a) {
     const wave_slab<T> &W = P.slab[sl];
     if (!W.psi || W.hi <= W.lo) continue;
     const int ax = sl / 2;
+    const int Lw = W.hi - W.lo + 2 * R;
     if (fused >> sl & 1) {
-      /* done in the update, but for psi on the planes its walk skips
-       * (FREE or Mur z faces): k_psi there */
-      strata_status sp = run_psi(sl, 0, P.s0[2]);
-      if (sp == STRATA_OK) sp = run_psi(sl, P.s1[2], P.n[2]);
-      if (sp != STRATA_OK) return sp;
+      /* done in the update and its tiles (the y slabs' planes the y tiles
+       * did not walk too, see launch_wavetma), but for an x slab's psi on
+       * the planes no walk took (FREE or Mur z faces; cover): k_psi there */
+      if (ax == 0) {
+        strata_status sp = run_psi(sl, cover[2], cover[0]);
+        if (sp == STRATA_OK) sp = run_psi(sl, cover[1], cover[3]);
+        if (sp != STRATA_OK) return sp;
+      }
       continue;
     }
-    const int Lw = W.hi - W.lo + 2 * R;
     if (!split && Lw <= kSlabMaxW) {
       /* both sides of an axis in one launch when they are as wide and
        * apart (no point corrected by both): one tail of units, not two */
-      const wave_slab<T> *W2 =
-          sl % 2 == 0 && !(fused >> (sl + 1) & 1) ? &P.slab[sl + 1] : nullptr;
-      const int pair = W2 && W2->psi &&
-                       W2->hi - W2->lo == W.hi - W.lo && W.hi <= W2->lo;
-      const int nw = kSlabWarps;
-      const size_t smem = (size_t)nw * slab_warp_elems(ax, Lw) * sizeof(T);
-      const int nW = slab_units_w(ax, Lw, P.n);
-      const int nO = ax == 2 ? P.n[1] : P.n[2];
-      const dim3 grid((unsigned)((nW + nw - 1) / nw),
-                      (unsigned)(nO < 65535 ? nO : 65535), pair ? 2u : 1u);
-      auto slab_launch = [&](auto kern) -> strata_status {
-        /* above 48 KB the kernel must be allowed more */
-        if (smem > 48 * 1024)
-          STRATA__CU(ctx, cudaFuncSetAttribute(
-                              kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int)smem));
-        kern<<<grid, nw * 32, smem, st->stream>>>(P, sl);
-        return STRATA_OK;
-      };
-      strata_status sk = STRATA_OK;
-#define SV_SLAB(r)                                                             \
-  sk = ax == 0   ? slab_launch(k_cpml_slab<T, r, 0>)                           \
-       : ax == 1 ? slab_launch(k_cpml_slab<T, r, 1>)                           \
-                 : slab_launch(k_cpml_slab<T, r, 2>)
-      switch (R) {
-      case 1: SV_SLAB(1); break;
-      case 2: SV_SLAB(2); break;
-      case 3: SV_SLAB(3); break;
-      default: SV_SLAB(4); break;
-      }
-#undef SV_SLAB
+      const int pair = sl % 2 == 0 && !(fused >> (sl + 1) & 1) &&
+                       slab_pairs(P, sl);
+      const strata_status sk =
+          slab_pass<T>(ctx, st->stream, P, R, sl, pair, 0, 0); /* all */
       if (sk != STRATA_OK) return sk;
-      STRATA__LAUNCHED(ctx, "wave step: CPML slab kernel launch");
       sl += pair;
       continue;
     }

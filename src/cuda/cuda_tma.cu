@@ -484,14 +484,17 @@ static encode_fn encoder() {
 strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
                                     size_t es, const unsigned long long ext[3],
                                     int TW, int TH, int promote,
-                                    const char *name, CUtensorMap *tm) {
+                                    const char *name, CUtensorMap *tm,
+                                    bool yz) {
   encode_fn enc = encoder();
   if (!enc)
     return strata__fail(ctx, STRATA_ENOTSUP,
                         "%s: the CUDA driver has no cuTensorMapEncodeTiled",
                         name);
-  const cuuint64_t dim[3] = {ext[0], ext[1], ext[2]};
-  const cuuint64_t stride[2] = {ext[0] * es, ext[0] * ext[1] * es};
+  const cuuint64_t dim[3] = {ext[0], yz ? ext[2] : ext[1],
+                             yz ? ext[1] : ext[2]};
+  const cuuint64_t row = ext[0] * es, plane = ext[0] * ext[1] * es;
+  const cuuint64_t stride[2] = {yz ? plane : row, yz ? row : plane};
   const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
   const cuuint32_t estr[3] = {1, 1, 1};
   /* STRATA_TMA_L2 = 0, 64, 128 or 256 overrides it (tuning experiments,

@@ -15,11 +15,14 @@
 /* Host side: a tensor map over a whole allocation at base (ext[0] x ext[1] x
  * ext[2] elements of es bytes, rows contiguous) with a TW x TH x 1 box;
  * promote: the copies' L2 promotion in bytes (0 = none; STRATA_TMA_L2
- * overrides it).  name heads the error message. */
+ * overrides it).  name heads the error message.  yz: the map's second and
+ * third axes are the allocation's z and y (a box is then TW x TH planes of
+ * one row: the wave step's z CPML tiles, which walk along y). */
 strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
                                     size_t es, const unsigned long long ext[3],
                                     int TW, int TH, int promote,
-                                    const char *name, CUtensorMap *tm);
+                                    const char *name, CUtensorMap *tm,
+                                    bool yz = false);
 
 namespace {
 

@@ -2370,10 +2370,18 @@ strata_status wave_typed(const strata__wave_args *a) {
   if (D == 3) {
     strata_status sb = STRATA_OK;
     switch (R) {
-    case 1: sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &fused, cover); break;
-    case 2: sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &fused, cover); break;
-    case 3: sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &fused, cover); break;
-    case 4: sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &fused, cover); break;
+    case 1:
+      sb = launch_wavetma<T, 1>(ctx, st, P, a, &streamed, &fused, cover);
+      break;
+    case 2:
+      sb = launch_wavetma<T, 2>(ctx, st, P, a, &streamed, &fused, cover);
+      break;
+    case 3:
+      sb = launch_wavetma<T, 3>(ctx, st, P, a, &streamed, &fused, cover);
+      break;
+    case 4:
+      sb = launch_wavetma<T, 4>(ctx, st, P, a, &streamed, &fused, cover);
+      break;
     default: break;
     }
     if (sb != STRATA_OK) return sb;
@@ -2435,7 +2443,6 @@ strata_status wave_typed(const strata__wave_args *a) {
     const wave_slab<T> &W = P.slab[sl];
     if (!W.psi || W.hi <= W.lo) continue;
     const int ax = sl / 2;
-    const int Lw = W.hi - W.lo + 2 * R;
     if (fused >> sl & 1) {
       /* done in the update and its tiles (the y slabs' planes the y tiles
        * did not walk too, see launch_wavetma), but for an x slab's psi on
@@ -2447,6 +2454,7 @@ strata_status wave_typed(const strata__wave_args *a) {
       }
       continue;
     }
+    const int Lw = W.hi - W.lo + 2 * R;
     if (!split && Lw <= kSlabMaxW) {
       /* both sides of an axis in one launch when they are as wide and
        * apart (no point corrected by both): one tail of units, not two */

@@ -336,6 +336,17 @@ static const wcase wcases[] = {
     {"3D r=4: CPML z-hi 12 deep, free z-lo, sponge x y, c2 field, z in the "
      "update", 3, 4, {97, 41, 29}, {67, 35, 27}, {Z_, Z_, Z_, Z_, F_, Z_},
      {0, 0, 0, 0, 0, 1}, {1, 1, 1, 1, 0, 0}, 1, 8},
+    /* the y and z tiles with FREE faces kept in the kernel walk without
+     * the images' code except on the planes within r of a FREE face of
+     * the walk's axis (a free top: the free z-lo cases above; a free
+     * bottom here), and with it everywhere when their rows come within r
+     * of a FREE face (a z-hi layer whose tiles start at plane 4) */
+    {"3D r=4: CPML x, y 12 deep, sponge z-lo, free z-hi, c2 line, y in the "
+     "update", 3, 4, {97, 41, 27}, {67, 35, 25}, {Z_, Z_, Z_, Z_, Z_, F_},
+     {1, 1, 1, 1, 0, 0}, {0, 0, 0, 0, 1, 0}, 0, 8},
+    {"3D r=4: CPML z-hi 12 deep over 16 planes, free z-lo, c2 field, z in "
+     "the update", 3, 4, {67, 29, 16}, {45, 23, 16}, {Z_, Z_, Z_, Z_, F_, Z_},
+     {0, 0, 0, 0, 0, 1}, {0, 0, 0, 0, 0, 0}, 1, 8},
     /* wide CPML layers: the CUDA slab pass takes a unit of width + 3r
      * points along the axis (52 here: a block of y units needs more than
      * 48 KB of shared memory in both precisions), the split kernels past

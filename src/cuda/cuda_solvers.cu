@@ -53,6 +53,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <type_traits>
+
 namespace {
 
 strata_status sv_device(strata_context *ctx) {
@@ -1254,7 +1256,13 @@ __device__ __forceinline__ void wt_cpml_x(const wave_par<T> &P,
   }
 }
 
-template <typename T, int R, bool FF, bool C2F, bool CX, int CY>
+/* k_wavetma's instances: FF 0 the faces left to k_faces, 1 the FREE faces
+ * kept here (zeros on the nodes that are not stencil nodes, and the odd
+ * images), 2 as 1 without the images (a launch whose rows and walk stay
+ * more than R from every FREE face: the CY tiles' walks, see
+ * launch_wavetma); C2F a velocity field; CX the x CPML slabs (wt_cpml); CY
+ * 0 the update, 1 the y CPML tiles, 2 the z CPML tiles (wt_cpmly). */
+template <typename T, int R, int FF, bool C2F, bool CX, int CY>
 __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
     k_wavetma(const __grid_constant__ CUtensorMap tu,
               const __grid_constant__ CUtensorMap tue,
@@ -1586,7 +1594,7 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
          * registers; those of an x face (a lane or two of every warp in
          * the first and last tiles, which would take the whole warp
          * through the call) in line */
-        if (neary || k <= zfl || k >= zfh) {
+        if (FF == 1 && (neary || k <= zfl || k >= zfh)) {
           free_emit_far<T, V, R>(P, xv, j, k, res);
         } else {
           store_masked<T, V>(upk, res, nx - xv);
@@ -2076,30 +2084,76 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
       for (int ax = 2; ax >= 1; ax--) {
         const wt_side &o = ax == 2 ? zs : ys;
         if (!o.f) continue;
-        bool ran = false;
-        auto tlaunch = [&](auto kern) -> strata_status {
-          return launch(kern, ax == 2 ? Q : Pm, o.m, o.cx, o.cy, gxy, o.nt,
-                        kWtX * o.BY + 128, o.bytes, o.BY,
-                        forked ? st->side : st->stream, ax, &ran);
-        };
-        strata_status sy;
-        if (ax == 2)
-          sy = P.inface
-                   ? (c2f ? tlaunch(k_wavetma<T, R, true, true, true, 2>)
-                          : tlaunch(k_wavetma<T, R, true, false, true, 2>))
-                   : (c2f ? tlaunch(k_wavetma<T, R, false, true, true, 2>)
-                          : tlaunch(k_wavetma<T, R, false, false, true, 2>));
-        else
-          sy = P.inface
-                   ? (c2f ? tlaunch(k_wavetma<T, R, true, true, true, 1>)
-                          : tlaunch(k_wavetma<T, R, true, false, true, 1>))
-                   : (c2f ? tlaunch(k_wavetma<T, R, false, true, true, 1>)
-                          : tlaunch(k_wavetma<T, R, false, false, true, 1>));
-        if (sy != STRATA_OK) return join(sy);
-        if (!ran) /* k_wavev then, if nothing ran yet */
-          return join(sideran ? strata__fail(ctx, STRATA_EDEVICE, "%s", cant)
-                              : STRATA_OK);
-        sideran = true;
+        const wave_par<T> &Pv = ax == 2 ? Q : Pm;
+        /* With FREE faces kept in the kernel (inface) the tiles write
+         * images only on the walk's planes within R of a FREE face of the
+         * walk's axis, or on every plane when their rows come within R of
+         * a FREE face of the rows' axis (no FREE x face here).  The walk is
+         * cut into planes [cut[0], cut[1]) and [cut[2], cut[3]) with the
+         * images (FF == 1) and [cut[1], cut[2]) without (FF == 2): in the
+         * images' instances their out-of-line call costs 600-900 bytes of
+         * spills, which held CPML + free top + velocity field 12% lower
+         * (H200, 512^3).  Without inface, one walk (FF == 0). */
+        int cut[4] = {Pv.s0[2], Pv.s0[2], Pv.s1[2], Pv.s1[2]};
+        if (P.inface) {
+          bool rows = false;
+          for (int t = 0; t < o.nt; t++) {
+            const int r0 = o.cy.y0[t], r1 = r0 + o.BY - 1;
+            if ((Pv.ffree[1][0] && r0 <= R) ||
+                (Pv.ffree[1][1] && r1 >= Pv.n[1] - 1 - R))
+              rows = true;
+          }
+          /* STRATA_WAVE_TILEIMAGES=all: the images' instances on every
+           * plane (comparisons) */
+          if (const char *e = getenv("STRATA_WAVE_TILEIMAGES"))
+            if (strcmp(e, "all") == 0) rows = true;
+          if (rows) {
+            cut[1] = cut[2] = cut[3];
+          } else {
+            if (Pv.ffree[2][0] && cut[1] < R + 1)
+              cut[1] = R + 1 < cut[3] ? R + 1 : cut[3];
+            if (Pv.ffree[2][1] && cut[2] > Pv.n[2] - 1 - R)
+              cut[2] = Pv.n[2] - 1 - R > cut[1] ? Pv.n[2] - 1 - R : cut[1];
+          }
+        }
+        for (int part = 0; part < 3; part++) {
+          if (cut[part] >= cut[part + 1]) continue;
+          wave_par<T> Pl = Pv;
+          Pl.s0[2] = cut[part];
+          Pl.s1[2] = cut[part + 1];
+          bool ran = false;
+          auto tl = [&](auto ffc, auto cyc) -> strata_status {
+            constexpr int FFv = decltype(ffc)::value,
+                          CYv = decltype(cyc)::value;
+            auto go = [&](auto kern) -> strata_status {
+              return launch(kern, Pl, o.m, o.cx, o.cy, gxy, o.nt,
+                            kWtX * o.BY + 128, o.bytes, o.BY,
+                            forked ? st->side : st->stream, ax, &ran);
+            };
+            return c2f ? go(k_wavetma<T, R, FFv, true, true, CYv>)
+                       : go(k_wavetma<T, R, FFv, false, true, CYv>);
+          };
+          const int ffv = !P.inface ? 0 : part == 1 ? 2 : 1;
+          if (P.inface && getenv("STRATA_WAVE_TRACE"))
+            fprintf(stderr, "wave step: %c tiles, walk [%d, %d) %s images\n",
+                    ax == 2 ? 'z' : 'y', cut[part], cut[part + 1],
+                    ffv == 1 ? "with" : "without");
+          typedef std::integral_constant<int, 0> I0;
+          typedef std::integral_constant<int, 1> I1;
+          typedef std::integral_constant<int, 2> I2;
+          strata_status sy;
+          if (ax == 2)
+            sy = ffv == 0 ? tl(I0(), I2()) : ffv == 1 ? tl(I1(), I2())
+                                                      : tl(I2(), I2());
+          else
+            sy = ffv == 0 ? tl(I0(), I1()) : ffv == 1 ? tl(I1(), I1())
+                                                      : tl(I2(), I1());
+          if (sy != STRATA_OK) return join(sy);
+          if (!ran) /* k_wavev then, if nothing ran yet */
+            return join(sideran ? strata__fail(ctx, STRATA_EDEVICE, "%s", cant)
+                                : STRATA_OK);
+          sideran = true;
+        }
       }
       /* the y slabs' planes the y tiles did not walk (the z tiles', and
        * those of FREE z faces): their pass over those planes, psi and the

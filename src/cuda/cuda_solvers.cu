@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include <type_traits>
+#include <utility>
 
 namespace {
 
@@ -1647,24 +1648,19 @@ strata_status wt_map(strata_context *ctx, const strata_field *f, size_t es,
  * y and z pairs and the sponge's y and z damping change places (the same
  * results to rounding; the damping's y + z is the same sum). */
 template <typename T> wave_par<T> wave_yz(const wave_par<T> &P) {
+  using std::swap;
   wave_par<T> Q = P;
-  auto sw = [](auto &a, auto &b) {
-    auto t = a;
-    a = b;
-    b = t;
-  };
-  sw(Q.sy, Q.sz);
-  sw(Q.n[1], Q.n[2]);
-  sw(Q.s0[1], Q.s0[2]);
-  sw(Q.s1[1], Q.s1[2]);
-  sw(Q.damp[1], Q.damp[2]);
-  sw(Q.pa[1], Q.pa[2]);
-  sw(Q.pb[1], Q.pb[2]);
-  sw(Q.ffree[1][0], Q.ffree[2][0]);
-  sw(Q.ffree[1][1], Q.ffree[2][1]);
-  sw(Q.slab[2], Q.slab[4]);
-  sw(Q.slab[3], Q.slab[5]);
-  for (int sl = 0; sl < 6; sl++) sw(Q.slab[sl].psy, Q.slab[sl].psz);
+  swap(Q.sy, Q.sz);
+  swap(Q.n[1], Q.n[2]);
+  swap(Q.s0[1], Q.s0[2]);
+  swap(Q.s1[1], Q.s1[2]);
+  swap(Q.damp[1], Q.damp[2]);
+  swap(Q.pa[1], Q.pa[2]);
+  swap(Q.pb[1], Q.pb[2]);
+  swap(Q.ffree[1], Q.ffree[2]);
+  swap(Q.slab[2], Q.slab[4]);
+  swap(Q.slab[3], Q.slab[5]);
+  for (int sl = 0; sl < 6; sl++) swap(Q.slab[sl].psy, Q.slab[sl].psz);
   return Q;
 }
 

@@ -2022,30 +2022,9 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     if (kind && chunks < (nzl + 21) / 22) chunks = (nzl + 21) / 22;
     static const char *const env[3] = {"STRATA_ZCHUNKS", "STRATA_WAVE_YCHUNKS",
                                        "STRATA_WAVE_ZTCHUNKS"};
-    bool exact = false;
     if (const char *e = getenv(env[kind])) /* experiments */
-      if (atoi(e) >= 1) {
-        chunks = atoi(e) < nzl ? atoi(e) : nzl;
-        exact = true;
-      }
-    int zchunk = (nzl + chunks - 1) / chunks;
-    /* the main launch's chunks in whole trips of the walk (NQ = 2R + 1
-     * planes, strata__trips), so that only a column's last chunk runs the
-     * trip's predicated tail copy.  H200, 512^3 fp32, three alternations
-     * in one call: free surfaces 260 -> 265-267 Gpts.steps/s, CPML 170.5
-     * -> 172, velocity + free top 148.4 -> 149.6-150.7, sponge the same.
-     * With every chunk ending in a long tail the velocity-field instance
-     * fell off a cliff: 14 / 19 / 20 chunks of 35 / 26 / 25 planes (tails
-     * of 8, 8, 7) ran 109 / 97 / 109 against 148, with the same DRAM bytes
-     * and instructions (ncu: the update 660 -> 940 / 1087 us).  The y and
-     * z tiles' chunks rounded the same way lost 2% (CPML 170.5 -> 167.6).
-     * STRATA_WAVE_TRIPCHUNKS=0 leaves the chunks as the rule makes them
-     * (comparisons). */
-    if (!exact && kind == 0 && zchunk > 2 * R + 1) {
-      const char *e = getenv("STRATA_WAVE_TRIPCHUNKS");
-      const int NQ = 2 * R + 1, up = (zchunk + NQ - 1) / NQ * NQ;
-      if (!e || atoi(e) != 0) zchunk = up < nzl ? up : nzl;
-    }
+      if (atoi(e) >= 1) chunks = atoi(e) < nzl ? atoi(e) : nzl;
+    const int zchunk = (nzl + chunks - 1) / chunks;
     dim3 grid((unsigned)tiles_x, (unsigned)tiles_y,
               (unsigned)((nzl + zchunk - 1) / zchunk));
     kern<<<grid, threads, nbytes, strm>>>(

@@ -2015,11 +2015,14 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
      * than the model's wave count says */
     if (chunks < (nzl + 42) / 43) chunks = (nzl + 42) / 43;
     /* the y CPML tiles (16 a plane of 512^2, beside the other launch): at
-     * most 22 planes a chunk.  H100, 512^3 fp32, CPML: 12 (the rule
-     * above), 16, 24, 32 and 48 chunks ran 128.8, 129.5, 130.8, 127.4 and
-     * 130.2 Gpts.steps/s in one call, 4 / 8 / 24 126.1 / 129.1 / 129.9 in
-     * another; the z tiles the same (their walk along y) */
-    if (kind && chunks < (nzl + 21) / 22) chunks = (nzl + 21) / 22;
+     * most 32 planes a chunk; the z tiles the same (their walk along y).
+     * H100, 512^3 fp32, CPML, two runs each in one call (session 21, the
+     * walk's trip in one copy): 12 / 16 / 22-24 (the rule before: at most
+     * 22 planes) / 28 chunks of each ran 133.0-133.5 / 138.0-138.1 /
+     * 136.3 / 133.6 Gpts.steps/s.  (Session 18, with the trip's tail in a
+     * second copy, 16 / 24 / 32 / 48 chunks: 129.5 / 130.8 / 127.4 /
+     * 130.2.) */
+    if (kind && chunks < (nzl + 31) / 32) chunks = (nzl + 31) / 32;
     static const char *const env[3] = {"STRATA_ZCHUNKS", "STRATA_WAVE_YCHUNKS",
                                        "STRATA_WAVE_ZTCHUNKS"};
     if (const char *e = getenv(env[kind])) /* experiments */

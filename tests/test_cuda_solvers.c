@@ -1129,24 +1129,25 @@ TEST(apply_fused_vs_cpu) {
               if (z == 1 && (r != 1 || (s != 3 && s != 8))) continue;
               const int box = ops[q].kind == STRATA_STENCIL_BOX_SYMMETRIC;
               /* z == 2: each shape of the 3D register-tile kernels (radius
-               * 1, s <= 4 star / 2 box; V,NW,LR as STRATA_FUSED3D_SHAPE
+               * 1, s <= 4 star / 2 box; V,NW,LR,W as STRATA_FUSED3D_SHAPE
                * names them), else the launcher's own */
               if (z == 2 && (r != 1 || s > (box ? 2 : 4))) continue;
               const int vv = pr ? 2 : 4;
-              static const int star3[5][3] = {{0, 32, 32}, {0, 32, 16},
-                                              {0, 16, 32}, {0, 16, 16},
-                                              {0, 24, 16}};
-              static const int box3[4][3] = {{0, 16, 32}, {0, 16, 16},
-                                             {-1, 32, 32}, {0, 24, 16}};
-              const int(*shapes)[3] = box ? box3 : star3;
-              const int nshape = z == 2 ? (box ? 4 : 5) : 1;
+              static const int star3[7][4] = {
+                  {0, 32, 32, 1}, {0, 32, 16, 1}, {0, 16, 32, 1},
+                  {0, 16, 16, 1}, {0, 24, 16, 1}, {0, 16, 32, 2},
+                  {0, 16, 16, 2}};
+              static const int box3[4][4] = {{0, 16, 32, 1}, {0, 16, 16, 1},
+                                             {-1, 32, 32, 1}, {0, 24, 16, 1}};
+              const int(*shapes)[4] = box ? box3 : star3;
+              const int nshape = z == 2 ? (box ? 4 : 7) : 1;
               for (int h = 0; h < nshape; h++) {
                 char shape[32] = "auto";
                 if (z == 2) {
                   /* V: 16 bytes a lane, or 8 (-1) */
-                  snprintf(shape, sizeof shape, "%d,%d,%d",
+                  snprintf(shape, sizeof shape, "%d,%d,%d,%d",
                            shapes[h][0] < 0 ? vv / 2 : vv, shapes[h][1],
-                           shapes[h][2]);
+                           shapes[h][2], shapes[h][3]);
                   setenv("STRATA_FUSED3D_SHAPE", shape, 1);
                 }
                 char name[512];

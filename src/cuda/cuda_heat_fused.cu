@@ -474,11 +474,11 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
 /* ---- 3D radius-1 star: a block streams an xy tile along z, registers ----
  *
  * The 3D version of k_fused2d_warp (planes for rows).  A block of NW warps
- * owns a tile of LR V columns x NR = 32 NW / LR rows (a lane V columns, LR
- * lanes a row: a warp is one row of 32 lanes or two of 16) and a chunk of
- * planes; it walks the input planes p = z0 - S .. z1 + S - 1 once, level k
- * computing plane p - k, two planes a level in registers (rotated between
- * X, Y, Z by three planes a trip).  z neighbours are in the thread, x
+ * owns a tile of LR V columns x NR = 32 NW W / LR rows (a lane V columns
+ * of W rows, LR lanes a row group: a warp is one group of 32 lanes or two
+ * of 16) and a chunk of planes; it walks the input planes p = z0 - S ..
+ * z1 + S - 1 once, level k computing plane p - k, two planes a level in
+ * registers (rotated between X, Y, Z by three planes a trip).  z neighbours are in the thread, x
  * neighbours come by shuffle (width LR), y neighbours through shared
  * memory.  The point of the design: every in-plane neighbour a level needs
  * (of plane p - k at level k - 1) was computed in the previous iteration,
@@ -487,7 +487,17 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
  * parity, so a buffer is rewritten only after the next barrier).  Inputs
  * arrive by cp.async into a ring of PD3W planes (each lane its own V
  * values).  Outputs: columns [HP, LR V - HP) of the tile and the rows
- * ytile gives.  Pinned points keep the level below's value, as in 2D. */
+ * ytile gives.  Pinned points keep the level below's value, as in 2D.
+ *
+ * W = 2 rows a thread (512 threads at up to 128 registers in place of
+ * 1024 at 64, the same tile): the y neighbour between a thread's rows is
+ * in its registers, so a row reads one neighbour row a level from shared
+ * memory, not two.  ncu (H100, 512^3 fp64, s = 3, 96-plane chunks): the
+ * shared-memory pipe bounded the W = 1 kernel (4.4 cycles of MIO throttle
+ * and 3.8 of short scoreboard an issue; 194 M wavefronts); W = 2 moves
+ * 150 M wavefronts, MIO throttle 1.2, and takes 1.02 ms against 1.19.
+ * The solver (tuned): fp64 381-382 -> 406-407 Gpts.steps/s, fp32 674-675
+ * -> 699-700 (2026-11-26). */
 
 constexpr int PD3W = 3;
 
@@ -528,78 +538,106 @@ __device__ __forceinline__ void cp_lane(T *d, const T *g) {
   }
 }
 
-template <typename T, int V, int S, bool PIN, int LR>
-__device__ __forceinline__ void plane3w(rows2w<T, V, S> &o, rows2w<T, V, S> &m,
-                                        rows2w<T, V, S> &nw, const T *ex,
+template <typename T, int V>
+__device__ __forceinline__ strata__vec<T, V> vec_of(const T (&a)[V]) {
+  strata__vec<T, V> x;
+#pragma unroll
+  for (int i = 0; i < V; i++) x.v[i] = a[i];
+  return x;
+}
+
+template <typename T, int V, int S, bool PIN, int LR, int W>
+__device__ __forceinline__ void plane3w(rows2w<T, V, S> (&o)[W],
+                                        rows2w<T, V, S> (&m)[W],
+                                        rows2w<T, V, S> (&nw)[W], const T *ex,
                                         int lsz, int ou, int od,
-                                        const T *in, int p, unsigned xpin,
-                                        bool ypin, bool store, T *orow,
+                                        const T (&in)[W][V], int p,
+                                        unsigned xpin, const bool (&ypin)[W],
+                                        const bool (&store)[W], T *orow,
                                         int nvalid, const fused_par<T> &P) {
   constexpr unsigned full = 0xffffffffu;
   constexpr int VV = 16 / (int)sizeof(T);
   /* ex: this parity's buffer, [level][row][LR V]; lsz a level's size; ou,
-   * od: the slots of the rows above and below */
+   * od: the slots of the row above my first row and below my last; my
+   * rows' y neighbours among themselves are in my registers */
 #pragma unroll
-  for (int i = 0; i < V; i++) nw.v[0][i] = in[i];
+  for (int w = 0; w < W; w++)
+#pragma unroll
+    for (int i = 0; i < V; i++) nw[w].v[0][i] = in[w][i];
 #pragma unroll
   for (int k = 1; k <= S; k++) {
-    const T *a = o.v[k - 1], *b = m.v[k - 1], *c = nw.v[k - 1];
-    const T l = __shfl_up_sync(full, b[V - 1], 1, LR);
-    const T r = __shfl_down_sync(full, b[0], 1, LR);
-    const T *lv = ex + (size_t)(k - 1) * lsz;
-    const strata__vec<T, V> ym = lds_v<T, V>(lv + ou);
-    const strata__vec<T, V> yp = lds_v<T, V>(lv + od);
-    const int q = p - k;
-    T v[V];
 #pragma unroll
-    for (int i = 0; i < V; i++) {
-      const T left = i == 0 ? l : b[i > 0 ? i - 1 : 0];
-      const T right = i == V - 1 ? r : b[i < V - 1 ? i + 1 : V - 1];
-      T acc = P.c0 * b[i];
-      acc += P.w[0][1] * (left + right);
-      acc += P.w[1][1] * (ym.v[i] + yp.v[i]);
-      acc += P.w[2][1] * (a[i] + c[i]);
-      v[i] = acc;
-    }
-    if (k < S) {
-      const unsigned pin =
-          PIN ? ((ypin || q < P.clo[2] || q >= P.chi[2]) ? ~0u : xpin) : 0u;
+    for (int w = 0; w < W; w++) {
+      const T *a = o[w].v[k - 1], *b = m[w].v[k - 1], *c = nw[w].v[k - 1];
+      const T l = __shfl_up_sync(full, b[V - 1], 1, LR);
+      const T r = __shfl_down_sync(full, b[0], 1, LR);
+      const T *lv = ex + (size_t)(k - 1) * lsz;
+      const strata__vec<T, V> ym =
+          w == 0 ? lds_v<T, V>(lv + ou)
+                 : vec_of<T, V>(m[w > 0 ? w - 1 : 0].v[k - 1]);
+      const strata__vec<T, V> yp =
+          w == W - 1 ? lds_v<T, V>(lv + od)
+                     : vec_of<T, V>(m[w < W - 1 ? w + 1 : 0].v[k - 1]);
+      const int q = p - k;
+      T v[V];
 #pragma unroll
-      for (int i = 0; i < V; i++)
-        nw.v[k][i] = (PIN && ((pin >> i) & 1u)) ? b[i] : v[i];
-    } else if (store) {
-      constexpr int VS = V < VV ? V : VV; /* values a store */
+      for (int i = 0; i < V; i++) {
+        const T left = i == 0 ? l : b[i > 0 ? i - 1 : 0];
+        const T right = i == V - 1 ? r : b[i < V - 1 ? i + 1 : V - 1];
+        T acc = P.c0 * b[i];
+        acc += P.w[0][1] * (left + right);
+        acc += P.w[1][1] * (ym.v[i] + yp.v[i]);
+        acc += P.w[2][1] * (a[i] + c[i]);
+        v[i] = acc;
+      }
+      if (k < S) {
+        const unsigned pin =
+            PIN ? ((ypin[w] || q < P.clo[2] || q >= P.chi[2]) ? ~0u : xpin)
+                : 0u;
 #pragma unroll
-      for (int h = 0; h < V / VS; h++) {
-        strata__vec<T, VS> x;
+        for (int i = 0; i < V; i++)
+          nw[w].v[k][i] = (PIN && ((pin >> i) & 1u)) ? b[i] : v[i];
+      } else if (store[w]) {
+        constexpr int VS = V < VV ? V : VV; /* values a store */
+        T *ow = orow + (long long)q * P.osz;
+        if (w > 0) ow += (long long)w * P.osy;
 #pragma unroll
-        for (int i = 0; i < VS; i++) x.v[i] = v[h * VS + i];
-        if (nvalid > h * VS)
-          store_masked<T, VS>(orow + (long long)q * P.osz + h * VS, x,
-                              nvalid - h * VS);
+        for (int h = 0; h < V / VS; h++) {
+          strata__vec<T, VS> x;
+#pragma unroll
+          for (int i = 0; i < VS; i++) x.v[i] = v[h * VS + i];
+          if (nvalid > h * VS)
+            store_masked<T, VS>(ow + h * VS, x, nvalid - h * VS);
+        }
       }
     }
   }
 }
 
-template <typename T, int V, int S, int NW, int LR>
-__global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
+/* W: rows a thread (1, or 2: the y neighbour between a thread's two rows
+ * is in its registers, so a plane reads 3 / 2 rows a row from shared
+ * memory in place of 2, for half the threads over the same tile) */
+template <typename T, int V, int S, int NW, int LR, int W = 1>
+__global__ void __launch_bounds__(NW * 32, NW <= 16 && W == 1 ? 2 : 1)
     k_fused3d_reg(const fused_par<T> P) {
   constexpr int HP = (S + V - 1) / V * V;
-  constexpr int NR = NW * 32 / LR, RW = LR * V; /* rows; a row's values */
-  constexpr int LSZ = NR * RW;                  /* a level's buffer */
+  constexpr int NR = NW * 32 / LR * W, RW = LR * V; /* rows; a row's values */
+  constexpr int LSZ = NR * RW;                      /* a level's buffer */
   extern __shared__ __align__(16) unsigned char f3_smem[];
-  const int row = (int)(threadIdx.x / LR), lx = (int)(threadIdx.x % LR);
+  const int row = (int)(threadIdx.x / LR) * W, lx = (int)(threadIdx.x % LR);
   T *exb = reinterpret_cast<T *>(f3_smem); /* [2][S][NR][RW] */
-  T *ring = exb + (size_t)2 * S * LSZ + (size_t)threadIdx.x * V;
-  T *mine = exb + (size_t)threadIdx.x * V; /* my slot: row RW + lx V */
+  /* my slots (rows row .. row + W - 1, lane lx): my row w at + w RW */
+  T *ring = exb + (size_t)2 * S * LSZ +
+            (W == 1 ? (size_t)threadIdx.x * V : (size_t)row * RW + lx * V);
+  T *mine =
+      exb + (W == 1 ? (size_t)threadIdx.x * V : (size_t)row * RW + lx * V);
   /* the slots of the rows above and below: kept in registers for fp64,
    * recomputed every plane for fp32 (ptxas, s = 3 at 64 registers: fp32
    * spills 48 / 112 bytes when they are kept and 4 / 8 when recomputed,
    * fp64 0 / 0 kept and 8 / 28 recomputed) */
   constexpr bool KEEP = sizeof(T) == 8;
   const int ouk = (row > 0 ? row - 1 : 0) * RW + lx * V,
-            odk = (row < NR - 1 ? row + 1 : NR - 1) * RW + lx * V;
+            odk = (row + W < NR ? row + W : NR - 1) * RW + lx * V;
   unsigned b = blockIdx.x;
   const int tx = (int)(b % (unsigned)P.ntl[0]);
   b /= (unsigned)P.ntl[0];
@@ -610,68 +648,86 @@ __global__ void __launch_bounds__(NW * 32, NW <= 16 ? 2 : 1)
   const int xo0 = tx * P.tile[0], xo1 = min(xo0 + P.tile[0], P.n[0]);
   const int z0 = tz * P.tile[2], z1 = min(z0 + P.tile[2], P.n[2]);
   const int c = xo0 - HP + lx * V; /* this lane's first column */
-  const int y = ycs + row;         /* this lane's row */
+  const int y = ycs + row;         /* this thread's first row */
   unsigned xpin = 0;
 #pragma unroll
   for (int i = 0; i < V; i++)
     if (c + i < P.clo[0] || c + i >= P.chi[0]) xpin |= 1u << i;
-  const bool ypin = y < P.clo[1] || y >= P.chi[1];
+  bool ypin[W], slane[W], ldok[W];
+#pragma unroll
+  for (int w = 0; w < W; w++) ypin[w] = y + w < P.clo[1] || y + w >= P.chi[1];
   /* block-uniform: does the tile hold pinned columns or rows? */
   const bool tpin = xo0 - HP < P.clo[0] || xo0 - HP + RW > P.chi[0] ||
                     ycs < P.clo[1] || ycs + NR > P.chi[1];
-  const bool slane = c >= xo0 && c < xo1 && y >= yo0 && y < yo1;
+#pragma unroll
+  for (int w = 0; w < W; w++)
+    slane[w] = c >= xo0 && c < xo1 && y + w >= yo0 && y + w < yo1;
   const int nvalid = xo1 - c;
   T *orow = P.out + c + (long long)y * P.osy;
   const T *irow = P.in + c + (long long)y * P.isy;
-  const bool ldok = c + V <= P.xsafe && y < P.yread;
+#pragma unroll
+  for (int w = 0; w < W; w++) ldok[w] = c + V <= P.xsafe && y + w < P.yread;
   const long long isz = P.isz;
   const int zread = P.zread;
 
   const int pfirst = z0 - S, NI = (z1 - z0) + 2 * S;
   auto fetch = [&](int p, int slot) {
-    if (ldok && p < zread)
-      cp_lane<T, V>(ring + (size_t)slot * LSZ, irow + (long long)p * isz);
+#pragma unroll
+    for (int w = 0; w < W; w++)
+      if (ldok[w] && p < zread)
+        cp_lane<T, V>(ring + (size_t)slot * LSZ + w * RW,
+                      irow + (long long)w * P.isy + (long long)p * isz);
     cp_async_commit();
   };
 #pragma unroll
   for (int j = 0; j < PD3W; j++) fetch(pfirst + j, j);
 
-  rows2w<T, V, S> X, Y, Z;
+  rows2w<T, V, S> X[W], Y[W], Z[W];
 #pragma unroll
-  for (int k = 0; k < S; k++)
+  for (int w = 0; w < W; w++)
 #pragma unroll
-    for (int i = 0; i < V; i++) X.v[k][i] = Y.v[k][i] = Z.v[k][i] = T(0);
+    for (int k = 0; k < S; k++)
+#pragma unroll
+      for (int i = 0; i < V; i++)
+        X[w].v[k][i] = Y[w].v[k][i] = Z[w].v[k][i] = T(0);
 
   int par = 0;
   /* one plane: publish the middle planes, barrier, compute all levels */
-  auto one = [&](auto pin, rows2w<T, V, S> &o, rows2w<T, V, S> &m,
-                 rows2w<T, V, S> &n, int p, int slot) {
+  auto one = [&](auto pin, rows2w<T, V, S>(&o)[W], rows2w<T, V, S>(&m)[W],
+                 rows2w<T, V, S>(&n)[W], int p, int slot) {
     constexpr bool PIN = decltype(pin)::value;
     T *ex = exb + (size_t)par * S * LSZ;
 #pragma unroll
-    for (int k = 0; k < S; k++) {
-      strata__vec<T, V> x;
+    for (int w = 0; w < W; w++)
 #pragma unroll
-      for (int i = 0; i < V; i++) x.v[i] = m.v[k][i];
-      sts_v<T, V>(mine + (size_t)par * S * LSZ + (size_t)k * LSZ, x);
-    }
+      for (int k = 0; k < S; k++) {
+        strata__vec<T, V> x;
+#pragma unroll
+        for (int i = 0; i < V; i++) x.v[i] = m[w].v[k][i];
+        sts_v<T, V>(mine + (size_t)par * S * LSZ + (size_t)k * LSZ + w * RW,
+                    x);
+      }
     cp_async_wait<PD3W - 1>();
-    T in[V];
-    {
-      const strata__vec<T, V> x = lds_v<T, V>(ring + (size_t)slot * LSZ);
+    T in[W][V];
 #pragma unroll
-      for (int i = 0; i < V; i++) in[i] = x.v[i];
+    for (int w = 0; w < W; w++) {
+      const strata__vec<T, V> x =
+          lds_v<T, V>(ring + (size_t)slot * LSZ + w * RW);
+#pragma unroll
+      for (int i = 0; i < V; i++) in[w][i] = x.v[i];
     }
     __syncthreads();
     int ou = ouk, od = odk;
     if constexpr (!KEEP) {
-      const int r3 = (int)(threadIdx.x / LR), l3 = (int)(threadIdx.x % LR);
+      const int r3 = (int)(threadIdx.x / LR) * W, l3 = (int)(threadIdx.x % LR);
       ou = (r3 > 0 ? r3 - 1 : 0) * RW + l3 * V;
-      od = (r3 < NR - 1 ? r3 + 1 : NR - 1) * RW + l3 * V;
+      od = (r3 + W < NR ? r3 + W : NR - 1) * RW + l3 * V;
     }
-    plane3w<T, V, S, PIN, LR>(o, m, n, ex, LSZ, ou, od, in, p, xpin, ypin,
-                              slane && p - S >= z0 && p - S < z1, orow,
-                              nvalid, P);
+    bool st[W];
+#pragma unroll
+    for (int w = 0; w < W; w++) st[w] = slane[w] && p - S >= z0 && p - S < z1;
+    plane3w<T, V, S, PIN, LR, W>(o, m, n, ex, LSZ, ou, od, in, p, xpin, ypin,
+                                 st, orow, nvalid, P);
     fetch(p + PD3W, slot);
     par ^= 1;
   };
@@ -891,20 +947,23 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
 /* A register-tile shape of the 3D kernels: V values a lane, NW warps, LR
  * lanes a row (32: a warp is a row; 16: two rows). */
 struct tile3 {
-  int V, NW, LR;
+  int V, NW, LR, W; /* W: rows a thread (k_fused3d_reg) */
 };
 
 /* The shapes the launcher chooses from, in order of preference.  7-point:
  * 16 bytes a lane, one 1024-thread block or two 512-thread ones a
- * multiprocessor.  27-point box (103-124 registers at 16 bytes a lane: one
- * 512-thread block): also 8 bytes a lane in a 1024-thread block. */
+ * multiprocessor, or one 512-thread block of two rows a thread (W = 2).
+ * 27-point box (103-124 registers at 16 bytes a lane: one 512-thread
+ * block): also 8 bytes a lane in a 1024-thread block. */
 template <typename T> const tile3 *fz3_shapes(bool sym, int *n) {
   constexpr int VV = 16 / (int)sizeof(T);
-  static const tile3 star[] = {{VV, 32, 32}, {VV, 32, 16}, {VV, 16, 32},
-                               {VV, 16, 16}, {VV, 24, 16}};
-  static const tile3 box[] = {{VV, 16, 32}, {VV, 16, 16}, {VV / 2, 32, 32},
-                              {VV, 24, 16}};
-  *n = sym ? 4 : 5;
+  static const tile3 star[] = {{VV, 32, 32, 1}, {VV, 32, 16, 1},
+                               {VV, 16, 32, 1}, {VV, 16, 16, 1},
+                               {VV, 24, 16, 1}, {VV, 16, 32, 2},
+                               {VV, 16, 16, 2}};
+  static const tile3 box[] = {{VV, 16, 32, 1}, {VV, 16, 16, 1},
+                              {VV / 2, 32, 32, 1}, {VV, 24, 16, 1}};
+  *n = sym ? 4 : 7;
   return sym ? box : star;
 }
 
@@ -913,7 +972,7 @@ template <typename T> const tile3 *fz3_shapes(bool sym, int *n) {
  * all an edge tile needs below or above it). */
 template <typename T>
 void fz3_tiles(fused_par<T> &P, const tile3 &c, int s) {
-  const int HP = (s + c.V - 1) / c.V * c.V, NR = c.NW * 32 / c.LR;
+  const int HP = (s + c.V - 1) / c.V * c.V, NR = c.NW * 32 / c.LR * c.W;
   P.tile[0] = c.LR * c.V - 2 * HP;
   P.ntl[0] = (P.n[0] + P.tile[0] - 1) / P.tile[0];
   const int n = P.n[1];
@@ -936,6 +995,7 @@ template <typename T> fz_kern<T> fz3_kernel(bool sym, int s, const tile3 &c) {
   constexpr int VV = 16 / (int)sizeof(T);
   const int code = c.V * 10000 + c.NW * 100 + c.LR;
   if (sym) {
+    if (c.W != 1) return nullptr;
     switch (s * 1000000 + code) {
 #define FB3(q, v, nw, lr)                                                      \
   case q * 1000000 + v * 10000 + nw * 100 + lr:                                \
@@ -948,6 +1008,19 @@ template <typename T> fz_kern<T> fz3_kernel(bool sym, int s, const tile3 &c) {
     }
     return nullptr;
   }
+  if (c.W == 2) {
+    switch (s * 1000000 + code) {
+#define FR3W(q)                                                                \
+  case q * 1000000 + VV * 10000 + 1632:                                        \
+    return k_fused3d_reg<T, VV, q, 16, 32, 2>;                                 \
+  case q * 1000000 + VV * 10000 + 1616:                                        \
+    return k_fused3d_reg<T, VV, q, 16, 16, 2>;
+      FR3W(1) FR3W(2) FR3W(3) FR3W(4)
+#undef FR3W
+    }
+    return nullptr;
+  }
+  if (c.W != 1) return nullptr;
   switch (s * 1000000 + code) {
 #define FR3(q)                                                                 \
   case q * 1000000 + VV * 10000 + 3232: return k_fused3d_reg<T, VV, q, 32, 32>; \
@@ -1009,7 +1082,7 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
                           "steps", s);
     nthr = sh.NW * 32;
     /* two buffers of the s levels' planes and the input ring */
-    smem = (size_t)nthr * sh.V * sizeof(T) * (2 * s + PD3W);
+    smem = (size_t)nthr * sh.V * sh.W * sizeof(T) * (2 * s + PD3W);
     strata_status e = fz_smem_attr(ctx, kern, smem);
     if (e != STRATA_OK) return e;
     int occ = 0;
@@ -1060,14 +1133,16 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
   const char *env = getenv("STRATA_FUSED3D_SHAPE"); /* experiments, tests */
   int pick = -1;
   if (env) {
-    int v = 0, nw = 0, lr = 0;
-    if (sscanf(env, "%d,%d,%d", &v, &nw, &lr) == 3)
+    int v = 0, nw = 0, lr = 0, w = 1; /* W 1 unless named */
+    if (sscanf(env, "%d,%d,%d,%d", &v, &nw, &lr, &w) >= 3)
       for (int i = 0; i < ncand; i++)
-        if (cand[i].V == v && cand[i].NW == nw && cand[i].LR == lr) pick = i;
+        if (cand[i].V == v && cand[i].NW == nw && cand[i].LR == lr &&
+            cand[i].W == w)
+          pick = i;
     if (pick < 0)
       return strata__fail(ctx, STRATA_EINVAL,
                           "apply_fused: STRATA_FUSED3D_SHAPE='%s' is not one "
-                          "of the 3D tile shapes (V,NW,LR)", env);
+                          "of the 3D tile shapes (V,NW,LR[,W])", env);
   }
   const char *ez = getenv("STRATA_FUSED3D_PLANES"); /* experiments */
   const int key[7] = {P.n[0], P.n[1], P.n[2], s, (int)sizeof(T), sym ? 1 : 0,
@@ -1085,7 +1160,8 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
       fused_par<T> Q = P;
       fz3_tiles(Q, cand[i], s);
       const long long thr =
-          (long long)Q.ntl[0] * Q.ntl[1] * cand[i].NW * 32 * cand[i].V;
+          (long long)Q.ntl[0] * Q.ntl[1] * cand[i].NW * 32 * cand[i].V *
+          cand[i].W;
       if (best < 0 || thr < best) {
         best = thr;
         pick = i;

@@ -16,15 +16,18 @@
  * traffic saved (s = 1: 2.2, s = 4: 1.85 Gpts/s), so no fusion.
  * CUDA engine (H100, 2026-11-22): 2D 10472^2 by warp strips, fp32 361
  * (s = 1) -> 2165 Gpts/s (s = 8), fp64 184 -> 1134; 3D 512^3 by register
- * tiles, the 7-point star best at s = 3 in both precisions (fp32 290 ->
- * 559, fp64 160 -> 351), the 27-point box at s = 2 (fp32 266 -> 328, fp64
- * 140 -> 171; s <= 2 is all its register tiles take).
+ * tiles, the 27-point box at s = 2 (fp32 266 -> 328, fp64 140 -> 171;
+ * s <= 2 is all its register tiles take).  The 7-point star (s <= 4): best
+ * at s = 3 while a thread held one row of its tile (fp32 290 -> 674, fp64
+ * 160 -> 358); with two rows a thread (2026-11-26) at s = 4 in both
+ * precisions (512^3: fp32 701 at s = 3, 772 at s = 4; fp64 394, 402;
+ * 768 x 352 x 2560 fp32 741, 835).
  * Seed 001's model for 32-point tiles predicted s = 6 and 4. */
 static int default_fuse(const strata_context *ctx,
                         const strata_heat_options *o) {
   if (o->dims == 2) return 8;
   if (strata_context_backend(ctx) != STRATA_BACKEND_CUDA) return 1;
-  return o->op == STRATA_HEAT_FD ? 3 : 2;
+  return o->op == STRATA_HEAT_FD ? 4 : 2;
 }
 
 struct strata_heat {

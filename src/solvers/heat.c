@@ -145,6 +145,14 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
       s = (int)o->n[a];
     }
   }
+  /* over several ranks each must own the s ghost planes of a fused sweep
+   * and the s - 1 it recomputes (radius 1): the automatic choice fits the
+   * thinnest slab rather than be refused by it */
+  if (o->fuse == 0 && o->dist && strata_dist_size(o->dist) > 1) {
+    const long minc =
+        (long)(o->n[o->dims - 1] / (size_t)strata_dist_size(o->dist));
+    while (s > 1 && 2L * s - 1 > minc) s--;
+  }
   *fuse = s;
   return STRATA_OK;
 }

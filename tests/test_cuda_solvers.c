@@ -1137,10 +1137,11 @@ TEST(apply_fused_vs_cpu) {
                   {0, 32, 32, 1}, {0, 32, 16, 1}, {0, 16, 32, 1},
                   {0, 16, 16, 1}, {0, 24, 16, 1}, {0, 16, 32, 2},
                   {0, 16, 16, 2}};
-              static const int box3[4][4] = {{0, 16, 32, 1}, {0, 16, 16, 1},
-                                             {-1, 32, 32, 1}, {0, 24, 16, 1}};
+              static const int box3[6][4] = {
+                  {0, 16, 32, 1}, {0, 16, 16, 1}, {-1, 32, 32, 1},
+                  {0, 24, 16, 1}, {0, 16, 32, 2}, {0, 12, 32, 2}};
               const int(*shapes)[4] = box ? box3 : star3;
-              const int nshape = z == 2 ? (box ? 4 : 7) : 1;
+              const int nshape = z == 2 ? (box ? 6 : 7) : 1;
               for (int h = 0; h < nshape; h++) {
                 char shape[32] = "auto";
                 if (z == 2) {

@@ -538,6 +538,25 @@ __device__ __forceinline__ void cp_lane(T *d, const T *g) {
   }
 }
 
+/* A lane's V outputs of its row w (from orow, the first row's) at plane
+ * q, in 16-byte stores, the columns from nvalid on left out. */
+template <typename T, int V>
+__device__ __forceinline__ void store_lane(T *orow, int w, int q,
+                                           const T (&v)[V], int nvalid,
+                                           const fused_par<T> &P) {
+  constexpr int VV = 16 / (int)sizeof(T);
+  constexpr int VS = V < VV ? V : VV; /* values a store */
+  T *ow = orow + (long long)q * P.osz;
+  if (w > 0) ow += (long long)w * P.osy;
+#pragma unroll
+  for (int h = 0; h < V / VS; h++) {
+    strata__vec<T, VS> x;
+#pragma unroll
+    for (int i = 0; i < VS; i++) x.v[i] = v[h * VS + i];
+    if (nvalid > h * VS) store_masked<T, VS>(ow + h * VS, x, nvalid - h * VS);
+  }
+}
+
 template <typename T, int V>
 __device__ __forceinline__ strata__vec<T, V> vec_of(const T (&a)[V]) {
   strata__vec<T, V> x;
@@ -556,7 +575,6 @@ __device__ __forceinline__ void plane3w(rows2w<T, V, S> (&o)[W],
                                         const bool (&store)[W], T *orow,
                                         int nvalid, const fused_par<T> &P) {
   constexpr unsigned full = 0xffffffffu;
-  constexpr int VV = 16 / (int)sizeof(T);
   /* ex: this parity's buffer, [level][row][LR V]; lsz a level's size; ou,
    * od: the slots of the row above my first row and below my last; my
    * rows' y neighbours among themselves are in my registers */
@@ -598,17 +616,7 @@ __device__ __forceinline__ void plane3w(rows2w<T, V, S> (&o)[W],
         for (int i = 0; i < V; i++)
           nw[w].v[k][i] = (PIN && ((pin >> i) & 1u)) ? b[i] : v[i];
       } else if (store[w]) {
-        constexpr int VS = V < VV ? V : VV; /* values a store */
-        T *ow = orow + (long long)q * P.osz;
-        if (w > 0) ow += (long long)w * P.osy;
-#pragma unroll
-        for (int h = 0; h < V / VS; h++) {
-          strata__vec<T, VS> x;
-#pragma unroll
-          for (int i = 0; i < VS; i++) x.v[i] = v[h * VS + i];
-          if (nvalid > h * VS)
-            store_masked<T, VS>(ow + h * VS, x, nvalid - h * VS);
-        }
+        store_lane<T, V>(orow, w, q, v, nvalid, P);
       }
     }
   }
@@ -960,18 +968,7 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
 #pragma unroll
           for (int i = 0; i < V; i++) pub[w].v[k - 1][i] = v[i];
         } else if (slane[w] && q >= z0 && q < z1) {
-          constexpr int VV = 16 / (int)sizeof(T);
-          constexpr int VS = V < VV ? V : VV; /* values a store */
-          T *ow = orow + (long long)q * P.osz;
-          if (w > 0) ow += (long long)w * P.osy;
-#pragma unroll
-          for (int h = 0; h < V / VS; h++) {
-            strata__vec<T, VS> x;
-#pragma unroll
-            for (int i = 0; i < VS; i++) x.v[i] = v[h * VS + i];
-            if (nvalid > h * VS)
-              store_masked<T, VS>(ow + h * VS, x, nvalid - h * VS);
-          }
+          store_lane<T, V>(orow, w, q, v, nvalid, P);
         }
       }
     }

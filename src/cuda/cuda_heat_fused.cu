@@ -478,9 +478,10 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
  * of W rows, LR lanes a row group: a warp is one group of 32 lanes or two
  * of 16) and a chunk of planes; it walks the input planes p = z0 - S ..
  * z1 + S - 1 once, level k computing plane p - k, two planes a level in
- * registers (rotated between X, Y, Z by three planes a trip).  z neighbours are in the thread, x
- * neighbours come by shuffle (width LR), y neighbours through shared
- * memory.  The point of the design: every in-plane neighbour a level needs
+ * registers (rotated between X, Y, Z by three planes a trip).  z
+ * neighbours are in the thread, x neighbours come by shuffle (width LR),
+ * y neighbours through shared memory (but those between a thread's own
+ * rows).  The point of the design: every in-plane neighbour a level needs
  * (of plane p - k at level k - 1) was computed in the previous iteration,
  * so each iteration writes the middle planes of all S levels to shared
  * memory at once and needs one barrier, not one per level (two buffers by
@@ -1049,10 +1050,11 @@ template <typename T> fz_kern<T> fz3_kernel(bool sym, int s, const tile3 &c) {
   if (sym) {
     if (c.W == 2) {
       switch (s * 1000000 + code) {
-      case 1000000 + VV * 10000 + 1632: return k_fused3d_box<T, VV, 1, 16, 32, 2>;
-      case 2000000 + VV * 10000 + 1632: return k_fused3d_box<T, VV, 2, 16, 32, 2>;
-      case 1000000 + VV * 10000 + 1232: return k_fused3d_box<T, VV, 1, 12, 32, 2>;
-      case 2000000 + VV * 10000 + 1232: return k_fused3d_box<T, VV, 2, 12, 32, 2>;
+#define FB3W(q, nw)                                                            \
+  case q * 1000000 + VV * 10000 + nw * 100 + 32:                               \
+    return k_fused3d_box<T, VV, q, nw, 32, 2>;
+        FB3W(1, 16) FB3W(2, 16) FB3W(1, 12) FB3W(2, 12)
+#undef FB3W
       }
       return nullptr;
     }

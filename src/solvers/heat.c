@@ -17,11 +17,11 @@
  * CUDA engine (H100, 2026-11-22): 2D 10472^2 by warp strips, fp32 361
  * (s = 1) -> 2165 Gpts/s (s = 8), fp64 184 -> 1134; 3D 512^3 by register
  * tiles, the 27-point box at s = 2 (2026-11-26, two rows a thread: fp32
- * 290 -> 444, fp64 155 -> 243; s <= 2 is all its register tiles take).  The 7-point star (s <= 4): best
- * at s = 3 while a thread held one row of its tile (fp32 290 -> 674, fp64
- * 160 -> 358); with two rows a thread (2026-11-26) at s = 4 in both
- * precisions (512^3: fp32 701 at s = 3, 772 at s = 4; fp64 394, 402;
- * 768 x 352 x 2560 fp32 741, 835).
+ * 290 -> 444, fp64 155 -> 243; s <= 2 is all its register tiles take).
+ * The 7-point star (s <= 4): best at s = 3 while a thread held one row of
+ * its tile (fp32 290 -> 674, fp64 160 -> 358); with two rows a thread
+ * (2026-11-26) at s = 4 in fp32 (512^3: 701 at s = 3, 772 at s = 4;
+ * 768 x 352 x 2560: 741, 835) and either in fp64 (394-398, 387-403).
  * Seed 001's model for 32-point tiles predicted s = 6 and 4. */
 static int default_fuse(const strata_context *ctx,
                         const strata_heat_options *o) {

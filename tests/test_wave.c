@@ -632,6 +632,14 @@ TEST(checkpoint_bit_for_bit) {
   st[0] ^= 1;
   CHECK(strata_wave_load_state(b, st, bytes) == STRATA_EFORMAT);
   st[0] ^= 1;
+  /* a state of the first format (its high CPML slabs at another origin) is
+   * refused by name */
+  st[7] = '1';
+  CHECK(strata_wave_load_state(b, st, bytes) == STRATA_EFORMAT);
+  printf("  refused: %s\n", strata_context_error(ctx));
+  CHECK(strstr(strata_context_error(ctx), "format 01; this build reads "
+                                          "format 02") != NULL);
+  st[7] = '2';
   CHECK_OK(strata_wave_load_state(b, st, bytes), ctx);
   strata_wave_info ia, ib;
   CHECK_OK(strata_wave_get_info(b, &ib), ctx);

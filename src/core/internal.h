@@ -64,7 +64,9 @@ enum {
 
 /* CPML memory of one face along one axis: two slab fields psi and zeta of
  * the problem's dims and ghost width radius, covering along the axis the
- * global indices [origin, origin + n_slab) (n_slab = their n[axis]), all
+ * global indices [origin, origin + n_slab) (n_slab = their n[axis];
+ * origin = lo, so the layer's [lo - R, hi + R) is their [-R, n_slab), its
+ * first R in the fields' ghosts), all
  * interior indices along the other axes.  psi is updated where the
  * profile's a != 0; the correction terms are added at the global indices
  * [lo, hi) along the axis. */

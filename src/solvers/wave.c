@@ -720,9 +720,10 @@ strata_status strata_wave_get_info(const strata_wave *w,
 
 /* ---- state (checkpoints) -------------------------------------------------- */
 
-#define WAVE_STATE_TAG 0x3130455441565753ull /* "SWVATE01" */
+/* 02: the high CPML slabs' fields start at the layer (01: R before it) */
+#define WAVE_STATE_TAG 0x3230455441565753ull /* "SWVATE02" */
 /* a rank's part of a distributed solver: the part record follows */
-#define WAVE_STATE_TAG_PART 0x3130505441565753ull /* "SWVATP01" */
+#define WAVE_STATE_TAG_PART 0x3230505441565753ull /* "SWVATP02" */
 
 static size_t wave_state_size(strata_wave *w, strata_field **f, int *nf) {
   *nf = strata__we_state_fields(w->e, f);

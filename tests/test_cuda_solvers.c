@@ -494,9 +494,23 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
       CHECK(w.psi[f] && w.zeta[f]);
       img_random(&w.slabbox[f], w.psi[f], &s, -1, 1, 0);
       img_random(&w.slabbox[f], w.zeta[f], &s, -1, 1, 0);
+      /* the engine's high-side fields start at the layer, these R before
+       * it (both layouts are the kernels' to handle) */
       w.origin[f] = side ? na - W - 2 * R : 0;
       w.lo[f] = side ? na - W - R : 0;
       w.hi[f] = side ? na : W + R;
+      /* psi is 0 outside the layer (strata__wave_slab): the CUDA tiles do
+       * not read it there.  zeta there stays random (never read). */
+      const gbox *sb = &w.slabbox[f];
+      for (size_t q = 0; q < sb->count; q++) {
+        const size_t ij = (size_t)sb->e[0] * (size_t)sb->e[1];
+        const long c[3] = {(long)(q % (size_t)sb->e[0]) - sb->g[0],
+                           (long)(q / (size_t)sb->e[0] % (size_t)sb->e[1]) -
+                               sb->g[1],
+                           (long)(q / ij) - sb->g[2]};
+        const long x = c[a] + w.origin[f];
+        if (x < w.lo[f] || x >= w.hi[f]) w.psi[f][q] = 0;
+      }
     }
   }
   /* sources: two on one node, one on a boundary node (x = 0), one in the

@@ -640,6 +640,23 @@ TEST(checkpoint_bit_for_bit) {
   CHECK(strstr(strata_context_error(ctx), "format 01; this build reads "
                                           "format 02") != NULL);
   st[7] = '2';
+  /* psi of the x low CPML slab (the first after u and up: ghosted images
+   * of 34 x 30 x 28 floats) at x = -4, a ghost outside its layer [0, 10),
+   * must be 0 (its field: 14 + 8 points along x, 30, 28) */
+  {
+    const size_t at = 64 + 2 * (size_t)34 * 30 * 28 * 4 +
+                      ((size_t)(4 * 30 + 4) * 22) * 4;
+    float one = 1, was;
+    CHECK(at + 4 <= bytes);
+    memcpy(&was, st + at, 4);
+    CHECK(was == 0);
+    memcpy(st + at, &one, 4);
+    CHECK(strata_wave_load_state(b, st, bytes) == STRATA_EFORMAT);
+    printf("  refused: %s\n", strata_context_error(ctx));
+    CHECK(strstr(strata_context_error(ctx), "psi of the x low face is 1 at "
+                                            "index -4") != NULL);
+    memcpy(st + at, &was, 4);
+  }
   CHECK_OK(strata_wave_load_state(b, st, bytes), ctx);
   strata_wave_info ia, ib;
   CHECK_OK(strata_wave_get_info(b, &ib), ctx);

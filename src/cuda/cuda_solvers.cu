@@ -1144,9 +1144,10 @@ template <typename T, bool C2F, bool CY = false> struct wavetma_geo {
  * needs u at x +- R (the tile row the update has in shared memory already)
  * and D1 psi needs the new psi at x +- R.  When a slab's [lo - R, hi + R)
  * is at most 32 points and [lo, hi) lies inside one x tile (one side a
- * tile), that tile's copier also copies, with each plane it owns, psi over
- * [lo - R, hi + R) and zeta over [lo, hi) of the block's rows into the
- * plane's ring slot, and each warp (one row of the tile) works its row's
+ * tile), that tile's copier also copies, with each plane it owns, psi and
+ * zeta over [lo, hi) of the block's rows into the plane's ring slot (psi
+ * is 0 outside the layer, strata__wave_slab, so its R points each side are
+ * not read), and each warp (one row of the tile) works its row's
  * slab one point a lane (lane l: x = lo - R + l; wt_lane, wt_cpml_x),
  * hands each point's D1 psi + zeta to the lane whose vector holds it, and
  * that lane adds it to L after the Laplacian, as the CPU does, before the
@@ -1170,8 +1171,9 @@ struct wt_cpml {
  * BY = the slab's width rounded up to whole warpgroups, at most
  * kWtYRowsMax), the u tile with its R halo rows holds every u the new psi
  * needs, so the tile that owns those rows does the whole y CPML: its
- * copier copies, with each plane it owns, psi over the tile's rows and R
- * more each side and zeta over its rows; each warp (a row) works its
+ * copier copies, with each plane it owns, psi and zeta over the tile's
+ * rows (psi's R rows each side, outside the layer, are 0 in every slot
+ * from the start); each warp (a row) works its
  * row's new psi from the u tile into the slot (and global memory), the
  * consumers meet at a named barrier, and each warp then reads D1 psi
  * along y from the slot, updates zeta and adds D1 psi + zeta to L after
@@ -1234,8 +1236,9 @@ __device__ __forceinline__ void wt_cpml_x(const wave_par<T> &P,
     d += P.d1[q] * (u[q] - u[-q]);
     d2 += P.lap[q] * (u[q] + u[-q]);
   }
-  T psi = pb[lane];
-  if (c.f & 1) psi = c.b * psi + c.a * d;
+  /* psi is 0 outside the layer; the slot holds the layer's only */
+  T psi = T(0);
+  if (c.f & 1) psi = c.b * pb[lane - R] + c.a * d;
   T dpsi = 0;
 #pragma unroll
   for (int q = 1; q <= R; q++) {
@@ -1314,6 +1317,15 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
                           (cx.tile[1] == (int)blockIdx.x ? 2 : 0)
                      : 0;
   if (tid == 0) tma_bars_init<NS>(full, empty, nthr / 32);
+  if constexpr (CY) {
+    /* psi's R rows each side of the tile, in every slot: 0, as psi is
+     * outside the layer (the copies fill the tile's rows only) */
+    constexpr int PW = BX * V;
+    for (int t = tid; t < NS * 2 * R * PW; t += blockDim.x) {
+      const int sl = t / (2 * R * PW), r = t % (2 * R * PW) / PW;
+      sm[sl * SS + SY + (r < R ? r : BY + r) * PW + t % PW] = T(0);
+    }
+  }
   __syncthreads();
   if (tid >= nthr) { /* the copying warpgroup: one thread copies every plane */
     wg_regs_dec<kWtCopyRegs>(); /* the whole copying warpgroup */
@@ -1329,7 +1341,7 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
       if (CX && own && cxs)
         xb = (unsigned)((cx.pw[cxs - 1] + cx.zw[cxs - 1]) * BY * sizeof(T));
       if (CY && own)
-        xb += (unsigned)(BX * V * (2 * BY + 2 * R) * sizeof(T));
+        xb += (unsigned)(BX * V * 2 * BY * sizeof(T));
       mbar_expect_tx(&full[slot],
                      ub + (own && !CY ? (C2F ? 2 : 1) * pb : 0) + xb);
       tma_load3(b, um, ou.x + x0 - HV * V, ou.y + y0 - R, ou.z + p,
@@ -1355,8 +1367,8 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
         if constexpr (CY) {
           T *yb_ = b + SY;
           const int t = blockIdx.y;
-          tma_load3(yb_, t ? &cy.mp[1] : &cy.mp[0], cy.bxp + x0, cy.byp[t],
-                    cy.oz + p, &full[slot]);
+          tma_load3(yb_ + R * BX * V, t ? &cy.mp[1] : &cy.mp[0], cy.bxp + x0,
+                    cy.byp[t], cy.oz + p, &full[slot]);
           tma_load3(yb_ + cy.apsz, t ? &cy.mz[1] : &cy.mz[0], cy.bxz + x0,
                     cy.byz[t], cy.oz + p, &full[slot]);
         }
@@ -1834,8 +1846,8 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
       /* whole vectors, and boxes whose rows are whole 16-byte units (the
        * encoder refuses others: 2-float vectors of the y and z tiles) */
       const int VA = Vm * (int)sizeof(T) < 16 ? 16 / (int)sizeof(T) : Vm;
-      const int pw = (wl + 2 * R + VA - 1) / VA * VA,
-                zw = (wl + VA - 1) / VA * VA;
+      /* psi over the layer only: outside it psi is 0 (strata__wave_slab) */
+      const int pw = (wl + VA - 1) / VA * VA, zw = pw;
       CUtensorMap mp, mz;
       int3 po, zo;
       strata_status s =
@@ -1851,7 +1863,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
       cx.tile[sd] = t;
       cx.pw[sd] = pw;
       cx.zw[sd] = zw;
-      cx.bxp[sd] = po.x + W.lo - R - W.origin;
+      cx.bxp[sd] = po.x + W.lo - W.origin;
       cx.bxz[sd] = zo.x + W.lo - W.origin;
       cx.oy = po.y;
       cx.oz = po.z;
@@ -1921,8 +1933,8 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
         const strata__wave_slab *S = &a->slab[ax][sd];
         CUtensorMap mp, mz;
         int3 po, zo;
-        strata_status s = wt_map(ctx, S->psi, sizeof(T), kWtX * VY,
-                                 BYc + 2 * R, 0, &mp, &po, yz);
+        strata_status s = wt_map(ctx, S->psi, sizeof(T), kWtX * VY, BYc, 0,
+                                 &mp, &po, yz);
         if (s == STRATA_OK)
           s = wt_map(ctx, S->zeta, sizeof(T), kWtX * VY, BYc, 0, &mz, &zo,
                      yz);
@@ -1938,7 +1950,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
         o.cy.sl[o.nt] = 2 + sd;
         o.cy.bxp = po.x;
         o.cy.bxz = zo.x;
-        o.cy.byp[o.nt] = po.y + y0 - R - W.origin;
+        o.cy.byp[o.nt] = po.y + y0 - W.origin;
         o.cy.byz[o.nt] = zo.y + y0 - W.origin;
         o.cy.oz = po.z;
         o.nt++;

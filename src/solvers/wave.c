@@ -781,6 +781,56 @@ strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
                              "save");
 }
 
+/* psi of a CPML slab is zero outside its layer [lo, hi) along its axis,
+ * ghosts included: neither engine writes it there, and the CUDA engine's
+ * tiles take it as zero rather than read it.  A state (p: its fields, in
+ * strata__we_state_fields' order, ghosted images) whose psi is not zero
+ * there was not saved by a solver: refused. */
+static strata_status psi_outside_zero(strata_wave *w, const unsigned char *p) {
+  strata__wengine *e = w->e;
+  strata_field *f[14];
+  const int nf = strata__we_state_fields(e, f);
+  int q = 2; /* u, up, then psi and zeta per slab */
+  p += strata__state_fields_bytes(f, 2);
+  static const char *const face[3][2] = {
+      {"x low", "x high"}, {"y low", "y high"}, {"z low", "z high"}};
+  for (int a = 0; a < 3; a++)
+    for (int sd = 0; sd < 2; sd++) {
+      const strata__wave_slab *S = &e->a.slab[a][sd];
+      if (!S->psi || q + 1 >= nf) continue;
+      strata_field_desc d;
+      strata_field_get_desc(S->psi, &d);
+      const long g = d.ghost;
+      long ext[3] = {1, 1, 1};
+      for (int t = 0; t < d.dims; t++) ext[t] = (long)d.n[t] + 2 * g;
+      const size_t es = (size_t)d.precision;
+      size_t at = 0;
+      for (long k = 0; k < ext[2]; k++)
+        for (long j = 0; j < ext[1]; j++)
+          for (long i = 0; i < ext[0]; i++, at += es) {
+            const long c = (a == 0 ? i : a == 1 ? j : k) - g + S->origin;
+            if (c >= S->lo && c < S->hi) continue;
+            double v;
+            if (es == 4) {
+              float x;
+              memcpy(&x, p + at, 4);
+              v = x;
+            } else {
+              memcpy(&v, p + at, 8);
+            }
+            if (v != 0.0)
+              return strata__fail(w->ctx, STRATA_EFORMAT,
+                                  "wave: the state's CPML psi of the %s face "
+                                  "is %g at index %ld of its axis, outside "
+                                  "the layer [%ld, %ld), where it must be 0",
+                                  face[a][sd], v, c, S->lo, S->hi);
+          }
+      p += strata__state_fields_bytes(f + q, 2);
+      q += 2;
+    }
+  return STRATA_OK;
+}
+
 /* Checks a state against this solver; on success *fb, *tb are its fields'
  * and traces' bytes and *hdr the header (h, then the part record). */
 static strata_status wave_check(strata_wave *w, const void *buf, size_t size,
@@ -809,6 +859,8 @@ static strata_status wave_check(strata_wave *w, const void *buf, size_t size,
                         "inconsistent (%zu bytes for %llu steps and %llu "
                         "samples)", size, (unsigned long long)h[4],
                         (unsigned long long)h[5]);
+  s = psi_outside_zero(w, (const unsigned char *)buf + hb);
+  if (s != STRATA_OK) return s;
   return grow_traces(w, (size_t)h[5] + 1);
 }
 

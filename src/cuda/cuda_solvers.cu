@@ -2021,11 +2021,20 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     if (per_sm < 1) return STRATA_OK; /* cannot be resident: not launched */
     int chunks = strata__cu_zchunks((int)(tiles_x * tiles_y), per_sm,
                                     st->prop.multiProcessorCount, nzl, 2 * R);
-    /* and chunks of at most 43 planes: on 512^3 with free surfaces (H100)
+    /* and chunks of at most 36 planes: on 512^3 with free surfaces (H100)
      * 1, 2, 4, 7 (the model's) and 12 chunks ran 112, 145, 170, 183 and
      * 187 Gpts/s: short chunks balance the multiprocessors' loads better
-     * than the model's wave count says */
-    if (chunks < (nzl + 42) / 43) chunks = (nzl + 42) / 43;
+     * than the model's wave count says.  The cap was 43 planes until
+     * session 23: with the CPML tiles beside it, 13 chunks of the main
+     * launch (36 planes) against 11 (43) ran every wave case of
+     * bench_solvers as fast or faster (H100, 512^3 fp32, two alternations:
+     * free surfaces 198.3-198.6 -> 199.7-199.8, CPML 142.5-142.6 ->
+     * 143.1-143.3, velocity field 121.5-121.8 -> 122.7-123.3 Gpts.steps/s,
+     * sponge unchanged).  STRATA_WAVE_ZCAP: the cap (experiments). */
+    int zcap = 36;
+    if (const char *e = getenv("STRATA_WAVE_ZCAP"))
+      if (atoi(e) >= 1) zcap = atoi(e);
+    if (chunks < (nzl + zcap - 1) / zcap) chunks = (nzl + zcap - 1) / zcap;
     /* the y CPML tiles (16 a plane of 512^2, beside the other launch): at
      * most 32 planes a chunk; the z tiles the same (their walk along y).
      * H100, 512^3 fp32, CPML, two runs each in one call (session 21, the

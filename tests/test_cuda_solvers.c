@@ -137,12 +137,17 @@ static size_t gi(const gbox *b, long i, long j, long k) {
   return (size_t)((i + b->g[0]) +
                   b->e[0] * ((j + b->g[1]) + b->e[1] * (k + b->g[2])));
 }
+/* the point (i, j, k) at offset q of the box */
+static void coords(const gbox *b, size_t q, long c[3]) {
+  c[0] = (long)(q % (size_t)b->e[0]) - b->g[0];
+  c[1] = (long)((q / (size_t)b->e[0]) % (size_t)b->e[1]) - b->g[1];
+  c[2] = (long)(q / ((size_t)b->e[0] * (size_t)b->e[1])) - b->g[2];
+}
 static int interior(const gbox *b, size_t q) {
-  long i = (long)(q % (size_t)b->e[0]) - b->g[0];
-  long j = (long)((q / (size_t)b->e[0]) % (size_t)b->e[1]) - b->g[1];
-  long k = (long)(q / ((size_t)b->e[0] * (size_t)b->e[1])) - b->g[2];
-  return i >= 0 && i < b->n[0] && j >= 0 && j < b->n[1] && k >= 0 &&
-         k < b->n[2];
+  long c[3];
+  coords(b, q, c);
+  return c[0] >= 0 && c[0] < b->n[0] && c[1] >= 0 && c[1] < b->n[1] &&
+         c[2] >= 0 && c[2] < b->n[2];
 }
 
 static double *img_new(const gbox *b) {
@@ -503,11 +508,8 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
        * not read it there.  zeta there stays random (never read). */
       const gbox *sb = &w.slabbox[f];
       for (size_t q = 0; q < sb->count; q++) {
-        const size_t ij = (size_t)sb->e[0] * (size_t)sb->e[1];
-        const long c[3] = {(long)(q % (size_t)sb->e[0]) - sb->g[0],
-                           (long)(q / (size_t)sb->e[0] % (size_t)sb->e[1]) -
-                               sb->g[1],
-                           (long)(q / ij) - sb->g[2]};
+        long c[3];
+        coords(sb, q, c);
         const long x = c[a] + w.origin[f];
         if (x < w.lo[f] || x >= w.hi[f]) w.psi[f][q] = 0;
       }

@@ -783,13 +783,12 @@ strata_status strata_wave_save_state(const strata_wave *cw, void *buf,
 
 /* psi of a CPML slab is zero outside its layer [lo, hi) along its axis,
  * ghosts included: neither engine writes it there, and the CUDA engine's
- * tiles take it as zero rather than read it.  A state (p: its fields, in
- * strata__we_state_fields' order, ghosted images) whose psi is not zero
+ * tiles take it as zero rather than read it.  A state (p: its fields f,
+ * strata__we_state_fields' list, as ghosted images) whose psi is not zero
  * there was not saved by a solver: refused. */
-static strata_status psi_outside_zero(strata_wave *w, const unsigned char *p) {
+static strata_status psi_outside_zero(strata_wave *w, strata_field *const *f,
+                                      const unsigned char *p) {
   strata__wengine *e = w->e;
-  strata_field *f[14];
-  const int nf = strata__we_state_fields(e, f);
   int q = 2; /* u, up, then psi and zeta per slab */
   p += strata__state_fields_bytes(f, 2);
   static const char *const face[3][2] = {
@@ -797,7 +796,7 @@ static strata_status psi_outside_zero(strata_wave *w, const unsigned char *p) {
   for (int a = 0; a < 3; a++)
     for (int sd = 0; sd < 2; sd++) {
       const strata__wave_slab *S = &e->a.slab[a][sd];
-      if (!S->psi || q + 1 >= nf) continue;
+      if (!S->psi) continue;
       strata_field_desc d;
       strata_field_get_desc(S->psi, &d);
       const long g = d.ghost;
@@ -859,7 +858,7 @@ static strata_status wave_check(strata_wave *w, const void *buf, size_t size,
                         "inconsistent (%zu bytes for %llu steps and %llu "
                         "samples)", size, (unsigned long long)h[4],
                         (unsigned long long)h[5]);
-  s = psi_outside_zero(w, (const unsigned char *)buf + hb);
+  s = psi_outside_zero(w, f, (const unsigned char *)buf + hb);
   if (s != STRATA_OK) return s;
   return grow_traces(w, (size_t)h[5] + 1);
 }

@@ -411,9 +411,12 @@ static void wdata_free(wdata *w) {
   }
 }
 
-/* One wave case in one precision: both engines from the same images. */
+/* One wave case in one precision: both engines from the same images.
+ * pair: the second engine's wave_pair (two steps in one sweep, into fresh
+ * fields whose interiors are poisoned) against two wave_step calls of the
+ * first; u and up then have zero ghosts (the pair's faces keep them 0). */
 static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
-                     uint64_t seed, double *ratio) {
+                     uint64_t seed, double *ratio, int pair) {
   const int D = c->dims, R = c->R, W = c->width ? c->width : WAVE_W;
   size_t n[3];
   for (int a = 0; a < 3; a++) n[a] = quick() ? c->nq[a] : c->n[a];
@@ -436,6 +439,9 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
   CHECK(w.u && w.up);
   img_random(&B, w.u, &s, -1, 1, 0);
   img_random(&B, w.up, &s, -1, 1, 1);
+  if (pair)
+    for (size_t q = 0; q < B.count; q++)
+      if (!interior(&B, q)) w.u[q] = w.up[q] = 0;
   double c2max = 0;
   if (c->c2field) {
     w.c2 = img_new(&B);
@@ -530,11 +536,15 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
     w.src[3][a] = (long)n[a] - 1;
     w.src[4][a] = n[a] > 2 ? 2 : 0;
   }
-  double ssum = 0;
-  for (int q = 0; q < w.nsrc; q++) ssum += fabs(w.sval[q]);
+  double ssum = 0, sval2[8];
+  for (int q = 0; q < w.nsrc; q++) {
+    sval2[q] = srand1(&s);
+    ssum += fabs(w.sval[q]) + (pair ? fabs(sval2[q]) : 0);
+  }
 
   /* the step on each engine */
-  double *out_up[2] = {NULL, NULL}, *out_psi[2][6], *out_zeta[2][6];
+  double *out_up[2] = {NULL, NULL}, *out_u2[2] = {NULL, NULL};
+  double *out_psi[2][6], *out_zeta[2][6];
   memset(out_psi, 0, sizeof out_psi);
   memset(out_zeta, 0, sizeof out_zeta);
   for (int e = 0; e < 2; e++) {
@@ -593,10 +603,42 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
     memcpy(A.src, w.src, sizeof A.src);
     memcpy(A.src_val, w.sval, sizeof A.src_val);
     CHECK(ctx->be->wave_step != NULL);
-    CHECK_OK(ctx->be->wave_step(&A), ctx);
-    CHECK_OK(strata_context_sync(ctx), ctx);
-    out_up[e] = ref_read(up, 1);
-    CHECK(out_up[e]);
+    if (pair && e == 1) {
+      /* the outputs: NaN in the interior, zero ghosts */
+      double *poison = img_new(&B);
+      CHECK(poison);
+      for (size_t q = 0; q < B.count; q++)
+        poison[q] = interior(&B, q) ? NAN : 0;
+      strata_field *o1 = mkfield(ctx, D, n, R, prec);
+      strata_field *o2 = mkfield(ctx, D, n, R, prec);
+      CHECK(o1 && o2);
+      CHECK_OK(put(o1, poison, B.count), ctx);
+      CHECK_OK(put(o2, poison, B.count), ctx);
+      free(poison);
+      int used = 0;
+      CHECK(ctx->be->wave_pair != NULL);
+      CHECK_OK(ctx->be->wave_pair(&A, sval2, o1, o2, &used), ctx);
+      CHECKF(used, "%s: wave_pair did not take the case", c->name);
+      CHECK_OK(strata_context_sync(ctx), ctx);
+      out_up[e] = ref_read(o1, 1);
+      out_u2[e] = ref_read(o2, 1);
+      strata_field_destroy(&o1);
+      strata_field_destroy(&o2);
+    } else if (pair) { /* two single steps: up = u^{n+1}, then u = u^{n+2} */
+      CHECK_OK(ctx->be->wave_step(&A), ctx);
+      A.u = up;
+      A.up = u;
+      memcpy(A.src_val, sval2, sizeof sval2);
+      CHECK_OK(ctx->be->wave_step(&A), ctx);
+      CHECK_OK(strata_context_sync(ctx), ctx);
+      out_up[e] = ref_read(up, 1);
+      out_u2[e] = ref_read(u, 1);
+    } else {
+      CHECK_OK(ctx->be->wave_step(&A), ctx);
+      CHECK_OK(strata_context_sync(ctx), ctx);
+      out_up[e] = ref_read(up, 1);
+    }
+    CHECK(out_up[e] && (out_u2[e] || !pair));
     for (int f = 0; f < 6; f++)
       if (psi[f]) {
         out_psi[e][f] = ref_read(psi[f], 1);
@@ -633,13 +675,23 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
   char what[160];
   snprintf(what, sizeof what, "%s, %s: u^{n+1}", c->name,
            prec == STRATA_F32 ? "fp32" : "fp64");
-  int bad = check_img(what, &B, out_up[0], out_up[1], tol, ratio);
-  /* the interior holds no poison */
-  for (size_t q = 0; !bad && q < B.count; q++)
-    if (interior(&B, q) && isnan(out_up[1][q])) {
-      fprintf(stderr, "  %s: NaN in the interior\n", what);
-      bad = 1;
-    }
+  int bad = 0;
+  for (int lv = 0; lv < (pair ? 2 : 1) && !bad; lv++) {
+    /* u^{n+2}: step 1's error through step 2 (at most M times it) and step
+     * 2's own rounding on values up to M */
+    const double *o[2] = {lv ? out_u2[0] : out_up[0],
+                          lv ? out_u2[1] : out_up[1]};
+    if (lv)
+      snprintf(what, sizeof what, "%s, %s: u^{n+2} (two steps in one sweep)",
+               c->name, prec == STRATA_F32 ? "fp32" : "fp64");
+    bad = check_img(what, &B, o[0], o[1], lv ? 2 * M * tol : tol, ratio);
+    /* the interior holds no poison */
+    for (size_t q = 0; !bad && q < B.count; q++)
+      if (interior(&B, q) && isnan(o[1][q])) {
+        fprintf(stderr, "  %s: NaN in the interior\n", what);
+        bad = 1;
+      }
+  }
   for (int f = 0; f < 6 && !bad; f++) {
     if (!out_psi[0][f]) continue;
     snprintf(what, sizeof what, "%s, %s: psi of face %d", c->name,
@@ -653,6 +705,7 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
   }
   for (int e = 0; e < 2; e++) {
     free(out_up[e]);
+    free(out_u2[e]);
     for (int f = 0; f < 6; f++) {
       free(out_psi[e][f]);
       free(out_zeta[e][f]);
@@ -674,7 +727,7 @@ static int wave_cases(const char *kernel) {
     for (int p = 0; p < 2; p++) {
       strata_precision prec = p ? STRATA_F64 : STRATA_F32;
       if (wave_case(&P, &wcases[q], prec, 1000u + 17u * (unsigned)q + p,
-                    &ratio)) {
+                    &ratio, 0)) {
         fprintf(stderr, "  FAILED: %s, %s\n", wcases[q].name,
                 p ? "fp64" : "fp32");
         close_pair(&P);
@@ -699,6 +752,58 @@ TEST(wave_step_fallback_vs_cpu) {
   const int r = wave_cases("wavev");
   unsetenv("STRATA_WAVE_KERNEL");
   return r;
+}
+
+/* wave_pair: the cases it takes (3D, zero faces with or without sponges,
+ * no CPML slab), tiles cut by the grid's ends in x, y and z */
+static const wcase pcases[] = {
+    {"3D r=4: sponge on all faces, c2 line", 3, 4, {67, 45, 38},
+     {37, 29, 21}, {Z_, Z_, Z_, Z_, Z_, Z_}, {0, 0, 0, 0, 0, 0},
+     {1, 1, 1, 1, 1, 1}, 0, 0},
+    {"3D r=4: zero faces, c2 field, several tiles", 3, 4, {133, 37, 41},
+     {70, 20, 19}, {Z_, Z_, Z_, Z_, Z_, Z_}, {0, 0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, 0}, 1, 0},
+    {"3D r=3: sponge x and z, c2 field", 3, 3, {41, 35, 22}, {23, 19, 13},
+     {Z_, Z_, Z_, Z_, Z_, Z_}, {0, 0, 0, 0, 0, 0}, {1, 1, 0, 0, 1, 1}, 1, 0},
+    {"3D r=2: sponge y, c2 line", 3, 2, {29, 33, 27}, {17, 18, 15},
+     {Z_, Z_, Z_, Z_, Z_, Z_}, {0, 0, 0, 0, 0, 0}, {0, 0, 1, 1, 0, 0}, 0, 0},
+    {"3D r=1: sponge x-lo and z-hi, c2 field", 3, 1, {19, 21, 17},
+     {11, 9, 8}, {Z_, Z_, Z_, Z_, Z_, Z_}, {0, 0, 0, 0, 0, 0},
+     {1, 0, 0, 0, 0, 1}, 1, 0},
+    {"3D r=4: 3 x 5 x 4 points", 3, 4, {3, 5, 4}, {3, 5, 4},
+     {Z_, Z_, Z_, Z_, Z_, Z_}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, 1, 1},
+};
+
+/* Two steps in one sweep against two single steps of the CPU engine,
+ * with the z chunks the launcher picks and with 3 chunks forced. */
+TEST(wave_pair_vs_cpu) {
+  ctx_pair P;
+  OPEN_PAIR(P);
+  double ratio = 0;
+  int cases = 0;
+  const int nc = (int)(sizeof pcases / sizeof pcases[0]);
+  for (int ch = 0; ch < 2; ch++) {
+    if (ch && setenv("STRATA_WAVE_PAIR_CHUNKS", "3", 1) != 0) return 1;
+    for (int q = 0; q < nc; q++)
+      for (int p = 0; p < 2; p++) {
+        strata_precision prec = p ? STRATA_F64 : STRATA_F32;
+        if (wave_case(&P, &pcases[q], prec, 7000u + 17u * (unsigned)q + p,
+                      &ratio, 1)) {
+          fprintf(stderr, "  FAILED: %s, %s%s\n", pcases[q].name,
+                  p ? "fp64" : "fp32", ch ? ", 3 z chunks" : "");
+          unsetenv("STRATA_WAVE_PAIR_CHUNKS");
+          close_pair(&P);
+          return 1;
+        }
+        cases++;
+      }
+  }
+  unsetenv("STRATA_WAVE_PAIR_CHUNKS");
+  printf("  %d cases (r = 1..4, sponge / zero faces, sources, c2 field/line, "
+         "fp32/fp64, own and 3 z chunks): worst |%s - cpu| / bound = %.3f\n",
+         cases, eng(1), ratio);
+  close_pair(&P);
+  return 0;
 }
 
 /* ======================================================================== */
@@ -1319,6 +1424,7 @@ typedef struct {
   strata_wave_face face[6];
   int order;
   int velocity_field;
+  int pair; /* the CUDA run must step two at a time (STRATA_WAVE_PAIR=1) */
 } wecase;
 
 /* Runs the wave solver on ctx: final p^n, p^{n-1} (dense interior) and the
@@ -1356,8 +1462,9 @@ static int wave_run(strata_context *ctx, const wecase *c, strata_precision p,
   }
   double cen[5] = {n[0] / 2.0 + 3, n[1] / 2.0 - 2, n[2] / 3.0, 4.0, 0.05};
   CHECK_OK(strata_wave_set_state(w, init_fn, NULL, cen), ctx);
-  CHECK_OK(strata_wave_step(w, N / 2), ctx);
-  CHECK_OK(strata_wave_step(w, N - N / 2), ctx);
+  /* odd counts: fused pairs and a single step (where pairs are taken) */
+  CHECK_OK(strata_wave_step(w, N / 2 + 1), ctx);
+  CHECK_OK(strata_wave_step(w, N - N / 2 - 1), ctx);
   *pn = ref_read(strata_wave_field(w, 0), 0);
   *pm = ref_read(strata_wave_field(w, 1), 0);
   CHECK(*pn && *pm);
@@ -1377,11 +1484,19 @@ TEST(wave_end_to_end) {
       {"order 8, CPML x, sponge y, free top, CPML bottom",
        {STRATA_WAVE_CPML, STRATA_WAVE_CPML, STRATA_WAVE_SPONGE,
         STRATA_WAVE_SPONGE, STRATA_WAVE_FREE, STRATA_WAVE_CPML},
-       8, 0},
+       8, 0, 0},
+      {"order 8, sponge on every face, two steps per sweep",
+       {STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE,
+        STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE},
+       8, 0, 1},
+      {"order 4, sponge on every face, velocity field, two steps per sweep",
+       {STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE,
+        STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE},
+       4, 1, 1},
       {"order 4, periodic x, free y, CPML z-lo, sponge z-hi, velocity field",
        {STRATA_WAVE_PERIODIC, STRATA_WAVE_PERIODIC, STRATA_WAVE_FREE,
         STRATA_WAVE_FREE, STRATA_WAVE_CPML, STRATA_WAVE_SPONGE},
-       4, 1},
+       4, 1, 0},
   };
   const size_t n[3] = {Q ? 31 : 48, Q ? 29 : 44, Q ? 30 : 40};
   const long N = Q ? 16 : 60;
@@ -1397,8 +1512,11 @@ TEST(wave_end_to_end) {
     const size_t cnt = n[0] * n[1] * n[2];
     for (int p = 0; p < 2; p++) {
       strata_precision prec = p ? STRATA_F64 : STRATA_F32;
-      CHECK(wave_run(P.c[1], &wc[q], prec, n, N, &g[0], &g[1], &g[2],
-                     &nsg) == 0);
+      if (wc[q].pair && setenv("STRATA_WAVE_PAIR", "1", 1) != 0) return 1;
+      const int r = wave_run(P.c[1], &wc[q], prec, n, N, &g[0], &g[1], &g[2],
+                             &nsg);
+      unsetenv("STRATA_WAVE_PAIR");
+      CHECK(r == 0);
       CHECK(nsg == ns64 && ns32 == ns64);
       double **c = p ? c64 : c32;
       const size_t len[3] = {cnt, cnt, 3 * ns64};
@@ -1558,6 +1676,7 @@ TEST(cuda_engine_has_the_solver_entries) {
 }
 
 RUN_TESTS(cuda_engine_has_the_solver_entries, sample_vs_cpu, wave_step_vs_cpu,
+          wave_pair_vs_cpu,
           wave_step_fallback_vs_cpu,
           yee_step_vs_cpu, apply_fused_vs_cpu, heat_end_to_end,
           wave_end_to_end, fdtd_end_to_end)

@@ -560,6 +560,17 @@ TEST(refusals) {
   return 0;
 }
 
+/* a wave_pair entry that takes no case */
+static strata_status fake_pair(const strata__wave_args *a, const double *v2,
+                               strata_field *o1, strata_field *o2, int *used) {
+  (void)a;
+  (void)v2;
+  (void)o1;
+  (void)o2;
+  *used = 0;
+  return STRATA_OK;
+}
+
 TEST(backend_without_wave_kernel) {
   /* the solver refuses, with the reason, on a backend that lacks the
    * kernels (the CUDA engine until its kernels land) */
@@ -585,6 +596,35 @@ TEST(backend_without_wave_kernel) {
   o.receivers = rec;
   CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_ENOTSUP, ctx);
   CHECK(w == NULL);
+  ctx->be = orig;
+
+  /* two steps in one sweep (STRATA_WAVE_PAIR=1) where they cannot run: a
+   * clear refusal, nothing stepped; without the variable, single steps */
+  o.nreceivers = 0;
+  for (int f = 0; f < 6; f++) o.face[f] = STRATA_WAVE_SPONGE;
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  CHECK(setenv("STRATA_WAVE_PAIR", "1", 1) == 0);
+  CHECK_STATUS(strata_wave_step(w, 2), STRATA_ENOTSUP, ctx);
+  printf("  refused: %s\n", strata_context_error(ctx));
+  CHECK(strstr(strata_context_error(ctx), "no fused wave kernel") != NULL);
+  strata_wave_info info;
+  CHECK_OK(strata_wave_get_info(w, &info), ctx);
+  CHECK(info.steps == 0);
+  CHECK(unsetenv("STRATA_WAVE_PAIR") == 0);
+  CHECK_OK(strata_wave_step(w, 2), ctx);
+  strata_wave_destroy(&w);
+  /* a backend whose fused kernel does not take the case */
+  fake = *orig;
+  fake.wave_pair = fake_pair;
+  ctx->be = &fake;
+  o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  CHECK(setenv("STRATA_WAVE_PAIR", "1", 1) == 0);
+  CHECK_STATUS(strata_wave_step(w, 4), STRATA_ENOTSUP, ctx);
+  CHECK(unsetenv("STRATA_WAVE_PAIR") == 0);
+  printf("  refused: %s\n", strata_context_error(ctx));
+  CHECK(strstr(strata_context_error(ctx), "no CPML, free") != NULL);
+  strata_wave_destroy(&w);
   ctx->be = orig;
   strata_context_destroy(&ctx);
   return 0;

@@ -272,6 +272,16 @@ struct strata__backend {
   strata_status (*read_dense)(const strata_field *f, int ghosted, void *host);
   strata_status (*write_dense)(strata_field *f, int ghosted,
                                const void *host);
+  /* Two wave steps in one sweep (temporal blocking), optional: from a->u
+   * (u^n) and a->up (u^{n-1}, only read) writes u^{n+1} into o1 and
+   * u^{n+2} into o2 (their interiors; the ghosts are left as they are, and
+   * the cases taken have faces whose ghosts are 0), with a->src_val added
+   * at step n+1 and val2 at step n+2.  o1 and o2 have u's layout.  *used =
+   * 0, with nothing launched and no error, where the backend does not
+   * take the case: the caller then steps twice.  The result equals two
+   * wave_step calls to rounding.  NULL: never. */
+  strata_status (*wave_pair)(const strata__wave_args *a, const double *val2,
+                             strata_field *o1, strata_field *o2, int *used);
 };
 
 extern const strata__backend strata__cpu_backend;

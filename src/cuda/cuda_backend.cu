@@ -916,4 +916,5 @@ const strata__backend strata__cuda_backend = {
     /* mg_axpby */ strata__cuda_mg_axpby,
     /* read_dense */ cuda_read_dense,
     /* write_dense */ cuda_write_dense,
+    /* wave_pair */ strata__cuda_wave_pair,
 };

@@ -228,6 +228,10 @@ strata_status strata__cuda_apply_fused(const strata_stencil *op,
                                        const strata_field *in,
                                        strata_field *out);
 strata_status strata__cuda_wave_step(const strata__wave_args *a);
+/* cuda_wave_pair.cu: the wave_pair entry (two steps in one sweep). */
+strata_status strata__cuda_wave_pair(const strata__wave_args *a,
+                                     const double *val2, strata_field *o1,
+                                     strata_field *o2, int *used);
 strata_status strata__cuda_yee_step(const strata__yee_args *a);
 strata_status strata__cuda_sample(const strata_field *f, int npts, int nw,
                                   const long *off, const double *w,

@@ -292,15 +292,18 @@ static void profiles(const strata_wave_options *o, double dt, double vmax,
   }
 }
 
-static strata_status record(strata_wave *w) {
+/* The receivers' samples of f (u, or u^{n-1} after a fused pair). */
+static strata_status record_of(strata_wave *w, const strata_field *f) {
   if (w->nrec_all == 0) return STRATA_OK;
   strata_status s = STRATA_OK;
   if (w->nrec > 0) /* with dist, ranks without receivers count samples too */
-    s = w->ctx->be->sample(w->e->u, w->nrec, 8, w->rec_off, w->rec_w,
+    s = w->ctx->be->sample(f, w->nrec, 8, w->rec_off, w->rec_w,
                            w->trace + w->nsamples * w->nrec);
   if (s == STRATA_OK) w->nsamples++;
   return s;
 }
+
+static strata_status record(strata_wave *w) { return record_of(w, w->e->u); }
 
 static strata_status grow_traces(strata_wave *w, size_t need) {
   if (w->nrec == 0 || need <= w->cap) return STRATA_OK;
@@ -598,15 +601,33 @@ strata_status strata_wave_step(strata_wave *w, long nsteps) {
     return s;
   if (w->nsamples == 0 && (s = record(w)) != STRATA_OK) return s;
   const double scale = w->dt * w->dt / (w->o.h * w->o.h * w->o.h);
-  for (long q = 0; q < nsteps; q++) {
-    double t = (double)w->steps * w->dt;
-    double f = w->o.amplitude * strata_wave_ricker(w->o.f0, t - w->delay);
-    double val[8];
-    for (int m = 0; m < w->nsrc; m++) val[m] = scale * f * w->src_w[m];
-    s = strata__we_step(w->e, w->o.amplitude != 0 ? w->nsrc : 0, w->src, val);
+  const int ns = w->o.amplitude != 0 ? w->nsrc : 0;
+  for (long q = 0; q < nsteps;) {
+    double val[2][8];
+    for (int h = 0; h < 2; h++) {
+      double t = (double)(w->steps + h) * w->dt;
+      double f = w->o.amplitude * strata_wave_ricker(w->o.f0, t - w->delay);
+      for (int m = 0; m < w->nsrc; m++) val[h][m] = scale * f * w->src_w[m];
+    }
+    int did = 0;
+    if (nsteps - q >= 2 &&
+        (s = strata__we_step2(w->e, ns, w->src, val[0], val[1], &did)) !=
+            STRATA_OK)
+      return s;
+    if (did) { /* two steps: u^{n+1} is now up */
+      w->steps++;
+      if (w->steps % k == 0 && (s = record_of(w, w->e->up)) != STRATA_OK)
+        return s;
+      w->steps++;
+      if (w->steps % k == 0 && (s = record(w)) != STRATA_OK) return s;
+      q += 2;
+      continue;
+    }
+    s = strata__we_step(w->e, ns, w->src, val[0]);
     if (s != STRATA_OK) return s;
     w->steps++;
     if (w->steps % k == 0 && (s = record(w)) != STRATA_OK) return s;
+    q++;
   }
   return STRATA_OK;
 }

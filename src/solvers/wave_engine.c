@@ -139,6 +139,8 @@ void strata__we_destroy(strata__wengine **pe) {
   strata__wengine *e = *pe;
   strata_field_destroy(&e->u);
   strata_field_destroy(&e->up);
+  strata_field_destroy(&e->u2);
+  strata_field_destroy(&e->up2);
   strata_field_destroy(&e->c2);
   for (int a = 0; a < 3; a++)
     for (int s = 0; s < 2; s++) {
@@ -351,6 +353,74 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
   e->up = t;
   if (e->u->win) /* the new u's planes next to the neighbours */
     return strata__dist_exchange(&e->u, 1, e->split_periodic);
+  return STRATA_OK;
+}
+
+/* STRATA_WAVE_PAIR=1 asked for the fused sweep, and e->pair_off says why
+ * it cannot run. */
+static strata_status pair_not_taken(strata__wengine *e) {
+  return strata__fail(e->ctx, STRATA_ENOTSUP,
+                      "wave: STRATA_WAVE_PAIR=1, but two steps cannot run in "
+                      "one sweep here: %s", e->pair_off);
+}
+
+strata_status strata__we_step2(strata__wengine *e, int nsrc,
+                               const long (*src)[3], const double *val,
+                               const double *val2, int *did) {
+  *did = 0;
+  strata_context *ctx = e->ctx;
+  const char *env = getenv("STRATA_WAVE_PAIR");
+  /* measured slower than single steps (docs/performance.md, "Temporal
+   * blocking of the wave step"): only when asked for */
+  if (!env || strcmp(env, "1") != 0) return STRATA_OK;
+  if (!e->pair_off) {
+    if (!ctx->be->wave_pair)
+      e->pair_off = "the engine has no fused wave kernel";
+    else if (e->u->win)
+      e->pair_off = "a distributed run steps one step at a time";
+  }
+  strata_status s = STRATA_OK;
+  if (e->pair_off) return pair_not_taken(e);
+  if (!e->u2) { /* the two more fields the sweep writes */
+    s = strata_field_create(ctx, &e->u->d, &e->u2);
+    if (s == STRATA_OK) s = strata_field_create(ctx, &e->u->d, &e->up2);
+    if (s != STRATA_OK) {
+      strata_field_destroy(&e->u2);
+      strata_field_destroy(&e->up2);
+      char why[sizeof ctx->error];
+      memcpy(why, ctx->error, sizeof why);
+      return strata__fail(ctx, s,
+                          "wave: STRATA_WAVE_PAIR=1, but the two more fields "
+                          "of the fused sweep do not fit: %s", why);
+    }
+  }
+  if (e->dirty && (s = strata__we_refresh(e)) != STRATA_OK) return s;
+  strata__wave_args *a = &e->a;
+  a->u = e->u;
+  a->up = e->up;
+  a->nsrc = nsrc > 8 ? 8 : nsrc;
+  double v2[8];
+  for (int q = 0; q < a->nsrc; q++) {
+    memcpy(a->src[q], src[q], sizeof a->src[q]);
+    a->src_val[q] = val[q];
+    v2[q] = val2[q];
+  }
+  int used = 0;
+  s = ctx->be->wave_pair(a, v2, e->up2, e->u2, &used);
+  if (s != STRATA_OK) return s;
+  if (!used) { /* the case does not change between steps */
+    strata_field_destroy(&e->u2);
+    strata_field_destroy(&e->up2);
+    e->pair_off = "the fused kernel takes 3D grids whose faces are all "
+                  "sponges or zero (no CPML, free, periodic or Mur face)";
+    return pair_not_taken(e);
+  }
+  strata_field *ou = e->u, *oup = e->up;
+  e->u = e->u2;   /* u^{n+2} */
+  e->up = e->up2; /* u^{n+1} */
+  e->u2 = ou;
+  e->up2 = oup;
+  *did = 1;
   return STRATA_OK;
 }
 

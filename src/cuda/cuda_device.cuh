@@ -103,6 +103,50 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* The wave step's Laplacian of one vector in the CPU engine's order:
+ * the centre (c0 c), then per distance m the x, y and z pairs, each pair
+ * summed before it is weighted by lap[m].  rowp: the first of the HV
+ * vectors left of mine in its shared-memory row (the x window, returned in
+ * xs with c in the middle); colp: my vector, rows TW apart (y); zm / zp:
+ * the planes m below / above.  The wave kernels of cuda_solvers.cu and
+ * cuda_wave_pair.cu. */
+template <typename T, int R, int V, int HV>
+__device__ __forceinline__ void
+strata__wave_lap(const T (&lap)[STRATA_MAX_RADIUS + 1], T c0,
+                 const strata__vec<T, V> &c,
+                 const strata__vec<T, V> (&zm)[R],
+                 const strata__vec<T, V> (&zp)[R], const T *rowp,
+                 const T *colp, int TW, T (&xs)[(2 * HV + 1) * V],
+                 T (&L)[V]) {
+  typedef strata__vec<T, V> vec;
+#pragma unroll
+  for (int h = 0; h < HV; h++) {
+    const vec l = lds_v<T, V>(rowp + h * V);
+    const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      xs[h * V + e] = l.v[e];
+      xs[(HV + 1 + h) * V + e] = r.v[e];
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < V; e++) xs[HV * V + e] = c.v[e];
+#pragma unroll
+  for (int e = 0; e < V; e++) L[e] = c0 * c.v[e];
+#pragma unroll
+  for (int m = 1; m <= R; m++) {
+    const vec ym = lds_v<T, V>(colp - m * TW);
+    const vec yp = lds_v<T, V>(colp + m * TW);
+    const T w = lap[m];
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      L[e] += w * (xs[HV * V + e - m] + xs[HV * V + e + m]);
+      L[e] += w * (ym.v[e] + yp.v[e]);
+      L[e] += w * (zm[m - 1].v[e] + zp[m - 1].v[e]);
+    }
+  }
+}
+
 /* Planes k0 .. k1-1 in trips of NQ: step(k, ph) with ph = (k - k0) % NQ, a
  * constant once the trip is unrolled, so the z queues of the 2.5D walks
  * rotate between named registers instead of moving.  k0 and k1 are the

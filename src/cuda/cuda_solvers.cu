@@ -813,35 +813,14 @@ __device__ __forceinline__ void wave_lap(const wave_par<T> &P, const T c0,
                                          const T *colp, int TW,
                                          T (&xs)[(2 * HV + 1) * V],
                                          T (&L)[V]) {
-  typedef strata__vec<T, V> vec;
-  const vec c = q[base % NQ];
-#pragma unroll
-  for (int h = 0; h < HV; h++) {
-    const vec l = lds_v<T, V>(rowp + h * V);
-    const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      xs[h * V + e] = l.v[e];
-      xs[(HV + 1 + h) * V + e] = r.v[e];
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < V; e++) xs[HV * V + e] = c.v[e];
-#pragma unroll
-  for (int e = 0; e < V; e++) L[e] = c0 * c.v[e];
+  strata__vec<T, V> zm[R], zp[R];
 #pragma unroll
   for (int m = 1; m <= R; m++) {
-    const vec ym = lds_v<T, V>(colp - m * TW);
-    const vec yp = lds_v<T, V>(colp + m * TW);
-    const vec zm = q[(base - m) % NQ], zp = q[(base + m) % NQ];
-    const T w = P.lap[m];
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      L[e] += w * (xs[HV * V + e - m] + xs[HV * V + e + m]);
-      L[e] += w * (ym.v[e] + yp.v[e]);
-      L[e] += w * (zm.v[e] + zp.v[e]);
-    }
+    zm[m - 1] = q[(base - m) % NQ];
+    zp[m - 1] = q[(base + m) % NQ];
   }
+  strata__wave_lap<T, R, V, HV>(P.lap, c0, q[base % NQ], zm, zp, rowp, colp,
+                                TW, xs, L);
 }
 
 /* B (3D). The update of up over the stencil nodes, streamed in the style of

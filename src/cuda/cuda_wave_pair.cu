@@ -86,48 +86,6 @@ __device__ __forceinline__ float pair_div(float a, float b) {
   return __fdividef(a, b);
 }
 
-/* L of a vector in the CPU's order: centre, then per distance the x, y
- * and z pairs.  xs: the x window (HV vectors each side of mine); colp: my
- * vector in a plane of row pitch W (y neighbours); zm / zp: the z
- * neighbours below / above. */
-template <typename T, int R, int V, int HV>
-__device__ __forceinline__ void pair_lap(const T (&lap)[STRATA_MAX_RADIUS + 1],
-                                         T c0, const T *rowp, const T *colp,
-                                         int W,
-                                         const strata__vec<T, V> (&zm)[R],
-                                         const strata__vec<T, V> (&zp)[R],
-                                         const strata__vec<T, V> &c,
-                                         T (&L)[V]) {
-  typedef strata__vec<T, V> vec;
-  T xs[(2 * HV + 1) * V];
-#pragma unroll
-  for (int h = 0; h < HV; h++) {
-    const vec l = lds_v<T, V>(rowp + h * V);
-    const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      xs[h * V + e] = l.v[e];
-      xs[(HV + 1 + h) * V + e] = r.v[e];
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < V; e++) xs[HV * V + e] = c.v[e];
-#pragma unroll
-  for (int e = 0; e < V; e++) L[e] = c0 * c.v[e];
-#pragma unroll
-  for (int m = 1; m <= R; m++) {
-    const vec ym = lds_v<T, V>(colp - m * W);
-    const vec yp = lds_v<T, V>(colp + m * W);
-    const T w = lap[m];
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      L[e] += w * (xs[HV * V + e - m] + xs[HV * V + e + m]);
-      L[e] += w * (ym.v[e] + yp.v[e]);
-      L[e] += w * (zm[m - 1].v[e] + zp[m - 1].v[e]);
-    }
-  }
-}
-
 /* The update of one vector: 2c - p + c2 L, or with the sponge
  * (2c - (1 - e) p + c2 L) / (1 + e) where e != 0 (the single-step
  * kernels' expression). */
@@ -248,6 +206,30 @@ __global__ void __launch_bounds__(pair_geo<T, R>::NT, 1)
     if (in && P.src[s][1] == j && P.src[s][0] >= xv && P.src[s][0] < xv + V)
       smask |= 1u << s;
   const bool c2f = P.c2 != NULL;
+  /* a level's update of my vector at plane pl from its centre c, its
+   * previous value p and L, with the sources of that plane (vals) */
+  auto finish = [&](const vec &c, const vec &p, const T (&L)[V], int pl,
+                    const T *vals) -> vec {
+    const long long o = coff + (long long)pl * sz;
+    vec c2v;
+    if (c2f) {
+      c2v = ldg_v<T, V>(P.c2 + o);
+    } else {
+      const T cl = (T)P.c2_line[pl];
+#pragma unroll
+      for (int e = 0; e < V; e++) c2v.v[e] = cl;
+    }
+    T erow = ey;
+    if (P.any_damp && P.damp[2]) erow += (T)P.damp[2][pl];
+    vec r = pair_update<T, V>(P.any_damp, c, p, c2v, L, erow, ex);
+    if (smask)
+      for (int s = 0; s < P.nsrc; s++)
+        if ((smask >> s & 1) && P.src[s][2] == pl)
+#pragma unroll
+          for (int e = 0; e < V; e++)
+            if (xv + e == P.src[s][0]) r.v[e] += vals[s];
+    return r;
+  };
 
 
   for (int k = kb; k <= ke; k++) {
@@ -269,32 +251,17 @@ __global__ void __launch_bounds__(pair_geo<T, R>::NT, 1)
           zm[m - 1] = q[R + 1 - m];
           zp[m - 1] = q[R + 1 + m];
         }
-        T L[V];
-        pair_lap<T, R, V, HV>(P.lap, c0, tk + (R + ty) * UW + tx * V,
-                              tk + csm, UW, zm, zp, q[R + 1], L);
+        T xs[(2 * HV + 1) * V], L[V];
+        strata__wave_lap<T, R, V, HV>(P.lap, c0, q[R + 1], zm, zp,
+                                      tk + (R + ty) * UW + tx * V, tk + csm,
+                                      UW, xs, L);
         const vec pv = lds_v<T, V>(sp + ((k - kb) % NP) * NT * V + tid * V);
-        const long long o = coff + (long long)k * sz;
-        vec c2v;
-        if (c2f) {
-          c2v = ldg_v<T, V>(P.c2 + o);
-        } else {
-          const T cl = (T)P.c2_line[k];
-#pragma unroll
-          for (int e = 0; e < V; e++) c2v.v[e] = cl;
-        }
-        T erow = ey;
-        if (P.any_damp && P.damp[2]) erow += (T)P.damp[2][k];
-        v1 = pair_update<T, V>(P.any_damp, q[R + 1], pv, c2v, L, erow, ex);
+        v1 = finish(q[R + 1], pv, L, k, P.val1);
 #pragma unroll
         for (int e = 0; e < V; e++)
           if (e >= nval) v1.v[e] = T(0);
-        if (smask)
-          for (int s = 0; s < P.nsrc; s++)
-            if ((smask >> s & 1) && P.src[s][2] == k)
-#pragma unroll
-              for (int e = 0; e < V; e++)
-                if (xv + e == P.src[s][0]) v1.v[e] += P.val1[s];
-        if (outp && k >= kz0 && k < kz1) store_masked<T, V>(P.o1 + o, v1, nval);
+        if (outp && k >= kz0 && k < kz1)
+          store_masked<T, V>(P.o1 + coff + (long long)k * sz, v1, nval);
       }
       sts_v<T, V>(sl + ((k - kb) % NL) * LSZ + lsm, v1);
     }
@@ -311,28 +278,12 @@ __global__ void __launch_bounds__(pair_geo<T, R>::NT, 1)
         zm[r - 1] = lds_v<T, V>(sl + ((m - r - kb) % NL) * LSZ + lsm);
         zp[r - 1] = lds_v<T, V>(sl + ((m + r - kb) % NL) * LSZ + lsm);
       }
-      T L[V];
-      pair_lap<T, R, V, HV>(P.lap, c0, lm + ty * LW + (tx - HV) * V, lm + lsm,
-                            LW, zm, zp, c, L);
-      const long long o = coff + (long long)m * sz;
-      vec c2v;
-      if (c2f) {
-        c2v = ldg_v<T, V>(P.c2 + o);
-      } else {
-        const T cl = (T)P.c2_line[m];
-#pragma unroll
-        for (int e = 0; e < V; e++) c2v.v[e] = cl;
-      }
-      T erow = ey;
-      if (P.any_damp && P.damp[2]) erow += (T)P.damp[2][m];
-      vec v2 = pair_update<T, V>(P.any_damp, c, q[0], c2v, L, erow, ex);
-      if (smask)
-        for (int s = 0; s < P.nsrc; s++)
-          if ((smask >> s & 1) && P.src[s][2] == m)
-#pragma unroll
-            for (int e = 0; e < V; e++)
-              if (xv + e == P.src[s][0]) v2.v[e] += P.val2[s];
-      store_masked<T, V>(P.o2 + o, v2, nval);
+      T xs[(2 * HV + 1) * V], L[V];
+      strata__wave_lap<T, R, V, HV>(P.lap, c0, c, zm, zp,
+                                    lm + ty * LW + (tx - HV) * V, lm + lsm,
+                                    LW, xs, L);
+      store_masked<T, V>(P.o2 + coff + (long long)m * sz,
+                         finish(c, q[0], L, m, P.val2), nval);
     }
   }
   cp_async_wait<0>();

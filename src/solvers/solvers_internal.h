@@ -58,7 +58,7 @@ strata_status strata__we_set_c2_line(strata__wengine *e, const double *line);
 strata_status strata__we_step(strata__wengine *e, int nsrc,
                               const long (*src)[3], const double *val);
 /* Two steps in one sweep (temporal blocking), only with STRATA_WAVE_PAIR=1:
- * on the H100 the fused kernel ran at 0.54-0.6x the single steps
+ * on the H100 the fused kernel ran at 0.55-0.57x the single steps
  * (docs/performance.md), so it is an experiment, not the default.  Where
  * the backend takes the case (*did = 1): val at step n+1 and val2 at n+2,
  * as two strata__we_step calls would add them; afterwards u is u^{n+2} and

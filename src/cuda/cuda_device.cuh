@@ -103,6 +103,28 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* The x window of a vector: HV vectors each side of mine, from the
+ * shared-memory row rowp (the first of the left ones), with my vector c in
+ * the middle. */
+template <typename T, int V, int HV>
+__device__ __forceinline__ void strata__xwin(const T *rowp,
+                                             const strata__vec<T, V> &c,
+                                             T (&xs)[(2 * HV + 1) * V]) {
+  typedef strata__vec<T, V> vec;
+#pragma unroll
+  for (int h = 0; h < HV; h++) {
+    const vec l = lds_v<T, V>(rowp + h * V);
+    const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      xs[h * V + e] = l.v[e];
+      xs[(HV + 1 + h) * V + e] = r.v[e];
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < V; e++) xs[HV * V + e] = c.v[e];
+}
+
 /* The wave step's Laplacian of one vector in the CPU engine's order:
  * the centre (c0 c), then per distance m the x, y and z pairs, each pair
  * summed before it is weighted by lap[m].  rowp: the first of the HV
@@ -119,18 +141,7 @@ strata__wave_lap(const T (&lap)[STRATA_MAX_RADIUS + 1], T c0,
                  const T *colp, int TW, T (&xs)[(2 * HV + 1) * V],
                  T (&L)[V]) {
   typedef strata__vec<T, V> vec;
-#pragma unroll
-  for (int h = 0; h < HV; h++) {
-    const vec l = lds_v<T, V>(rowp + h * V);
-    const vec r = lds_v<T, V>(rowp + (HV + 1 + h) * V);
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      xs[h * V + e] = l.v[e];
-      xs[(HV + 1 + h) * V + e] = r.v[e];
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < V; e++) xs[HV * V + e] = c.v[e];
+  strata__xwin<T, V, HV>(rowp, c, xs);
 #pragma unroll
   for (int e = 0; e < V; e++) L[e] = c0 * c.v[e];
 #pragma unroll

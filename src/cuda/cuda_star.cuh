@@ -63,18 +63,7 @@ __device__ __forceinline__ void star_plane(const strata__vec<T, V> (&q)[NQ][W],
     /* x: HV vectors each side of mine in the tile row */
     const T *rowp = sb + (R + ty * W + r) * TW + tx * V;
     T xs[(2 * HV + 1) * V];
-#pragma unroll
-    for (int h = 0; h < HV; h++) {
-      const vec lf = lds_v<T, V>(rowp + h * V);
-      const vec rt = lds_v<T, V>(rowp + (HV + 1 + h) * V);
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        xs[h * V + e] = lf.v[e];
-        xs[(HV + 1 + h) * V + e] = rt.v[e];
-      }
-    }
-#pragma unroll
-    for (int e = 0; e < V; e++) xs[HV * V + e] = QS(0)[r].v[e];
+    strata__xwin<T, V, HV>(rowp, QS(0)[r], xs);
 #pragma unroll
     for (int m = 1; m <= R; m++)
 #pragma unroll

@@ -69,6 +69,8 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
 strata_status strata__we_step2(strata__wengine *e, int nsrc,
                                const long (*src)[3], const double *val,
                                const double *val2, int *did);
+/* STRATA_WAVE_PAIR=1: the caller should try strata__we_step2. */
+int strata__we_pair_wanted(void);
 /* Makes ghost layers and held boundary nodes of u and up consistent with
  * the faces (host pass; used once after the user writes a state). */
 strata_status strata__we_refresh(strata__wengine *e);

@@ -602,15 +602,18 @@ strata_status strata_wave_step(strata_wave *w, long nsteps) {
   if (w->nsamples == 0 && (s = record(w)) != STRATA_OK) return s;
   const double scale = w->dt * w->dt / (w->o.h * w->o.h * w->o.h);
   const int ns = w->o.amplitude != 0 ? w->nsrc : 0;
+  const int pairs = strata__we_pair_wanted();
   for (long q = 0; q < nsteps;) {
+    /* the sources' values at this step, and the next when a pair may run */
+    const int nh = pairs && nsteps - q >= 2 ? 2 : 1;
     double val[2][8];
-    for (int h = 0; h < 2; h++) {
+    for (int h = 0; h < nh; h++) {
       double t = (double)(w->steps + h) * w->dt;
       double f = w->o.amplitude * strata_wave_ricker(w->o.f0, t - w->delay);
       for (int m = 0; m < w->nsrc; m++) val[h][m] = scale * f * w->src_w[m];
     }
     int did = 0;
-    if (nsteps - q >= 2 &&
+    if (nh == 2 &&
         (s = strata__we_step2(w->e, ns, w->src, val[0], val[1], &did)) !=
             STRATA_OK)
       return s;

@@ -334,10 +334,10 @@ strata_status strata__we_set_c2(strata__wengine *e, const double *c2) {
   return s;
 }
 
-strata_status strata__we_step(strata__wengine *e, int nsrc,
-                              const long (*src)[3], const double *val) {
-  strata_status s;
-  if (e->dirty && (s = strata__we_refresh(e)) != STRATA_OK) return s;
+/* The step's arguments: the current fields and the sources (val at the
+ * first step). */
+static strata__wave_args *step_args(strata__wengine *e, int nsrc,
+                                    const long (*src)[3], const double *val) {
   strata__wave_args *a = &e->a;
   a->u = e->u;
   a->up = e->up;
@@ -346,7 +346,14 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
     memcpy(a->src[q], src[q], sizeof a->src[q]);
     a->src_val[q] = val[q];
   }
-  s = e->ctx->be->wave_step(a);
+  return a;
+}
+
+strata_status strata__we_step(strata__wengine *e, int nsrc,
+                              const long (*src)[3], const double *val) {
+  strata_status s;
+  if (e->dirty && (s = strata__we_refresh(e)) != STRATA_OK) return s;
+  s = e->ctx->be->wave_step(step_args(e, nsrc, src, val));
   if (s != STRATA_OK) return s;
   strata_field *t = e->u;
   e->u = e->up;
@@ -354,6 +361,13 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
   if (e->u->win) /* the new u's planes next to the neighbours */
     return strata__dist_exchange(&e->u, 1, e->split_periodic);
   return STRATA_OK;
+}
+
+int strata__we_pair_wanted(void) {
+  /* measured slower than single steps (docs/performance.md, "Temporal
+   * blocking of the wave step"): only when asked for */
+  const char *env = getenv("STRATA_WAVE_PAIR");
+  return env && strcmp(env, "1") == 0;
 }
 
 /* STRATA_WAVE_PAIR=1 asked for the fused sweep, and e->pair_off says why
@@ -369,10 +383,7 @@ strata_status strata__we_step2(strata__wengine *e, int nsrc,
                                const double *val2, int *did) {
   *did = 0;
   strata_context *ctx = e->ctx;
-  const char *env = getenv("STRATA_WAVE_PAIR");
-  /* measured slower than single steps (docs/performance.md, "Temporal
-   * blocking of the wave step"): only when asked for */
-  if (!env || strcmp(env, "1") != 0) return STRATA_OK;
+  if (!strata__we_pair_wanted()) return STRATA_OK;
   if (!e->pair_off) {
     if (!ctx->be->wave_pair)
       e->pair_off = "the engine has no fused wave kernel";
@@ -395,18 +406,9 @@ strata_status strata__we_step2(strata__wengine *e, int nsrc,
     }
   }
   if (e->dirty && (s = strata__we_refresh(e)) != STRATA_OK) return s;
-  strata__wave_args *a = &e->a;
-  a->u = e->u;
-  a->up = e->up;
-  a->nsrc = nsrc > 8 ? 8 : nsrc;
-  double v2[8];
-  for (int q = 0; q < a->nsrc; q++) {
-    memcpy(a->src[q], src[q], sizeof a->src[q]);
-    a->src_val[q] = val[q];
-    v2[q] = val2[q];
-  }
   int used = 0;
-  s = ctx->be->wave_pair(a, v2, e->up2, e->u2, &used);
+  s = ctx->be->wave_pair(step_args(e, nsrc, src, val), val2, e->up2, e->u2,
+                         &used);
   if (s != STRATA_OK) return s;
   if (!used) { /* the case does not change between steps */
     strata_field_destroy(&e->u2);

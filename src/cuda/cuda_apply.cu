@@ -104,8 +104,16 @@ void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
     b[2] = 4;
     break;
   case STRATA__V_STREAMTMA:
-  case STRATA__V_STREAMWS:
     b[1] = 16; /* 32x16 threads, a row each: one block a multiprocessor */
+    break;
+  case STRATA__V_STREAMWS:
+    /* a row each, one block a multiprocessor: fp32 16x32 threads (a 64 x
+     * 32 tile: 1.41 tile-and-halo reads a point against 1.59 for 128 x
+     * 16), fp64 32x16.  H100, 25-point star, % of copycube at 512^3 /
+     * 1024x512x256: fp32 89.1 / 87.7 against 87.2 / 86.4, fp64 92.3 /
+     * 89.3 against 93.5 / 90.3 (docs/cuda-notes.md, session 25) */
+    if (prec == 4) b[0] = 16;
+    b[1] = prec == 4 ? 32 : 16;
     break;
   case STRATA__V_VEC:
     b[1] = 4; /* 32x4 threads, 2 planes (2D: rows) each: 128 x 4 x 2 points
@@ -371,6 +379,7 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
     ADD(STRATA__V_STREAMTMA, 32, 4, 2);
     ADD(STRATA__V_STREAMTMA, 32, 16, 2); /* taller tiles: less y halo */
     ADD(STRATA__V_STREAMWS, 32, 16, 1);
+    ADD(STRATA__V_STREAMWS, 16, 32, 1); /* taller tiles: less y halo */
     ADD(STRATA__V_STREAMWS, 32, 8, 1);
     ADD(STRATA__V_STREAMWS, 32, 8, 2);
     ADD(STRATA__V_STREAMWS, 32, 15, 1); /* 16 warps with the copier */

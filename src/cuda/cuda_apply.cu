@@ -468,10 +468,14 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
       c[k++].zc = 1;
     }
   /* the tensor-copy kernels also with 2 and 4 chunks (a whole-depth walk
-   * of 128 tiles leaves 4 of 132 SMs idle at 512^3) */
+   * of 128 tiles leaves 4 of 132 SMs idle at 512^3), and the pencils that
+   * walk y or z (d/dy fp64 at 1024x512x256 on the H100: 89.5% of copycube
+   * at the model's chunks, 89.9 / 90.1 with 2 / 4; docs/cuda-notes.md
+   * step 98) */
   for (int i = 0; i < base && k + 2 <= max; i++)
     if (c[i].v == STRATA__V_STREAMTMA || c[i].v == STRATA__V_STREAMWS ||
-        c[i].v == STRATA__V_KDTMA || c[i].v == STRATA__V_KDWS) {
+        c[i].v == STRATA__V_KDTMA || c[i].v == STRATA__V_KDWS ||
+        (c[i].v == STRATA__V_PENCIL && op->axis != 0)) {
       c[k] = c[i];
       c[k++].zc = 2;
       c[k] = c[i];

@@ -103,6 +103,11 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* Asks L2 for the line holding p (no register, no wait). */
+__device__ __forceinline__ void prefetch_l2(const void *p) {
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
+}
+
 /* The x window of a vector: HV vectors each side of mine, from the
  * shared-memory row rowp (the first of the left ones), with my vector c in
  * the middle. */

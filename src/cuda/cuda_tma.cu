@@ -16,12 +16,14 @@
  * registers by unrolling the walk 2r+1 planes a trip, so it moves nothing.
  *
  * The ring (streamtma/streamws): the tile of plane p (BX*V + 2*HV*V
- * columns, BY*W + 2R rows) lands in slot (p - kz0) mod NS of NS = R + 1 + A
- * slots; at plane k the ring holds planes k .. k+R+A: the tile of k gives
+ * columns, BY*W + 2R rows; in fp32 the BX*V columns of the block's own,
+ * and its x halo, HV*V columns each side of its BY*W rows, by a second
+ * copy into the same slot: stream_xsplit) lands in slot (p - kz0) mod NS
+ * of NS = R + 1 + A slots; at plane k the ring holds planes k .. k+R+A: the tile of k gives
  * the x/y neighbours, the tile of k+R feeds the queue's front.  (kdtma /
  * kdws: one plane in use, A ahead, NS = A + 1.)  The protocol, per slot:
  *  - full[s] (arrival count 1): the copier arms it with the tile's byte
- *    count and the copy completes it.  Every consumer waits on it before
+ *    count (and its halo's) and the copies complete it.  Every consumer waits on it before
  *    its first read of the tile: as the queue's front, or, for the chunk's
  *    first R planes (never a front), before the walk starts.  Each slot's
  *    fills are waited on in order, so a waiter is never more than one
@@ -37,7 +39,10 @@
  * The tensor map spans the input's whole allocation (row pitch x rows x
  * planes), so ghosts are read as they are; the box may run past the
  * allocation's end (zeros) or into the row padding (never stored: only
- * interior points within r of a stored point feed it). */
+ * interior points within r of a stored point feed it).  The x halo's pair
+ * map (strata__cu_tensor_map_xpair) is not bounded by the row on its
+ * right side; the tiles whose right halo could pass the row's end copy
+ * the two sides through a plain map instead. */
 #include "cuda_tma.cuh"
 #include "cuda_kd.cuh"
 #include "cuda_star.cuh"
@@ -47,6 +52,31 @@
 namespace {
 
 constexpr int kTmaAhead = 3; /* planes copied ahead of the queue's front */
+
+/* The ring slot of streamtma / streamws: the TW x TH tile, then from
+ * element *hoff on the x halo: HVV columns left of each of rows rows, and
+ * *hsz elements further on the HVV columns right of them; each part
+ * rounded up to 128 bytes (a tensor copy's destination); *slot elements in
+ * all. */
+template <typename T>
+__host__ __device__ inline void stream_slot(int TW, int TH, int HVV, int rows,
+                                            int *hoff, int *hsz, int *slot) {
+  *hoff = tma_slot_elems<T>(TW, TH);
+  *hsz = tma_slot_elems<T>(HVV, rows);
+  *slot = *hoff + 2 * *hsz;
+}
+
+/* Whether the star walks keep the x halo apart from the tile (XS): in fp32
+ * the halo is 16 bytes each side, and a tile box with it starts and ends
+ * 16 bytes into its neighbours' 128-byte lines; copied as its own box
+ * (one tensor copy of a 4D view, stream_slot) the 25-point star at 16x32
+ * moved 89.3 -> 93.1% of copycube at 512^3 and 87.6 -> 91.4% at
+ * 1024x512x256 (H100, 2 and 1 z chunks).  fp64 (32-byte halo at r = 4)
+ * lost 0.1-1 point that way: it keeps the halo in the tile's box. */
+template <typename T>
+__host__ __device__ constexpr bool stream_xsplit() {
+  return sizeof(T) == 4;
+}
 
 /* Consumer threads a block may have: two rows a thread double the queue,
  * so the copier's extra warp (which lowers the register cap to 96 at 17
@@ -64,7 +94,8 @@ template <int W, bool WS> constexpr int tma_max_threads() {
 template <typename T, int R, int W, int A, bool WS>
 __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
     k_streamtma(const __grid_constant__ CUtensorMap tm,
-                const __grid_constant__ CUtensorMap tme,
+                const __grid_constant__ CUtensorMap tm2,
+                const __grid_constant__ CUtensorMap tm3,
                 const T *__restrict__ in, T *__restrict__ out, strata__geom g,
                 const strata__w<T> w, int zchunk, int BX, int BY, int ox,
                 int oy, int oz, int hint) {
@@ -77,21 +108,47 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
   extern __shared__ __align__(128) unsigned char sraw[];
   T *sm = reinterpret_cast<T *>(sraw);
 
+  constexpr bool XS = stream_xsplit<T>();
+  constexpr int XO = XS ? 0 : HV; /* halo vectors left of the tile's own */
+
   const int tid = threadIdx.x, nthr = BX * BY; /* consumers */
-  const int TW = (BX + 2 * HV) * V;
+  const int TW = (BX + 2 * XO) * V;
   const int TH = BY * W + 2 * R;
-  const int bufsz = tma_slot_elems<T>(TW, TH);
+  const int rows = BY * W; /* XS: the x halo, HV vectors each side of these */
+  int hoff = 0, hsz = 0, bufsz;
+  if constexpr (XS)
+    stream_slot<T>(TW, TH, HV * V, rows, &hoff, &hsz, &bufsz);
+  else
+    bufsz = tma_slot_elems<T>(TW, TH);
   const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
   const int kz0 = blockIdx.z * zchunk;
   const int kz1 = min(g.nz, kz0 + zchunk);
   const int last = kz1 - 1 + R; /* last plane whose tile is needed */
-  /* the first and last tiles of a row copy through tme (no L2 promotion):
-   * their outer halo lies in the line of ghost columns nothing else reads */
   const bool edge = blockIdx.x == 0 || blockIdx.x == gridDim.x - 1;
-  tma_ring<T, NS> ring(sm, bufsz, edge ? &tme : &tm,
-                       (unsigned)(TW * TH * sizeof(T)), ox + x0 - HV * V,
-                       oy + y0 - R, oz);
+  /* without XS the first and last tiles of a row copy through tm2 (no L2
+   * promotion): their outer halo lies in the line of ghost columns and
+   * alignment pad that nothing else reads */
+  tma_ring<T, NS> ring(
+      sm, bufsz, XS || !edge ? &tm : &tm2,
+      (unsigned)((TW * TH + (XS ? 2 * HV * V * rows : 0)) * sizeof(T)),
+      ox + x0 - XO * V, oy + y0 - R, oz);
   if (hint) ring.pol = l2_policy(hint);
+  if constexpr (XS) {
+    /* the x halo in one box of the pair map tm2 (whose right half lands
+     * right after the left: hsz must not be rounded), except at the ends
+     * of a row, where the outer halo is alone in its line (as above) and
+     * the right columns of the last tiles may pass the row's end: two
+     * boxes of tm3 (no L2 promotion) */
+    const bool pair = !edge && ox + x0 + (BX + HV) * V <= g.sy &&
+                      hsz == HV * V * rows;
+    ring.tmh = pair ? &tm2 : &tm3;
+    ring.hmode = pair ? 1 : 2;
+    ring.hxl = ox + x0 - HV * V;
+    ring.hxr = ox + x0 + BX * V;
+    ring.hy = oy + y0;
+    ring.hoff = hoff;
+    ring.hsz = hsz;
+  }
   uint64_t *full = ring.full, *empty = ring.empty;
 
   if (!ring.template start<WS>(tid, nthr, kz0, last)) return;
@@ -106,7 +163,8 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
    * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
   const bool cx_ok = xv < nx + R;
   const long long coff = xv + (long long)yr * sy;
-  const int csm = (R + ty * W) * TW + (HV + tx) * V;
+  const int csm = (R + ty * W) * TW + (XO + tx) * V;
+  const star_xnb<HV> nb(tx, ty, BX, W, R, V, hoff, hsz); /* XS */
   vec q[NQ][W];
 #pragma unroll
   for (int d = 0; d < 2 * R; d++)
@@ -133,7 +191,11 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
     for (int r = 0; r < W; r++)
       q[(ph + 2 * R) % NQ][r] = lds_v<T, V>(sq + csm + r * TW);
     vec acc[W];
-    star_plane<T, R, W, V, HV, NQ>(q, ph + R, sb, TW, tx, ty, w, acc);
+    if constexpr (XS)
+      star_plane_split<T, R, W, V, HV, NQ>(q, ph + R, sb, TW, nb, tx, ty, w,
+                                           acc);
+    else
+      star_plane<T, R, W, V, HV, NQ>(q, ph + R, sb, TW, tx, ty, w, acc);
     if constexpr (WS) {
       /* this warp is done with the tile of k (and every earlier one) */
       __syncwarp();
@@ -265,20 +327,21 @@ int tma_hint(int dflt) {
 /* What both tensor-copy launchers work out before they launch: the block
  * (whole warps, at most maxthr consumers, plus the copier warp when WS)
  * and its TW x TH tile (a copy box holds at most 256 per axis), the ring's
- * shared memory (NS slots and their barriers), occupancy, the grid, the
+ * shared memory (NS slots of slot elements and their barriers), occupancy,
+ * the grid, the
  * tensor map (promote: its L2 promotion) and the z chunks (warmup: the
  * extra planes a chunk reads). */
 struct tma_plan {
   int threads, zchunk;
   size_t bytes;
   dim3 grid;
-  CUtensorMap tm, tme; /* tme: the same map with edge_promote */
+  CUtensorMap tm;
 };
 
 template <typename T, typename K>
 strata_status tma_prepare(const strata__launch *L, K kern, const char *name,
-                          int W, int maxthr, bool ws, int TW, int TH, int NS,
-                          int promote, int edge_promote, int warmup,
+                          int W, int maxthr, bool ws, int TW, int TH,
+                          int slot, int NS, int promote, int warmup,
                           tma_plan *P) {
   constexpr int V = 16 / sizeof(T);
   const int BX = L->block[0], BY = L->block[1];
@@ -293,8 +356,7 @@ strata_status tma_prepare(const strata__launch *L, K kern, const char *name,
                         "%s: block %dx%dx%d makes a %dx%d tile with its halo; "
                         "a tensor copy box holds at most 256 per axis",
                         name, BX, BY, W, TW, TH);
-  P->bytes = (size_t)NS * tma_slot_elems<T>(TW, TH) * sizeof(T) +
-             2 * NS * sizeof(uint64_t);
+  P->bytes = (size_t)NS * slot * sizeof(T) + 2 * NS * sizeof(uint64_t);
   P->threads = nthr + (ws ? 32 : 0); /* the copier warp */
   strata_status s = strata__smem_opt_in(L, kern, P->bytes, name);
   if (s != STRATA_OK) return s;
@@ -308,12 +370,6 @@ strata_status tma_prepare(const strata__launch *L, K kern, const char *name,
                         "%s: %d rows need %lld blocks along y (limit 65535); "
                         "use taller blocks", name, L->g.ny, gy);
   s = tensor_map(L, sizeof(T), TW, TH, promote, name, &P->tm);
-  if (s == STRATA_OK) {
-    if (edge_promote == promote) /* kdtma / kdws: one map serves both */
-      P->tme = P->tm;
-    else
-      s = tensor_map(L, sizeof(T), TW, TH, edge_promote, name, &P->tme);
-  }
   if (s != STRATA_OK) return s;
   const int chunks =
       strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, warmup);
@@ -328,20 +384,39 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   constexpr int V = 16 / sizeof(T);
   constexpr int HV = (R + V - 1) / V;
   const int BX = L->block[0], BY = L->block[1];
+  constexpr bool XS = stream_xsplit<T>();
   auto kern = k_streamtma<T, R, W, kTmaAhead, WS>;
+  const char *name = WS ? "streamws" : "streamtma";
+  const int TW = (BX + (XS ? 0 : 2 * HV)) * V, TH = BY * W + 2 * R;
+  const int HVV = HV * V;
+  int hoff = 0, hsz = 0, slot = tma_slot_elems<T>(TW, TH);
+  if (XS) stream_slot<T>(TW, TH, HVV, BY * W, &hoff, &hsz, &slot);
   tma_plan P;
   /* 128-byte L2 promotion: the 25-point star fp64 90.5% against 88.7%
-   * without (H100, 512^3); none for the first and last tiles of a row,
-   * whose outer halo is the only part of its 128-byte line (ghost columns
-   * and alignment pad) anyone reads: streamws fp32 at 32x16, 512^3, 83.5-
-   * 83.7 -> 84.8-85.0% (auto and 1024x512x256 unchanged) */
-  strata_status s = tma_prepare<T>(
-      L, kern, WS ? "streamws" : "streamtma", W, tma_max_threads<W, WS>(), WS,
-      (BX + 2 * HV) * V, BY * W + 2 * R, R + 1 + kTmaAhead, 128, 0,
-      2 * R, &P);
+   * without (H100, 512^3) */
+  strata_status s =
+      tma_prepare<T>(L, kern, name, W, tma_max_threads<W, WS>(), WS, TW, TH,
+                     slot, R + 1 + kTmaAhead, 128, 2 * R, &P);
+  if (s != STRATA_OK) return s;
+  /* XS: the x halo's maps, the pair map (both sides in one box) and the
+   * plain one without L2 promotion for the row's end tiles.  Otherwise
+   * tm2 is the tile's map without promotion for those tiles (their outer
+   * halo is alone in its line: streamws fp32 at 32x16, 512^3, 83.5-83.7 ->
+   * 84.8-85.0% before XS) */
+  CUtensorMap tm2, tm3 = P.tm;
+  const unsigned long long ext[3] = {L->in_ext[0], L->in_ext[1], L->in_ext[2]};
+  if (XS) {
+    s = strata__cu_tensor_map_xpair(L->ctx, L->in_data, sizeof(T), ext, HVV,
+                                    (BX + HV) * V, BY * W, 128, name, &tm2);
+    if (s == STRATA_OK)
+      s = strata__cu_tensor_map(L->ctx, L->in_data, sizeof(T), ext, HVV,
+                                BY * W, 0, name, &tm3);
+  } else {
+    s = tensor_map(L, sizeof(T), TW, TH, 0, name, &tm2);
+  }
   if (s != STRATA_OK) return s;
   kern<<<P.grid, dim3(P.threads, 1, 1), P.bytes, L->stream>>>(
-      P.tm, P.tme, (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op),
+      P.tm, tm2, tm3, (const T *)L->in, (T *)L->out, L->g, strata__weights<T>(op),
       P.zchunk, BX, BY, L->in_org[0], L->in_org[1], L->in_org[2],
       tma_hint(1));
   STRATA__LAUNCHED(L->ctx, WS ? "streamws kernel launch"
@@ -377,9 +452,11 @@ strata_status launch_kdtma(const strata__launch *L, const strata_stencil *op) {
   tma_plan P;
   /* no L2 promotion: the symmetric box 84.1% against 82.6% with 128-byte
    * promotion (H100, 512^3 fp32, default shape) */
+  const int TW = (BX + 2) * V, TH = BY * W + 2;
   strata_status s = tma_prepare<T>(L, kern, WS ? "kdws" : "kdtma", W,
-                                   kdtma_max_threads<WS>(), WS, (BX + 2) * V,
-                                   BY * W + 2, kKdTmaAhead + 1, 0, 0, 2, &P);
+                                   kdtma_max_threads<WS>(), WS, TW, TH,
+                                   tma_slot_elems<T>(TW, TH), kKdTmaAhead + 1,
+                                   0, 2, &P);
   if (s != STRATA_OK) return s;
   kern<<<P.grid, dim3(P.threads, 1, 1), P.bytes, L->stream>>>(
       P.tm, (T *)L->out, L->g, strata__weights<T>(op), P.zchunk, BX, BY,
@@ -468,6 +545,16 @@ typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
                               CUtensorMapInterleave, CUtensorMapSwizzle,
                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
+/* The copies' L2 promotion for promote bytes; STRATA_TMA_L2 = 0, 64, 128
+ * or 256 overrides it (tuning experiments, docs/cuda-notes.md). */
+static CUtensorMapL2promotion l2_promotion(int promote) {
+  if (const char *e = getenv("STRATA_TMA_L2")) promote = atoi(e);
+  return promote == 0     ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+         : promote == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+         : promote == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                          : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+}
+
 static encode_fn encoder() {
   static const encode_fn fn = [] {
     void *p = NULL;
@@ -481,36 +568,43 @@ static encode_fn encoder() {
   return fn;
 }
 
-strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
-                                    size_t es, const unsigned long long ext[3],
-                                    int TW, int TH, int promote,
-                                    const char *name, CUtensorMap *tm,
-                                    bool yz) {
+/* One map of rank dimensions (rank <= 4, element strides 1, no
+ * interleave or swizzle, zeros outside); *cr the driver's answer.  Fails
+ * only when the driver has no encoder. */
+static strata_status encode_map(strata_context *ctx, const char *name,
+                                CUtensorMap *tm, const void *base, size_t es,
+                                unsigned rank, const cuuint64_t *dim,
+                                const cuuint64_t *stride, const cuuint32_t *box,
+                                int promote, CUresult *cr) {
   encode_fn enc = encoder();
   if (!enc)
     return strata__fail(ctx, STRATA_ENOTSUP,
                         "%s: the CUDA driver has no cuTensorMapEncodeTiled",
                         name);
+  const cuuint32_t estr[4] = {1, 1, 1, 1};
+  *cr = enc(tm,
+            es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                    : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+            rank, const_cast<void *>(base), dim, stride, box, estr,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+            l2_promotion(promote), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return STRATA_OK;
+}
+
+strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
+                                    size_t es, const unsigned long long ext[3],
+                                    int TW, int TH, int promote,
+                                    const char *name, CUtensorMap *tm,
+                                    bool yz) {
   const cuuint64_t dim[3] = {ext[0], yz ? ext[2] : ext[1],
                              yz ? ext[1] : ext[2]};
   const cuuint64_t row = ext[0] * es, plane = ext[0] * ext[1] * es;
   const cuuint64_t stride[2] = {yz ? plane : row, yz ? row : plane};
   const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
-  const cuuint32_t estr[3] = {1, 1, 1};
-  /* STRATA_TMA_L2 = 0, 64, 128 or 256 overrides it (tuning experiments,
-   * docs/cuda-notes.md) */
-  if (const char *e = getenv("STRATA_TMA_L2")) promote = atoi(e);
-  const CUtensorMapL2promotion l2 =
-      promote == 0    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-      : promote == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-      : promote == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                       : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-  CUresult cr = enc(tm,
-                    es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-                    3, const_cast<void *>(base), dim, stride, box, estr,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                    l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  CUresult cr = CUDA_SUCCESS;
+  strata_status s =
+      encode_map(ctx, name, tm, base, es, 3, dim, stride, box, promote, &cr);
+  if (s != STRATA_OK) return s;
   /* a map the driver refuses is a variant that cannot take this
    * allocation (ENOTSUP: the tuner skips it), not a failed device */
   if (cr != CUDA_SUCCESS)
@@ -518,5 +612,28 @@ strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
                         "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
                         "%llux%llux%llu allocation and a %dx%d box",
                         name, (int)cr, ext[0], ext[1], ext[2], TW, TH);
+  return STRATA_OK;
+}
+
+strata_status strata__cu_tensor_map_xpair(strata_context *ctx,
+                                          const void *base, size_t es,
+                                          const unsigned long long ext[3],
+                                          int HVV, int gap, int rows,
+                                          int promote, const char *name,
+                                          CUtensorMap *tm) {
+  const cuuint64_t dim[4] = {ext[0], ext[1], 2, ext[2]};
+  const cuuint64_t stride[3] = {ext[0] * es, (cuuint64_t)gap * es,
+                                ext[0] * ext[1] * es};
+  const cuuint32_t box[4] = {(cuuint32_t)HVV, (cuuint32_t)rows, 2, 1};
+  CUresult cr = CUDA_SUCCESS;
+  strata_status s =
+      encode_map(ctx, name, tm, base, es, 4, dim, stride, box, promote, &cr);
+  if (s != STRATA_OK) return s;
+  if (cr != CUDA_SUCCESS)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for "
+                        "the x halo of a %llux%llux%llu allocation (%d "
+                        "columns each side, %d apart, %d rows)",
+                        name, (int)cr, ext[0], ext[1], ext[2], HVV, gap, rows);
   return STRATA_OK;
 }

@@ -587,8 +587,8 @@ TEST(cuda_errors) {
   strata_device_info di;
   CHECK_OK(strata_context_device_info(gpu, &di), gpu);
   if (di.cc_major >= 9) {
-    opt.variant = "streamtma"; /* a (64+2)*4-wide tile: past a TMA box */
-    opt.block[0] = 64; opt.block[1] = 4; opt.block[2] = 1;
+    opt.variant = "streamtma"; /* a 96*4-wide tile: past a TMA box */
+    opt.block[0] = 96; opt.block[1] = 2; opt.block[2] = 1;
     CHECK_STATUS(strata_apply(&op, in, out, &opt), STRATA_EINVAL, gpu);
     CHECK(strstr(strata_context_error(gpu), "256") != NULL);
     opt.variant = "streamws"; /* 2 rows a thread: at most 256 threads */

@@ -16,11 +16,12 @@
  * registers by unrolling the walk 2r+1 planes a trip, so it moves nothing.
  *
  * The ring (streamtma/streamws): the tile of plane p (BX*V + 2*HV*V
- * columns, BY*W + 2R rows; in fp32 the BX*V columns of the block's own,
- * and its x halo, HV*V columns each side of its BY*W rows, by a second
- * copy into the same slot: stream_xsplit) lands in slot (p - kz0) mod NS
- * of NS = R + 1 + A slots; at plane k the ring holds planes k .. k+R+A: the tile of k gives
- * the x/y neighbours, the tile of k+R feeds the queue's front.  (kdtma /
+ * columns, BY*W + 2R rows; in fp32 at r >= 2 the block's own BX*V
+ * columns, and its x halo, HV*V columns each side of its BY*W rows, by a
+ * second copy into the same slot: stream_xsplit) lands in slot
+ * (p - kz0) mod NS of NS = R + 1 + A slots; at plane k the ring holds
+ * planes k .. k+R+A: the tile of k gives the x/y neighbours, the tile of
+ * k+R feeds the queue's front.  (kdtma /
  * kdws: one plane in use, A ahead, NS = A + 1.)  The protocol, per slot:
  *  - full[s] (arrival count 1): the copier arms it with the tile's byte
  *    count (and its halo's) and the copies complete it.  Every consumer waits on it before
@@ -72,10 +73,13 @@ __host__ __device__ inline void stream_slot(int TW, int TH, int HVV, int rows,
  * (one tensor copy of a 4D view, stream_slot) the 25-point star at 16x32
  * moved 89.3 -> 93.1% of copycube at 512^3 and 87.6 -> 91.4% at
  * 1024x512x256 (H100, 2 and 1 z chunks).  fp64 (32-byte halo at r = 4)
- * lost 0.1-1 point that way: it keeps the halo in the tile's box. */
-template <typename T>
+ * lost 0.1-1 point that way, and the fp32 7-point (r = 1) 2-3 points
+ * (streamtma 85.8 -> 83.0, streamws 82.2 -> 79.5 at 512^3): those keep
+ * the halo in the tile's box.  r = 2 and 3 were not measured; they follow
+ * r = 4, whose halo they share. */
+template <typename T, int R>
 __host__ __device__ constexpr bool stream_xsplit() {
-  return sizeof(T) == 4;
+  return sizeof(T) == 4 && R >= 2;
 }
 
 /* Consumer threads a block may have: two rows a thread double the queue,
@@ -108,7 +112,7 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
   extern __shared__ __align__(128) unsigned char sraw[];
   T *sm = reinterpret_cast<T *>(sraw);
 
-  constexpr bool XS = stream_xsplit<T>();
+  constexpr bool XS = stream_xsplit<T, R>();
   constexpr int XO = XS ? 0 : HV; /* halo vectors left of the tile's own */
 
   const int tid = threadIdx.x, nthr = BX * BY; /* consumers */
@@ -384,7 +388,7 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   constexpr int V = 16 / sizeof(T);
   constexpr int HV = (R + V - 1) / V;
   const int BX = L->block[0], BY = L->block[1];
-  constexpr bool XS = stream_xsplit<T>();
+  constexpr bool XS = stream_xsplit<T, R>();
   auto kern = k_streamtma<T, R, W, kTmaAhead, WS>;
   const char *name = WS ? "streamws" : "streamtma";
   const int TW = (BX + (XS ? 0 : 2 * HV)) * V, TH = BY * W + 2 * R;

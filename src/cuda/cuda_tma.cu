@@ -48,6 +48,7 @@
 #include "cuda_kd.cuh"
 #include "cuda_star.cuh"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 namespace {
@@ -573,25 +574,33 @@ static encode_fn encoder() {
 }
 
 /* One map of rank dimensions (rank <= 4, element strides 1, no
- * interleave or swizzle, zeros outside); *cr the driver's answer.  Fails
- * only when the driver has no encoder. */
+ * interleave or swizzle, zeros outside) over the allocation of extents
+ * ext at base; what names the box for the message when the driver
+ * refuses.  A refused map is a variant that cannot take this allocation
+ * (ENOTSUP: the tuner skips it), not a failed device. */
 static strata_status encode_map(strata_context *ctx, const char *name,
                                 CUtensorMap *tm, const void *base, size_t es,
-                                unsigned rank, const cuuint64_t *dim,
-                                const cuuint64_t *stride, const cuuint32_t *box,
-                                int promote, CUresult *cr) {
+                                const unsigned long long ext[3], unsigned rank,
+                                const cuuint64_t *dim, const cuuint64_t *stride,
+                                const cuuint32_t *box, int promote,
+                                const char *what) {
   encode_fn enc = encoder();
   if (!enc)
     return strata__fail(ctx, STRATA_ENOTSUP,
                         "%s: the CUDA driver has no cuTensorMapEncodeTiled",
                         name);
   const cuuint32_t estr[4] = {1, 1, 1, 1};
-  *cr = enc(tm,
-            es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                    : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-            rank, const_cast<void *>(base), dim, stride, box, estr,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-            l2_promotion(promote), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  CUresult cr = enc(tm,
+                    es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                    rank, const_cast<void *>(base), dim, stride, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                    l2_promotion(promote), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (cr != CUDA_SUCCESS)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
+                        "%llux%llux%llu allocation and %s",
+                        name, (int)cr, ext[0], ext[1], ext[2], what);
   return STRATA_OK;
 }
 
@@ -605,18 +614,10 @@ strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
   const cuuint64_t row = ext[0] * es, plane = ext[0] * ext[1] * es;
   const cuuint64_t stride[2] = {yz ? plane : row, yz ? row : plane};
   const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
-  CUresult cr = CUDA_SUCCESS;
-  strata_status s =
-      encode_map(ctx, name, tm, base, es, 3, dim, stride, box, promote, &cr);
-  if (s != STRATA_OK) return s;
-  /* a map the driver refuses is a variant that cannot take this
-   * allocation (ENOTSUP: the tuner skips it), not a failed device */
-  if (cr != CUDA_SUCCESS)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
-                        "%llux%llux%llu allocation and a %dx%d box",
-                        name, (int)cr, ext[0], ext[1], ext[2], TW, TH);
-  return STRATA_OK;
+  char what[64];
+  snprintf(what, sizeof what, "a %dx%d box", TW, TH);
+  return encode_map(ctx, name, tm, base, es, ext, 3, dim, stride, box,
+                    promote, what);
 }
 
 strata_status strata__cu_tensor_map_xpair(strata_context *ctx,
@@ -629,15 +630,10 @@ strata_status strata__cu_tensor_map_xpair(strata_context *ctx,
   const cuuint64_t stride[3] = {ext[0] * es, (cuuint64_t)gap * es,
                                 ext[0] * ext[1] * es};
   const cuuint32_t box[4] = {(cuuint32_t)HVV, (cuuint32_t)rows, 2, 1};
-  CUresult cr = CUDA_SUCCESS;
-  strata_status s =
-      encode_map(ctx, name, tm, base, es, 4, dim, stride, box, promote, &cr);
-  if (s != STRATA_OK) return s;
-  if (cr != CUDA_SUCCESS)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for "
-                        "the x halo of a %llux%llux%llu allocation (%d "
-                        "columns each side, %d apart, %d rows)",
-                        name, (int)cr, ext[0], ext[1], ext[2], HVV, gap, rows);
-  return STRATA_OK;
+  char what[96];
+  snprintf(what, sizeof what,
+           "an x halo box (%d columns each side, %d apart, %d rows)", HVV,
+           gap, rows);
+  return encode_map(ctx, name, tm, base, es, ext, 4, dim, stride, box,
+                    promote, what);
 }

@@ -21,11 +21,11 @@
  * second copy into the same slot: stream_xsplit) lands in slot
  * (p - kz0) mod NS of NS = R + 1 + A slots; at plane k the ring holds
  * planes k .. k+R+A: the tile of k gives the x/y neighbours, the tile of
- * k+R feeds the queue's front.  (kdtma /
- * kdws: one plane in use, A ahead, NS = A + 1.)  The protocol, per slot:
+ * k+R feeds the queue's front.  (kdtma / kdws: one plane in use, A ahead,
+ * NS = A + 1.)  The protocol, per slot:
  *  - full[s] (arrival count 1): the copier arms it with the tile's byte
- *    count (and its halo's) and the copies complete it.  Every consumer waits on it before
- *    its first read of the tile: as the queue's front, or, for the chunk's
+ *    count (and its halo's) and the copies complete it.  Every consumer
+ *    waits on it before its first read of the tile: as the queue's front, or, for the chunk's
  *    first R planes (never a front), before the walk starts.  Each slot's
  *    fills are waited on in order, so a waiter is never more than one
  *    phase behind (the parity test cannot be fooled).
@@ -40,15 +40,11 @@
  * The tensor map spans the input's whole allocation (row pitch x rows x
  * planes), so ghosts are read as they are; the box may run past the
  * allocation's end (zeros) or into the row padding (never stored: only
- * interior points within r of a stored point feed it).  The x halo's pair
- * map (strata__cu_tensor_map_xpair) is not bounded by the row on its
- * right side; the tiles whose right halo could pass the row's end copy
- * the two sides through a plain map instead. */
+ * interior points within r of a stored point feed it). */
 #include "cuda_tma.cuh"
 #include "cuda_kd.cuh"
 #include "cuda_star.cuh"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 namespace {
@@ -57,7 +53,7 @@ constexpr int kTmaAhead = 3; /* planes copied ahead of the queue's front */
 
 /* The ring slot of streamtma / streamws: the TW x TH tile, then from
  * element *hoff on the x halo: HVV columns left of each of rows rows, and
- * *hsz elements further on the HVV columns right of them; each part
+ * *hsz elements further on the HVV columns right of them; each box
  * rounded up to 128 bytes (a tensor copy's destination); *slot elements in
  * all. */
 template <typename T>
@@ -70,14 +66,15 @@ __host__ __device__ inline void stream_slot(int TW, int TH, int HVV, int rows,
 
 /* Whether the star walks keep the x halo apart from the tile (XS): in fp32
  * the halo is 16 bytes each side, and a tile box with it starts and ends
- * 16 bytes into its neighbours' 128-byte lines; copied as its own box
- * (one tensor copy of a 4D view, stream_slot) the 25-point star at 16x32
- * moved 89.3 -> 93.1% of copycube at 512^3 and 87.6 -> 91.4% at
- * 1024x512x256 (H100, 2 and 1 z chunks).  fp64 (32-byte halo at r = 4)
- * lost 0.1-1 point that way, and the fp32 7-point (r = 1) 2-3 points
- * (streamtma 85.8 -> 83.0, streamws 82.2 -> 79.5 at 512^3): those keep
- * the halo in the tile's box.  r = 2 and 3 were not measured; they follow
- * r = 4, whose halo they share. */
+ * 16 bytes into its neighbours' 128-byte lines; the tile's own columns in
+ * one box and the halo in two more (a column of 16 bytes each side,
+ * stream_slot) took the 25-point star at 16x32 from 89.3 to 93.2-93.7% of
+ * copycube at 512^3 and from 87.6 to 91.9% at 1024x512x256 (H100, 2 and
+ * 1 z chunks; one 4D box for both columns was 0.1-0.4 points slower).
+ * fp64 (32-byte halo at r = 4) lost 0.1-1 point that way, and the fp32
+ * 7-point (r = 1) 2-3 points (streamtma 85.8 -> 83.0, streamws 82.2 ->
+ * 79.5 at 512^3): those keep the halo in the tile's box.  r = 2 and 3
+ * were not measured; they follow r = 4, whose halo they share. */
 template <typename T, int R>
 __host__ __device__ constexpr bool stream_xsplit() {
   return sizeof(T) == 4 && R >= 2;
@@ -139,15 +136,9 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
       ox + x0 - XO * V, oy + y0 - R, oz);
   if (hint) ring.pol = l2_policy(hint);
   if constexpr (XS) {
-    /* the x halo in one box of the pair map tm2 (whose right half lands
-     * right after the left: hsz must not be rounded), except at the ends
-     * of a row, where the outer halo is alone in its line (as above) and
-     * the right columns of the last tiles may pass the row's end: two
-     * boxes of tm3 (no L2 promotion) */
-    const bool pair = !edge && ox + x0 + (BX + HV) * V <= g.sy &&
-                      hsz == HV * V * rows;
-    ring.tmh = pair ? &tm2 : &tm3;
-    ring.hmode = pair ? 1 : 2;
+    /* the x halo: a box of tm2 each side, of tm3 (no L2 promotion) at the
+     * ends of a row, where the outer halo is alone in its line (as above) */
+    ring.tmh = edge ? &tm3 : &tm2;
     ring.hxl = ox + x0 - HV * V;
     ring.hxr = ox + x0 + BX * V;
     ring.hy = oy + y0;
@@ -333,9 +324,8 @@ int tma_hint(int dflt) {
  * (whole warps, at most maxthr consumers, plus the copier warp when WS)
  * and its TW x TH tile (a copy box holds at most 256 per axis), the ring's
  * shared memory (NS slots of slot elements and their barriers), occupancy,
- * the grid, the
- * tensor map (promote: its L2 promotion) and the z chunks (warmup: the
- * extra planes a chunk reads). */
+ * the grid, the tensor map (promote: its L2 promotion) and the z chunks
+ * (warmup: the extra planes a chunk reads). */
 struct tma_plan {
   int threads, zchunk;
   size_t bytes;
@@ -403,16 +393,15 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
       tma_prepare<T>(L, kern, name, W, tma_max_threads<W, WS>(), WS, TW, TH,
                      slot, R + 1 + kTmaAhead, 128, 2 * R, &P);
   if (s != STRATA_OK) return s;
-  /* XS: the x halo's maps, the pair map (both sides in one box) and the
-   * plain one without L2 promotion for the row's end tiles.  Otherwise
-   * tm2 is the tile's map without promotion for those tiles (their outer
-   * halo is alone in its line: streamws fp32 at 32x16, 512^3, 83.5-83.7 ->
-   * 84.8-85.0% before XS) */
+  /* XS: the x halo's map, and the same without L2 promotion for the row's
+   * end tiles.  Otherwise tm2 is the tile's map without promotion for
+   * those tiles (their outer halo is alone in its line: streamws fp32 at
+   * 32x16, 512^3, 83.5-83.7 -> 84.8-85.0% before XS) */
   CUtensorMap tm2, tm3 = P.tm;
   const unsigned long long ext[3] = {L->in_ext[0], L->in_ext[1], L->in_ext[2]};
   if (XS) {
-    s = strata__cu_tensor_map_xpair(L->ctx, L->in_data, sizeof(T), ext, HVV,
-                                    (BX + HV) * V, BY * W, 128, name, &tm2);
+    s = strata__cu_tensor_map(L->ctx, L->in_data, sizeof(T), ext, HVV,
+                              BY * W, 128, name, &tm2);
     if (s == STRATA_OK)
       s = strata__cu_tensor_map(L->ctx, L->in_data, sizeof(T), ext, HVV,
                                 BY * W, 0, name, &tm3);
@@ -550,16 +539,6 @@ typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
                               CUtensorMapInterleave, CUtensorMapSwizzle,
                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
-/* The copies' L2 promotion for promote bytes; STRATA_TMA_L2 = 0, 64, 128
- * or 256 overrides it (tuning experiments, docs/cuda-notes.md). */
-static CUtensorMapL2promotion l2_promotion(int promote) {
-  if (const char *e = getenv("STRATA_TMA_L2")) promote = atoi(e);
-  return promote == 0     ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-         : promote == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-         : promote == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                          : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-}
-
 static encode_fn encoder() {
   static const encode_fn fn = [] {
     void *p = NULL;
@@ -573,67 +552,42 @@ static encode_fn encoder() {
   return fn;
 }
 
-/* One map of rank dimensions (rank <= 4, element strides 1, no
- * interleave or swizzle, zeros outside) over the allocation of extents
- * ext at base; what names the box for the message when the driver
- * refuses.  A refused map is a variant that cannot take this allocation
- * (ENOTSUP: the tuner skips it), not a failed device. */
-static strata_status encode_map(strata_context *ctx, const char *name,
-                                CUtensorMap *tm, const void *base, size_t es,
-                                const unsigned long long ext[3], unsigned rank,
-                                const cuuint64_t *dim, const cuuint64_t *stride,
-                                const cuuint32_t *box, int promote,
-                                const char *what) {
-  encode_fn enc = encoder();
-  if (!enc)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "%s: the CUDA driver has no cuTensorMapEncodeTiled",
-                        name);
-  const cuuint32_t estr[4] = {1, 1, 1, 1};
-  CUresult cr = enc(tm,
-                    es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-                    rank, const_cast<void *>(base), dim, stride, box, estr,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                    l2_promotion(promote), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (cr != CUDA_SUCCESS)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
-                        "%llux%llux%llu allocation and %s",
-                        name, (int)cr, ext[0], ext[1], ext[2], what);
-  return STRATA_OK;
-}
-
 strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
                                     size_t es, const unsigned long long ext[3],
                                     int TW, int TH, int promote,
                                     const char *name, CUtensorMap *tm,
                                     bool yz) {
+  encode_fn enc = encoder();
+  if (!enc)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "%s: the CUDA driver has no cuTensorMapEncodeTiled",
+                        name);
   const cuuint64_t dim[3] = {ext[0], yz ? ext[2] : ext[1],
                              yz ? ext[1] : ext[2]};
   const cuuint64_t row = ext[0] * es, plane = ext[0] * ext[1] * es;
   const cuuint64_t stride[2] = {yz ? plane : row, yz ? row : plane};
   const cuuint32_t box[3] = {(cuuint32_t)TW, (cuuint32_t)TH, 1};
-  char what[64];
-  snprintf(what, sizeof what, "a %dx%d box", TW, TH);
-  return encode_map(ctx, name, tm, base, es, ext, 3, dim, stride, box,
-                    promote, what);
-}
-
-strata_status strata__cu_tensor_map_xpair(strata_context *ctx,
-                                          const void *base, size_t es,
-                                          const unsigned long long ext[3],
-                                          int HVV, int gap, int rows,
-                                          int promote, const char *name,
-                                          CUtensorMap *tm) {
-  const cuuint64_t dim[4] = {ext[0], ext[1], 2, ext[2]};
-  const cuuint64_t stride[3] = {ext[0] * es, (cuuint64_t)gap * es,
-                                ext[0] * ext[1] * es};
-  const cuuint32_t box[4] = {(cuuint32_t)HVV, (cuuint32_t)rows, 2, 1};
-  char what[96];
-  snprintf(what, sizeof what,
-           "an x halo box (%d columns each side, %d apart, %d rows)", HVV,
-           gap, rows);
-  return encode_map(ctx, name, tm, base, es, ext, 4, dim, stride, box,
-                    promote, what);
+  const cuuint32_t estr[3] = {1, 1, 1};
+  /* STRATA_TMA_L2 = 0, 64, 128 or 256 overrides it (tuning experiments,
+   * docs/cuda-notes.md) */
+  if (const char *e = getenv("STRATA_TMA_L2")) promote = atoi(e);
+  const CUtensorMapL2promotion l2 =
+      promote == 0    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+      : promote == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+      : promote == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                       : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  CUresult cr = enc(tm,
+                    es == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                    3, const_cast<void *>(base), dim, stride, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                    l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  /* a map the driver refuses is a variant that cannot take this
+   * allocation (ENOTSUP: the tuner skips it), not a failed device */
+  if (cr != CUDA_SUCCESS)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a "
+                        "%llux%llux%llu allocation and a %dx%d box",
+                        name, (int)cr, ext[0], ext[1], ext[2], TW, TH);
+  return STRATA_OK;
 }

@@ -24,21 +24,6 @@ strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,
                                     const char *name, CUtensorMap *tm,
                                     bool yz = false);
 
-/* Host side: the x halo of the star walks' tiles (cuda_tma.cu) as one 4D
- * box.  The map views the allocation as (x, y, side, z), the side axis
- * stepping gap elements: a box of HVV x rows x 2 x 1 at x = the tile's
- * first column - HVV brings the HVV columns left of the tile for every
- * row, then the HVV columns gap elements further on (right of a tile gap -
- * HVV wide).  The right box is not bounded by the row: where it passes
- * the row's end it reads the next row (past the allocation in its last
- * row), so the caller copies those tiles' halos with two 3D boxes. */
-strata_status strata__cu_tensor_map_xpair(strata_context *ctx,
-                                          const void *base, size_t es,
-                                          const unsigned long long ext[3],
-                                          int HVV, int gap, int rows,
-                                          int promote, const char *name,
-                                          CUtensorMap *tm);
-
 namespace {
 
 __device__ __forceinline__ unsigned smem_u32(const void *p) {
@@ -116,18 +101,6 @@ __device__ __forceinline__ void tma_load3(void *dst, const CUtensorMap *tm,
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_"
       "tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<uint64_t>(tm)), "r"(x), "r"(y), "r"(z),
-      "r"(smem_u32(b))
-      : "memory");
-}
-
-/* One box of the 4D tensor map at element coordinates (c0, c1, c2, c3). */
-__device__ __forceinline__ void tma_load4(void *dst, const CUtensorMap *tm,
-                                          int c0, int c1, int c2, int c3,
-                                          uint64_t *b) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_"
-      "tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(tm)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
       "r"(smem_u32(b))
       : "memory");
 }
@@ -246,12 +219,11 @@ template <typename T, int NS> struct tma_ring {
   unsigned txbytes;
   uint64_t pol = 0; /* an L2 policy for the copies (0: none) */
   int bx, by, oz;
-  /* the x halo apart from the tile (hmode 0: none; 1: one box of the 4D
-   * map tmh at (hxl, hy, 0); 2: two boxes of the 3D map tmh, at hxl and
-   * hxr), into the slot from element hoff on: the left columns of every
-   * row, then (hsz elements on) the right ones */
+  /* the x halo apart from the tile (when tmh is set): boxes of tmh at
+   * (hxl, hy) and (hxr, hy), into the slot from element hoff on: the left
+   * columns of every row, then (hsz elements on) the right ones */
   const CUtensorMap *tmh = nullptr;
-  int hmode = 0, hxl = 0, hxr = 0, hy = 0, hoff = 0, hsz = 0;
+  int hxl = 0, hxr = 0, hy = 0, hoff = 0, hsz = 0;
 
   __device__ __forceinline__ tma_ring(T *sm_, int bufsz_, const CUtensorMap *tm_,
                                       unsigned txbytes_, int bx_, int by_,
@@ -264,9 +236,7 @@ template <typename T, int NS> struct tma_ring {
     T *d = sm + s * bufsz;
     mbar_expect_tx(&full[s], txbytes); /* the tile's and the halo's bytes */
     tma_load3_hint(d, tm, bx, by, oz + p, &full[s], pol);
-    if (hmode == 1) {
-      tma_load4(d + hoff, tmh, hxl, hy, 0, oz + p, &full[s]);
-    } else if (hmode == 2) {
+    if (tmh) {
       tma_load3(d + hoff, tmh, hxl, hy, oz + p, &full[s]);
       tma_load3(d + hoff + hsz, tmh, hxr, hy, oz + p, &full[s]);
     }

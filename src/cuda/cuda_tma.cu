@@ -25,8 +25,9 @@
  * NS = A + 1.)  The protocol, per slot:
  *  - full[s] (arrival count 1): the copier arms it with the tile's byte
  *    count (and its halo's) and the copies complete it.  Every consumer
- *    waits on it before its first read of the tile: as the queue's front, or, for the chunk's
- *    first R planes (never a front), before the walk starts.  Each slot's
+ *    waits on it before its first read of the tile: as the queue's front,
+ *    or, for the chunk's first R planes (never a front), before the walk
+ *    starts.  Each slot's
  *    fills are waited on in order, so a waiter is never more than one
  *    phase behind (the parity test cannot be fooled).
  *  - release: without WS, the block barrier that ends plane k (every
@@ -52,10 +53,10 @@ namespace {
 constexpr int kTmaAhead = 3; /* planes copied ahead of the queue's front */
 
 /* The ring slot of streamtma / streamws: the TW x TH tile, then from
- * element *hoff on the x halo: HVV columns left of each of rows rows, and
- * *hsz elements further on the HVV columns right of them; each box
- * rounded up to 128 bytes (a tensor copy's destination); *slot elements in
- * all. */
+ * element *hoff on the x halo (HVV = 0: none, it is in the tile): HVV
+ * columns left of each of rows rows, and *hsz elements further on the HVV
+ * columns right of them; each box rounded up to 128 bytes (a tensor
+ * copy's destination); *slot elements in all. */
 template <typename T>
 __host__ __device__ inline void stream_slot(int TW, int TH, int HVV, int rows,
                                             int *hoff, int *hsz, int *slot) {
@@ -117,11 +118,9 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
   const int TW = (BX + 2 * XO) * V;
   const int TH = BY * W + 2 * R;
   const int rows = BY * W; /* XS: the x halo, HV vectors each side of these */
-  int hoff = 0, hsz = 0, bufsz;
-  if constexpr (XS)
-    stream_slot<T>(TW, TH, HV * V, rows, &hoff, &hsz, &bufsz);
-  else
-    bufsz = tma_slot_elems<T>(TW, TH);
+  constexpr int HVV = XS ? HV * V : 0; /* the halo's columns a side, apart */
+  int hoff, hsz, bufsz;
+  stream_slot<T>(TW, TH, HVV, rows, &hoff, &hsz, &bufsz);
   const int x0 = blockIdx.x * BX * V, y0 = blockIdx.y * BY * W;
   const int kz0 = blockIdx.z * zchunk;
   const int kz1 = min(g.nz, kz0 + zchunk);
@@ -132,7 +131,7 @@ __global__ void __launch_bounds__(tma_max_threads<W, WS>() + (WS ? 32 : 0))
    * alignment pad that nothing else reads */
   tma_ring<T, NS> ring(
       sm, bufsz, XS || !edge ? &tm : &tm2,
-      (unsigned)((TW * TH + (XS ? 2 * HV * V * rows : 0)) * sizeof(T)),
+      (unsigned)((TW * TH + 2 * HVV * rows) * sizeof(T)),
       ox + x0 - XO * V, oy + y0 - R, oz);
   if (hint) ring.pol = l2_policy(hint);
   if constexpr (XS) {
@@ -383,9 +382,9 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   auto kern = k_streamtma<T, R, W, kTmaAhead, WS>;
   const char *name = WS ? "streamws" : "streamtma";
   const int TW = (BX + (XS ? 0 : 2 * HV)) * V, TH = BY * W + 2 * R;
-  const int HVV = HV * V;
-  int hoff = 0, hsz = 0, slot = tma_slot_elems<T>(TW, TH);
-  if (XS) stream_slot<T>(TW, TH, HVV, BY * W, &hoff, &hsz, &slot);
+  constexpr int HVV = XS ? HV * V : 0;
+  int hoff, hsz, slot;
+  stream_slot<T>(TW, TH, HVV, BY * W, &hoff, &hsz, &slot);
   tma_plan P;
   /* 128-byte L2 promotion: the 25-point star fp64 90.5% against 88.7%
    * without (H100, 512^3) */
@@ -398,13 +397,9 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
    * those tiles (their outer halo is alone in its line: streamws fp32 at
    * 32x16, 512^3, 83.5-83.7 -> 84.8-85.0% before XS) */
   CUtensorMap tm2, tm3 = P.tm;
-  const unsigned long long ext[3] = {L->in_ext[0], L->in_ext[1], L->in_ext[2]};
   if (XS) {
-    s = strata__cu_tensor_map(L->ctx, L->in_data, sizeof(T), ext, HVV,
-                              BY * W, 128, name, &tm2);
-    if (s == STRATA_OK)
-      s = strata__cu_tensor_map(L->ctx, L->in_data, sizeof(T), ext, HVV,
-                                BY * W, 0, name, &tm3);
+    s = tensor_map(L, sizeof(T), HVV, BY * W, 128, name, &tm2);
+    if (s == STRATA_OK) s = tensor_map(L, sizeof(T), HVV, BY * W, 0, name, &tm3);
   } else {
     s = tensor_map(L, sizeof(T), TW, TH, 0, name, &tm2);
   }

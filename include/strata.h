@@ -96,8 +96,15 @@ typedef struct strata_context_options {
   int autotune;           /* CUDA: time variants on first use (default 1);
                              a variant whose output differs from the plain
                              kernel's is never chosen */
-  const char *tune_cache; /* CUDA: autotune cache file, NULL = default path,
+  const char *tune_cache; /* CUDA: autotune cache file, NULL = the default
+                             path ($XDG_CACHE_HOME/strata/tune-v1.txt, else
+                             $HOME/.cache/strata/tune-v1.txt; the only
+                             environment variables the library reads),
                              "" = keep results in memory only */
+  const char *tuning;     /* engine tuning switches, NULL = none: entries
+                             KEY=VALUE separated by ',' ';' or spaces; the
+                             keys are listed in docs/tuning.md and an
+                             unknown key is refused (STRATA_EINVAL) */
   char *errbuf;           /* optional: receives the reason a create failed */
   size_t errbuf_size;
 } strata_context_options;

@@ -294,6 +294,28 @@ TEST(bad_input) {
   return 0;
 }
 
-RUN_TESTS(status_table, context_lifecycle, layout_alignment,
+/* Tuning switches are checked when the context is made: a misspelt key is
+ * refused with its name, a known one accepted. */
+TEST(tuning_switches) {
+  char why[256] = "";
+  strata_context *ctx = NULL;
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CPU;
+  o.errbuf = why;
+  o.errbuf_size = sizeof why;
+  o.tuning = "zchunks=2, wave_kernel_typo=1";
+  CHECK(strata_context_create(&ctx, &o) == STRATA_EINVAL && ctx == NULL);
+  CHECK(strstr(why, "wave_kernel_typo") != NULL);
+  o.tuning = "zchunks";
+  CHECK(strata_context_create(&ctx, &o) == STRATA_EINVAL && ctx == NULL);
+  CHECK(strstr(why, "KEY=VALUE") != NULL);
+  o.tuning = " zchunks=2;tma_hint=off ";
+  CHECK(strata_context_create(&ctx, &o) == STRATA_OK && ctx != NULL);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+RUN_TESTS(status_table, context_lifecycle, tuning_switches, layout_alignment,
           write_read_roundtrip, fills_and_norms, fill_function_covers_ghosts,
           bad_input)

@@ -135,6 +135,103 @@ static void set_errbuf(const strata_context_options *o, const char *fmt,
     snprintf(o->errbuf, o->errbuf_size, fmt, arg);
 }
 
+/* ---- tuning switches ------------------------------------------------------
+ * Every switch the engines read; docs/tuning.md says what each does.  A key
+ * missing here is refused at context creation, so a typo never goes
+ * unnoticed. */
+static const char *const tuning_keys[] = {
+    "wave_pair",   "wave_pair_chunks", "wave_kernel",    "wave_by",
+    "wave_cpmlx",  "wave_cpmly",       "wave_cpmlz",     "wave_zcap",
+    "wave_cpml",   "wave_faces",       "wave_tileimages", "fused3d_shape",
+    "fused3d_planes", "fused2d_rows",  "tma_hint",       "tma_l2",
+    "tune_break",  "zchunks",          NULL};
+
+static int is_sep(char c) {
+  return c == ',' || c == ';' || c == ' ' || c == '\t' || c == '\n';
+}
+
+/* Walks the entries of s: for each, the key [k, k + kn) and the value
+ * [v, v + vn); returns the entry count, or -1 when one has no '='. */
+static int tuning_next(const char **s, const char **k, size_t *kn,
+                       const char **v, size_t *vn) {
+  const char *p = *s;
+  while (*p && is_sep(*p)) p++;
+  if (!*p) return 0;
+  const char *e = p;
+  while (*e && !is_sep(*e)) e++;
+  const char *eq = memchr(p, '=', (size_t)(e - p));
+  *s = e;
+  if (!eq || eq == p) {
+    *k = p;
+    *kn = (size_t)(e - p);
+    return -1;
+  }
+  *k = p;
+  *kn = (size_t)(eq - p);
+  *v = eq + 1;
+  *vn = (size_t)(e - eq - 1);
+  return 1;
+}
+
+static int tuning_check(const char *s, char *why, size_t n) {
+  const char *k, *v;
+  size_t kn, vn;
+  int r;
+  while ((r = tuning_next(&s, &k, &kn, &v, &vn)) != 0) {
+    if (r < 0) {
+      snprintf(why, n, "tuning entry '%.*s' is not KEY=VALUE", (int)kn, k);
+      return 0;
+    }
+    int known = 0;
+    for (int i = 0; tuning_keys[i]; i++)
+      if (strlen(tuning_keys[i]) == kn && !memcmp(tuning_keys[i], k, kn))
+        known = 1;
+    if (!known) {
+      snprintf(why, n, "unknown tuning key '%.*s' (docs/tuning.md lists them)",
+               (int)kn, k);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+const char *strata__tuning(const strata_context *ctx, const char *key,
+                           char *buf, size_t n) {
+  if (!ctx || !ctx->tuning || !buf || !n) return NULL;
+  const char *s = ctx->tuning, *k, *v, *found = NULL;
+  size_t kn, vn, fn = 0, len = strlen(key);
+  int r;
+  while ((r = tuning_next(&s, &k, &kn, &v, &vn)) != 0)
+    if (r > 0 && kn == len && !memcmp(k, key, kn)) { /* the last one wins */
+      found = v;
+      fn = vn;
+    }
+  if (!found) return NULL;
+  if (fn >= n) fn = n - 1;
+  memcpy(buf, found, fn);
+  buf[fn] = '\0';
+  return buf;
+}
+
+long strata__tuning_long(const strata_context *ctx, const char *key, long def) {
+  char buf[64], *end;
+  if (!strata__tuning(ctx, key, buf, sizeof buf)) return def;
+  long v = strtol(buf, &end, 10);
+  return end != buf && !*end ? v : def;
+}
+
+/* The default autotune cache: the one place the library reads the
+ * environment (the user's cache directory, as the XDG convention says). */
+static char *default_tune_cache(void) {
+  const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+  char path[4096] = "";
+  if (x && *x)
+    snprintf(path, sizeof path, "%s/strata/tune-v1.txt", x);
+  else if (h && *h)
+    snprintf(path, sizeof path, "%s/.cache/strata/tune-v1.txt", h);
+  return strdup(path);
+}
+
 strata_status strata_context_create(strata_context **out,
                                     const strata_context_options *opt) {
   if (!out) return STRATA_EINVAL;
@@ -153,6 +250,10 @@ strata_status strata_context_create(strata_context **out,
     return STRATA_EINVAL;
   }
   char why[512] = "";
+  if (o.tuning && !tuning_check(o.tuning, why, sizeof why)) {
+    set_errbuf(opt, "%s", why);
+    return STRATA_EINVAL;
+  }
   strata_backend kind = o.backend;
   if (kind == STRATA_BACKEND_AUTO)
     kind = strata_backend_available(STRATA_BACKEND_CUDA, why, sizeof why)
@@ -172,12 +273,13 @@ strata_status strata_context_create(strata_context **out,
   ctx->kind = kind;
   ctx->threads = o.threads;
   ctx->autotune = o.autotune;
-  if (o.tune_cache) {
-    ctx->tune_cache = strdup(o.tune_cache);
-    if (!ctx->tune_cache) {
-      free(ctx);
-      return STRATA_ENOMEM;
-    }
+  ctx->tune_cache = o.tune_cache ? strdup(o.tune_cache) : default_tune_cache();
+  ctx->tuning = o.tuning ? strdup(o.tuning) : NULL;
+  if (!ctx->tune_cache || (o.tuning && !ctx->tuning)) {
+    free(ctx->tune_cache);
+    free(ctx->tuning);
+    free(ctx);
+    return STRATA_ENOMEM;
   }
 #ifdef STRATA_HAVE_CUDA
   ctx->be = kind == STRATA_BACKEND_CUDA ? &strata__cuda_backend
@@ -189,6 +291,7 @@ strata_status strata_context_create(strata_context **out,
   if (s != STRATA_OK) {
     set_errbuf(opt, "%s", ctx->error);
     free(ctx->tune_cache);
+    free(ctx->tuning);
     free(ctx);
     return s;
   }
@@ -201,6 +304,7 @@ void strata_context_destroy(strata_context **pctx) {
   strata_context *ctx = *pctx;
   if (ctx->be && ctx->be->fini) ctx->be->fini(ctx);
   free(ctx->tune_cache);
+  free(ctx->tuning);
   free(ctx);
   *pctx = NULL;
 }

@@ -16,13 +16,22 @@ extern "C" {
 
 typedef struct strata__backend strata__backend;
 
+/* The tuning switch KEY of the context's options (docs/tuning.md): its
+ * value copied to buf (NUL-terminated, cut at n - 1 bytes) and buf
+ * returned, or NULL when the switch is not set. */
+const char *strata__tuning(const strata_context *ctx, const char *key,
+                           char *buf, size_t n);
+/* The switch as an integer, def when not set or not a number. */
+long strata__tuning_long(const strata_context *ctx, const char *key, long def);
+
 struct strata_context {
   strata_backend kind;
   const strata__backend *be;
   void *impl;   /* backend state (CUDA streams, tune cache...) */
   int threads;
   int autotune;
-  char *tune_cache;
+  char *tune_cache;  /* never NULL: a path, or "" for memory only */
+  char *tuning;      /* the options' tuning switches, or NULL */
   long live_fields;
   char error[STRATA__ERRMSG_SIZE];
 };

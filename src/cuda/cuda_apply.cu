@@ -279,16 +279,7 @@ void strata__cuda_tune_init(strata_context *ctx) {
   st->ntune = 0;
   st->tune_dirty = 0;
   st->cache_path[0] = '\0';
-  if (ctx->tune_cache) {
-    snprintf(st->cache_path, sizeof st->cache_path, "%s", ctx->tune_cache);
-  } else {
-    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    if (x && *x)
-      snprintf(st->cache_path, sizeof st->cache_path, "%s/strata/tune-v1.txt", x);
-    else if (h && *h)
-      snprintf(st->cache_path, sizeof st->cache_path,
-               "%s/.cache/strata/tune-v1.txt", h);
-  }
+  snprintf(st->cache_path, sizeof st->cache_path, "%s", ctx->tune_cache);
   if (!st->cache_path[0]) return;
   FILE *fp = fopen(st->cache_path, "r");
   if (!fp) return;

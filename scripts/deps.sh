@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs what strata needs to build on a fresh Debian or Ubuntu machine
-# (a C compiler with OpenMP, CMake >= 3.24, make), or names what is missing.
+# (a C compiler with OpenMP, CMake >= 3.24, make, zlib), or names what is missing.
 # The CUDA toolkit is optional: without nvcc the CPU engine is built alone.
 set -u
 missing=""
@@ -29,6 +29,8 @@ if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; t
     echo "strata: no MPI found; for runs over several processes or GPUs: sudo apt-get install libopenmpi-dev openmpi-bin" >&2
   fi
 fi
+# zlib (PNG compression, CRC-32)
+[ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -z "$missing" ] && exit 0
 echo "strata: missing build tools:$missing" >&2
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

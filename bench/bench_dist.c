@@ -146,6 +146,8 @@ int main(int argc, char **argv) {
     strata_status s = strata_dist_create(&co, &o, &d[e]);
     if (s != STRATA_OK) {
       fprintf(stderr, "bench_dist: %s: %s\n", strata_status_name(s), why);
+      strata_dist_destroy(&d[0]);
+      strata_dist_finalize();
       return 1;
     }
   }
@@ -187,5 +189,6 @@ int main(int argc, char **argv) {
   }
   strata_dist_destroy(&d[1]);
   strata_dist_destroy(&d[0]);
+  strata_dist_finalize();
   return rc;
 }

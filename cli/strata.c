@@ -38,7 +38,11 @@ int main(int argc, char **argv) {
   if (!strcmp(c, "demo")) return cli_demo(argc - 1, argv + 1);
   if (!strcmp(c, "info")) return cli_info(argc - 1, argv + 1);
   if (!strcmp(c, "bench")) return cli_bench(argc - 1, argv + 1);
-  if (!strcmp(c, "run")) return cli_run(argc - 1, argv + 1);
+  if (!strcmp(c, "run")) {
+    int rc = cli_run(argc - 1, argv + 1);
+    strata_dist_finalize(); /* MPI, if a run over several ranks began it */
+    return rc;
+  }
   cli_err("unknown command '%s' (commands: demo, info, bench, run, version; "
           "see strata --help)", c);
   return CLI_USAGE;

@@ -984,8 +984,8 @@ typedef enum strata_transport {
 typedef struct strata_dist_options {
   const void *comm;   /* points to the MPI_Comm of the ranks to use; NULL
                          (default) = MPI_COMM_WORLD.  MPI is initialised
-                         (and finalised at exit) here when the caller has
-                         not done it. */
+                         here when the caller has not done it; then
+                         strata_dist_finalize finalises it. */
   strata_transport transport; /* default AUTO */
   int overlap;        /* 1 (default): compute the planes next to other
                          ranks first and exchange while the interior is
@@ -1014,6 +1014,14 @@ strata_status strata_dist_create(const strata_context_options *copt,
 /* Releases the group and its context (fields made on it must be destroyed
  * first); sets *d = NULL; NULL is harmless.  Collective. */
 void strata_dist_destroy(strata_dist **d);
+/* Finalises MPI if strata_dist_create initialised it (and nothing has
+ * finalised it since); otherwise does nothing, so MPI that the caller
+ * initialised stays the caller's to finalise.  Call it once, after every
+ * strata_dist is destroyed and before the program exits: the library
+ * registers nothing to run at exit.  Collective when it finalises.
+ * Harmless when called again and in a build without MPI (STRATA_OK).
+ * Errors: STRATA_EINVAL (MPI_Finalize failed). */
+strata_status strata_dist_finalize(void);
 /* This rank's context (borrowed). */
 strata_context *strata_dist_context(const strata_dist *d);
 int strata_dist_rank(const strata_dist *d);

@@ -812,6 +812,8 @@ int main(int argc, char **argv) {
       if (s != STRATA_ENOBACKEND && s != STRATA_ENOTSUP) {
         fprintf(stderr, "strata_dist_create: %s: %s\n", strata_status_name(s),
                 skip_why);
+        strata_dist_destroy(&D);
+        strata_dist_finalize();
         return 1;
       }
       skip_all = 1;
@@ -829,5 +831,6 @@ int main(int argc, char **argv) {
                             (int)(sizeof tests / sizeof tests[0]));
   strata_dist_destroy(&D_plain);
   strata_dist_destroy(&D);
+  strata_dist_finalize();
   return rc;
 }

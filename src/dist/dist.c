@@ -172,6 +172,7 @@ strata_status strata_dist_create(const strata_context_options *copt,
 void strata_dist_destroy(strata_dist **d) {
   if (d) *d = NULL;
 }
+strata_status strata_dist_finalize(void) { return STRATA_OK; }
 strata_status strata__dist_field_create_ext(strata_dist *d,
                                             const strata_field_desc *g,
                                             int ext, int periodic,
@@ -239,10 +240,19 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
 #else
 /* ---- MPI ---------------------------------------------------------------- */
 
-static void finalize_at_exit(void) {
+/* Set when strata_dist_create initialised MPI: then finalising it is the
+ * library's job too, done by strata_dist_finalize when the program asks
+ * (never at exit behind its back, which would run after the caller's own
+ * clean-up and on paths, such as a failed rank, that must not block). */
+static int mpi_ours;
+
+strata_status strata_dist_finalize(void) {
+  if (!mpi_ours) return STRATA_OK;
   int fin = 0;
   MPI_Finalized(&fin);
-  if (!fin) MPI_Finalize();
+  mpi_ours = 0;
+  if (!fin && MPI_Finalize() != MPI_SUCCESS) return STRATA_EINVAL;
+  return STRATA_OK;
 }
 
 /* 1 on every rank when ok is 1 on every rank. */
@@ -275,7 +285,7 @@ strata_status strata_dist_create(const strata_context_options *copt,
       set_errbuf(copt, "dist: MPI_Init_thread failed");
       return STRATA_EINVAL;
     }
-    atexit(finalize_at_exit);
+    mpi_ours = 1;
   }
   strata_dist *d = calloc(1, sizeof *d);
   if (!d) return STRATA_ENOMEM;

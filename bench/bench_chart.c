@@ -1,54 +1,13 @@
 /* The benchmark's PNG chart: one horizontal bar per measured row, its
  * length the percentage of the copy ceiling, fp32 and fp64 in two colours,
- * lines at 90% (the targets) and 100%.  Drawn here with a 5x7 bitmap font
- * and written by the library's PNG writer, so it needs neither matplotlib
- * nor gnuplot. */
+ * lines at 90% (the targets) and 100%.  Labelled with the library's font
+ * (strata_image_draw_text) and written by its PNG writer, so it needs
+ * neither matplotlib nor gnuplot. */
 #include "bench_chart.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* 5x7 glyphs, rows top to bottom, bit 4 the leftmost column. */
-typedef struct {
-  char c;
-  unsigned char rows[7];
-} glyph;
-
-static const glyph font[] = {
-    {'A', {14, 17, 17, 31, 17, 17, 17}}, {'B', {30, 17, 17, 30, 17, 17, 30}},
-    {'C', {14, 17, 16, 16, 16, 17, 14}}, {'D', {30, 17, 17, 17, 17, 17, 30}},
-    {'E', {31, 16, 16, 30, 16, 16, 31}}, {'F', {31, 16, 16, 30, 16, 16, 16}},
-    {'G', {14, 17, 16, 23, 17, 17, 15}}, {'H', {17, 17, 17, 31, 17, 17, 17}},
-    {'I', {14, 4, 4, 4, 4, 4, 14}},      {'J', {7, 2, 2, 2, 2, 18, 12}},
-    {'K', {17, 18, 20, 24, 20, 18, 17}}, {'L', {16, 16, 16, 16, 16, 16, 31}},
-    {'M', {17, 27, 21, 21, 17, 17, 17}}, {'N', {17, 17, 25, 21, 19, 17, 17}},
-    {'O', {14, 17, 17, 17, 17, 17, 14}}, {'P', {30, 17, 17, 30, 16, 16, 16}},
-    {'Q', {14, 17, 17, 17, 21, 18, 13}}, {'R', {30, 17, 17, 30, 20, 18, 17}},
-    {'S', {15, 16, 16, 14, 1, 1, 30}},   {'T', {31, 4, 4, 4, 4, 4, 4}},
-    {'U', {17, 17, 17, 17, 17, 17, 14}}, {'V', {17, 17, 17, 17, 17, 10, 4}},
-    {'W', {17, 17, 17, 21, 21, 21, 10}}, {'X', {17, 17, 10, 4, 10, 17, 17}},
-    {'Y', {17, 17, 10, 4, 4, 4, 4}},     {'Z', {31, 1, 2, 4, 8, 16, 31}},
-    {'0', {14, 17, 19, 21, 25, 17, 14}}, {'1', {4, 12, 4, 4, 4, 4, 14}},
-    {'2', {14, 17, 1, 2, 4, 8, 31}},     {'3', {31, 2, 4, 2, 1, 17, 14}},
-    {'4', {2, 6, 10, 18, 31, 2, 2}},     {'5', {31, 16, 30, 1, 1, 17, 14}},
-    {'6', {6, 8, 16, 30, 17, 17, 14}},   {'7', {31, 1, 2, 4, 8, 8, 8}},
-    {'8', {14, 17, 17, 14, 17, 17, 14}}, {'9', {14, 17, 17, 15, 1, 2, 12}},
-    {'.', {0, 0, 0, 0, 0, 12, 12}},      {'-', {0, 0, 0, 31, 0, 0, 0}},
-    {'/', {1, 2, 2, 4, 8, 8, 16}},       {'%', {24, 25, 2, 4, 8, 19, 3}},
-    {'(', {2, 4, 8, 8, 8, 4, 2}},        {')', {8, 4, 2, 2, 2, 4, 8}},
-    {'=', {0, 0, 31, 0, 31, 0, 0}},      {':', {0, 12, 12, 0, 12, 12, 0}},
-    {'+', {0, 4, 4, 31, 4, 4, 0}},       {',', {0, 0, 0, 0, 12, 4, 8}},
-    {'_', {0, 0, 0, 0, 0, 0, 31}},       {'^', {4, 10, 17, 0, 0, 0, 0}},
-};
-
-static const unsigned char *glyph_rows(char c) {
-  c = (char)toupper((unsigned char)c);
-  for (size_t i = 0; i < sizeof font / sizeof font[0]; i++)
-    if (font[i].c == c) return font[i].rows;
-  return NULL; /* space and anything unknown: blank */
-}
 
 typedef struct {
   unsigned char *px;
@@ -66,19 +25,11 @@ static void rect(canvas *cv, int x0, int y0, int x1, int y1,
     for (int x = x0; x < x1; x++) put(cv, x, y, rgb);
 }
 
-/* Draws text at scale s (each font pixel s x s); returns the end x. */
+/* Draws text at scale s with the library's font; returns the end x. */
 static int text(canvas *cv, int x, int y, const char *s, int scale,
                 const unsigned char rgb[3]) {
-  for (; *s; s++, x += 6 * scale) {
-    const unsigned char *g = glyph_rows(*s);
-    if (!g) continue;
-    for (int r = 0; r < 7; r++)
-      for (int c = 0; c < 5; c++)
-        if (g[r] & (16 >> c))
-          rect(cv, x + c * scale, y + r * scale, x + (c + 1) * scale,
-               y + (r + 1) * scale, rgb);
-  }
-  return x;
+  return (int)strata_image_draw_text(cv->px, (size_t)cv->w, (size_t)cv->h, x,
+                                     y, s, scale, rgb);
 }
 
 int strata_bench_chart(strata_context *ctx, const char *path,

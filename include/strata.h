@@ -432,10 +432,22 @@ typedef struct strata_png_options {
 
 /* Fills *o with the defaults listed above. */
 void strata_png_options_init(strata_png_options *o);
-/* Writes an RGB image (3 bytes per pixel, rows top to bottom) as PNG. */
+/* Writes an RGB image (3 bytes per pixel, rows top to bottom) as PNG
+ * (deflate-compressed).  Errors: STRATA_EINVAL (a side outside 1..2^24 or
+ * more than 2^28 pixels), STRATA_ENOMEM, STRATA_EIO. */
 strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
                                    size_t width, size_t height,
                                    const unsigned char *rgb);
+/* Draws text into an RGB image (3 bytes per pixel, rows top to bottom,
+ * width x height) with the library's 5x7 font, the one that labels the
+ * colour bars: the top-left corner of the first glyph at (x, y), each
+ * font pixel a scale x scale square of color, 6 * scale pixels a
+ * character.  Letters come out as capitals; digits and . - + / % ( ) = :
+ * , _ ^ | are drawn; anything else is a blank.
+ * Pixels outside the image are skipped.  Returns the x after the text. */
+long strata_image_draw_text(unsigned char *rgb, size_t width, size_t height,
+                            long x, long y, const char *text, int scale,
+                            const unsigned char color[3]);
 /* Writes a w x h array of values (data[row * w + col], precision p) as a
  * colour-mapped PNG image, NaN shown magenta.  opt may be NULL. */
 strata_status strata_png_write_image(strata_context *ctx, const char *path,

@@ -1,59 +1,15 @@
-/* PNG images of fields: a colour map, optional colour bar with labelled
- * ends and middle, written without any library (zlib stream of stored
- * deflate blocks, CRC-32 per chunk, Adler-32 over the image data). */
+/* PNG images of fields: a colour map, an optional colour bar with labelled
+ * ends and middle, and the one 5x7 font that labels every image the
+ * library and its programs draw.  zlib does the deflate stream and the
+ * chunks' CRC-32. */
 #define _POSIX_C_SOURCE 200809L
 #include "io_internal.h"
 
+#include <ctype.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- checksums ------------------------------------------------------------ */
-
-/* Built once by the first caller; several threads may write PNGs at once
- * (the CLI's snapshot writer beside the caller's own), so the others wait
- * for it: 0 = not built, 1 = being built, 2 = ready. */
-static uint32_t crc_table[256];
-static atomic_int crc_state;
-
-static void crc_init(void) {
-  if (atomic_load_explicit(&crc_state, memory_order_acquire) == 2) return;
-  int expect = 0;
-  if (atomic_compare_exchange_strong(&crc_state, &expect, 1)) {
-    for (uint32_t n = 0; n < 256; n++) {
-      uint32_t c = n;
-      for (int k = 0; k < 8; k++)
-        c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      crc_table[n] = c;
-    }
-    atomic_store_explicit(&crc_state, 2, memory_order_release);
-    return;
-  }
-  while (atomic_load_explicit(&crc_state, memory_order_acquire) != 2) {
-  } /* another thread is building it: 256 entries, microseconds */
-}
-
-static uint32_t crc_update(uint32_t c, const unsigned char *p, size_t n) {
-  for (size_t i = 0; i < n; i++) c = crc_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
-  return c;
-}
-
-static uint32_t adler_update(uint32_t a, const unsigned char *p, size_t n) {
-  uint32_t s1 = a & 0xffff, s2 = a >> 16;
-  while (n) {
-    size_t m = n < 5552 ? n : 5552; /* no overflow before the modulo */
-    for (size_t i = 0; i < m; i++) {
-      s1 += p[i];
-      s2 += s1;
-    }
-    s1 %= 65521;
-    s2 %= 65521;
-    p += m;
-    n -= m;
-  }
-  return s2 << 16 | s1;
-}
+#include <zlib.h>
 
 static void chunk(strata__ofile *o, const char *type, const unsigned char *d,
                   size_t n) {
@@ -62,9 +18,9 @@ static void chunk(strata__ofile *o, const char *type, const unsigned char *d,
   strata__ofile_write(o, b, 4);
   strata__ofile_write(o, type, 4);
   strata__ofile_write(o, d, n);
-  uint32_t c = crc_update(0xffffffffu, (const unsigned char *)type, 4);
-  c = crc_update(c, d, n) ^ 0xffffffffu;
-  strata__put_be32(b, c);
+  uLong c = crc32(0L, (const Bytef *)type, 4);
+  if (n) c = crc32(c, d, (uInt)n); /* n < 2^31: PNG's own chunk limit */
+  strata__put_be32(b, (uint32_t)c);
   strata__ofile_write(o, b, 4);
 }
 
@@ -76,37 +32,33 @@ strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
     return strata__fail(ctx, STRATA_EINVAL, "image of %zu x %zu pixels: each "
                         "side must be 1..2^24 and the area at most 2^28",
                         width, height);
-  crc_init();
+  /* the scanlines, each behind its filter byte: Sub (1) turns the smooth
+   * colour ramps of a field into runs of small differences that deflate
+   * packs tightly, at one subtraction a byte */
   size_t row = 1 + 3 * width, raw = row * height;
-  size_t nblocks = (raw + 65534) / 65535;
-  size_t zn = 2 + raw + 5 * nblocks + 4;
-  unsigned char *z = malloc(zn);
-  if (!z)
+  unsigned char *r = malloc(raw);
+  uLong zn = compressBound((uLong)raw);
+  unsigned char *z = r ? malloc(zn) : NULL;
+  if (!z) {
+    free(r);
     return strata__fail(ctx, STRATA_ENOMEM, "cannot allocate %zu bytes for "
-                        "the image", zn);
-  /* the raw scanlines (filter byte 0 = None), packed straight into stored
-   * deflate blocks of at most 65535 bytes */
-  unsigned char *q = z;
-  *q++ = 0x78;
-  *q++ = 0x01;
-  uint32_t adler = 1;
-  size_t left = raw, pos = 0; /* position in the virtual raw stream */
-  while (left) {
-    size_t m = left < 65535 ? left : 65535;
-    *q++ = left == m ? 1 : 0;
-    strata__put_le16(q, (unsigned)m);
-    strata__put_le16(q + 2, (unsigned)(~m & 0xffff));
-    q += 4;
-    unsigned char *start = q;
-    for (size_t i = 0; i < m; i++, pos++) {
-      size_t r = pos / row, c = pos % row;
-      *q++ = c == 0 ? 0 : rgb[r * 3 * width + c - 1];
-    }
-    adler = adler_update(adler, start, m);
-    left -= m;
+                        "the image", raw + (size_t)zn);
   }
-  strata__put_be32(q, adler);
-  q += 4;
+  for (size_t y = 0; y < height; y++) {
+    unsigned char *o = r + y * row;
+    const unsigned char *in = rgb + y * 3 * width;
+    o[0] = 1;
+    for (size_t i = 0; i < 3 * width; i++)
+      o[1 + i] = (unsigned char)(in[i] - (i >= 3 ? in[i - 3] : 0));
+  }
+  int zs = compress2(z, &zn, r, (uLong)raw, Z_DEFAULT_COMPRESSION);
+  free(r);
+  if (zs != Z_OK || zn > 0x7fffffffu) {
+    free(z);
+    return strata__fail(ctx, zs == Z_MEM_ERROR ? STRATA_ENOMEM : STRATA_EINVAL,
+                        "zlib could not compress the %zu x %zu image (%d)",
+                        width, height, zs);
+  }
   strata__ofile o;
   strata_status s = strata__ofile_open(&o, ctx, path);
   if (s != STRATA_OK) {
@@ -125,7 +77,7 @@ strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
   ihdr[11] = 0; /* adaptive filtering */
   ihdr[12] = 0; /* no interlace */
   chunk(&o, "IHDR", ihdr, 13);
-  chunk(&o, "IDAT", z, (size_t)(q - z));
+  chunk(&o, "IDAT", z, (size_t)zn);
   chunk(&o, "IEND", NULL, 0);
   free(z);
   return strata__ofile_commit(&o);
@@ -189,20 +141,48 @@ static void cmap_rgb(strata_colormap c, double t, unsigned char *out) {
                                    w * cmaps[c].a[i + 1][k]);
 }
 
-/* ---- a 5x7 font for the colour bar's numbers ----------------------------- */
+/* ---- the 5x7 font ----------------------------------------------------- */
 
+/* Rows top to bottom, bit 4 the leftmost column.  Capitals only: lower
+ * case is drawn as upper case (1.5e-05 as 1.5E-05), which keeps the
+ * table to the characters labels and numbers use. */
 static const struct {
   char c;
   unsigned char rows[7];
 } glyphs[] = {
+    {'A', {14, 17, 17, 31, 17, 17, 17}}, {'B', {30, 17, 17, 30, 17, 17, 30}},
+    {'C', {14, 17, 16, 16, 16, 17, 14}}, {'D', {30, 17, 17, 17, 17, 17, 30}},
+    {'E', {31, 16, 16, 30, 16, 16, 31}}, {'F', {31, 16, 16, 30, 16, 16, 16}},
+    {'G', {14, 17, 16, 23, 17, 17, 15}}, {'H', {17, 17, 17, 31, 17, 17, 17}},
+    {'I', {14, 4, 4, 4, 4, 4, 14}},      {'J', {7, 2, 2, 2, 2, 18, 12}},
+    {'K', {17, 18, 20, 24, 20, 18, 17}}, {'L', {16, 16, 16, 16, 16, 16, 31}},
+    {'M', {17, 27, 21, 21, 17, 17, 17}}, {'N', {17, 17, 25, 21, 19, 17, 17}},
+    {'O', {14, 17, 17, 17, 17, 17, 14}}, {'P', {30, 17, 17, 30, 16, 16, 16}},
+    {'Q', {14, 17, 17, 17, 21, 18, 13}}, {'R', {30, 17, 17, 30, 20, 18, 17}},
+    {'S', {15, 16, 16, 14, 1, 1, 30}},   {'T', {31, 4, 4, 4, 4, 4, 4}},
+    {'U', {17, 17, 17, 17, 17, 17, 14}}, {'V', {17, 17, 17, 17, 17, 10, 4}},
+    {'W', {17, 17, 17, 21, 21, 21, 10}}, {'X', {17, 17, 10, 4, 10, 17, 17}},
+    {'Y', {17, 17, 10, 4, 4, 4, 4}},     {'Z', {31, 1, 2, 4, 8, 16, 31}},
     {'0', {14, 17, 19, 21, 25, 17, 14}}, {'1', {4, 12, 4, 4, 4, 4, 14}},
     {'2', {14, 17, 1, 2, 4, 8, 31}},     {'3', {31, 2, 4, 2, 1, 17, 14}},
     {'4', {2, 6, 10, 18, 31, 2, 2}},     {'5', {31, 16, 30, 1, 1, 17, 14}},
     {'6', {6, 8, 16, 30, 17, 17, 14}},   {'7', {31, 1, 2, 4, 8, 8, 8}},
     {'8', {14, 17, 17, 14, 17, 17, 14}}, {'9', {14, 17, 17, 15, 1, 2, 12}},
+    {'.', {0, 0, 0, 0, 0, 12, 12}},
     {'-', {0, 0, 0, 31, 0, 0, 0}},       {'+', {0, 4, 4, 31, 4, 4, 0}},
-    {'.', {0, 0, 0, 0, 0, 12, 12}},      {'e', {0, 0, 14, 17, 31, 16, 14}},
+    {'/', {1, 2, 2, 4, 8, 8, 16}},       {'%', {24, 25, 2, 4, 8, 19, 3}},
+    {'(', {2, 4, 8, 8, 8, 4, 2}},        {')', {8, 4, 2, 2, 2, 4, 8}},
+    {'=', {0, 0, 31, 0, 31, 0, 0}},      {':', {0, 12, 12, 0, 12, 12, 0}},
+    {',', {0, 0, 0, 0, 12, 4, 8}},       {'_', {0, 0, 0, 0, 0, 0, 31}},
+    {'^', {4, 10, 17, 0, 0, 0, 0}},      {'|', {4, 4, 4, 4, 4, 4, 4}},
 };
+
+static const unsigned char *glyph_rows(char c) {
+  c = (char)toupper((unsigned char)c);
+  for (size_t g = 0; g < sizeof glyphs / sizeof glyphs[0]; g++)
+    if (glyphs[g].c == c) return glyphs[g].rows;
+  return NULL; /* space and anything else: blank */
+}
 
 static void put_px(unsigned char *img, size_t W, size_t H, long x, long y,
                    const unsigned char *c) {
@@ -210,20 +190,22 @@ static void put_px(unsigned char *img, size_t W, size_t H, long x, long y,
   memcpy(img + 3 * ((size_t)y * W + (size_t)x), c, 3);
 }
 
-static void draw_text(unsigned char *img, size_t W, size_t H, long x, long y,
-                      const char *s, int fs) {
-  static const unsigned char black[3] = {0, 0, 0};
-  for (; *s; s++, x += 6 * fs) {
-    for (size_t g = 0; g < sizeof glyphs / sizeof glyphs[0]; g++) {
-      if (glyphs[g].c != *s) continue;
-      for (int r = 0; r < 7; r++)
-        for (int b = 0; b < 5; b++)
-          if (glyphs[g].rows[r] >> (4 - b) & 1)
-            for (int dy = 0; dy < fs; dy++)
-              for (int dx = 0; dx < fs; dx++)
-                put_px(img, W, H, x + b * fs + dx, y + r * fs + dy, black);
-    }
+long strata_image_draw_text(unsigned char *rgb, size_t width, size_t height,
+                            long x, long y, const char *text, int scale,
+                            const unsigned char color[3]) {
+  if (!rgb || !text || !color || scale < 1) return x;
+  for (; *text; text++, x += 6L * scale) {
+    const unsigned char *g = glyph_rows(*text);
+    if (!g) continue;
+    for (int r = 0; r < 7; r++)
+      for (int b = 0; b < 5; b++)
+        if (g[r] >> (4 - b) & 1)
+          for (int dy = 0; dy < scale; dy++)
+            for (int dx = 0; dx < scale; dx++)
+              put_px(rgb, width, height, x + (long)b * scale + dx,
+                     y + (long)r * scale + dy, color);
   }
+  return x;
 }
 
 /* ---- images of 2D arrays ------------------------------------------------ */
@@ -355,7 +337,8 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
     long ys[3] = {by, by + (long)barh / 2, by + (long)barh - 1};
     for (int k = 0; k < 3; k++) {
       for (long x = 16; x < 20; x++) put_px(img, W, H, bx + x, ys[k], black);
-      draw_text(img, W, H, bx + 22, ys[k] - 3 * fs, lab[k], fs);
+      strata_image_draw_text(img, W, H, bx + 22, ys[k] - 3 * fs, lab[k], fs,
+                             black);
     }
   }
   strata_status s = strata_png_write_rgb(ctx, path, W, H, img);

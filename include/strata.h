@@ -124,6 +124,20 @@ void strata_context_destroy(strata_context **ctx);
 strata_backend strata_context_backend(const strata_context *ctx);
 /* The detailed message of the last failure on this context ("" if none). */
 const char *strata_context_error(const strata_context *ctx);
+/* When the last failure is about one option or argument, its name and its
+ * value as text, beside the message; both "" when the failure is about no
+ * one argument (every failure sets or clears them, with the message).  The
+ * name is the options struct's field as strata.h spells it, with an index
+ * for an element of an array field ("dt", "min_ppw", "n[2]", "src[0]",
+ * "face[4]", "bc.kind[1]", "receivers[5]", "layer_velocity[1]"), or the
+ * function's parameter ("nsteps", "path", "level", "d.ghost").  Numbers
+ * read as C would print them (a double in the fewest digits that read back
+ * as it), a NULL pointer as "NULL".  When the limit involves several
+ * options (CFL: velocity, dt, h), the name is the one the message tells
+ * to change (dt).  Programs use the name to point at their own input (the
+ * case file's line, the widget), never the message's text. */
+const char *strata_context_error_arg(const strata_context *ctx);
+const char *strata_context_error_value(const strata_context *ctx);
 /* Waits until all work queued on the context is done. */
 strata_status strata_context_sync(strata_context *ctx);
 

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,92 @@ strata_status strata__fail(strata_context *ctx, strata_status s,
     va_start(ap, fmt);
     vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
     va_end(ap);
+    ctx->error_arg[0] = ctx->error_value[0] = '\0';
   }
   return s;
+}
+
+static void fail_arg_v(strata_context *ctx, const char *name,
+                       const char *value, const char *fmt, va_list ap) {
+  vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+  snprintf(ctx->error_arg, sizeof ctx->error_arg, "%s", name ? name : "");
+  snprintf(ctx->error_value, sizeof ctx->error_value, "%s",
+           value ? value : "NULL");
+}
+
+strata_status strata__fail_arg_s(strata_context *ctx, strata_status s,
+                                 const char *name, const char *value,
+                                 const char *fmt, ...) {
+  if (ctx) {
+    va_list ap;
+    va_start(ap, fmt);
+    fail_arg_v(ctx, name, value, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
+/* The shortest %g form that reads back as v, so 0.3 shows as 0.3 and a
+ * value that differs from it in the last bit shows every digit. */
+static void shortest_g(char *buf, size_t n, double v) {
+  for (int p = 6; p <= 17; p++) {
+    snprintf(buf, n, "%.*g", p, v);
+    if (!isfinite(v) || strtod(buf, NULL) == v) return;
+  }
+}
+
+strata_status strata__fail_arg_d(strata_context *ctx, strata_status s,
+                                 const char *name, double value,
+                                 const char *fmt, ...) {
+  if (ctx) {
+    char v[40];
+    shortest_g(v, sizeof v, value);
+    va_list ap;
+    va_start(ap, fmt);
+    fail_arg_v(ctx, name, v, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
+strata_status strata__fail_arg_i(strata_context *ctx, strata_status s,
+                                 const char *name, long long value,
+                                 const char *fmt, ...) {
+  if (ctx) {
+    char v[32];
+    snprintf(v, sizeof v, "%lld", value);
+    va_list ap;
+    va_start(ap, fmt);
+    fail_arg_v(ctx, name, v, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
+strata_status strata__fail_arg_u(strata_context *ctx, strata_status s,
+                                 const char *name, unsigned long long value,
+                                 const char *fmt, ...) {
+  if (ctx) {
+    char v[32];
+    snprintf(v, sizeof v, "%llu", value);
+    va_list ap;
+    va_start(ap, fmt);
+    fail_arg_v(ctx, name, v, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
+const char *strata__idx(char *buf, const char *base, long i) {
+  snprintf(buf, STRATA__ARGNAME_SIZE, "%s[%ld]", base, i);
+  return buf;
+}
+
+void strata__error_copy(strata_context *dst, const strata_context *src) {
+  if (!dst || !src || dst == src) return;
+  memcpy(dst->error, src->error, sizeof dst->error);
+  memcpy(dst->error_arg, src->error_arg, sizeof dst->error_arg);
+  memcpy(dst->error_value, src->error_value, sizeof dst->error_value);
 }
 
 double strata__now(void) {
@@ -315,6 +400,14 @@ strata_backend strata_context_backend(const strata_context *ctx) {
 
 const char *strata_context_error(const strata_context *ctx) {
   return ctx ? ctx->error : "no context";
+}
+
+const char *strata_context_error_arg(const strata_context *ctx) {
+  return ctx ? ctx->error_arg : "";
+}
+
+const char *strata_context_error_value(const strata_context *ctx) {
+  return ctx ? ctx->error_value : "";
 }
 
 strata_status strata_context_sync(strata_context *ctx) {

@@ -13,6 +13,7 @@ extern "C" {
 
 #define STRATA__ALIGN_BYTES 128
 #define STRATA__ERRMSG_SIZE 1024
+#define STRATA__ARGNAME_SIZE 64
 
 typedef struct strata__backend strata__backend;
 
@@ -34,6 +35,9 @@ struct strata_context {
   char *tuning;      /* the options' tuning switches, or NULL */
   long live_fields;
   char error[STRATA__ERRMSG_SIZE];
+  char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
+                                          failure is about, or "" */
+  char error_value[256];                /* its value as text, or "" */
 };
 
 struct strata_field {
@@ -326,13 +330,57 @@ extern const strata__backend strata__cuda_backend;
 int strata__cuda_probe(char *why, size_t n);
 #endif
 
-/* Records a detailed message on ctx and returns s. */
+/* Records a detailed message on ctx and returns s; the failure is about
+ * no one argument (strata_context_error_arg() gives ""). */
 strata_status strata__fail(strata_context *ctx, strata_status s,
                            const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+#if defined(__GNUC__)
+#define STRATA__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define STRATA__PRINTF(f, a)
+#endif
+/* strata__fail for a failure about one option or argument: name is the
+ * options struct's field or the parameter as strata.h spells it ("dt",
+ * "n[2]", "face[4]", "bc.kind[1]", "path"), the value its current value,
+ * as text.  One function per value type; strata__fail_arg picks it by the
+ * value's type in C. */
+strata_status strata__fail_arg_s(strata_context *ctx, strata_status s,
+                                 const char *name, const char *value,
+                                 const char *fmt, ...) STRATA__PRINTF(5, 6);
+strata_status strata__fail_arg_d(strata_context *ctx, strata_status s,
+                                 const char *name, double value,
+                                 const char *fmt, ...) STRATA__PRINTF(5, 6);
+strata_status strata__fail_arg_i(strata_context *ctx, strata_status s,
+                                 const char *name, long long value,
+                                 const char *fmt, ...) STRATA__PRINTF(5, 6);
+strata_status strata__fail_arg_u(strata_context *ctx, strata_status s,
+                                 const char *name, unsigned long long value,
+                                 const char *fmt, ...) STRATA__PRINTF(5, 6);
+/* A pointer argument: its value is "NULL" or "set". */
+#define strata__fail_arg_p(ctx, s, name, ptr, ...)                           \
+  strata__fail_arg_s(ctx, s, name, (ptr) ? "set" : "NULL", __VA_ARGS__)
+#ifndef __cplusplus
+#define strata__fail_arg(ctx, s, name, value, ...)                           \
+  _Generic((value),                                                          \
+      double: strata__fail_arg_d, float: strata__fail_arg_d,                 \
+      char *: strata__fail_arg_s, const char *: strata__fail_arg_s,          \
+      int: strata__fail_arg_i, long: strata__fail_arg_i,                     \
+      long long: strata__fail_arg_i, unsigned: strata__fail_arg_u,           \
+      unsigned long: strata__fail_arg_u,                                     \
+      unsigned long long: strata__fail_arg_u)(ctx, s, name, value,          \
+                                              __VA_ARGS__)
+#endif
+/* The name of an array element, "base[i]", written to buf (at least
+ * STRATA__ARGNAME_SIZE bytes) and returned. */
+const char *strata__idx(char *buf, const char *base, long i);
+/* Copies src's message and argument to dst (a failure passed on from
+ * another context, e.g. another rank's or a temporary one). */
+void strata__error_copy(strata_context *dst, const strata_context *src);
 
 /* Validation shared by the front end and the backends. */
 strata_status strata__check_pair(const strata_field *a, const strata_field *b,

@@ -107,8 +107,8 @@ typedef struct run_optkey {
   void (*where)(const run_state *r, long index, const char **section,
                 const char **key);
 } run_optkey;
-/* where(): the boundary key of face index (x_lo... when the case has it,
- * else all). */
+/* where(): the boundary key of face index: its own (x_lo...) when the
+ * case has it, else all, else the other face of its axis. */
 void run_where_face(const run_state *r, long index, const char **section,
                     const char **key);
 /* A library call on the case's options failed with s: EINVAL and

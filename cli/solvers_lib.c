@@ -15,10 +15,17 @@
 void run_where_face(const run_state *r, long index, const char **section,
                     const char **key) {
   *section = "boundary";
-  *key = index >= 0 && index < 6 && cf_has(&r->cf, "boundary",
-                                            run_face_key((int)index))
-             ? run_face_key((int)index)
-             : "all";
+  *key = "all";
+  if (index < 0 || index >= 6) return;
+  /* the face's own key, else all; when neither is set, the face was
+   * refused for its partner on the axis (periodic on one face only) */
+  const char *own = run_face_key((int)index),
+             *other = run_face_key((int)(index ^ 1));
+  if (cf_has(&r->cf, "boundary", own))
+    *key = own;
+  else if (!cf_has(&r->cf, "boundary", "all") &&
+           cf_has(&r->cf, "boundary", other))
+    *key = other;
 }
 
 /* receivers[3 r + a]: receiver r lies on the line from start to end, so

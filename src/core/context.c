@@ -153,12 +153,6 @@ const char *strata__idx(char *buf, const char *base, long i) {
   return buf;
 }
 
-void strata__error_copy(strata_context *dst, const strata_context *src) {
-  if (!dst || !src || dst == src) return;
-  memcpy(dst->error, src->error, sizeof dst->error);
-  memcpy(dst->error_arg, src->error_arg, sizeof dst->error_arg);
-  memcpy(dst->error_value, src->error_value, sizeof dst->error_value);
-}
 
 double strata__now(void) {
   struct timespec ts;
@@ -418,7 +412,9 @@ strata_status strata_context_sync(strata_context *ctx) {
 strata_status strata_context_device_info(strata_context *ctx,
                                          strata_device_info *info) {
   if (!ctx) return STRATA_EINVAL;
-  if (!info) return strata__fail(ctx, STRATA_EINVAL, "info is NULL");
+  if (!info)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "info", info,
+                              "info is NULL");
   memset(info, 0, sizeof *info);
   return ctx->be->info(ctx, info);
 }

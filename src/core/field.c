@@ -175,22 +175,28 @@ strata_context *strata_field_context(const strata_field *f) {
 }
 
 strata_status strata__check_pair(const strata_field *a, const strata_field *b,
-                                 const char *what) {
+                                 const char *what, const char *bname) {
   strata_context *ctx = a->ctx;
   if (a->ctx != b->ctx)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "%s: the fields belong to different contexts", what);
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, bname, "set",
+                              "%s: the fields belong to different contexts",
+                              what);
   if (a->d.precision != b->d.precision)
-    return strata__fail(ctx, STRATA_EPRECISION,
-                        "%s: precisions differ (%d-byte vs %d-byte values)",
-                        what, (int)a->d.precision, (int)b->d.precision);
+    return strata__fail_arg(ctx, STRATA_EPRECISION, bname,
+                            (int)b->d.precision,
+                            "%s: precisions differ (%d-byte vs %d-byte "
+                            "values)", what, (int)a->d.precision,
+                            (int)b->d.precision);
   if (a->d.dims != b->d.dims || a->d.n[0] != b->d.n[0] ||
-      a->d.n[1] != b->d.n[1] || a->d.n[2] != b->d.n[2])
-    return strata__fail(ctx, STRATA_ESHAPE,
-                        "%s: shapes differ (%dD %zux%zux%zu vs %dD "
-                        "%zux%zux%zu)",
-                        what, a->d.dims, a->d.n[0], a->d.n[1], a->d.n[2],
-                        b->d.dims, b->d.n[0], b->d.n[1], b->d.n[2]);
+      a->d.n[1] != b->d.n[1] || a->d.n[2] != b->d.n[2]) {
+    char v[96];
+    snprintf(v, sizeof v, "%zu, %zu, %zu", b->d.n[0], b->d.n[1], b->d.n[2]);
+    return strata__fail_arg(ctx, STRATA_ESHAPE, bname, v,
+                            "%s: shapes differ (%dD %zux%zux%zu vs %dD "
+                            "%zux%zux%zu)",
+                            what, a->d.dims, a->d.n[0], a->d.n[1], a->d.n[2],
+                            b->d.dims, b->d.n[0], b->d.n[1], b->d.n[2]);
+  }
   return STRATA_OK;
 }
 
@@ -358,11 +364,8 @@ strata_status strata_field_fill_random(strata_field *f, uint64_t seed,
                                        double lo, double hi) {
   if (!f) return STRATA_EINVAL;
   if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi))
-    return strata__fail_arg(f->ctx, STRATA_EINVAL,
-                            isfinite(lo) && (lo <= hi || !isfinite(hi))
-                                ? "hi" : "lo",
-                            isfinite(lo) && (lo <= hi || !isfinite(hi))
-                                ? hi : lo,
+    return strata__fail_arg(f->ctx, STRATA_EINVAL, isfinite(lo) ? "hi" : "lo",
+                            isfinite(lo) ? hi : lo,
                             "random range [%g, %g) is not a finite interval",
                             lo, hi);
   if (f->win) { /* the values of the global field at this rank's points */
@@ -398,7 +401,7 @@ strata_status strata_field_fill_random(strata_field *f, uint64_t seed,
 
 strata_status strata_field_copy(strata_field *dst, const strata_field *src) {
   if (!dst || !src) return STRATA_EINVAL;
-  strata_status s = strata__check_pair(dst, src, "copy");
+  strata_status s = strata__check_pair(dst, src, "copy", "src");
   if (s != STRATA_OK) return s;
   if (dst->d.ghost != src->d.ghost)
     return strata__fail_arg(dst->ctx, STRATA_ESHAPE, "src", src->d.ghost,
@@ -484,7 +487,7 @@ strata_status strata_field_norm(const strata_field *f, strata_norm which,
 strata_status strata_field_diff(const strata_field *a, const strata_field *b,
                                 strata_norm which, double *out) {
   if (!a || !b) return STRATA_EINVAL;
-  strata_status s = strata__check_pair(a, b, "diff");
+  strata_status s = strata__check_pair(a, b, "diff", "b");
   if (s != STRATA_OK) return s;
   if (a->win || b->win) {
     if (!a->win || !b->win || a->win->dist != b->win->dist ||

@@ -378,13 +378,12 @@ strata_status strata__fail_arg_u(strata_context *ctx, strata_status s,
 /* The name of an array element, "base[i]", written to buf (at least
  * STRATA__ARGNAME_SIZE bytes) and returned. */
 const char *strata__idx(char *buf, const char *base, long i);
-/* Copies src's message and argument to dst (a failure passed on from
- * another context, e.g. another rank's or a temporary one). */
-void strata__error_copy(strata_context *dst, const strata_context *src);
 
-/* Validation shared by the front end and the backends. */
+/* Validation shared by the front end and the backends: b against a, same
+ * context, precision and shape; a failure names b as bname, the caller's
+ * parameter. */
 strata_status strata__check_pair(const strata_field *a, const strata_field *b,
-                                 const char *what);
+                                 const char *what, const char *bname);
 
 /* The random value of a point: a counter-based hash, identical on every
  * backend.  idx is the linear index of the point in the ghosted box. */

@@ -170,7 +170,7 @@ static strata_status check_apply(const strata_stencil *op,
                         "radius must be 1..%d, coefficients finite)",
                         what, kind_name(op->kind), op->dims, op->radius,
                         op->axis, STRATA_MAX_RADIUS);
-  strata_status s = strata__check_pair(in, out, what);
+  strata_status s = strata__check_pair(in, out, what, "out");
   if (s != STRATA_OK) return s;
   if (in == out || in->data == out->data)
     return strata__fail_arg_s(ctx, STRATA_EINVAL, "out", "set",
@@ -201,7 +201,7 @@ strata_status strata_apply(const strata_stencil *op, const strata_field *in,
 strata_status strata_copy_kernel(const strata_field *in, strata_field *out,
                                  const char *variant) {
   if (!in || !out) return STRATA_EINVAL;
-  strata_status s = strata__check_pair(in, out, "copy_kernel");
+  strata_status s = strata__check_pair(in, out, "copy_kernel", "out");
   if (s != STRATA_OK) return s;
   if (in == out)
     return strata__fail_arg_s(in->ctx, STRATA_EINVAL, "out", "set",

@@ -318,28 +318,23 @@ TEST(tuning_switches) {
 
 /* A refusal about one argument names it (the description's field, the
  * boundary's face, the second operand) with its value. */
-static int arg_is(strata_context *ctx, const char *arg, const char *value) {
-  return !strcmp(strata_context_error_arg(ctx), arg) &&
-         !strcmp(strata_context_error_value(ctx), value);
-}
-
 TEST(refusals_name_the_argument) {
   strata_context *ctx = cpu();
   CHECK(ctx);
   strata_field *f = NULL, *g = NULL, *h = NULL;
-  CHECK(arg_is(ctx, "", ""));
+  CHECK_ARG(ctx, "", "");
   strata_field_desc d = {3, {4, 4, 4}, 9, STRATA_F32};
   CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "ghost", "9"));
+  CHECK_ARG(ctx, "ghost", "9");
   d = (strata_field_desc){3, {4, 0, 4}, 1, STRATA_F32};
   CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "n[1]", "0"));
+  CHECK_ARG(ctx, "n[1]", "0");
   d = (strata_field_desc){2, {4, 4, 3}, 1, STRATA_F32};
   CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "n[2]", "3"));
+  CHECK_ARG(ctx, "n[2]", "3");
   d = (strata_field_desc){0, {4, 4, 4}, 1, STRATA_F32};
   CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "dims", "0"));
+  CHECK_ARG(ctx, "dims", "0");
   d = (strata_field_desc){2, {8, 6, 1}, 1, STRATA_F64};
   CHECK_OK(strata_field_create(ctx, &d, &f), ctx);
   d.precision = STRATA_F32;
@@ -347,31 +342,31 @@ TEST(refusals_name_the_argument) {
   d = (strata_field_desc){2, {8, 5, 1}, 1, STRATA_F64};
   CHECK_OK(strata_field_create(ctx, &d, &h), ctx);
   CHECK_STATUS(strata_field_copy(f, g), STRATA_EPRECISION, ctx);
-  CHECK(arg_is(ctx, "src", "4"));
+  CHECK_ARG(ctx, "src", "4");
   strata_stencil op;
   CHECK_OK(strata_stencil_laplacian(&op, 2, 2, 1.0), ctx);
   CHECK_STATUS(strata_apply(&op, f, h, NULL), STRATA_ESHAPE, ctx);
-  CHECK(arg_is(ctx, "out", "8, 5, 1"));
+  CHECK_ARG(ctx, "out", "8, 5, 1");
   strata_boundary bc;
   strata_boundary_uniform(&bc, STRATA_BC_DIRICHLET, 0);
   bc.kind[2] = STRATA_BC_PERIODIC;
   CHECK_STATUS(strata_field_fill_ghosts(f, &bc), STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "bc.kind[3]", "0"));
+  CHECK_ARG(ctx, "bc.kind[3]", "0");
   bc.kind[2] = STRATA_BC_DIRICHLET;
   bc.value[1] = INFINITY;
   CHECK_STATUS(strata_field_fill_ghosts(f, &bc), STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "bc.value[1]", "inf"));
+  CHECK_ARG(ctx, "bc.value[1]", "inf");
   CHECK_STATUS(strata_field_norm(f, (strata_norm)9, &(double){0}),
                STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "which", "9"));
+  CHECK_ARG(ctx, "which", "9");
   CHECK_STATUS(strata_field_fill_random(f, 1, 2.5, 1), STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "hi", "1"));
+  CHECK_ARG(ctx, "hi", "1");
   strata_device_info info;
   CHECK_STATUS(strata_context_device_info(ctx, NULL), STRATA_EINVAL, ctx);
-  CHECK(arg_is(ctx, "info", "NULL"));
+  CHECK_ARG(ctx, "info", "NULL");
   d = (strata_field_desc){3, {1u << 30, 1u << 30, 1u << 30}, 1, STRATA_F64};
   CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EOVERFLOW, ctx);
-  CHECK(arg_is(ctx, "n", "1073741824, 1073741824, 1073741824"));
+  CHECK_ARG(ctx, "n", "1073741824, 1073741824, 1073741824");
   CHECK_OK(strata_context_device_info(ctx, &info), ctx);
   strata_field_destroy(&f);
   strata_field_destroy(&g);

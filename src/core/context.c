@@ -65,87 +65,59 @@ const char *strata_build_info(void) {
       ;
 }
 
-strata_status strata__fail(strata_context *ctx, strata_status s,
-                           const char *fmt, ...) {
-  if (ctx) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-    va_end(ap);
-    ctx->error_arg[0] = ctx->error_value[0] = '\0';
-  }
-  return s;
+static void record(strata_context *ctx, const char *name, const char *value,
+                   const char *fmt, va_list ap) {
+  vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+  snprintf(ctx->error_arg, sizeof ctx->error_arg, "%s", name);
+  snprintf(ctx->error_value, sizeof ctx->error_value, "%s", value);
 }
 
-static void fail_arg_v(strata_context *ctx, const char *name,
-                       const char *value, const char *fmt, va_list ap) {
-  vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-  snprintf(ctx->error_arg, sizeof ctx->error_arg, "%s", name ? name : "");
-  snprintf(ctx->error_value, sizeof ctx->error_value, "%s",
-           value ? value : "NULL");
+strata_status strata__fail(strata_context *ctx, strata_status s,
+                           const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (ctx) record(ctx, "", "", fmt, ap);
+  va_end(ap);
+  return s;
 }
 
 strata_status strata__fail_arg_s(strata_context *ctx, strata_status s,
                                  const char *name, const char *value,
                                  const char *fmt, ...) {
-  if (ctx) {
-    va_list ap;
-    va_start(ap, fmt);
-    fail_arg_v(ctx, name, value, fmt, ap);
-    va_end(ap);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  if (ctx) record(ctx, name ? name : "", value ? value : "NULL", fmt, ap);
+  va_end(ap);
   return s;
 }
 
-/* The shortest %g form that reads back as v, so 0.3 shows as 0.3 and a
- * value that differs from it in the last bit shows every digit. */
-static void shortest_g(char *buf, size_t n, double v) {
+strata__argval strata__argval_d(double v) {
+  /* the shortest %g that reads back as v: 0.3 shows as 0.3, and a value
+   * one bit away from it with every digit */
+  strata__argval a;
   for (int p = 6; p <= 17; p++) {
-    snprintf(buf, n, "%.*g", p, v);
-    if (!isfinite(v) || strtod(buf, NULL) == v) return;
+    snprintf(a.s, sizeof a.s, "%.*g", p, v);
+    if (!isfinite(v) || strtod(a.s, NULL) == v) break;
   }
+  return a;
 }
 
-strata_status strata__fail_arg_d(strata_context *ctx, strata_status s,
-                                 const char *name, double value,
-                                 const char *fmt, ...) {
-  if (ctx) {
-    char v[40];
-    shortest_g(v, sizeof v, value);
-    va_list ap;
-    va_start(ap, fmt);
-    fail_arg_v(ctx, name, v, fmt, ap);
-    va_end(ap);
-  }
-  return s;
+strata__argval strata__argval_i(long long v) {
+  strata__argval a;
+  snprintf(a.s, sizeof a.s, "%lld", v);
+  return a;
 }
 
-strata_status strata__fail_arg_i(strata_context *ctx, strata_status s,
-                                 const char *name, long long value,
-                                 const char *fmt, ...) {
-  if (ctx) {
-    char v[32];
-    snprintf(v, sizeof v, "%lld", value);
-    va_list ap;
-    va_start(ap, fmt);
-    fail_arg_v(ctx, name, v, fmt, ap);
-    va_end(ap);
-  }
-  return s;
+strata__argval strata__argval_u(unsigned long long v) {
+  strata__argval a;
+  snprintf(a.s, sizeof a.s, "%llu", v);
+  return a;
 }
 
-strata_status strata__fail_arg_u(strata_context *ctx, strata_status s,
-                                 const char *name, unsigned long long value,
-                                 const char *fmt, ...) {
-  if (ctx) {
-    char v[32];
-    snprintf(v, sizeof v, "%llu", value);
-    va_list ap;
-    va_start(ap, fmt);
-    fail_arg_v(ctx, name, v, fmt, ap);
-    va_end(ap);
-  }
-  return s;
+strata__argval strata__argval_s(const char *v) {
+  strata__argval a;
+  snprintf(a.s, sizeof a.s, "%s", v ? v : "NULL");
+  return a;
 }
 
 const char *strata__idx(char *buf, const char *base, long i) {

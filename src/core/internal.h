@@ -14,6 +14,7 @@ extern "C" {
 #define STRATA__ALIGN_BYTES 128
 #define STRATA__ERRMSG_SIZE 1024
 #define STRATA__ARGNAME_SIZE 64
+#define STRATA__ARGVALUE_SIZE 256
 
 typedef struct strata__backend strata__backend;
 
@@ -37,7 +38,7 @@ struct strata_context {
   char error[STRATA__ERRMSG_SIZE];
   char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
                                           failure is about, or "" */
-  char error_value[256];                /* its value as text, or "" */
+  char error_value[STRATA__ARGVALUE_SIZE]; /* its value as text, or "" */
 };
 
 struct strata_field {
@@ -346,34 +347,37 @@ strata_status strata__fail(strata_context *ctx, strata_status s,
 #endif
 /* strata__fail for a failure about one option or argument: name is the
  * options struct's field or the parameter as strata.h spells it ("dt",
- * "n[2]", "face[4]", "bc.kind[1]", "path"), the value its current value,
- * as text.  One function per value type; strata__fail_arg picks it by the
- * value's type in C. */
+ * "n[2]", "face[4]", "bc.kind[1]", "path"), value its current value as
+ * text.  strata__fail_arg takes the value in its own C type (in C). */
 strata_status strata__fail_arg_s(strata_context *ctx, strata_status s,
                                  const char *name, const char *value,
                                  const char *fmt, ...) STRATA__PRINTF(5, 6);
-strata_status strata__fail_arg_d(strata_context *ctx, strata_status s,
-                                 const char *name, double value,
-                                 const char *fmt, ...) STRATA__PRINTF(5, 6);
-strata_status strata__fail_arg_i(strata_context *ctx, strata_status s,
-                                 const char *name, long long value,
-                                 const char *fmt, ...) STRATA__PRINTF(5, 6);
-strata_status strata__fail_arg_u(strata_context *ctx, strata_status s,
-                                 const char *name, unsigned long long value,
-                                 const char *fmt, ...) STRATA__PRINTF(5, 6);
+/* A value as text: numbers as C prints them (a double in the fewest
+ * digits that read back as it), a string cut to the context's room. */
+typedef struct strata__argval {
+  char s[STRATA__ARGVALUE_SIZE];
+} strata__argval;
+strata__argval strata__argval_d(double v);
+strata__argval strata__argval_i(long long v);
+strata__argval strata__argval_u(unsigned long long v);
+strata__argval strata__argval_s(const char *v);
 /* A pointer argument: its value is "NULL" or "set". */
-#define strata__fail_arg_p(ctx, s, name, ptr, ...)                           \
-  strata__fail_arg_s(ctx, s, name, (ptr) ? "set" : "NULL", __VA_ARGS__)
+#define strata__fail_arg_p(ctx_, st_, name_, ptr_, ...)                      \
+  strata__fail_arg_s(ctx_, st_, name_, (ptr_) ? "set" : "NULL", __VA_ARGS__)
 #ifndef __cplusplus
-#define strata__fail_arg(ctx, s, name, value, ...)                           \
-  _Generic((value),                                                          \
-      double: strata__fail_arg_d, float: strata__fail_arg_d,                 \
-      char *: strata__fail_arg_s, const char *: strata__fail_arg_s,          \
-      int: strata__fail_arg_i, long: strata__fail_arg_i,                     \
-      long long: strata__fail_arg_i, unsigned: strata__fail_arg_u,           \
-      unsigned long: strata__fail_arg_u,                                     \
-      unsigned long long: strata__fail_arg_u)(ctx, s, name, value,          \
-                                              __VA_ARGS__)
+#define strata__fail_arg(ctx_, st_, name_, value_, ...)                      \
+  strata__fail_arg_s(ctx_, st_, name_,                                       \
+                     _Generic((value_),                                      \
+                         double: strata__argval_d, float: strata__argval_d,  \
+                         char *: strata__argval_s,                           \
+                         const char *: strata__argval_s,                     \
+                         int: strata__argval_i, long: strata__argval_i,      \
+                         long long: strata__argval_i,                        \
+                         unsigned: strata__argval_u,                         \
+                         unsigned long: strata__argval_u,                    \
+                         unsigned long long: strata__argval_u)(value_)       \
+                         .s,                                                 \
+                     __VA_ARGS__)
 #endif
 /* The name of an array element, "base[i]", written to buf (at least
  * STRATA__ARGNAME_SIZE bytes) and returned. */

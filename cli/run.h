@@ -107,6 +107,11 @@ typedef struct run_optkey {
   void (*where)(const run_state *r, long index, const char **section,
                 const char **key);
 } run_optkey;
+/* The [grid] rows every table starts with (over several processes the
+ * split's refusals name the global grid's n too). */
+#define RUN_GRID_KEYS                                                        \
+  {"n", "grid", "n", NULL}, {"dims", "grid", "n", NULL},                     \
+      {"h", "grid", "spacing", NULL}, {"precision", "grid", "precision", NULL}
 /* where(): the boundary key of face index: its own (x_lo...) when the
  * case has it, else all, else the other face of its axis. */
 void run_where_face(const run_state *r, long index, const char **section,

@@ -105,11 +105,7 @@ static strata_status op_apply(run_state *r, op_state *s) {
 }
 
 /* the fields' description as op_create makes it from the case */
-static const run_optkey op_keys[] = {
-    {"n", "grid", "n", NULL},
-    {"dims", "grid", "n", NULL},
-    {"precision", "grid", "precision", NULL},
-    {NULL, NULL, NULL, NULL}};
+static const run_optkey op_keys[] = {RUN_GRID_KEYS, {NULL, NULL, NULL, NULL}};
 
 static int op_create(run_state *r) {
   op_state *s = calloc(1, sizeof *s);

@@ -176,10 +176,7 @@ static void where_value(const run_state *r, long index, const char **section,
 
 /* strata_mg_options' fields as mg_create reads them from the case */
 static const run_optkey mg_keys[] = {
-    {"n", "grid", "n", NULL},
-    {"dims", "grid", "n", NULL},
-    {"h", "grid", "spacing", NULL},
-    {"precision", "grid", "precision", NULL},
+    RUN_GRID_KEYS,
     {"disc", "poisson", "discretization", NULL},
     {"cycle", "poisson", "cycle", NULL},
     {"bc.kind", NULL, NULL, run_where_face},

@@ -65,12 +65,6 @@ int run_lib_fail(run_state *r, strata_status s, const run_optkey *map,
   return run_case_fail(r, section, key, "%s: %s", strata_strerror(s), msg);
 }
 
-/* Over several processes the grid is split over the ranks by the library
- * (strata_dist), whose refusals name the global grid's n. */
-#define GRID_KEYS                                                           \
-  {"n", "grid", "n", NULL}, {"dims", "grid", "n", NULL},                    \
-      {"h", "grid", "spacing", NULL}, {"precision", "grid", "precision", NULL}
-
 static size_t field_bytes(run_state *r, int ghost) {
   strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, ghost,
                          r->precision};
@@ -157,7 +151,7 @@ static int heat_estimate(run_state *r, size_t *bytes) {
 
 /* strata_heat_options' fields as heat_create reads them from the case */
 static const run_optkey heat_keys[] = {
-    GRID_KEYS,
+    RUN_GRID_KEYS,
     {"op", "heat", "operator", NULL},
     {"D", "heat", "diffusion_number", NULL},
     {"fuse", "heat", "fuse", NULL},
@@ -279,7 +273,7 @@ static int wave_estimate(run_state *r, size_t *bytes) {
 
 /* strata_wave_options' fields as wave_create reads them from the case */
 static const run_optkey wave_keys[] = {
-    GRID_KEYS,
+    RUN_GRID_KEYS,
     {"dt", "wave", "dt", NULL},
     {"order", "wave", "order", NULL},
     {"velocity", "wave", "velocity", NULL},
@@ -537,7 +531,7 @@ static int fdtd_estimate(run_state *r, size_t *bytes) {
 
 /* strata_fdtd_options' fields as fdtd_create reads them from the case */
 static const run_optkey fdtd_keys[] = {
-    GRID_KEYS,
+    RUN_GRID_KEYS,
     {"scheme", "fdtd", "scheme", NULL},
     {"courant", "fdtd", "courant", NULL},
     {"face", NULL, NULL, run_where_face},

@@ -62,6 +62,17 @@ int run_case_fail(run_state *r, const char *section, const char *key,
   return -1;
 }
 
+int run_flag_fail(run_state *r, const char *flag, const char *fmt, ...) {
+  int k = snprintf(r->err, sizeof r->err, "%s: ", flag);
+  va_list ap;
+  va_start(ap, fmt);
+  if (k > 0 && (size_t)k < sizeof r->err)
+    vsnprintf(r->err + k, sizeof r->err - (size_t)k, fmt, ap);
+  va_end(ap);
+  r->case_error = 1;
+  return -1;
+}
+
 static const char *face_keys[6] = {"x_lo", "x_hi", "y_lo",
                                    "y_hi", "z_lo", "z_hi"};
 
@@ -415,7 +426,9 @@ static int read_output(run_state *r, output_cfg *o, const char *dir_opt,
   else
     snprintf(dirbuf, dn, "%s.out", r->name);
   if (!dirbuf[0])
-    return run_case_fail(r, "output", "dir", "the output folder is empty");
+    return dir_opt ? run_flag_fail(r, "--out", "the output folder is empty")
+                   : run_case_fail(r, "output", "dir",
+                                   "the output folder is empty");
   o->dir = dirbuf;
   o->every = cf_int(f, "output", "every", 0);
   o->npy = cf_enums_has(f, "output", "formats", "npy, png", "npy");

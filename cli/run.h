@@ -90,6 +90,39 @@ int run_case_fail(run_state *r, const char *section, const char *key,
 #endif
     ;
 
+/* an error in a command-line option's value: "--out: ..." (exit 2) */
+int run_flag_fail(run_state *r, const char *flag, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Which case key set a library option, so a refusal names the key's line.
+ * arg is the option's name as strata_context_error_arg() gives it, less
+ * any index ("n" for "n[2]", "face" for "face[4]"); section and key are
+ * where the case sets it, or where(), when set, finds them from the index
+ * (a face's key, a receiver's end).  A table ends with arg NULL. */
+typedef struct run_optkey {
+  const char *arg, *section, *key;
+  void (*where)(const run_state *r, long index, const char **section,
+                const char **key);
+} run_optkey;
+/* The [grid] rows every table starts with (over several processes the
+ * split's refusals name the global grid's n too). */
+#define RUN_GRID_KEYS                                                        \
+  {"n", "grid", "n", NULL}, {"dims", "grid", "n", NULL},                     \
+      {"h", "grid", "spacing", NULL}, {"precision", "grid", "precision", NULL}
+/* where(): the boundary key of face index: its own (x_lo...) when the
+ * case has it, else all, else the other face of its axis. */
+void run_where_face(const run_state *r, long index, const char **section,
+                    const char **key);
+/* A library call on the case's options failed with s: EINVAL and
+ * EUNSTABLE are the case's errors, reported at the key that set the
+ * option the library names (through map), or at solver_section when it
+ * names none; the rest are runtime failures.  Returns -1. */
+int run_lib_fail(run_state *r, strata_status s, const run_optkey *map,
+                 const char *solver_section);
+
 /* The initial condition of [initial] as a point function. */
 double run_initial_value(long i, long j, long k, void *user);
 

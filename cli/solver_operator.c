@@ -104,6 +104,9 @@ static strata_status op_apply(run_state *r, op_state *s) {
   return e == STRATA_OK ? strata_apply(&s->op, s->a, s->b, &s->ao) : e;
 }
 
+/* the fields' description as op_create makes it from the case */
+static const run_optkey op_keys[] = {RUN_GRID_KEYS, {NULL, NULL, NULL, NULL}};
+
 static int op_create(run_state *r) {
   op_state *s = calloc(1, sizeof *s);
   if (!s) return run_fail(r, "out of memory");
@@ -132,8 +135,7 @@ static int op_create(run_state *r) {
     e = strata_dist_field_create(r->dist, &d, &s->a);
     if (e == STRATA_OK) e = strata_dist_field_create(r->dist, &d, &s->b);
     if (e == STRATA_EINVAL) /* too few planes per rank */
-      return run_case_fail(r, "grid", "n", "%s",
-                           strata_context_error(r->ctx));
+      return run_lib_fail(r, e, op_keys, "operator");
   } else {
     e = strata_field_create(r->ctx, &d, &s->a);
     if (e == STRATA_OK) e = strata_field_create(r->ctx, &d, &s->b);

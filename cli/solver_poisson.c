@@ -164,6 +164,25 @@ static int read_source_file(run_state *r, mg_state *ms) {
   return 0;
 }
 
+/* a face's Dirichlet value: [poisson] dirichlet_values when the case has
+ * it, else [boundary] value */
+static void where_value(const run_state *r, long index, const char **section,
+                        const char **key) {
+  int own = cf_has(&r->cf, "poisson", "dirichlet_values");
+  *section = own ? "poisson" : "boundary";
+  *key = own ? "dirichlet_values" : "value";
+  (void)index;
+}
+
+/* strata_mg_options' fields as mg_create reads them from the case */
+static const run_optkey mg_keys[] = {
+    RUN_GRID_KEYS,
+    {"disc", "poisson", "discretization", NULL},
+    {"cycle", "poisson", "cycle", NULL},
+    {"bc.kind", NULL, NULL, run_where_face},
+    {"bc.value", NULL, NULL, where_value},
+    {NULL, NULL, NULL, NULL}};
+
 static int mg_create(run_state *r) {
   cf_file *f = &r->cf;
   if (cf_line(f, "run", "steps") > 0)
@@ -224,14 +243,7 @@ static int mg_create(run_state *r) {
   o.project = !dirichlet; /* no Dirichlet face: solve for psi - mean(psi) */
   r->bc = o.bc;
   strata_status s = strata_mg_create(r->ctx, &o, &ms->mg);
-  if (s != STRATA_OK) {
-    r->unsupported = s == STRATA_ENOTSUP;
-    if (s == STRATA_EINVAL)
-      return run_case_fail(r, "grid", "n", "%s: %s", strata_strerror(s),
-                           strata_context_error(r->ctx));
-    return run_fail(r, "%s: %s", strata_strerror(s),
-                    strata_context_error(r->ctx));
-  }
+  if (s != STRATA_OK) return run_lib_fail(r, s, mg_keys, "poisson");
   ms->nlev = strata_mg_levels(ms->mg);
   r->steps = maxc;
   ms->hist = calloc((size_t)maxc + 1, sizeof *ms->hist);

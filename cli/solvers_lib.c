@@ -1,6 +1,7 @@
 /* The library's solvers (heat, wave, fdtd) as `strata run` sees them: the
  * case's keys become the solvers' options; the library checks stability
- * and resolution, and its refusals are reported against the case. */
+ * and resolution, and its refusals are reported at the key that set the
+ * option the library names (a table per solver). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
@@ -9,22 +10,59 @@
 #include "checkpoint.h"
 #include "run.h"
 
-/* A library refusal at create: EINVAL/EUNSTABLE are the case's fault. */
-static int create_failed(run_state *r, strata_status s, const char *section,
-                         const char *key) {
+/* ---- which case key set which library option ----------------------------- */
+
+void run_where_face(const run_state *r, long index, const char **section,
+                    const char **key) {
+  *section = "boundary";
+  *key = "all";
+  if (index < 0 || index >= 6) return;
+  /* the face's own key, else all; when neither is set, the face was
+   * refused for its partner on the axis (periodic on one face only) */
+  const char *own = run_face_key((int)index),
+             *other = run_face_key((int)(index ^ 1));
+  if (cf_has(&r->cf, "boundary", own))
+    *key = own;
+  else if (!cf_has(&r->cf, "boundary", "all") &&
+           cf_has(&r->cf, "boundary", other))
+    *key = other;
+}
+
+/* receivers[3 r + a]: receiver r lies on the line from start to end, so
+ * only an end can be outside the grid: the first is start, the last end */
+static void where_receiver(const run_state *r, long index,
+                           const char **section, const char **key) {
+  *section = "receivers";
+  *key = index < 3 ? "start" : "end";
+  (void)r;
+}
+
+int run_lib_fail(run_state *r, strata_status s, const run_optkey *map,
+                 const char *solver_section) {
   r->unsupported = s == STRATA_ENOTSUP;
   const char *msg = strata_context_error(r->ctx);
-  if (s == STRATA_EINVAL && !strncmp(msg, "dist:", 5)) {
-    /* the split over the ranks: too few planes per rank */
-    section = "grid";
-    key = "n";
+  if (s != STRATA_EINVAL && s != STRATA_EUNSTABLE)
+    return run_fail(r, "%s: %s", strata_strerror(s), msg);
+  /* "n[2]" is option n, index 2 */
+  char base[64];
+  snprintf(base, sizeof base, "%s", strata_context_error_arg(r->ctx));
+  long index = -1;
+  char *br = strchr(base, '[');
+  if (br) {
+    index = strtol(br + 1, NULL, 10);
+    *br = '\0';
   }
-  if (s == STRATA_EINVAL || s == STRATA_EUNSTABLE)
-    return run_case_fail(r, section, cf_has(&r->cf, section, key) ? key : NULL,
-                         "%s: %s", strata_strerror(s),
-                         strata_context_error(r->ctx));
-  return run_fail(r, "%s: %s", strata_strerror(s),
-                  strata_context_error(r->ctx));
+  const char *section = solver_section, *key = NULL;
+  for (const run_optkey *m = map; base[0] && m && m->arg; m++)
+    if (!strcmp(m->arg, base)) {
+      section = m->section;
+      key = m->key;
+      if (m->where) m->where(r, index, &section, &key);
+      break;
+    }
+  /* an option the case left at its default: the section names it */
+  if (key && !cf_has(&r->cf, section, key)) key = NULL;
+  return run_case_fail(r, section, key, "%s: %s", strata_strerror(s), msg);
 }
 
 static size_t field_bytes(run_state *r, int ghost) {
@@ -111,6 +149,16 @@ static int heat_estimate(run_state *r, size_t *bytes) {
   return estimate_fields(r, 2, fuse > 1 ? (int)fuse : 2, bytes);
 }
 
+/* strata_heat_options' fields as heat_create reads them from the case */
+static const run_optkey heat_keys[] = {
+    RUN_GRID_KEYS,
+    {"op", "heat", "operator", NULL},
+    {"D", "heat", "diffusion_number", NULL},
+    {"fuse", "heat", "fuse", NULL},
+    {"bc.kind", NULL, NULL, run_where_face},
+    {"bc.value", "boundary", "value", NULL},
+    {NULL, NULL, NULL, NULL}};
+
 static int heat_create(run_state *r) {
   strata_heat_options o;
   strata_heat_options_init(&o);
@@ -133,9 +181,7 @@ static int heat_create(run_state *r) {
   r->bc = o.bc;
   strata_heat *h = NULL;
   strata_status s = strata_heat_create(r->ctx, &o, &h);
-  if (s != STRATA_OK)
-    return create_failed(r, s, s == STRATA_EUNSTABLE ? "heat" : "boundary",
-                         s == STRATA_EUNSTABLE ? "diffusion_number" : "all");
+  if (s != STRATA_OK) return run_lib_fail(r, s, heat_keys, "heat");
   r->impl = h;
   s = strata_heat_set_initial(h, run_initial_value, NULL);
   if (s != STRATA_OK)
@@ -225,6 +271,28 @@ static int wave_estimate(run_state *r, size_t *bytes) {
   return estimate_fields(r, 5, 4, bytes);
 }
 
+/* strata_wave_options' fields as wave_create reads them from the case */
+static const run_optkey wave_keys[] = {
+    RUN_GRID_KEYS,
+    {"dt", "wave", "dt", NULL},
+    {"order", "wave", "order", NULL},
+    {"velocity", "wave", "velocity", NULL},
+    {"min_ppw", "wave", "min_ppw", NULL},
+    {"absorb_reflection", "wave", "absorb_reflection", NULL},
+    {"nlayers", "wave", "layer_tops", NULL},
+    {"layer_top", "wave", "layer_tops", NULL},
+    {"layer_velocity", "wave", "layer_velocities", NULL},
+    {"face", NULL, NULL, run_where_face},
+    {"absorb_width", "boundary", "width", NULL},
+    {"src", "source", "position", NULL},
+    {"f0", "source", "frequency", NULL},
+    {"amplitude", "source", "amplitude", NULL},
+    {"delay", "source", "delay", NULL},
+    {"nreceivers", "receivers", "count", NULL},
+    {"receivers", NULL, NULL, where_receiver},
+    {"record_every", "receivers", "every", NULL},
+    {NULL, NULL, NULL, NULL}};
+
 static int wave_create(run_state *r) {
   cf_file *f = &r->cf;
   wave_state *ws = calloc(1, sizeof *ws);
@@ -297,19 +365,7 @@ static int wave_create(run_state *r) {
   }
   o.dist = r->dist;
   strata_status st = strata_wave_create(r->ctx, &o, &ws->w);
-  if (st != STRATA_OK) {
-    const char *msg = strata_context_error(r->ctx);
-    const char *sec = "wave", *key = "dt";
-    if (strstr(msg, "receiver")) sec = "receivers", key = "start";
-    else if (strstr(msg, "source")) sec = "source", key = "position";
-    else if (strstr(msg, "absorb") || strstr(msg, "face"))
-      sec = "boundary", key = "width";
-    else if (strstr(msg, "points along")) sec = "grid", key = "n";
-    else if (strstr(msg, "wavelength") || strstr(msg, "ppw"))
-      sec = "source", key = "frequency";
-    else if (strstr(msg, "layer")) key = "layer_tops";
-    return create_failed(r, st, sec, key);
-  }
+  if (st != STRATA_OK) return run_lib_fail(r, st, wave_keys, "wave");
   const char *ik = cf_string(f, "initial", "kind", "zero");
   if (strcmp(ik, "zero") != 0) {
     st = strata_wave_set_state(ws->w, run_initial_value, NULL, NULL);
@@ -473,6 +529,20 @@ static int fdtd_estimate(run_state *r, size_t *bytes) {
   return estimate_fields(r, 5, 2, bytes);
 }
 
+/* strata_fdtd_options' fields as fdtd_create reads them from the case */
+static const run_optkey fdtd_keys[] = {
+    RUN_GRID_KEYS,
+    {"scheme", "fdtd", "scheme", NULL},
+    {"courant", "fdtd", "courant", NULL},
+    {"face", NULL, NULL, run_where_face},
+    {"pml_width", "boundary", "width", NULL},
+    {"waveform", "source", "waveform", NULL},
+    {"src", "source", "position", NULL},
+    {"amplitude", "source", "amplitude", NULL},
+    {"period", "source", "period", NULL},
+    {"delay", "source", "delay", NULL},
+    {NULL, NULL, NULL, NULL}};
+
 static int fdtd_create(run_state *r) {
   cf_file *cf = &r->cf;
   fdtd_state *fs = calloc(1, sizeof *fs);
@@ -517,11 +587,7 @@ static int fdtd_create(run_state *r) {
   o.delay = cf_float(cf, "source", "delay", 0);
   o.dist = r->dist;
   strata_status s = strata_fdtd_create(r->ctx, &o, &fs->f);
-  if (s != STRATA_OK) {
-    const char *msg = strata_context_error(r->ctx);
-    return create_failed(r, s, strstr(msg, "source") ? "source" : "fdtd",
-                         strstr(msg, "source") ? "position" : "courant");
-  }
+  if (s != STRATA_OK) return run_lib_fail(r, s, fdtd_keys, "fdtd");
   return 0;
 }
 

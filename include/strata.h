@@ -7,7 +7,9 @@
  *   - handles are opaque; strata_X_destroy(&h) releases h, sets it to NULL
  *     and accepts NULL;
  *   - the detailed message of the last failure is kept on the context and
- *     read with strata_context_error(); the library never prints and never
+ *     read with strata_context_error(), and the option or argument it is
+ *     about, with its value, with strata_context_error_arg() and
+ *     strata_context_error_value(); the library never prints and never
  *     exits;
  *   - a call that fails validation touches nothing.
  *
@@ -124,6 +126,22 @@ void strata_context_destroy(strata_context **ctx);
 strata_backend strata_context_backend(const strata_context *ctx);
 /* The detailed message of the last failure on this context ("" if none). */
 const char *strata_context_error(const strata_context *ctx);
+/* When the last failure is about one option or argument, its name and its
+ * value as text, beside the message; both "" when the failure is about no
+ * one argument (every failure sets or clears them, with the message; they
+ * stay until the next failure on the context).  The name is the options
+ * struct's field as strata.h spells it, with an index for an element of an
+ * array field ("dt", "min_ppw", "n[2]", "src[0]", "face[4]", "bc.kind[1]",
+ * "receivers[5]", "layer_velocity[1]"; a strata_field_desc's "ghost",
+ * "n[1]"), or the function's parameter ("nsteps", "path", "level", "out").
+ * The value reads as C prints it (a double in the fewest digits that read
+ * back as it: "0.3", "inf"; an enum as its number), a pointer as "NULL" or
+ * "set", a string cut at 255 bytes.  When a limit ties several options
+ * together (CFL: velocity, dt, h) the name is the one the message tells to
+ * change (dt).  Programs use the name to point at their own input (a case
+ * file's line, a form's field), never the message's text. */
+const char *strata_context_error_arg(const strata_context *ctx);
+const char *strata_context_error_value(const strata_context *ctx);
 /* Waits until all work queued on the context is done. */
 strata_status strata_context_sync(strata_context *ctx);
 

@@ -64,6 +64,15 @@
     }                                                                          \
   } while (0)
 
+/* ctx's last failure names argument arg with value value
+ * (strata_context_error_arg / _value). */
+#define CHECK_ARG(ctx, arg, value)                                             \
+  CHECKF(!strcmp(strata_context_error_arg(ctx), (arg)) &&                      \
+             !strcmp(strata_context_error_value(ctx), (value)),                \
+         "names '%s' = '%s', expected '%s' = '%s' (%s)",                       \
+         strata_context_error_arg(ctx), strata_context_error_value(ctx),       \
+         (arg), (value), strata_context_error(ctx))
+
 #define SKIP(...)                                                              \
   do {                                                                         \
     printf("  skip: ");                                                        \

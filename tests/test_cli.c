@@ -186,6 +186,56 @@ TEST(bad_case_files_refused) {
        "periodic needs both faces of the y axis"},
       {"[poisson]\ncycle = v\n", 1, "bad.ini:7: section [poisson] does not "
        "apply to solver 'operator'"},
+      /* the library's refusals, at the key that set the option it names
+       * (strata_context_error_arg), whatever its message says */
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[source]\nfrequency = 5\n[wave]\nmin_ppw = 0\n", 0,
+       "bad.ini:10: key 'min_ppw' in [wave]: invalid argument: wave: "
+       "min_ppw = 0"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[wave]\nabsorb_reflection = 1\n", 0,
+       "bad.ini:8: key 'absorb_reflection' in [wave]: invalid argument"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[receivers]\nstart = 10, 10, 10\nend = 9000, 10, 10\ncount = 4\n",
+       0, "bad.ini:9: key 'end' in [receivers]: invalid argument: wave: "
+       "receiver 1's x"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[receivers]\nstart = 9000, 10, 10\nend = 10, 10, 10\ncount = 4\n",
+       0, "bad.ini:8: key 'start' in [receivers]: invalid argument"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[boundary]\nx_lo = periodic\n", 0, "bad.ini:8: key 'x_lo' in "
+       "[boundary]: invalid argument: wave: periodic on one face"},
+      {"[solver]\nkind = wave\n[grid]\nn = 48, 48, 48\n[run]\nsteps = 1\n",
+       0, "bad.ini:4: key 'n' in [grid]: invalid argument: wave: 48 points "
+       "along x"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[source]\nfrequency = 60\n", 0, "bad.ini:8: key 'frequency' in "
+       "[source]: parameters violate a stability limit: wave: 1.33 points"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[wave]\ndt = 0.01\n", 0, "bad.ini:8: key 'dt' in [wave]: parameters "
+       "violate a stability limit: wave: CFL"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[source]\nposition = 10, 10, 5000\n", 0, "bad.ini:8: key 'position' "
+       "in [source]: invalid argument: wave: source z"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[wave]\nlayer_tops = 10, 200\nlayer_velocities = 1500, 3000\n", 0,
+       "bad.ini:8: key 'layer_tops' in [wave]: invalid argument: wave: the "
+       "first layer's top"},
+      {"[solver]\nkind = heat\n[grid]\nn = 4, 4\n[run]\nsteps = 1\n"
+       "[boundary]\nall = neumann\n[heat]\nfuse = 8\n", 0,
+       "bad.ini:10: key 'fuse' in [heat]: invalid argument: heat: fuse = 8"},
+      {"[solver]\nkind = fdtd\n[grid]\nn = 64, 64\n[run]\nsteps = 1\n"
+       "[boundary]\nall = pml\nwidth = 0\n", 0, "bad.ini:9: key 'width' in "
+       "[boundary]: invalid argument: fdtd: pml_width is 0"},
+      {"[solver]\nkind = fdtd\n[grid]\nn = 30, 30\n[run]\nsteps = 1\n"
+       "[boundary]\nall = pml\n", 0, "bad.ini:4: key 'n' in [grid]: invalid "
+       "argument: fdtd: 30 nodes along x"},
+      {"[solver]\nkind = fdtd\n[grid]\nn = 40, 40\n[run]\nsteps = 1\n"
+       "[source]\nposition = 100, 5\n", 0, "bad.ini:8: key 'position' in "
+       "[source]: invalid argument: fdtd: source x"},
+      {"[solver]\nkind = fdtd\n[grid]\nn = 40, 40\n[run]\nsteps = 1\n"
+       "[fdtd]\ncourant = 0.8\n", 0, "bad.ini:8: key 'courant' in [fdtd]: "
+       "parameters violate a stability limit"},
       /* too large for the machine: both numbers */
       {"[solver]\nkind = operator\n[grid]\nn = 5000, 5000, 5000\n[run]\n"
        "steps = 1\n", 0, "memory but the device"},
@@ -231,6 +281,24 @@ TEST(bad_case_files_refused) {
   free(e);
   CHECK(strata("run good.ini --out badout --set run.steps=-4") == 2);
   CHECK(!exists(tp("badout")));
+  /* an option's value from the command line is named by its flag, not by
+   * a key the file does not have; the same value from the file by its key */
+  rm_rf(tp("good.out"));
+  CHECK(strata("run good.ini --out '' --quiet") == 2);
+  e = err_text();
+  CHECKF(e && strstr(e, "strata: --out: the output folder is empty") &&
+             !strstr(e, "[output]"),
+         "%s", e ? e : "");
+  free(e);
+  char text[512];
+  snprintf(text, sizeof text, "%s[output]\ndir = \"\"\n", good_head);
+  CHECK(write_file(tp("bad.ini"), text) == 0);
+  CHECK(strata("run bad.ini --quiet") == 2);
+  e = err_text();
+  CHECKF(e && strstr(e, "bad.ini:8: key 'dir' in [output]: the output "
+                        "folder is empty"), "%s", e ? e : "");
+  free(e);
+  CHECK(!exists(tp("good.out")) && !exists(tp("bad.out")));
   /* --check runs nothing */
   CHECK(strata("run good.ini --out badout --check") == 0);
   CHECK(!exists(tp("badout")));

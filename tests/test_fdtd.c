@@ -331,6 +331,72 @@ TEST(refusals) {
   return 0;
 }
 
+/* One bad option at a time: create refuses it and names it, with its
+ * value, beside the message. */
+static const struct {
+  const char *arg, *value;
+  strata_status status;
+} fdtd_bad[] = {
+    {"courant", "0.7072", STRATA_EUNSTABLE},
+    {"courant", "0", STRATA_EINVAL},
+    {"face[0]", "0", STRATA_EINVAL}, /* x-high periodic, x-low PEC */
+    {"n[0]", "30", STRATA_EINVAL},
+    {"pml_width", "0", STRATA_EINVAL},
+    {"src[0]", "300", STRATA_EINVAL},
+    {"period", "0", STRATA_EINVAL},
+    {"amplitude", "nan", STRATA_EINVAL},
+    {"delay", "-2", STRATA_EINVAL},
+    {"scheme", "7", STRATA_EINVAL},
+    {"waveform", "9", STRATA_EINVAL},
+    {"face[3]", "8", STRATA_EINVAL},
+    {"precision", "16", STRATA_EINVAL},
+};
+
+static void fdtd_make_bad(strata_fdtd_options *o, int k) {
+  strata_fdtd_options_init(o);
+  switch (k) {
+  case 0: o->courant = 0.7072; break;
+  case 1: o->courant = 0; break;
+  case 2: o->face[1] = STRATA_FDTD_PERIODIC; break;
+  case 3:
+    o->n[0] = 30;
+    o->face[0] = o->face[1] = STRATA_FDTD_PML;
+    break;
+  case 4: o->face[2] = STRATA_FDTD_PML, o->pml_width = 0; break;
+  case 5: o->src[0] = 300; break;
+  case 6: o->period = 0; break;
+  case 7: o->amplitude = NAN; break;
+  case 8: o->delay = -2; break;
+  case 9: o->scheme = (strata_fdtd_scheme)7; break;
+  case 10: o->waveform = (strata_fdtd_waveform)9; break;
+  case 11: o->face[3] = (strata_fdtd_face)8; break;
+  case 12: o->precision = (strata_precision)16; break;
+  }
+}
+
+TEST(refusals_name_the_option) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  strata_fdtd_options o;
+  strata_fdtd *f = NULL;
+  for (int k = 0; k < (int)(sizeof fdtd_bad / sizeof fdtd_bad[0]); k++) {
+    fdtd_make_bad(&o, k);
+    strata_status s = strata_fdtd_create(ctx, &o, &f);
+    CHECKF(s == fdtd_bad[k].status && f == NULL, "case %d: %s (%s)", k,
+           strata_status_name(s), strata_context_error(ctx));
+    CHECK_ARG(ctx, fdtd_bad[k].arg, fdtd_bad[k].value);
+  }
+  fdtd_make_bad(&o, -1);
+  CHECK_OK(strata_fdtd_create(ctx, &o, &f), ctx);
+  CHECK_STATUS(strata_fdtd_read(f, STRATA_FDTD_HX, NULL), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "c", "1");
+  CHECK_STATUS(strata_fdtd_step(f, -1), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "nsteps", "-1");
+  strata_fdtd_destroy(&f);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 /* Checkpoints of both schemes with PML and Mur faces: save at step 11,
  * run to 40; a fresh solver loading the state ends bit for bit equal. */
 TEST(checkpoint_bit_for_bit) {
@@ -390,4 +456,5 @@ TEST(checkpoint_bit_for_bit) {
 }
 
 RUN_TESTS(plane_wave_orders, yee_equals_explicit, absorbing_boundaries,
-          seed002_demonstration, refusals, checkpoint_bit_for_bit)
+          seed002_demonstration, refusals, refusals_name_the_option,
+          checkpoint_bit_for_bit)

@@ -316,6 +316,65 @@ TEST(tuning_switches) {
   return 0;
 }
 
+/* A refusal about one argument names it (the description's field, the
+ * boundary's face, the second operand) with its value. */
+TEST(refusals_name_the_argument) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field *f = NULL, *g = NULL, *h = NULL;
+  CHECK_ARG(ctx, "", "");
+  strata_field_desc d = {3, {4, 4, 4}, 9, STRATA_F32};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "ghost", "9");
+  d = (strata_field_desc){3, {4, 0, 4}, 1, STRATA_F32};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "n[1]", "0");
+  d = (strata_field_desc){2, {4, 4, 3}, 1, STRATA_F32};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "n[2]", "3");
+  d = (strata_field_desc){0, {4, 4, 4}, 1, STRATA_F32};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "dims", "0");
+  d = (strata_field_desc){2, {8, 6, 1}, 1, STRATA_F64};
+  CHECK_OK(strata_field_create(ctx, &d, &f), ctx);
+  d.precision = STRATA_F32;
+  CHECK_OK(strata_field_create(ctx, &d, &g), ctx);
+  d = (strata_field_desc){2, {8, 5, 1}, 1, STRATA_F64};
+  CHECK_OK(strata_field_create(ctx, &d, &h), ctx);
+  CHECK_STATUS(strata_field_copy(f, g), STRATA_EPRECISION, ctx);
+  CHECK_ARG(ctx, "src", "4");
+  strata_stencil op;
+  CHECK_OK(strata_stencil_laplacian(&op, 2, 2, 1.0), ctx);
+  CHECK_STATUS(strata_apply(&op, f, h, NULL), STRATA_ESHAPE, ctx);
+  CHECK_ARG(ctx, "out", "8, 5, 1");
+  strata_boundary bc;
+  strata_boundary_uniform(&bc, STRATA_BC_DIRICHLET, 0);
+  bc.kind[2] = STRATA_BC_PERIODIC;
+  CHECK_STATUS(strata_field_fill_ghosts(f, &bc), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "bc.kind[3]", "0");
+  bc.kind[2] = STRATA_BC_DIRICHLET;
+  bc.value[1] = INFINITY;
+  CHECK_STATUS(strata_field_fill_ghosts(f, &bc), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "bc.value[1]", "inf");
+  CHECK_STATUS(strata_field_norm(f, (strata_norm)9, &(double){0}),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "which", "9");
+  CHECK_STATUS(strata_field_fill_random(f, 1, 2.5, 1), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "hi", "1");
+  strata_device_info info;
+  CHECK_STATUS(strata_context_device_info(ctx, NULL), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "info", "NULL");
+  d = (strata_field_desc){3, {1u << 30, 1u << 30, 1u << 30}, 1, STRATA_F64};
+  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EOVERFLOW, ctx);
+  CHECK_ARG(ctx, "n", "1073741824, 1073741824, 1073741824");
+  CHECK_OK(strata_context_device_info(ctx, &info), ctx);
+  strata_field_destroy(&f);
+  strata_field_destroy(&g);
+  strata_field_destroy(&h);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(status_table, context_lifecycle, tuning_switches, layout_alignment,
           write_read_roundtrip, fills_and_norms, fill_function_covers_ghosts,
-          bad_input)
+          bad_input, refusals_name_the_argument)

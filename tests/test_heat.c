@@ -472,6 +472,72 @@ TEST(stability_refusals) {
   return 0;
 }
 
+/* One bad option at a time: create refuses it and names it, with its
+ * value, beside the message. */
+static const struct {
+  const char *arg, *value;
+  strata_status status;
+} heat_bad[] = {
+    {"D", "0.3", STRATA_EUNSTABLE},
+    {"D", "-1", STRATA_EINVAL},
+    {"dims", "4", STRATA_EINVAL},
+    {"op", "7", STRATA_EINVAL},
+    {"op", "1", STRATA_EINVAL}, /* FE27 in 2D */
+    {"n[1]", "0", STRATA_EINVAL},
+    {"n[2]", "5", STRATA_EINVAL},
+    {"fuse", "9", STRATA_EINVAL},
+    {"fuse", "6", STRATA_EINVAL}, /* more than the Neumann axis holds */
+    {"bc.kind[3]", "3", STRATA_EINVAL},
+    {"bc.value[0]", "nan", STRATA_EINVAL},
+    {"bc.kind[1]", "0", STRATA_EINVAL}, /* x-low periodic, x-high not */
+    {"precision", "2", STRATA_EINVAL},
+};
+
+static void heat_make_bad(strata_heat_options *o, int k) {
+  strata_heat_options_init(o);
+  switch (k) {
+  case 0: o->D = 0.3; break;
+  case 1: o->D = -1; break;
+  case 2: o->dims = 4; break;
+  case 3: o->op = (strata_heat_operator)7; break;
+  case 4: o->op = STRATA_HEAT_FE27; break;
+  case 5: o->n[1] = 0; break;
+  case 6: o->n[2] = 5; break;
+  case 7: o->fuse = 9; break;
+  case 8:
+    o->n[0] = 3, o->fuse = 6;
+    strata_boundary_uniform(&o->bc, STRATA_BC_NEUMANN, 0);
+    break;
+  case 9: o->bc.kind[3] = STRATA_BC_NONE; break;
+  case 10: o->bc.value[0] = NAN; break;
+  case 11: o->bc.kind[0] = STRATA_BC_PERIODIC; break;
+  case 12: o->precision = (strata_precision)2; break;
+  }
+}
+
+TEST(refusals_name_the_option) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  strata_heat_options o;
+  strata_heat *h = NULL;
+  for (int k = 0; k < (int)(sizeof heat_bad / sizeof heat_bad[0]); k++) {
+    heat_make_bad(&o, k);
+    strata_status s = strata_heat_create(ctx, &o, &h);
+    CHECKF(s == heat_bad[k].status && h == NULL, "case %d: %s (%s)", k,
+           strata_status_name(s), strata_context_error(ctx));
+    CHECK_ARG(ctx, heat_bad[k].arg, heat_bad[k].value);
+  }
+  heat_make_bad(&o, -1);
+  CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
+  CHECK_STATUS(strata_heat_step(h, -3), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "nsteps", "-3");
+  CHECK_STATUS(strata_heat_set_initial(h, NULL, NULL), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "fn", "NULL");
+  strata_heat_destroy(&h);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 TEST(backend_without_fused_kernel) {
   /* A backend whose apply_fused is NULL: an explicit fuse > 1 is refused
    * with ENOTSUP; the automatic choice runs unfused through strata_apply
@@ -522,4 +588,4 @@ TEST(backend_without_fused_kernel) {
 
 RUN_TESTS(fourier_modes_exact, neumann_conserves_sum, dirichlet_steady_state,
           fused_matches_single_steps, orders_of_accuracy, stability_refusals,
-          backend_without_fused_kernel)
+          refusals_name_the_option, backend_without_fused_kernel)

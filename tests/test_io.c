@@ -617,7 +617,20 @@ TEST(segy_and_npy_traces) {
   t.dt = 0.5;
   CHECK_STATUS(strata_segy_write(ctx, tpath("u.sgy"), &t), STRATA_EINVAL, ctx);
   CHECK(strstr(strata_context_error(ctx), "65535"));
+  CHECK_ARG(ctx, "dt", "0.5");
   CHECK(access(tpath("u.sgy"), F_OK) != 0);
+  t.dt = 0.0005;
+  rec[4] = 1e12; /* receiver 1's y does not fit */
+  CHECK_STATUS(strata_segy_write(ctx, tpath("u.sgy"), &t), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "receivers[4]", "1e+12");
+  rec[4] = 50.25;
+  /* a file that cannot be read or written names the path */
+  const char *gone = tpath("nothere/t.npy");
+  CHECK_STATUS(strata_npy_read(ctx, gone, &p, &nd, sh, &data), STRATA_EIO,
+               ctx);
+  CHECK_ARG(ctx, "path", gone);
+  CHECK_STATUS(strata_traces_save_npy(ctx, gone, &t), STRATA_EIO, ctx);
+  CHECK_ARG(ctx, "path", gone);
   remove(tpath("t.sgy"));
   remove(tpath("t.npy"));
   free(d);

@@ -1072,6 +1072,67 @@ TEST(bad_input) {
   return 0;
 }
 
+/* One bad option at a time: create refuses it and names it, with its
+ * value, beside the message. */
+TEST(refusals_name_the_option) {
+  strata_context *ctx = make_ctx(STRATA_BACKEND_CPU);
+  CHECK(ctx != NULL);
+  strata_mg_options o;
+  strata_mg *mg = NULL;
+  /* REFUSE of bad_input, then the name and value */
+#define REFUSE_ARG(change, st, arg, value)                                     \
+  do {                                                                         \
+    REFUSE(change, st);                                                        \
+    CHECK_ARG(ctx, arg, value);                                                \
+  } while (0)
+  REFUSE_ARG(o.dims = 1, STRATA_EINVAL, "dims", "1");
+  REFUSE_ARG(o.n[1] = 0, STRATA_EINVAL, "n[1]", "0");
+  REFUSE_ARG((o.dims = 2, o.n[2] = 5), STRATA_EINVAL, "n[2]", "5");
+  REFUSE_ARG(o.h = -1, STRATA_EINVAL, "h", "-1");
+  REFUSE_ARG(o.precision = 3, STRATA_EINVAL, "precision", "3");
+  REFUSE_ARG(o.disc = 7, STRATA_EINVAL, "disc", "7");
+  REFUSE_ARG(o.cycle = 9, STRATA_EINVAL, "cycle", "9");
+  REFUSE_ARG(o.omega = 1.5, STRATA_EINVAL, "omega", "1.5");
+  REFUSE_ARG((o.pre = 0, o.post = 0), STRATA_EINVAL, "post", "0");
+  REFUSE_ARG(o.pre_fine = -1, STRATA_EINVAL, "pre_fine", "-1");
+  REFUSE_ARG(o.post = 65, STRATA_EINVAL, "post", "65");
+  REFUSE_ARG(o.max_cycles = -1, STRATA_EINVAL, "max_cycles", "-1");
+  REFUSE_ARG(o.rtol = 1, STRATA_EINVAL, "rtol", "1");
+  REFUSE_ARG(o.atol = -1, STRATA_EINVAL, "atol", "-1");
+  REFUSE_ARG(o.coarse_rtol = 0, STRATA_EINVAL, "coarse_rtol", "0");
+  REFUSE_ARG(o.coarse_max_sweeps = 0, STRATA_EINVAL, "coarse_max_sweeps",
+             "0");
+  REFUSE_ARG(o.max_levels = 100, STRATA_EINVAL, "max_levels", "100");
+  REFUSE_ARG(o.bc.kind[3] = STRATA_BC_NONE, STRATA_EINVAL, "bc.kind[3]", "3");
+  REFUSE_ARG(o.bc.kind[4] = STRATA_BC_PERIODIC, STRATA_EINVAL, "bc.kind[5]",
+             "0");
+  REFUSE_ARG(o.bc.value[0] = INFINITY, STRATA_EINVAL, "bc.value[0]", "inf");
+  REFUSE_ARG(o.n[0] = (size_t)1 << 32, STRATA_EOVERFLOW, "n[0]",
+             "4294967296");
+#undef REFUSE_ARG
+  /* solve names the field at fault */
+  strata_mg_options_init(&o);
+  o.n[0] = 9;
+  o.n[1] = 8;
+  o.n[2] = 7;
+  CHECK_OK(strata_mg_create(ctx, &o, &mg), ctx);
+  strata_field *phi = ref_random_field(ctx, 3, 9, 8, 7, 1, STRATA_F64, 1);
+  strata_field *f32 = ref_random_field(ctx, 3, 9, 8, 7, 1, STRATA_F32, 3);
+  CHECK(phi && f32);
+  CHECK_STATUS(strata_mg_solve(mg, phi, f32, NULL), STRATA_EPRECISION, ctx);
+  CHECK_ARG(ctx, "psi", "4");
+  CHECK_STATUS(strata_mg_solve(mg, NULL, f32, NULL), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "phi", "NULL");
+  strata_mg_level_info li;
+  CHECK_STATUS(strata_mg_get_level(mg, -1, &li), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "level", "-1");
+  strata_field_destroy(&phi);
+  strata_field_destroy(&f32);
+  strata_mg_destroy(&mg);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 /* ======================================================================== */
 /* CPU and CUDA                                                              */
 /* ======================================================================== */
@@ -1135,4 +1196,4 @@ TEST(cpu_vs_cuda) {
 
 RUN_TESTS(kernels_cpu, kernels_cuda, second_order, seed004_fe_vcycle,
           any_size_any_mix, cycles_and_fmg, singular_sources, bad_input,
-          cpu_vs_cuda)
+          refusals_name_the_option, cpu_vs_cuda)

@@ -560,6 +560,120 @@ TEST(refusals) {
   return 0;
 }
 
+/* One bad option at a time: create refuses it and names it, with its
+ * value, beside the message (what a program uses to point at its input). */
+static const struct {
+  const char *arg, *value;
+  strata_status status;
+} wave_bad[] = {
+    {"min_ppw", "0", STRATA_EINVAL},
+    {"dt", "-1", STRATA_EINVAL},
+    {"dt", "0.01", STRATA_EUNSTABLE},
+    {"f0", "25", STRATA_EUNSTABLE},
+    {"order", "10", STRATA_EINVAL},
+    {"h", "0", STRATA_EINVAL},
+    {"n[0]", "48", STRATA_EINVAL},
+    {"absorb_width", "0", STRATA_EINVAL},
+    {"absorb_reflection", "2", STRATA_EINVAL},
+    {"face[2]", "0", STRATA_EINVAL},
+    {"velocity", "-5", STRATA_EINVAL},
+    {"src[1]", "1000", STRATA_EINVAL},
+    {"receivers[2]", "480", STRATA_EINVAL},
+    {"record_every", "0", STRATA_EINVAL},
+    {"delay", "-1", STRATA_EINVAL},
+    {"layer_top[1]", "-5", STRATA_EINVAL},
+    {"layer_velocity[1]", "0", STRATA_EINVAL},
+    {"amplitude", "inf", STRATA_EINVAL},
+    {"precision", "3", STRATA_EINVAL},
+    {"n[2]", "0", STRATA_EINVAL},
+    {"nreceivers", "-1", STRATA_EINVAL},
+    {"dt", "0.0012", STRATA_EUNSTABLE}, /* layered: v_max 4000 */
+};
+
+static void wave_make_bad(strata_wave_options *o, int k) {
+  static const double rec[3] = {10, 10, 480}, tops[2] = {0, -5},
+                      tops_ok[2] = {0, 200}, vel_bad[2] = {1500, 0},
+                      vel[2] = {1500, 4000};
+  strata_wave_options_init(o);
+  o->n[0] = o->n[1] = o->n[2] = 48;
+  o->absorb_width = 10;
+  switch (k) {
+  case 0: o->min_ppw = 0; break;
+  case 1: o->dt = -1; break;
+  case 2: o->dt = 0.01; break;
+  case 3: o->f0 = 25; break;
+  case 4: o->order = 10; break;
+  case 5: o->h = 0; break;
+  case 6: o->absorb_width = 20; break;
+  case 7: o->absorb_width = 0; break;
+  case 8: o->absorb_reflection = 2; break;
+  case 9: o->face[3] = STRATA_WAVE_PERIODIC; break;
+  case 10: o->velocity = -5; break;
+  case 11: o->src[1] = 1000; break;
+  case 12: o->nreceivers = 1; o->receivers = rec; break;
+  case 13: o->record_every = 0; break;
+  case 14: o->delay = -1; break;
+  case 15:
+    o->nlayers = 2, o->layer_top = tops, o->layer_velocity = vel;
+    break;
+  case 16:
+    o->nlayers = 2, o->layer_top = tops_ok, o->layer_velocity = vel_bad;
+    break;
+  case 17: o->amplitude = INFINITY; break;
+  case 18: o->precision = (strata_precision)3; break;
+  case 19: o->n[2] = 0; break;
+  case 20: o->nreceivers = -1; break;
+  case 21:
+    o->nlayers = 2, o->layer_top = tops_ok, o->layer_velocity = vel;
+    o->dt = 0.0012;
+    break;
+  }
+}
+
+TEST(refusals_name_the_option) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  CHECK_ARG(ctx, "", "");
+  strata_wave_options o;
+  strata_wave *w = NULL;
+  for (int k = 0; k < (int)(sizeof wave_bad / sizeof wave_bad[0]); k++) {
+    wave_make_bad(&o, k);
+    strata_status s = strata_wave_create(ctx, &o, &w);
+    CHECKF(s == wave_bad[k].status && w == NULL, "case %d: %s (%s)", k,
+           strata_status_name(s), strata_context_error(ctx));
+    CHECK_ARG(ctx, wave_bad[k].arg, wave_bad[k].value);
+  }
+  /* the functions after create name their arguments too */
+  wave_make_bad(&o, -1);
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  CHECK_STATUS(strata_wave_step(w, -2), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "nsteps", "-2");
+  size_t cnt = 48 * 48 * 48;
+  double *v = malloc(cnt * sizeof(double));
+  CHECK(v);
+  for (size_t q = 0; q < cnt; q++) v[q] = 2000;
+  v[7] = -1;
+  CHECK_STATUS(strata_wave_set_velocity(w, v), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "v[7]", "-1");
+  for (size_t q = 0; q < cnt; q++) v[q] = 4600;
+  CHECK_STATUS(strata_wave_set_velocity(w, v), STRATA_EUNSTABLE, ctx);
+  CHECK_ARG(ctx, "v", "4600");
+  free(v);
+  /* a failure about no one argument clears the name: a state that is not
+   * a wave state */
+  size_t bytes = 0;
+  CHECK_OK(strata_wave_state_size(w, &bytes), ctx);
+  unsigned char *junk = calloc(1, bytes);
+  CHECK(junk);
+  CHECK_STATUS(strata_wave_load_state(w, junk, bytes), STRATA_EFORMAT, ctx);
+  CHECK(strata_context_error(ctx)[0] != '\0');
+  CHECK_ARG(ctx, "", "");
+  free(junk);
+  strata_wave_destroy(&w);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 /* a wave_pair entry that takes no case */
 static strata_status fake_pair(const strata__wave_args *a, const double *v2,
                                strata_field *o1, strata_field *o2, int *used) {
@@ -749,5 +863,5 @@ TEST(checkpoint_bit_for_bit) {
 
 RUN_TESTS(standing_mode_exact, standing_mode_orders, energy_conserved,
           absorbing_boundaries, ricker_source_greens_function,
-          free_surface_image_source, refusals, backend_without_wave_kernel,
-          checkpoint_bit_for_bit)
+          free_surface_image_source, refusals, refusals_name_the_option,
+          backend_without_wave_kernel, checkpoint_bit_for_bit)

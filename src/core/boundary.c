@@ -37,38 +37,51 @@ static strata_status check_bc(const strata_field *f, const strata_boundary *bc) 
   static const char *const faces[] = {"x-low", "x-high", "y-low",
                                       "y-high", "z-low", "z-high"};
   if (!bc)
-    return strata__fail(f->ctx, STRATA_EINVAL, "boundary conditions are NULL");
+    return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "bc", bc,
+                              "boundary conditions are NULL");
+  char nm[STRATA__ARGNAME_SIZE];
   for (int face = 0; face < 2 * f->d.dims; face++) {
     strata_bc_kind k = bc->kind[face];
     if ((int)k < 0 || k > STRATA_BC_NONE)
-      return strata__fail(f->ctx, STRATA_EINVAL,
-                          "boundary kind %d on face %s is unknown", (int)k,
-                          faces[face]);
+      return strata__fail_arg(f->ctx, STRATA_EINVAL,
+                              strata__idx(nm, "bc.kind", face), (int)k,
+                              "boundary kind %d on face %s is unknown",
+                              (int)k, faces[face]);
     if (k == STRATA_BC_DIRICHLET && !isfinite(bc->value[face]))
-      return strata__fail(f->ctx, STRATA_EINVAL,
-                          "Dirichlet value on face %s is not finite",
-                          faces[face]);
+      return strata__fail_arg(f->ctx, STRATA_EINVAL,
+                              strata__idx(nm, "bc.value", face),
+                              bc->value[face],
+                              "Dirichlet value on face %s is not finite",
+                              faces[face]);
   }
   for (int a = 0; a < f->d.dims; a++) {
     int p0 = bc->kind[2 * a] == STRATA_BC_PERIODIC;
     int p1 = bc->kind[2 * a + 1] == STRATA_BC_PERIODIC;
     if (p0 != p1)
-      return strata__fail(f->ctx, STRATA_EINVAL,
+      return strata__fail_arg(f->ctx, STRATA_EINVAL,
+                          strata__idx(nm, "bc.kind", p0 ? 2 * a + 1 : 2 * a),
+                          (int)bc->kind[p0 ? 2 * a + 1 : 2 * a],
                           "periodic boundary on face %s but not on face %s: "
                           "both faces of an axis must be periodic",
                           faces[p0 ? 2 * a : 2 * a + 1],
                           faces[p0 ? 2 * a + 1 : 2 * a]);
     if (p0 && (long)f->d.n[a] < f->d.ghost)
-      return strata__fail(f->ctx, STRATA_EINVAL,
+      return strata__fail_arg(f->ctx, STRATA_EINVAL,
+                          strata__idx(nm, "bc.kind", 2 * a),
+                          (int)bc->kind[2 * a],
                           "periodic axis %c has %zu points, fewer than the "
                           "ghost width %d", "xyz"[a], f->d.n[a], f->d.ghost);
     if (bc->kind[2 * a] == STRATA_BC_NEUMANN && (long)f->d.n[a] < f->d.ghost)
-      return strata__fail(f->ctx, STRATA_EINVAL,
+      return strata__fail_arg(f->ctx, STRATA_EINVAL,
+                          strata__idx(nm, "bc.kind", 2 * a),
+                          (int)bc->kind[2 * a],
                           "Neumann axis %c has %zu points, fewer than the "
                           "ghost width %d", "xyz"[a], f->d.n[a], f->d.ghost);
     if (bc->kind[2 * a + 1] == STRATA_BC_NEUMANN &&
         (long)f->d.n[a] < f->d.ghost)
-      return strata__fail(f->ctx, STRATA_EINVAL,
+      return strata__fail_arg(f->ctx, STRATA_EINVAL,
+                          strata__idx(nm, "bc.kind", 2 * a + 1),
+                          (int)bc->kind[2 * a + 1],
                           "Neumann axis %c has %zu points, fewer than the "
                           "ghost width %d", "xyz"[a], f->d.n[a], f->d.ghost);
   }

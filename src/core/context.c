@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,16 +65,66 @@ const char *strata_build_info(void) {
       ;
 }
 
+static void record(strata_context *ctx, const char *name, const char *value,
+                   const char *fmt, va_list ap) {
+  vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+  snprintf(ctx->error_arg, sizeof ctx->error_arg, "%s", name);
+  snprintf(ctx->error_value, sizeof ctx->error_value, "%s", value);
+}
+
 strata_status strata__fail(strata_context *ctx, strata_status s,
                            const char *fmt, ...) {
-  if (ctx) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-    va_end(ap);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  if (ctx) record(ctx, "", "", fmt, ap);
+  va_end(ap);
   return s;
 }
+
+strata_status strata__fail_arg_s(strata_context *ctx, strata_status s,
+                                 const char *name, const char *value,
+                                 const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (ctx) record(ctx, name ? name : "", value ? value : "NULL", fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+strata__argval strata__argval_d(double v) {
+  /* the shortest %g that reads back as v: 0.3 shows as 0.3, and a value
+   * one bit away from it with every digit */
+  strata__argval a;
+  for (int p = 6; p <= 17; p++) {
+    snprintf(a.s, sizeof a.s, "%.*g", p, v);
+    if (!isfinite(v) || strtod(a.s, NULL) == v) break;
+  }
+  return a;
+}
+
+strata__argval strata__argval_i(long long v) {
+  strata__argval a;
+  snprintf(a.s, sizeof a.s, "%lld", v);
+  return a;
+}
+
+strata__argval strata__argval_u(unsigned long long v) {
+  strata__argval a;
+  snprintf(a.s, sizeof a.s, "%llu", v);
+  return a;
+}
+
+strata__argval strata__argval_s(const char *v) {
+  strata__argval a;
+  snprintf(a.s, sizeof a.s, "%s", v ? v : "NULL");
+  return a;
+}
+
+const char *strata__idx(char *buf, const char *base, long i) {
+  snprintf(buf, STRATA__ARGNAME_SIZE, "%s[%ld]", base, i);
+  return buf;
+}
+
 
 double strata__now(void) {
   struct timespec ts;
@@ -317,6 +368,14 @@ const char *strata_context_error(const strata_context *ctx) {
   return ctx ? ctx->error : "no context";
 }
 
+const char *strata_context_error_arg(const strata_context *ctx) {
+  return ctx ? ctx->error_arg : "";
+}
+
+const char *strata_context_error_value(const strata_context *ctx) {
+  return ctx ? ctx->error_value : "";
+}
+
 strata_status strata_context_sync(strata_context *ctx) {
   if (!ctx) return STRATA_EINVAL;
   return ctx->be->sync ? ctx->be->sync(ctx) : STRATA_OK;
@@ -325,7 +384,9 @@ strata_status strata_context_sync(strata_context *ctx) {
 strata_status strata_context_device_info(strata_context *ctx,
                                          strata_device_info *info) {
   if (!ctx) return STRATA_EINVAL;
-  if (!info) return strata__fail(ctx, STRATA_EINVAL, "info is NULL");
+  if (!info)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "info", info,
+                              "info is NULL");
   memset(info, 0, sizeof *info);
   return ctx->be->info(ctx, info);
 }

@@ -17,43 +17,64 @@ static int add_ovf(size_t a, size_t b, size_t *r) {
 }
 
 /* Validates d and computes the layout; msg receives the reason on failure. */
+/* Why a description is refused: the message, and the field of the
+ * description it is about with its value. */
+typedef struct {
+  char msg[256], arg[STRATA__ARGNAME_SIZE], val[96];
+} layout_why;
+
 static strata_status layout_of(const strata_field_desc *d,
-                               strata_field_layout *L, int g[3], char *msg,
-                               size_t msgn) {
+                               strata_field_layout *L, int g[3],
+                               layout_why *y) {
+  y->arg[0] = y->val[0] = '\0';
   if (!d) {
-    snprintf(msg, msgn, "field description is NULL");
+    snprintf(y->msg, sizeof y->msg, "field description is NULL");
+    snprintf(y->arg, sizeof y->arg, "d");
+    snprintf(y->val, sizeof y->val, "NULL");
     return STRATA_EINVAL;
   }
   if (d->dims < 1 || d->dims > 3) {
-    snprintf(msg, msgn, "dims is %d; it must be 1, 2 or 3", d->dims);
+    snprintf(y->msg, sizeof y->msg, "dims is %d; it must be 1, 2 or 3",
+             d->dims);
+    snprintf(y->arg, sizeof y->arg, "dims");
+    snprintf(y->val, sizeof y->val, "%d", d->dims);
     return STRATA_EINVAL;
   }
   if (d->precision != STRATA_F32 && d->precision != STRATA_F64) {
-    snprintf(msg, msgn, "precision is %d; it must be STRATA_F32 or STRATA_F64",
-             (int)d->precision);
+    snprintf(y->msg, sizeof y->msg, "precision is %d; it must be STRATA_F32 "
+             "or STRATA_F64", (int)d->precision);
+    snprintf(y->arg, sizeof y->arg, "precision");
+    snprintf(y->val, sizeof y->val, "%d", (int)d->precision);
     return STRATA_EINVAL;
   }
   if (d->ghost < 1 || d->ghost > STRATA_MAX_GHOST) {
-    snprintf(msg, msgn, "ghost width is %d; it must be 1..%d", d->ghost,
-             STRATA_MAX_GHOST);
+    snprintf(y->msg, sizeof y->msg, "ghost width is %d; it must be 1..%d",
+             d->ghost, STRATA_MAX_GHOST);
+    snprintf(y->arg, sizeof y->arg, "ghost");
+    snprintf(y->val, sizeof y->val, "%d", d->ghost);
     return STRATA_EINVAL;
   }
   static const char axes[] = "xyz";
   for (int a = 0; a < 3; a++) {
+    strata_status bad = STRATA_OK;
     if (a < d->dims && d->n[a] < 1) {
-      snprintf(msg, msgn, "size along %c is 0; it must be at least 1",
-               axes[a]);
-      return STRATA_EINVAL;
+      snprintf(y->msg, sizeof y->msg, "size along %c is 0; it must be at "
+               "least 1", axes[a]);
+      bad = STRATA_EINVAL;
+    } else if (a < d->dims && d->n[a] > (size_t)1 << 40) {
+      snprintf(y->msg, sizeof y->msg, "size along %c is %zu; it exceeds 2^40 "
+               "points (a negative size passed as size_t?)", axes[a],
+               d->n[a]);
+      bad = STRATA_EOVERFLOW;
+    } else if (a >= d->dims && d->n[a] != 1) {
+      snprintf(y->msg, sizeof y->msg, "size along unused axis %c is %zu; it "
+               "must be 1 for a %dD field", axes[a], d->n[a], d->dims);
+      bad = STRATA_EINVAL;
     }
-    if (a < d->dims && d->n[a] > (size_t)1 << 40) {
-      snprintf(msg, msgn, "size along %c is %zu; it exceeds 2^40 points "
-               "(a negative size passed as size_t?)", axes[a], d->n[a]);
-      return STRATA_EOVERFLOW;
-    }
-    if (a >= d->dims && d->n[a] != 1) {
-      snprintf(msg, msgn, "size along unused axis %c is %zu; it must be 1 "
-               "for a %dD field", axes[a], d->n[a], d->dims);
-      return STRATA_EINVAL;
+    if (bad != STRATA_OK) {
+      strata__idx(y->arg, "n", a);
+      snprintf(y->val, sizeof y->val, "%zu", d->n[a]);
+      return bad;
     }
     g[a] = a < d->dims ? d->ghost : 0;
   }
@@ -76,18 +97,20 @@ static strata_status layout_of(const strata_field_desc *d,
   L->bytes = bytes;
   return STRATA_OK;
 overflow:
-  snprintf(msg, msgn, "field of %zu x %zu x %zu points (ghost %d, %zu-byte "
-           "values) needs more bytes than the address space holds",
-           d->n[0], d->n[1], d->n[2], d->ghost, es);
+  snprintf(y->msg, sizeof y->msg, "field of %zu x %zu x %zu points (ghost "
+           "%d, %zu-byte values) needs more bytes than the address space "
+           "holds", d->n[0], d->n[1], d->n[2], d->ghost, es);
+  snprintf(y->arg, sizeof y->arg, "n");
+  snprintf(y->val, sizeof y->val, "%zu, %zu, %zu", d->n[0], d->n[1], d->n[2]);
   return STRATA_EOVERFLOW;
 }
 
 strata_status strata_field_bytes(const strata_field_desc *d, size_t *bytes) {
   strata_field_layout L;
   int g[3];
-  char msg[256];
+  layout_why y;
   if (!bytes) return STRATA_EINVAL;
-  strata_status s = layout_of(d, &L, g, msg, sizeof msg);
+  strata_status s = layout_of(d, &L, g, &y);
   if (s == STRATA_OK) *bytes = L.bytes;
   return s;
 }
@@ -96,13 +119,16 @@ strata_status strata_field_create(strata_context *ctx,
                                   const strata_field_desc *d,
                                   strata_field **out) {
   if (!ctx) return STRATA_EINVAL;
-  if (!out) return strata__fail(ctx, STRATA_EINVAL, "output pointer is NULL");
+  if (!out)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
+                              "output pointer is NULL");
   *out = NULL;
   strata_field_layout L;
   int g[3];
-  char msg[256];
-  strata_status s = layout_of(d, &L, g, msg, sizeof msg);
-  if (s != STRATA_OK) return strata__fail(ctx, s, "%s", msg);
+  layout_why y;
+  strata_status s = layout_of(d, &L, g, &y);
+  if (s != STRATA_OK)
+    return strata__fail_arg_s(ctx, s, y.arg, y.val, "%s", y.msg);
   strata_field *f = calloc(1, sizeof *f);
   if (!f) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
   f->ctx = ctx;
@@ -149,22 +175,28 @@ strata_context *strata_field_context(const strata_field *f) {
 }
 
 strata_status strata__check_pair(const strata_field *a, const strata_field *b,
-                                 const char *what) {
+                                 const char *what, const char *bname) {
   strata_context *ctx = a->ctx;
   if (a->ctx != b->ctx)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "%s: the fields belong to different contexts", what);
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, bname, "set",
+                              "%s: the fields belong to different contexts",
+                              what);
   if (a->d.precision != b->d.precision)
-    return strata__fail(ctx, STRATA_EPRECISION,
-                        "%s: precisions differ (%d-byte vs %d-byte values)",
-                        what, (int)a->d.precision, (int)b->d.precision);
+    return strata__fail_arg(ctx, STRATA_EPRECISION, bname,
+                            (int)b->d.precision,
+                            "%s: precisions differ (%d-byte vs %d-byte "
+                            "values)", what, (int)a->d.precision,
+                            (int)b->d.precision);
   if (a->d.dims != b->d.dims || a->d.n[0] != b->d.n[0] ||
-      a->d.n[1] != b->d.n[1] || a->d.n[2] != b->d.n[2])
-    return strata__fail(ctx, STRATA_ESHAPE,
-                        "%s: shapes differ (%dD %zux%zux%zu vs %dD "
-                        "%zux%zux%zu)",
-                        what, a->d.dims, a->d.n[0], a->d.n[1], a->d.n[2],
-                        b->d.dims, b->d.n[0], b->d.n[1], b->d.n[2]);
+      a->d.n[1] != b->d.n[1] || a->d.n[2] != b->d.n[2]) {
+    char v[96];
+    snprintf(v, sizeof v, "%zu, %zu, %zu", b->d.n[0], b->d.n[1], b->d.n[2]);
+    return strata__fail_arg(ctx, STRATA_ESHAPE, bname, v,
+                            "%s: shapes differ (%dD %zux%zux%zu vs %dD "
+                            "%zux%zux%zu)",
+                            what, a->d.dims, a->d.n[0], a->d.n[1], a->d.n[2],
+                            b->d.dims, b->d.n[0], b->d.n[1], b->d.n[2]);
+  }
   return STRATA_OK;
 }
 
@@ -231,7 +263,8 @@ static strata_status transfer(const strata_field *f, void *host, int ghosted,
                               int to_field) {
   if (!f) return STRATA_EINVAL;
   if (!host)
-    return strata__fail(f->ctx, STRATA_EINVAL, "host array is NULL");
+    return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "host", host,
+                              "host array is NULL");
   const strata__backend *be = f->ctx->be;
   if (to_field && be->write_dense)
     return be->write_dense((strata_field *)f, ghosted, host);
@@ -307,7 +340,9 @@ strata_status strata_field_fill(strata_field *f, double value) {
 strata_status strata_field_fill_fn(strata_field *f, strata_point_fn fn,
                                    void *user) {
   if (!f) return STRATA_EINVAL;
-  if (!fn) return strata__fail(f->ctx, STRATA_EINVAL, "function is NULL");
+  if (!fn)
+    return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "fn", fn,
+                              "function is NULL");
   void *img = NULL;
   strata_status s = host_image(f, 1, &img);
   if (s != STRATA_OK) return s;
@@ -329,9 +364,10 @@ strata_status strata_field_fill_random(strata_field *f, uint64_t seed,
                                        double lo, double hi) {
   if (!f) return STRATA_EINVAL;
   if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi))
-    return strata__fail(f->ctx, STRATA_EINVAL,
-                        "random range [%g, %g) is not a finite interval", lo,
-                        hi);
+    return strata__fail_arg(f->ctx, STRATA_EINVAL, isfinite(lo) ? "hi" : "lo",
+                            isfinite(lo) ? hi : lo,
+                            "random range [%g, %g) is not a finite interval",
+                            lo, hi);
   if (f->win) { /* the values of the global field at this rank's points */
     void *img = NULL;
     strata_status s = host_image(f, 1, &img);
@@ -365,12 +401,12 @@ strata_status strata_field_fill_random(strata_field *f, uint64_t seed,
 
 strata_status strata_field_copy(strata_field *dst, const strata_field *src) {
   if (!dst || !src) return STRATA_EINVAL;
-  strata_status s = strata__check_pair(dst, src, "copy");
+  strata_status s = strata__check_pair(dst, src, "copy", "src");
   if (s != STRATA_OK) return s;
   if (dst->d.ghost != src->d.ghost)
-    return strata__fail(dst->ctx, STRATA_ESHAPE,
-                        "copy: ghost widths differ (%d vs %d)", dst->d.ghost,
-                        src->d.ghost);
+    return strata__fail_arg(dst->ctx, STRATA_ESHAPE, "src", src->d.ghost,
+                            "copy: ghost widths differ (%d vs %d)",
+                            dst->d.ghost, src->d.ghost);
   if (dst == src) return STRATA_OK;
   return dst->ctx->be->copy(dst->ctx, dst->data, src->data, dst->L.bytes);
 }
@@ -427,9 +463,11 @@ static strata_status norm_host(const strata_field *a, const strata_field *b,
 static strata_status norm_common(const strata_field *a, const strata_field *b,
                                  strata_norm which, double *out) {
   if (!out)
-    return strata__fail(a->ctx, STRATA_EINVAL, "output pointer is NULL");
+    return strata__fail_arg_p(a->ctx, STRATA_EINVAL, "out", out,
+                              "output pointer is NULL");
   if (which < STRATA_NORM_L2 || which > STRATA_NORM_SUM)
-    return strata__fail(a->ctx, STRATA_EINVAL, "unknown norm %d", (int)which);
+    return strata__fail_arg(a->ctx, STRATA_EINVAL, "which", (int)which,
+                            "unknown norm %d", (int)which);
   if (a->ctx->be->norm) return a->ctx->be->norm(a, b, which, out);
   return norm_host(a, b, which, out);
 }
@@ -438,7 +476,9 @@ strata_status strata_field_norm(const strata_field *f, strata_norm which,
                                 double *out) {
   if (!f) return STRATA_EINVAL;
   if (f->win) {
-    if (!out) return strata__fail(f->ctx, STRATA_EINVAL, "norm: out is NULL");
+    if (!out)
+      return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "out", out,
+                                "norm: out is NULL");
     return strata__dist_norm(f, NULL, which, out);
   }
   return norm_common(f, NULL, which, out);
@@ -447,15 +487,17 @@ strata_status strata_field_norm(const strata_field *f, strata_norm which,
 strata_status strata_field_diff(const strata_field *a, const strata_field *b,
                                 strata_norm which, double *out) {
   if (!a || !b) return STRATA_EINVAL;
-  strata_status s = strata__check_pair(a, b, "diff");
+  strata_status s = strata__check_pair(a, b, "diff", "b");
   if (s != STRATA_OK) return s;
   if (a->win || b->win) {
     if (!a->win || !b->win || a->win->dist != b->win->dist ||
         a->win->own_n != b->win->own_n || a->win->own_lo != b->win->own_lo)
-      return strata__fail(a->ctx, STRATA_EINVAL,
-                          "diff: a distributed field against a field that "
-                          "is not split the same way");
-    if (!out) return strata__fail(a->ctx, STRATA_EINVAL, "diff: out is NULL");
+      return strata__fail_arg_s(a->ctx, STRATA_EINVAL, "b", "set",
+                                "diff: a distributed field against a field "
+                                "that is not split the same way");
+    if (!out)
+      return strata__fail_arg_p(a->ctx, STRATA_EINVAL, "out", out,
+                                "diff: out is NULL");
     return strata__dist_norm(a, b, which, out);
   }
   return norm_common(a, b, which, out);

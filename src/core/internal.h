@@ -13,6 +13,8 @@ extern "C" {
 
 #define STRATA__ALIGN_BYTES 128
 #define STRATA__ERRMSG_SIZE 1024
+#define STRATA__ARGNAME_SIZE 64
+#define STRATA__ARGVALUE_SIZE 256
 
 typedef struct strata__backend strata__backend;
 
@@ -34,6 +36,9 @@ struct strata_context {
   char *tuning;      /* the options' tuning switches, or NULL */
   long live_fields;
   char error[STRATA__ERRMSG_SIZE];
+  char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
+                                          failure is about, or "" */
+  char error_value[STRATA__ARGVALUE_SIZE]; /* its value as text, or "" */
 };
 
 struct strata_field {
@@ -326,7 +331,8 @@ extern const strata__backend strata__cuda_backend;
 int strata__cuda_probe(char *why, size_t n);
 #endif
 
-/* Records a detailed message on ctx and returns s. */
+/* Records a detailed message on ctx and returns s; the failure is about
+ * no one argument (strata_context_error_arg() gives ""). */
 strata_status strata__fail(strata_context *ctx, strata_status s,
                            const char *fmt, ...)
 #if defined(__GNUC__)
@@ -334,9 +340,54 @@ strata_status strata__fail(strata_context *ctx, strata_status s,
 #endif
     ;
 
-/* Validation shared by the front end and the backends. */
+#if defined(__GNUC__)
+#define STRATA__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define STRATA__PRINTF(f, a)
+#endif
+/* strata__fail for a failure about one option or argument: name is the
+ * options struct's field or the parameter as strata.h spells it ("dt",
+ * "n[2]", "face[4]", "bc.kind[1]", "path"), value its current value as
+ * text.  strata__fail_arg takes the value in its own C type (in C). */
+strata_status strata__fail_arg_s(strata_context *ctx, strata_status s,
+                                 const char *name, const char *value,
+                                 const char *fmt, ...) STRATA__PRINTF(5, 6);
+/* A value as text: numbers as C prints them (a double in the fewest
+ * digits that read back as it), a string cut to the context's room. */
+typedef struct strata__argval {
+  char s[STRATA__ARGVALUE_SIZE];
+} strata__argval;
+strata__argval strata__argval_d(double v);
+strata__argval strata__argval_i(long long v);
+strata__argval strata__argval_u(unsigned long long v);
+strata__argval strata__argval_s(const char *v);
+/* A pointer argument: its value is "NULL" or "set". */
+#define strata__fail_arg_p(ctx_, st_, name_, ptr_, ...)                      \
+  strata__fail_arg_s(ctx_, st_, name_, (ptr_) ? "set" : "NULL", __VA_ARGS__)
+#ifndef __cplusplus
+#define strata__fail_arg(ctx_, st_, name_, value_, ...)                      \
+  strata__fail_arg_s(ctx_, st_, name_,                                       \
+                     _Generic((value_),                                      \
+                         double: strata__argval_d, float: strata__argval_d,  \
+                         char *: strata__argval_s,                           \
+                         const char *: strata__argval_s,                     \
+                         int: strata__argval_i, long: strata__argval_i,      \
+                         long long: strata__argval_i,                        \
+                         unsigned: strata__argval_u,                         \
+                         unsigned long: strata__argval_u,                    \
+                         unsigned long long: strata__argval_u)(value_)       \
+                         .s,                                                 \
+                     __VA_ARGS__)
+#endif
+/* The name of an array element, "base[i]", written to buf (at least
+ * STRATA__ARGNAME_SIZE bytes) and returned. */
+const char *strata__idx(char *buf, const char *base, long i);
+
+/* Validation shared by the front end and the backends: b against a, same
+ * context, precision and shape; a failure names b as bname, the caller's
+ * parameter. */
 strata_status strata__check_pair(const strata_field *a, const strata_field *b,
-                                 const char *what);
+                                 const char *what, const char *bname);
 
 /* The random value of a point: a counter-based hash, identical on every
  * backend.  idx is the linear index of the point in the ghosted box. */

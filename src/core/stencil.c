@@ -161,25 +161,27 @@ static strata_status check_apply(const strata_stencil *op,
                                  const strata_field *in,
                                  const strata_field *out, const char *what) {
   strata_context *ctx = in->ctx;
-  if (!op) return strata__fail(ctx, STRATA_EINVAL, "%s: operator is NULL", what);
+  if (!op)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "op", op,
+                              "%s: operator is NULL", what);
   if (strata_stencil_validate(op) != STRATA_OK)
-    return strata__fail(ctx, STRATA_EINVAL,
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "op", "set",
                         "%s: invalid %s stencil (dims %d, radius %d, axis %d; "
                         "radius must be 1..%d, coefficients finite)",
                         what, kind_name(op->kind), op->dims, op->radius,
                         op->axis, STRATA_MAX_RADIUS);
-  strata_status s = strata__check_pair(in, out, what);
+  strata_status s = strata__check_pair(in, out, what, "out");
   if (s != STRATA_OK) return s;
   if (in == out || in->data == out->data)
-    return strata__fail(ctx, STRATA_EINVAL,
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "out", "set",
                         "%s: input and output are the same field; the "
                         "update is not in place", what);
   if (op->dims != in->d.dims)
-    return strata__fail(ctx, STRATA_ESHAPE,
+    return strata__fail_arg(ctx, STRATA_ESHAPE, "op.dims", op->dims,
                         "%s: a %dD operator on %dD fields", what, op->dims,
                         in->d.dims);
   if (in->d.ghost < op->radius)
-    return strata__fail(ctx, STRATA_EGHOST,
+    return strata__fail_arg(ctx, STRATA_EGHOST, "op.radius", op->radius,
                         "%s: input ghost width %d is smaller than the "
                         "operator radius %d", what, in->d.ghost, op->radius);
   return STRATA_OK;
@@ -187,9 +189,10 @@ static strata_status check_apply(const strata_stencil *op,
 
 strata_status strata_apply(const strata_stencil *op, const strata_field *in,
                            strata_field *out, const strata_apply_options *opt) {
-  if (!in || !out) return in ? strata__fail(in->ctx, STRATA_EINVAL,
-                                            "apply: output field is NULL")
-                             : STRATA_EINVAL;
+  if (!in || !out)
+    return in ? strata__fail_arg_p(in->ctx, STRATA_EINVAL, "out", out,
+                                   "apply: output field is NULL")
+              : STRATA_EINVAL;
   strata_status s = check_apply(op, in, out, "apply");
   if (s != STRATA_OK) return s;
   return in->ctx->be->apply(op, in, out, opt);
@@ -198,18 +201,25 @@ strata_status strata_apply(const strata_stencil *op, const strata_field *in,
 strata_status strata_copy_kernel(const strata_field *in, strata_field *out,
                                  const char *variant) {
   if (!in || !out) return STRATA_EINVAL;
-  strata_status s = strata__check_pair(in, out, "copy_kernel");
+  strata_status s = strata__check_pair(in, out, "copy_kernel", "out");
   if (s != STRATA_OK) return s;
   if (in == out)
-    return strata__fail(in->ctx, STRATA_EINVAL,
-                        "copy_kernel: input and output are the same field");
+    return strata__fail_arg_s(in->ctx, STRATA_EINVAL, "out", "set",
+                              "copy_kernel: input and output are the same "
+                              "field");
   return in->ctx->be->copy_kernel(in, out, variant);
 }
 
 strata_status strata_variants(strata_context *ctx, const strata_stencil *op,
                               char *buf, size_t n) {
   if (!ctx) return STRATA_EINVAL;
-  if (!op || !buf || !n || strata_stencil_validate(op) != STRATA_OK)
-    return strata__fail(ctx, STRATA_EINVAL, "variants: bad arguments");
+  if (!op || strata_stencil_validate(op) != STRATA_OK)
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "op", op ? "set" : "NULL",
+                              "variants: the operator is %s",
+                              op ? "invalid" : "NULL");
+  if (!buf || !n)
+    return strata__fail_arg(ctx, STRATA_EINVAL, buf ? "buf_size" : "buf", n,
+                            "variants: no buffer (%zu bytes) for the names",
+                            buf ? n : (size_t)0);
   return ctx->be->variants(ctx, op, buf, n);
 }

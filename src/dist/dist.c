@@ -488,10 +488,11 @@ strata_status strata__dist_field_create_ext(strata_dist *d,
   if (!d) return STRATA_EINVAL;
   strata_context *ctx = d->ctx;
   if (!out || !gd)
-    return strata__fail(ctx, STRATA_EINVAL, "dist: NULL argument");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "global" : "out",
+                              NULL, "dist: NULL argument");
   *out = NULL;
   if (gd->dims != 2 && gd->dims != 3)
-    return strata__fail(ctx, STRATA_EINVAL,
+    return strata__fail_arg(ctx, STRATA_EINVAL, "dims", gd->dims,
                         "dist: a %dD field cannot be split; distributed "
                         "fields are 2D (split along y) or 3D (along z)",
                         gd->dims);
@@ -500,8 +501,10 @@ strata_status strata__dist_field_create_ext(strata_dist *d,
   strata_dist_split(d, gd->n[ax], d->rank, &lo, &cnt);
   const long need = (long)gd->ghost + ext;
   size_t minc = gd->n[ax] / (size_t)d->size;
+  char nm[STRATA__ARGNAME_SIZE];
   if (d->size > 1 && (long)minc < need)
-    return strata__fail(ctx, STRATA_EINVAL,
+    return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", ax),
+                        gd->n[ax],
                         "dist: %zu planes along %c over %d ranks leave %zu "
                         "planes on some ranks, fewer than the %ld that each "
                         "must own (ghost width %d%s); use fewer ranks or a "
@@ -661,7 +664,8 @@ strata_status strata_dist_fill_ghosts(strata_field *f,
                                       const strata_boundary *bc) {
   if (!f) return STRATA_EINVAL;
   if (!bc)
-    return strata__fail(f->ctx, STRATA_EINVAL, "boundary conditions are NULL");
+    return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "bc", bc,
+                              "boundary conditions are NULL");
   if (!f->win) return strata_field_fill_ghosts(f, bc);
   strata_boundary lb;
   strata__dist_local_bc(f, bc, &lb);
@@ -716,7 +720,10 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
                                 const strata_apply_options *opt) {
   if (!op || !in || !out || !bc) {
     strata_context *c = in ? in->ctx : out ? out->ctx : NULL;
-    return c ? strata__fail(c, STRATA_EINVAL, "dist_apply: NULL argument")
+    return c ? strata__fail_arg_p(c, STRATA_EINVAL,
+                                  !op ? "op" : !in ? "in" : !out ? "out"
+                                                             : "bc",
+                                  NULL, "dist_apply: NULL argument")
              : STRATA_EINVAL;
   }
   if (!in->win) {
@@ -728,7 +735,7 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
   if (!out->win || out->win->dist != d || out->win->e_lo != w->e_lo ||
       out->win->e_hi != w->e_hi || out->win->own_lo != w->own_lo ||
       out->win->own_n != w->own_n)
-    return strata__fail(d->ctx, STRATA_EINVAL,
+    return strata__fail_arg_s(d->ctx, STRATA_EINVAL, "out", "set",
                         "dist_apply: in and out must be distributed fields "
                         "of the same group and grid");
   strata_apply_options o;
@@ -787,13 +794,14 @@ strata_status strata_dist_gather(const strata_field *f, int root, void *host) {
   if (!f) return STRATA_EINVAL;
   if (!f->win) {
     if (!host)
-      return strata__fail(f->ctx, STRATA_EINVAL, "gather: host is NULL");
+      return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "host", host,
+                                "gather: host is NULL");
     return strata_field_read(f, host);
   }
   strata_dist *d = f->win->dist;
   if (root < 0 || root >= d->size)
-    return strata__fail(d->ctx, STRATA_EINVAL, "gather: root %d of %d ranks",
-                        root, d->size);
+    return strata__fail_arg(d->ctx, STRATA_EINVAL, "root", root,
+                            "gather: root %d of %d ranks", root, d->size);
   const size_t bytes = plane_values(f) * (size_t)f->win->own_n * f->esize;
   void *mine = malloc(bytes ? bytes : 1);
   strata_status s = mine ? STRATA_OK
@@ -801,7 +809,8 @@ strata_status strata_dist_gather(const strata_field *f, int root, void *host) {
                                         "out of host memory");
   if (s == STRATA_OK) s = strata_field_read(f, mine); /* the owned planes */
   if (d->rank == root && !host && s == STRATA_OK)
-    s = strata__fail(d->ctx, STRATA_EINVAL, "gather: host is NULL on root");
+    s = strata__fail_arg_p(d->ctx, STRATA_EINVAL, "host", host,
+                           "gather: host is NULL on root");
   if (!all_ok(d->comm, s == STRATA_OK)) {
     free(mine);
     return s != STRATA_OK ? s
@@ -818,13 +827,14 @@ strata_status strata_dist_scatter(strata_field *f, int root,
   if (!f) return STRATA_EINVAL;
   if (!f->win) {
     if (!host)
-      return strata__fail(f->ctx, STRATA_EINVAL, "scatter: host is NULL");
+      return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "host", host,
+                                "scatter: host is NULL");
     return strata_field_write(f, host);
   }
   strata_dist *d = f->win->dist;
   if (root < 0 || root >= d->size)
-    return strata__fail(d->ctx, STRATA_EINVAL, "scatter: root %d of %d ranks",
-                        root, d->size);
+    return strata__fail_arg(d->ctx, STRATA_EINVAL, "root", root,
+                            "scatter: root %d of %d ranks", root, d->size);
   int okh = d->rank != root || host;
   if (!all_ok(d->comm, okh))
     return strata__fail(d->ctx, STRATA_EINVAL, "scatter: host is NULL on "

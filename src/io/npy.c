@@ -13,16 +13,22 @@ static strata_status check_shape(strata_context *ctx, strata_precision p,
                                  int ndim, const size_t *shape,
                                  size_t *count) {
   if (p != STRATA_F32 && p != STRATA_F64)
-    return strata__fail(ctx, STRATA_EINVAL, "precision is %d; it must be "
-                        "STRATA_F32 or STRATA_F64", (int)p);
-  if (ndim < 1 || ndim > NPY_MAX_DIMS || !shape)
-    return strata__fail(ctx, STRATA_EINVAL, "ndim is %d; it must be 1..%d",
-                        ndim, NPY_MAX_DIMS);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "p", (int)p,
+                            "precision is %d; it must be STRATA_F32 or "
+                            "STRATA_F64", (int)p);
+  if (ndim < 1 || ndim > NPY_MAX_DIMS)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "ndim", ndim,
+                            "ndim is %d; it must be 1..%d", ndim,
+                            NPY_MAX_DIMS);
+  if (!shape)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "shape", shape,
+                              "shape is NULL");
   size_t c = 1;
   for (int i = 0; i < ndim; i++)
     if (__builtin_mul_overflow(c, shape[i], &c) ||
         __builtin_mul_overflow(c, (size_t)p, &(size_t){0}))
-      return strata__fail(ctx, STRATA_EOVERFLOW, "array shape overflows");
+      return strata__fail_arg_s(ctx, STRATA_EOVERFLOW, "shape", "set",
+                                "array shape overflows");
   *count = c;
   return STRATA_OK;
 }
@@ -34,7 +40,8 @@ strata_status strata_npy_write(strata_context *ctx, const char *path,
   strata_status s = check_shape(ctx, p, ndim, shape, &count);
   if (s != STRATA_OK) return s;
   if (!data && count)
-    return strata__fail(ctx, STRATA_EINVAL, "data is NULL");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "data", data,
+                              "data is NULL");
   char dict[256];
   int len = snprintf(dict, sizeof dict, "{'descr': '<f%d', 'fortran_order': "
                      "False, 'shape': (", (int)p);
@@ -113,7 +120,7 @@ static strata_status parse_dict(strata_context *ctx, const char *path,
           (v[2] == '4' || v[2] == '8'))
         *p = v[2] == '4' ? STRATA_F32 : STRATA_F64;
       else
-        return strata__fail(ctx, STRATA_EFORMAT, "'%s': dtype '%.*s' is not "
+        return strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': dtype '%.*s' is not "
                             "supported (only '<f4' and '<f8')", path, (int)vl,
                             v);
       have_descr = 1;
@@ -121,7 +128,7 @@ static strata_status parse_dict(strata_context *ctx, const char *path,
       if ((size_t)(e - q) >= 5 && memcmp(q, "False", 5) == 0)
         q += 5;
       else if ((size_t)(e - q) >= 4 && memcmp(q, "True", 4) == 0)
-        return strata__fail(ctx, STRATA_EFORMAT, "'%s': Fortran-ordered "
+        return strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': Fortran-ordered "
                             "arrays are not supported", path);
       else
         goto bad;
@@ -145,7 +152,7 @@ static strata_status parse_dict(strata_context *ctx, const char *path,
           q++;
         }
         if (*ndim >= NPY_MAX_DIMS)
-          return strata__fail(ctx, STRATA_EFORMAT, "'%s': more than %d "
+          return strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': more than %d "
                               "dimensions", path, NPY_MAX_DIMS);
         shape[(*ndim)++] = v;
         q = skip_ws(q, e);
@@ -161,7 +168,7 @@ static strata_status parse_dict(strata_context *ctx, const char *path,
   if (!have_descr || !have_order || !have_shape) goto bad;
   return STRATA_OK;
 bad:
-  return strata__fail(ctx, STRATA_EFORMAT, "'%s': malformed .npy header",
+  return strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': malformed .npy header",
                       path);
 }
 
@@ -169,21 +176,23 @@ strata_status strata_npy_read(strata_context *ctx, const char *path,
                               strata_precision *p, int *ndim, size_t shape[4],
                               void **data) {
   if (!path || !p || !ndim || !shape || !data)
-    return strata__fail(ctx, STRATA_EINVAL, "NULL argument to "
-                        "strata_npy_read");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL,
+                              !path ? "path" : !p ? "p" : !ndim ? "ndim"
+                              : !shape ? "shape" : "data", NULL,
+                              "NULL argument to strata_npy_read");
   *data = NULL;
   FILE *fp = fopen(path, "rb");
   if (!fp) {
     int e = errno;
-    return strata__fail(ctx, STRATA_EIO, "cannot open '%s': %s", path,
-                        strerror(e));
+    return strata__fail_arg(ctx, STRATA_EIO, "path", path,
+                            "cannot open '%s': %s", path, strerror(e));
   }
   strata_status s = STRATA_OK;
   char *dict = NULL;
   void *buf = NULL;
   unsigned char h[12];
   if (fread(h, 1, 8, fp) != 8 || memcmp(h, "\x93NUMPY", 6) != 0) {
-    s = strata__fail(ctx, STRATA_EFORMAT, "'%s' is not an .npy file", path);
+    s = strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s' is not an .npy file", path);
     goto done;
   }
   size_t hl;
@@ -195,12 +204,12 @@ strata_status strata_npy_read(strata_context *ctx, const char *path,
     hl = (size_t)h[8] | (size_t)h[9] << 8 | (size_t)h[10] << 16 |
          (size_t)h[11] << 24;
     if (hl > (1u << 20)) {
-      s = strata__fail(ctx, STRATA_EFORMAT, "'%s': header of %zu bytes is "
+      s = strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': header of %zu bytes is "
                        "too long", path, hl);
       goto done;
     }
   } else {
-    s = strata__fail(ctx, STRATA_EFORMAT, "'%s': .npy format version %d is "
+    s = strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': .npy format version %d is "
                      "not supported", path, h[6]);
     goto done;
   }
@@ -226,7 +235,7 @@ strata_status strata_npy_read(strata_context *ctx, const char *path,
   }
   if (fread(buf, (size_t)*p, count, fp) != count) goto truncated;
   if (fgetc(fp) != EOF) {
-    s = strata__fail(ctx, STRATA_EFORMAT, "'%s': data longer than the shape "
+    s = strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': data longer than the shape "
                      "says", path);
     goto done;
   }
@@ -244,7 +253,7 @@ strata_status strata_npy_read(strata_context *ctx, const char *path,
   buf = NULL;
   goto done;
 truncated:
-  s = strata__fail(ctx, STRATA_EFORMAT, "'%s' is truncated", path);
+  s = strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s' is truncated", path);
 done:
   free(dict);
   free(buf);

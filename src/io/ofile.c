@@ -14,8 +14,10 @@ strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
   memset(o, 0, sizeof *o);
   o->ctx = ctx;
   if (!path || !*path)
-    return o->status = strata__fail(ctx, STRATA_EINVAL, "output path is %s",
-                                    path ? "empty" : "NULL");
+    return o->status = strata__fail_arg_s(ctx, STRATA_EINVAL, "path",
+                                          path ? "" : "NULL",
+                                          "output path is %s",
+                                          path ? "empty" : "NULL");
   size_t n = strlen(path);
   o->path = malloc(n + 1);
   o->tmp = malloc(n + 32);
@@ -31,8 +33,8 @@ strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
   o->fp = fopen(o->tmp, "wb");
   if (!o->fp) {
     int e = errno;
-    strata__fail(ctx, STRATA_EIO, "cannot create '%s': %s", o->tmp,
-                 strerror(e));
+    strata__fail_arg(ctx, STRATA_EIO, "path", path, "cannot create '%s': %s",
+                     o->tmp, strerror(e));
     free(o->path);
     free(o->tmp);
     o->path = o->tmp = NULL;

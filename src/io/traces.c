@@ -8,14 +8,21 @@
 #include <string.h>
 
 static strata_status check_traces(strata_context *ctx, const strata_traces *t) {
-  if (!t) return strata__fail(ctx, STRATA_EINVAL, "traces are NULL");
+  if (!t)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "t", t, "traces are NULL");
   if (t->precision != STRATA_F32 && t->precision != STRATA_F64)
-    return strata__fail(ctx, STRATA_EINVAL, "trace precision is %d",
-                        (int)t->precision);
-  if (t->ntraces < 1 || t->nsamples < 1 || !t->data)
-    return strata__fail(ctx, STRATA_EINVAL, "%zu traces of %zu samples: both "
-                        "must be at least 1 and data not NULL", t->ntraces,
-                        t->nsamples);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "precision",
+                            (int)t->precision, "trace precision is %d",
+                            (int)t->precision);
+  if (t->ntraces < 1 || t->nsamples < 1)
+    return strata__fail_arg(ctx, STRATA_EINVAL,
+                            t->ntraces < 1 ? "ntraces" : "nsamples",
+                            t->ntraces < 1 ? t->ntraces : t->nsamples,
+                            "%zu traces of %zu samples: both must be at "
+                            "least 1", t->ntraces, t->nsamples);
+  if (!t->data)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "data", t->data,
+                              "the traces' data is NULL");
   return STRATA_OK;
 }
 
@@ -58,22 +65,29 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
   strata_status s = check_traces(ctx, t);
   if (s != STRATA_OK) return s;
   if (t->nsamples > 32767)
-    return strata__fail(ctx, STRATA_EINVAL, "%zu samples per trace; SEG-Y "
+    return strata__fail_arg(ctx, STRATA_EINVAL, "nsamples", t->nsamples,
+                        "%zu samples per trace; SEG-Y "
                         "rev 1 allows at most 32767", t->nsamples);
   double us = nearbyint(t->dt * 1e6);
   if (!(us >= 1 && us <= 65535))
-    return strata__fail(ctx, STRATA_EINVAL, "sample interval %g s is %.0f "
+    return strata__fail_arg(ctx, STRATA_EINVAL, "dt", t->dt,
+                        "sample interval %g s is %.0f "
                         "microseconds; SEG-Y needs 1..65535", t->dt, us);
   int32_t src[3] = {0, 0, 0};
+  char nm[STRATA__ARGNAME_SIZE];
   for (int a = 0; a < 3; a++)
     if (!scaled(t->source[a], &src[a]))
-      return strata__fail(ctx, STRATA_EINVAL, "source coordinate %g does not "
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                          strata__idx(nm, "source", a), t->source[a],
+                          "source coordinate %g does not "
                           "fit SEG-Y's scaled 32-bit integers", t->source[a]);
   if (t->receivers)
     for (size_t i = 0; i < 3 * t->ntraces; i++) {
       int32_t dummy;
       if (!scaled(t->receivers[i], &dummy))
-        return strata__fail(ctx, STRATA_EINVAL, "receiver coordinate %g does "
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                            strata__idx(nm, "receivers", (long)i),
+                            t->receivers[i], "receiver coordinate %g does "
                             "not fit SEG-Y's scaled 32-bit integers",
                             t->receivers[i]);
     }

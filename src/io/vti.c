@@ -24,24 +24,36 @@ strata_status strata_vti_write(const char *path, int nfields,
   strata_context *ctx = fields[0]->ctx;
   const strata_field *f0 = fields[0];
   double h[3] = {1, 1, 1}, o0[3] = {0, 0, 0};
+  char nm[STRATA__ARGNAME_SIZE];
   for (int a = 0; a < 3; a++) {
     if (spacing) h[a] = spacing[a];
     if (origin) o0[a] = origin[a];
     if (!(h[a] > 0) || !isfinite(h[a]) || !isfinite(o0[a]))
-      return strata__fail(ctx, STRATA_EINVAL, "spacing must be positive and "
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                          strata__idx(nm, isfinite(o0[a]) ? "spacing"
+                                                          : "origin", a),
+                          isfinite(o0[a]) ? h[a] : o0[a],
+                          "spacing must be positive and "
                           "finite and origin finite (axis %c: %g, %g)",
                           "xyz"[a], h[a], o0[a]);
   }
   for (int i = 0; i < nfields; i++) {
     if (!fields[i])
-      return strata__fail(ctx, STRATA_EINVAL, "field %d is NULL", i);
+      return strata__fail_arg_s(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "fields", i), "NULL",
+                                "field %d is NULL", i);
     for (int a = 0; a < 3; a++)
       if (fields[i]->d.n[a] != f0->d.n[a])
-        return strata__fail(ctx, STRATA_ESHAPE, "field %d ('%s') has a "
+        return strata__fail_arg_s(ctx, STRATA_ESHAPE,
+                            strata__idx(nm, "fields", i), "set",
+                            "field %d ('%s') has a "
                             "different shape from field 0", i,
                             names[i] ? names[i] : "?");
     if (!name_ok(names[i]))
-      return strata__fail(ctx, STRATA_EINVAL, "field %d's name is empty or "
+      return strata__fail_arg_s(ctx, STRATA_EINVAL,
+                          strata__idx(nm, "names", i),
+                          names[i] ? names[i] : "NULL",
+                          "field %d's name is empty or "
                           "holds one of the characters \" < > &", i);
   }
   size_t n[3] = {f0->d.n[0], f0->d.n[1], f0->d.n[2]};

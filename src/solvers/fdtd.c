@@ -77,59 +77,76 @@ static double current(const strata_fdtd_options *o, double t) {
 
 static strata_status validate(strata_context *ctx, strata_fdtd_options *o) {
   if (o->precision != STRATA_F32 && o->precision != STRATA_F64)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "fdtd: precision must be STRATA_F32 or STRATA_F64");
+    return strata__fail_arg(ctx, STRATA_EINVAL, "precision",
+                            (int)o->precision, "fdtd: precision must be "
+                            "STRATA_F32 or STRATA_F64");
   if (o->scheme != STRATA_FDTD_EXPLICIT && o->scheme != STRATA_FDTD_YEE_TM)
-    return strata__fail(ctx, STRATA_EINVAL, "fdtd: unknown scheme %d",
-                        (int)o->scheme);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "scheme", (int)o->scheme,
+                            "fdtd: unknown scheme %d", (int)o->scheme);
   if (!(o->courant > 0) || !isfinite(o->courant))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "fdtd: courant = %g must be > 0", o->courant);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "courant", o->courant,
+                            "fdtd: courant = %g must be > 0", o->courant);
   double lim = strata_fdtd_courant_limit();
   if (o->courant > lim * (1 + 1e-12))
-    return strata__fail(ctx, STRATA_EUNSTABLE,
+    return strata__fail_arg(ctx, STRATA_EUNSTABLE, "courant", o->courant,
                         "fdtd: Courant number c dt / h = %g exceeds the 2D "
                         "limit 1/sqrt(2) = %.6f", o->courant, lim);
   int npml = 0;
+  char nm[STRATA__ARGNAME_SIZE];
   for (int f = 0; f < 4; f++) {
     if ((int)o->face[f] < 0 || o->face[f] > STRATA_FDTD_PERIODIC)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "fdtd: face %s has unknown kind %d", faces[f],
-                          (int)o->face[f]);
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "face", f),
+                              (int)o->face[f],
+                              "fdtd: face %s has unknown kind %d", faces[f],
+                              (int)o->face[f]);
     npml += o->face[f] == STRATA_FDTD_PML;
   }
   if (npml && (o->pml_width < 1 || o->pml_width > 1000))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "fdtd: pml_width is %d; it must be 1..1000",
-                        o->pml_width);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "pml_width", o->pml_width,
+                            "fdtd: pml_width is %d; it must be 1..1000",
+                            o->pml_width);
   for (int a = 0; a < 2; a++) {
     int p0 = o->face[2 * a] == STRATA_FDTD_PERIODIC,
         p1 = o->face[2 * a + 1] == STRATA_FDTD_PERIODIC;
-    if (p0 != p1)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "fdtd: periodic on one face of axis %c only; both "
-                          "faces of an axis must be periodic", "xy"[a]);
+    if (p0 != p1) {
+      int f = p0 ? 2 * a + 1 : 2 * a; /* the one that is not periodic */
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "face", f),
+                              (int)o->face[f],
+                              "fdtd: periodic on one face of axis %c only; "
+                              "both faces of an axis must be periodic",
+                              "xy"[a]);
+    }
     int m = (o->face[2 * a] == STRATA_FDTD_PML) +
             (o->face[2 * a + 1] == STRATA_FDTD_PML);
     long need = 3 + m * (long)(o->pml_width + 1);
     if (o->n[a] > ((size_t)1 << 30) || (long)o->n[a] < need)
-      return strata__fail(ctx, STRATA_EINVAL,
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", a),
+                          o->n[a],
                           "fdtd: %zu nodes along %c; at least %ld needed%s",
                           o->n[a], "xy"[a], need,
                           m ? " with the PML layers" : "");
   }
   if ((int)o->waveform < 0 || o->waveform > STRATA_FDTD_RICKER)
-    return strata__fail(ctx, STRATA_EINVAL, "fdtd: unknown waveform %d",
-                        (int)o->waveform);
-  if (!isfinite(o->amplitude) || !(o->period > 0) || !isfinite(o->period) ||
-      !(o->delay >= 0) || !isfinite(o->delay))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "fdtd: the source needs a finite amplitude, period "
-                        "> 0 and delay >= 0");
+    return strata__fail_arg(ctx, STRATA_EINVAL, "waveform",
+                            (int)o->waveform, "fdtd: unknown waveform %d",
+                            (int)o->waveform);
+  if (!isfinite(o->amplitude))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "amplitude", o->amplitude,
+                            "fdtd: the source's amplitude is %g; it must be "
+                            "finite", o->amplitude);
+  if (!(o->period > 0) || !isfinite(o->period))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "period", o->period,
+                            "fdtd: the source's period is %g; it must be "
+                            "finite and > 0", o->period);
+  if (!(o->delay >= 0) || !isfinite(o->delay))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "delay", o->delay,
+                            "fdtd: the source's delay is %g; it must be "
+                            "finite and >= 0", o->delay);
   for (int a = 0; a < 2; a++) {
     if (o->src[a] < 0) o->src[a] = floor(0.5 * (double)o->n[a]);
     if (!isfinite(o->src[a]) || o->src[a] > (double)(o->n[a] - 1))
-      return strata__fail(ctx, STRATA_EINVAL,
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "src", a),
+                          o->src[a],
                           "fdtd: source %c = %g is outside the nodes 0..%zu",
                           "xy"[a], o->src[a], o->n[a] - 1);
   }
@@ -171,6 +188,7 @@ static strata_status create_explicit(strata_fdtd *f) {
   d.lap[1] = 1;
   d.d1[1] = 0.5;
   d.width = o->pml_width;
+  d.width_arg = "pml_width";
   d.mur = (o->courant - 1) / (o->courant + 1);
   d.dist = o->dist;
   d.split_periodic = o->face[2] == STRATA_FDTD_PERIODIC;
@@ -341,12 +359,13 @@ strata_status strata_fdtd_create(strata_context *ctx,
                                  strata_fdtd **out) {
   if (!ctx) return STRATA_EINVAL;
   if (!out || !opt)
-    return strata__fail(ctx, STRATA_EINVAL, "fdtd: NULL argument");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "o" : "out", NULL,
+                              "fdtd: NULL argument");
   *out = NULL;
   if (opt->dist && strata__dist_ctx(opt->dist) != ctx)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "fdtd: with dist set, ctx must be "
-                        "strata_dist_context(dist)");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", opt->dist,
+                              "fdtd: with dist set, ctx must be "
+                              "strata_dist_context(dist)");
   strata_fdtd_options o = *opt;
   strata_status s = validate(ctx, &o);
   if (s != STRATA_OK) return s;
@@ -425,8 +444,8 @@ static strata_status yee_refresh(strata_fdtd *f) {
 strata_status strata_fdtd_step(strata_fdtd *f, long nsteps) {
   if (!f) return STRATA_EINVAL;
   if (nsteps < 0)
-    return strata__fail(f->ctx, STRATA_EINVAL,
-                        "fdtd: nsteps is %ld; it must be >= 0", nsteps);
+    return strata__fail_arg(f->ctx, STRATA_EINVAL, "nsteps", nsteps,
+                            "fdtd: nsteps is %ld; it must be >= 0", nsteps);
   strata_status s = STRATA_OK;
   const int has_src = f->has_src;
   if (f->o.scheme == STRATA_FDTD_EXPLICIT) {
@@ -490,7 +509,7 @@ strata_status strata_fdtd_read(const strata_fdtd *f, strata_fdtd_component c,
     fl = c == STRATA_FDTD_EZ ? f->ez : c == STRATA_FDTD_HX ? f->hx
                                : c == STRATA_FDTD_HY ? f->hy : NULL;
   if (!fl)
-    return strata__fail(f->ctx, STRATA_EINVAL,
+    return strata__fail_arg(f->ctx, STRATA_EINVAL, "c", (int)c,
                         "fdtd: the %s scheme has no component %d",
                         f->o.scheme == STRATA_FDTD_EXPLICIT ? "explicit"
                                                             : "Yee TM",
@@ -533,7 +552,9 @@ static size_t fdtd_head_bytes(const strata_fdtd *f) {
 
 strata_status strata_fdtd_state_size(const strata_fdtd *f, size_t *bytes) {
   if (!f) return STRATA_EINVAL;
-  if (!bytes) return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: bytes is NULL");
+  if (!bytes)
+    return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "bytes", bytes,
+                              "fdtd: bytes is NULL");
   strata_field *fl[14];
   int dirty, nf = fdtd_state_fields((strata_fdtd *)f, fl, &dirty);
   *bytes = fdtd_head_bytes(f) + strata__state_fields_bytes(fl, nf);
@@ -545,7 +566,8 @@ static strata_status fdtd_save(strata_fdtd *f, void *buf, size_t size) {
   int dirty, nf = fdtd_state_fields(f, fl, &dirty);
   size_t fb = strata__state_fields_bytes(fl, nf), hb = fdtd_head_bytes(f);
   if (!buf || size < hb + fb)
-    return strata__fail(f->ctx, STRATA_EINVAL, "fdtd: the state needs %zu "
+    return strata__fail_arg(f->ctx, STRATA_EINVAL, buf ? "size" : "buf",
+                        buf ? size : 0, "fdtd: the state needs %zu "
                         "bytes, the buffer has %zu%s", hb + fb, size,
                         buf ? "" : " (NULL)");
   uint64_t h[STRATA__STATE_HEAD] = {

@@ -66,33 +66,36 @@ static const char *const faces[] = {"x-low", "x-high", "y-low",
 static strata_status check(strata_context *ctx, const strata_heat_options *o,
                            int *fuse) {
   if (o->dims != 2 && o->dims != 3)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "heat: dims is %d; it must be 2 or 3", o->dims);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "dims", o->dims,
+                            "heat: dims is %d; it must be 2 or 3", o->dims);
   if (o->op != STRATA_HEAT_FD && o->op != STRATA_HEAT_FE27)
-    return strata__fail(ctx, STRATA_EINVAL, "heat: unknown operator %d",
-                        (int)o->op);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "op", (int)o->op,
+                            "heat: unknown operator %d", (int)o->op);
   if (o->op == STRATA_HEAT_FE27 && o->dims != 3)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "heat: the 27-point finite-element operator is 3D "
-                        "only");
+    return strata__fail_arg(ctx, STRATA_EINVAL, "op", (int)o->op,
+                            "heat: the 27-point finite-element operator is "
+                            "3D only");
   if (o->precision != STRATA_F32 && o->precision != STRATA_F64)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "heat: precision must be STRATA_F32 or STRATA_F64");
+    return strata__fail_arg(ctx, STRATA_EINVAL, "precision",
+                            (int)o->precision, "heat: precision must be "
+                            "STRATA_F32 or STRATA_F64");
+  char nm[STRATA__ARGNAME_SIZE];
   for (int a = 0; a < 3; a++) {
     if (a < o->dims && o->n[a] < 1)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "heat: size along %c is 0", "xyz"[a]);
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", a),
+                              o->n[a], "heat: size along %c is 0", "xyz"[a]);
     if (a >= o->dims && o->n[a] != 1)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "heat: size along unused axis %c is %zu; it must "
-                          "be 1 in %dD", "xyz"[a], o->n[a], o->dims);
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", a),
+                              o->n[a], "heat: size along unused axis %c is "
+                              "%zu; it must be 1 in %dD", "xyz"[a], o->n[a],
+                              o->dims);
   }
   double lim = strata_heat_stability_limit(o->dims, o->op);
   if (!isfinite(o->D) || o->D < 0)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "heat: D = %g; it must be finite and >= 0", o->D);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "D", o->D,
+                            "heat: D = %g; it must be finite and >= 0", o->D);
   if (o->D > lim * (1 + 1e-12))
-    return strata__fail(ctx, STRATA_EUNSTABLE,
+    return strata__fail_arg(ctx, STRATA_EUNSTABLE, "D", o->D,
                         "heat: D = kappa dt / h^2 = %g exceeds the stability "
                         "limit %g of the %s operator in %dD (%s); reduce dt",
                         o->D, lim,
@@ -106,30 +109,38 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
     strata_bc_kind k = o->bc.kind[f];
     if (k != STRATA_BC_DIRICHLET && k != STRATA_BC_NEUMANN &&
         k != STRATA_BC_PERIODIC)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "heat: boundary on face %s must be dirichlet, "
-                          "neumann or periodic", faces[f]);
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                              strata__idx(nm, "bc.kind", f), (int)k,
+                              "heat: boundary on face %s must be dirichlet, "
+                              "neumann or periodic", faces[f]);
     if (k == STRATA_BC_DIRICHLET && !isfinite(o->bc.value[f]))
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "heat: Dirichlet value on face %s is not finite",
-                          faces[f]);
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                              strata__idx(nm, "bc.value", f), o->bc.value[f],
+                              "heat: Dirichlet value on face %s is not finite",
+                              faces[f]);
   }
   for (int a = 0; a < o->dims; a++)
     if ((o->bc.kind[2 * a] == STRATA_BC_PERIODIC) !=
-        (o->bc.kind[2 * a + 1] == STRATA_BC_PERIODIC))
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "heat: periodic on one face of axis %c only; both "
-                          "faces of an axis must be periodic", "xyz"[a]);
+        (o->bc.kind[2 * a + 1] == STRATA_BC_PERIODIC)) {
+      /* the face that is not periodic is the one to change */
+      int f = o->bc.kind[2 * a] == STRATA_BC_PERIODIC ? 2 * a + 1 : 2 * a;
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                              strata__idx(nm, "bc.kind", f),
+                              (int)o->bc.kind[f],
+                              "heat: periodic on one face of axis %c only; "
+                              "both faces of an axis must be periodic",
+                              "xyz"[a]);
+    }
   int s = o->fuse;
   if (s < 0 || s > STRATA_MAX_GHOST)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "heat: fuse is %d; it must be 0 (auto) or 1..%d",
-                        o->fuse, STRATA_MAX_GHOST);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "fuse", o->fuse,
+                            "heat: fuse is %d; it must be 0 (auto) or 1..%d",
+                            o->fuse, STRATA_MAX_GHOST);
   if (s > 1 && !ctx->be->apply_fused)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "heat: the %s engine has no fused-step kernel yet; "
-                        "use fuse = 1 (or 0) or backend=cpu",
-                        ctx->be->name);
+    return strata__fail_arg(ctx, STRATA_ENOTSUP, "fuse", o->fuse,
+                            "heat: the %s engine has no fused-step kernel "
+                            "yet; use fuse = 1 (or 0) or backend=cpu",
+                            ctx->be->name);
   if (s == 0)
     s = ctx->be->apply_fused ? default_fuse(ctx, o) : 1;
   /* mirrored and wrapped ghost rings need as many interior points */
@@ -138,10 +149,10 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
                  o->bc.kind[2 * a + 1] != STRATA_BC_DIRICHLET;
     if (mirror && (long)o->n[a] < s) {
       if (o->fuse) /* asked for explicitly */
-        return strata__fail(ctx, STRATA_EINVAL,
-                            "heat: fuse = %d needs at least %d points along "
-                            "the Neumann/periodic axis %c (it has %zu)",
-                            s, s, "xyz"[a], o->n[a]);
+        return strata__fail_arg(ctx, STRATA_EINVAL, "fuse", o->fuse,
+                                "heat: fuse = %d needs at least %d points "
+                                "along the Neumann/periodic axis %c (it has "
+                                "%zu)", s, s, "xyz"[a], o->n[a]);
       s = (int)o->n[a];
     }
   }
@@ -162,12 +173,13 @@ strata_status strata_heat_create(strata_context *ctx,
                                  strata_heat **out) {
   if (!ctx) return STRATA_EINVAL;
   if (!out || !o)
-    return strata__fail(ctx, STRATA_EINVAL, "heat: NULL argument");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "o" : "out", NULL,
+                              "heat: NULL argument");
   *out = NULL;
   if (o->dist && strata__dist_ctx(o->dist) != ctx)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "heat: with dist set, ctx must be "
-                        "strata_dist_context(dist)");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", o->dist,
+                              "heat: with dist set, ctx must be "
+                              "strata_dist_context(dist)");
   int fuse = 1;
   strata_status s = check(ctx, o, &fuse);
   if (s != STRATA_OK) return s;
@@ -224,7 +236,9 @@ void strata_heat_destroy(strata_heat **ph) {
 strata_status strata_heat_set_initial(strata_heat *h, strata_point_fn fn,
                                       void *user) {
   if (!h) return STRATA_EINVAL;
-  if (!fn) return strata__fail(h->ctx, STRATA_EINVAL, "heat: function is NULL");
+  if (!fn)
+    return strata__fail_arg_p(h->ctx, STRATA_EINVAL, "fn", fn,
+                              "heat: function is NULL");
   strata__interior_fn c = {fn, user, {(long)h->o.n[0], (long)h->o.n[1],
                               (long)h->o.n[2]}};
   return strata_field_fill_fn(h->u, strata__call_interior, &c);
@@ -247,8 +261,8 @@ strata_field *strata_heat_field(strata_heat *h) { return h ? h->u : NULL; }
 strata_status strata_heat_step(strata_heat *h, long nsteps) {
   if (!h) return STRATA_EINVAL;
   if (nsteps < 0)
-    return strata__fail(h->ctx, STRATA_EINVAL,
-                        "heat: nsteps is %ld; it must be >= 0", nsteps);
+    return strata__fail_arg(h->ctx, STRATA_EINVAL, "nsteps", nsteps,
+                            "heat: nsteps is %ld; it must be >= 0", nsteps);
   const strata__backend *be = h->ctx->be;
   while (nsteps > 0) {
     int s = nsteps < h->fuse ? (int)nsteps : h->fuse;
@@ -282,7 +296,9 @@ strata_status strata_heat_step(strata_heat *h, long nsteps) {
 strata_status strata_heat_get_info(const strata_heat *h,
                                    strata_heat_info *info) {
   if (!h) return STRATA_EINVAL;
-  if (!info) return strata__fail(h->ctx, STRATA_EINVAL, "heat: info is NULL");
+  if (!info)
+    return strata__fail_arg_p(h->ctx, STRATA_EINVAL, "info", info,
+                              "heat: info is NULL");
   memset(info, 0, sizeof *info);
   info->steps = h->steps;
   info->fuse = h->fuse;

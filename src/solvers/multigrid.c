@@ -410,68 +410,83 @@ void strata_mg_destroy(strata_mg **pmg) {
 static strata_status check_options(strata_context *ctx,
                                    const strata_mg_options *o) {
   if (o->dims != 2 && o->dims != 3)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: dims is %d; it must be 2 or 3", o->dims);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "dims", o->dims,
+                            "multigrid: dims is %d; it must be 2 or 3",
+                            o->dims);
+  char nm[STRATA__ARGNAME_SIZE];
   for (int a = 0; a < 3; a++) {
+    strata__idx(nm, "n", a);
     if (a < o->dims && o->n[a] < 1)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "multigrid: n[%d] is 0; it must be at least 1", a);
+      return strata__fail_arg(ctx, STRATA_EINVAL, nm, o->n[a],
+                              "multigrid: n[%d] is 0; it must be at least 1",
+                              a);
     if (a >= o->dims && o->n[a] != 1)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "multigrid: n[%d] is %zu; it must be 1 in %dD", a,
-                          o->n[a], o->dims);
+      return strata__fail_arg(ctx, STRATA_EINVAL, nm, o->n[a],
+                              "multigrid: n[%d] is %zu; it must be 1 in %dD",
+                              a, o->n[a], o->dims);
     if (o->n[a] > ((size_t)1 << 31))
-      return strata__fail(ctx, STRATA_EOVERFLOW,
-                          "multigrid: n[%d] is %zu; at most 2^31 points per "
-                          "axis", a, o->n[a]);
+      return strata__fail_arg(ctx, STRATA_EOVERFLOW, nm, o->n[a],
+                              "multigrid: n[%d] is %zu; at most 2^31 points "
+                              "per axis", a, o->n[a]);
   }
   if (o->precision != STRATA_F32 && o->precision != STRATA_F64)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: precision is %d; it must be STRATA_F32 "
-                        "or STRATA_F64", (int)o->precision);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "precision",
+                            (int)o->precision,
+                            "multigrid: precision is %d; it must be "
+                            "STRATA_F32 or STRATA_F64", (int)o->precision);
   if (!(o->h > 0) || !isfinite(o->h))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: spacing h is %g; it must be positive and "
-                        "finite", o->h);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "h", o->h,
+                            "multigrid: spacing h is %g; it must be positive "
+                            "and finite", o->h);
   if (o->disc != STRATA_MG_FD && o->disc != STRATA_MG_FE)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: unknown discretisation %d", (int)o->disc);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "disc", (int)o->disc,
+                            "multigrid: unknown discretisation %d",
+                            (int)o->disc);
   if (o->cycle != STRATA_MG_V && o->cycle != STRATA_MG_F &&
       o->cycle != STRATA_MG_W)
-    return strata__fail(ctx, STRATA_EINVAL, "multigrid: unknown cycle %d",
-                        (int)o->cycle);
-  if (o->pre_fine < 0 || o->pre < 0 || o->post < 0 || o->pre_fine > 64 ||
-      o->pre > 64 || o->post > 64)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: smoothing counts (pre_fine %d, pre %d, "
-                        "post %d) must be 0..64", o->pre_fine, o->pre,
-                        o->post);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "cycle", (int)o->cycle,
+                            "multigrid: unknown cycle %d", (int)o->cycle);
+  const char *const sweep_names[3] = {"pre_fine", "pre", "post"};
+  const int sweeps[3] = {o->pre_fine, o->pre, o->post};
+  for (int k = 0; k < 3; k++)
+    if (sweeps[k] < 0 || sweeps[k] > 64)
+      return strata__fail_arg(ctx, STRATA_EINVAL, sweep_names[k], sweeps[k],
+                              "multigrid: smoothing counts (pre_fine %d, pre "
+                              "%d, post %d) must be 0..64", o->pre_fine,
+                              o->pre, o->post);
   if (o->pre + o->post < 1 || o->pre_fine + o->post < 1)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: every level needs at least one smoothing "
-                        "sweep (pre_fine %d, pre %d, post %d)", o->pre_fine,
-                        o->pre, o->post);
+    /* post smooths on every level, so it is the one to raise */
+    return strata__fail_arg(ctx, STRATA_EINVAL, "post", o->post,
+                            "multigrid: every level needs at least one "
+                            "smoothing sweep (pre_fine %d, pre %d, post %d)",
+                            o->pre_fine, o->pre, o->post);
   if (o->max_cycles < 0 || o->max_cycles > 100000)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: max_cycles is %d; it must be 0..100000",
-                        o->max_cycles);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "max_cycles", o->max_cycles,
+                            "multigrid: max_cycles is %d; it must be "
+                            "0..100000", o->max_cycles);
   if (!isfinite(o->rtol) || o->rtol >= 1 || !isfinite(o->atol) ||
       o->atol < 0)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: rtol %g must be < 1 (negative: the "
-                        "default) and atol %g >= 0", o->rtol, o->atol);
+    return strata__fail_arg(ctx, STRATA_EINVAL,
+                            !isfinite(o->rtol) || o->rtol >= 1 ? "rtol"
+                                                               : "atol",
+                            !isfinite(o->rtol) || o->rtol >= 1 ? o->rtol
+                                                               : o->atol,
+                            "multigrid: rtol %g must be < 1 (negative: the "
+                            "default) and atol %g >= 0", o->rtol, o->atol);
   if (o->max_levels < 0 || o->max_levels > MG_MAX_LEVELS)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: max_levels is %d; it must be 0..%d",
-                        o->max_levels, MG_MAX_LEVELS);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "max_levels", o->max_levels,
+                            "multigrid: max_levels is %d; it must be 0..%d",
+                            o->max_levels, MG_MAX_LEVELS);
   if (o->coarse_max_sweeps < 1 || o->coarse_max_sweeps > 10000000)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: coarse_max_sweeps is %d; it must be "
-                        "1..10^7", o->coarse_max_sweeps);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "coarse_max_sweeps",
+                            o->coarse_max_sweeps,
+                            "multigrid: coarse_max_sweeps is %d; it must be "
+                            "1..10^7", o->coarse_max_sweeps);
   if (!(o->coarse_rtol > 0 && o->coarse_rtol < 1))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: coarse_rtol is %g; it must be in (0, 1)",
-                        o->coarse_rtol);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "coarse_rtol",
+                            o->coarse_rtol,
+                            "multigrid: coarse_rtol is %g; it must be in "
+                            "(0, 1)", o->coarse_rtol);
   for (int a = 0; a < o->dims; a++) {
     int p0 = o->bc.kind[2 * a] == STRATA_BC_PERIODIC,
         p1 = o->bc.kind[2 * a + 1] == STRATA_BC_PERIODIC;
@@ -479,21 +494,28 @@ static strata_status check_options(strata_context *ctx,
       strata_bc_kind k = o->bc.kind[2 * a + s];
       if (k != STRATA_BC_DIRICHLET && k != STRATA_BC_NEUMANN &&
           k != STRATA_BC_PERIODIC)
-        return strata__fail(ctx, STRATA_EINVAL,
-                            "multigrid: face %s has boundary kind %d; it "
-                            "must be Dirichlet, Neumann or periodic",
-                            face_names[2 * a + s], (int)k);
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "bc.kind", 2 * a + s), (int)k,
+                                "multigrid: face %s has boundary kind %d; it "
+                                "must be Dirichlet, Neumann or periodic",
+                                face_names[2 * a + s], (int)k);
       if (k == STRATA_BC_DIRICHLET && !isfinite(o->bc.value[2 * a + s]))
-        return strata__fail(ctx, STRATA_EINVAL,
-                            "multigrid: Dirichlet value on face %s is not "
-                            "finite", face_names[2 * a + s]);
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "bc.value", 2 * a + s),
+                                o->bc.value[2 * a + s],
+                                "multigrid: Dirichlet value on face %s is not "
+                                "finite", face_names[2 * a + s]);
     }
-    if (p0 != p1)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "multigrid: face %s is periodic but %s is not: "
-                          "both faces of an axis must be periodic",
-                          face_names[p0 ? 2 * a : 2 * a + 1],
-                          face_names[p0 ? 2 * a + 1 : 2 * a]);
+    if (p0 != p1) {
+      int f = p0 ? 2 * a + 1 : 2 * a; /* the one that is not periodic */
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                              strata__idx(nm, "bc.kind", f),
+                              (int)o->bc.kind[f],
+                              "multigrid: face %s is periodic but %s is not: "
+                              "both faces of an axis must be periodic",
+                              face_names[p0 ? 2 * a : 2 * a + 1],
+                              face_names[p0 ? 2 * a + 1 : 2 * a]);
+    }
   }
   return STRATA_OK;
 }
@@ -511,8 +533,8 @@ strata_status strata_mg_create(strata_context *ctx, const strata_mg_options *o,
                                strata_mg **out) {
   if (!ctx) return STRATA_EINVAL;
   if (!out)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: output pointer is NULL");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
+                              "multigrid: output pointer is NULL");
   *out = NULL;
   strata_mg_options opt;
   if (o)
@@ -534,19 +556,22 @@ strata_status strata_mg_create(strata_context *ctx, const strata_mg_options *o,
   if (opt.omega == 0)
     opt.omega = 2 * op.c[0] / (lo + hi);
   else if (!(opt.omega > 0 && opt.omega < wmax))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: Jacobi weight omega %g is outside (0, "
-                        "%g), where the sweep is stable for this stencil",
-                        opt.omega, wmax);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "omega", opt.omega,
+                            "multigrid: Jacobi weight omega %g is outside "
+                            "(0, %g), where the sweep is stable for this "
+                            "stencil", opt.omega, wmax);
   if (opt.rtol < 0) opt.rtol = opt.precision == STRATA_F32 ? 1e-5 : 1e-10;
   {
     strata_field_desc d = {opt.dims, {opt.n[0], opt.n[1], opt.n[2]}, 1,
                            opt.precision};
     size_t bytes;
     s = strata_field_bytes(&d, &bytes);
+    char v[96];
+    snprintf(v, sizeof v, "%zu, %zu, %zu", opt.n[0], opt.n[1], opt.n[2]);
     if (s != STRATA_OK)
-      return strata__fail(ctx, s, "multigrid: the grid %zu x %zu x %zu is "
-                          "too large", opt.n[0], opt.n[1], opt.n[2]);
+      return strata__fail_arg(ctx, s, "n", v,
+                              "multigrid: the grid %zu x %zu x %zu is too "
+                              "large", opt.n[0], opt.n[1], opt.n[2]);
   }
 
   strata_mg *mg = calloc(1, sizeof *mg);
@@ -647,10 +672,13 @@ int strata_mg_levels(const strata_mg *mg) { return mg ? mg->nlev : 0; }
 strata_status strata_mg_get_level(const strata_mg *mg, int level,
                                   strata_mg_level_info *info) {
   if (!mg) return STRATA_EINVAL;
-  if (!info || level < 0 || level >= mg->nlev)
-    return strata__fail(mg->ctx, STRATA_EINVAL,
-                        "multigrid: level %d does not exist (0..%d)", level,
-                        mg->nlev - 1);
+  if (!info)
+    return strata__fail_arg_p(mg->ctx, STRATA_EINVAL, "info", info,
+                              "multigrid: info is NULL");
+  if (level < 0 || level >= mg->nlev)
+    return strata__fail_arg(mg->ctx, STRATA_EINVAL, "level", level,
+                            "multigrid: level %d does not exist (0..%d)",
+                            level, mg->nlev - 1);
   const mg_level *L = &mg->lev[level];
   memset(info, 0, sizeof *info);
   for (int a = 0; a < 3; a++) {
@@ -670,8 +698,8 @@ strata_status strata_mg_get_options(const strata_mg *mg,
                                     strata_mg_options *o) {
   if (!mg) return STRATA_EINVAL;
   if (!o)
-    return strata__fail(mg->ctx, STRATA_EINVAL,
-                        "multigrid: options pointer is NULL");
+    return strata__fail_arg_p(mg->ctx, STRATA_EINVAL, "o", o,
+                              "multigrid: options pointer is NULL");
   *o = mg->o;
   return STRATA_OK;
 }
@@ -833,17 +861,20 @@ static strata_status check_field(strata_mg *mg, const strata_field *f,
                                  const char *name) {
   strata_context *ctx = mg->ctx;
   if (!f)
-    return strata__fail(ctx, STRATA_EINVAL, "multigrid: %s is NULL", name);
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, name, f,
+                              "multigrid: %s is NULL", name);
   if (f->ctx != ctx)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: %s belongs to another context", name);
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, name, "set",
+                              "multigrid: %s belongs to another context",
+                              name);
   if (f->d.precision != mg->o.precision)
-    return strata__fail(ctx, STRATA_EPRECISION,
+    return strata__fail_arg(ctx, STRATA_EPRECISION, name,
+                        (int)f->d.precision,
                         "multigrid: %s has %d-byte values, the solver %d-byte",
                         name, (int)f->d.precision, (int)mg->o.precision);
   if (f->d.dims != mg->o.dims || f->d.n[0] != mg->o.n[0] ||
       f->d.n[1] != mg->o.n[1] || f->d.n[2] != mg->o.n[2])
-    return strata__fail(ctx, STRATA_ESHAPE,
+    return strata__fail_arg_s(ctx, STRATA_ESHAPE, name, "set",
                         "multigrid: %s is %dD %zu x %zu x %zu, the solver "
                         "%dD %zu x %zu x %zu", name, f->d.dims, f->d.n[0],
                         f->d.n[1], f->d.n[2], mg->o.dims, mg->o.n[0],
@@ -862,8 +893,8 @@ strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
   TRY(check_field(mg, phi, "phi"));
   TRY(check_field(mg, psi, "psi"));
   if (phi == psi)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "multigrid: phi and psi are the same field");
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "psi", "set",
+                              "multigrid: phi and psi are the same field");
   const double npts =
       (double)mg->o.n[0] * (double)mg->o.n[1] * (double)mg->o.n[2];
   double t0 = strata__now();
@@ -876,10 +907,10 @@ strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
     TRY(strata_field_norm(psi, STRATA_NORM_RMS, &rms));
     double mean = sum / npts;
     if (!isfinite(mean))
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "multigrid: psi is not finite");
+      return strata__fail_arg(ctx, STRATA_EINVAL, "psi", mean,
+                              "multigrid: psi is not finite");
     if (fabs(mean) > 32 * eps_of(mg->o.precision) * rms && !mg->o.project)
-      return strata__fail(ctx, STRATA_EINVAL,
+      return strata__fail_arg(ctx, STRATA_EINVAL, "psi", mean,
                           "multigrid: the problem has no Dirichlet face, so "
                           "a solution exists only for a source of zero mean, "
                           "but psi's mean is %.6g (rms %.6g); subtract it or "

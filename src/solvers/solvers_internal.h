@@ -17,6 +17,8 @@ typedef struct strata__we_desc {
   int face[6];                  /* STRATA__WF_* */
   int absorb[6];                /* STRATA__ABS_*; the face is then ZERO */
   int width;                    /* absorbing layer thickness in points */
+  const char *width_arg;        /* the solver option that set width, named
+                                   by a failure about it */
   double mur;                   /* (S - 1) / (S + 1) for MUR faces */
   /* host profiles, copied at create: n[a] values each, NULL = none */
   const double *damp[3], *pml_a[3], *pml_b[3];

@@ -105,13 +105,17 @@ static void lin(double x, long n, long *i0, double *f) {
   *f = n > 1 ? x - (double)i : 0.0;
 }
 
+/* model: NULL when checking the options (the failure names dt or f0, the
+ * ones the message tells to change), else the argument holding the model
+ * (the failure names it, with the velocity at fault). */
 static strata_status check_velocity_range(strata_context *ctx,
                                           const strata_wave_options *o,
                                           double dt, double vmin, double vmax,
-                                          double limit) {
+                                          double limit, const char *model) {
   double cfl = vmax * dt / o->h;
   if (cfl > limit * (1 + 1e-12))
-    return strata__fail(ctx, STRATA_EUNSTABLE,
+    return strata__fail_arg(ctx, STRATA_EUNSTABLE, model ? model : "dt",
+                        model ? vmax : dt,
                         "wave: CFL number v_max dt / h = %g * %g / %g = %.4f "
                         "exceeds the limit %.4f of leapfrog with the order-%d "
                         "Laplacian in 3D; reduce dt below %g s",
@@ -121,7 +125,8 @@ static strata_status check_velocity_range(strata_context *ctx,
     double fmax = STRATA__RICKER_FMAX * o->f0;
     double ppw = vmin / (fmax * o->h);
     if (ppw < o->min_ppw)
-      return strata__fail(ctx, STRATA_EUNSTABLE,
+      return strata__fail_arg(ctx, STRATA_EUNSTABLE, model ? model : "f0",
+                          model ? vmin : o->f0,
                           "wave: %.2f points per wavelength at v_min = %g m/s "
                           "and the Ricker's highest significant frequency "
                           "2.5 f0 = %g Hz, below the minimum %g; use h <= %g "
@@ -137,39 +142,48 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
                               double *dt_out, double *vmin, double *vmax,
                               double *limit) {
   if (o->precision != STRATA_F32 && o->precision != STRATA_F64)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "wave: precision must be STRATA_F32 or STRATA_F64");
+    return strata__fail_arg(ctx, STRATA_EINVAL, "precision",
+                            (int)o->precision, "wave: precision must be "
+                            "STRATA_F32 or STRATA_F64");
   double lap[5], W;
   int R = lap_weights(o->order, lap, NULL, &W);
   if (R < 0)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "wave: order is %d; it must be 2, 4, 6 or 8",
-                        o->order);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "order", o->order,
+                            "wave: order is %d; it must be 2, 4, 6 or 8",
+                            o->order);
   if (!(o->h > 0) || !isfinite(o->h))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "wave: grid spacing h = %g must be > 0", o->h);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "h", o->h,
+                            "wave: grid spacing h = %g must be > 0", o->h);
   if (!(o->dt >= 0) || !isfinite(o->dt))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "wave: dt = %g must be >= 0 (0 = automatic)", o->dt);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "dt", o->dt,
+                            "wave: dt = %g must be >= 0 (0 = automatic)",
+                            o->dt);
+  char nm[STRATA__ARGNAME_SIZE];
   for (int f = 0; f < 6; f++)
     if ((int)o->face[f] < 0 || o->face[f] > STRATA_WAVE_PERIODIC)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: face %s has unknown kind %d", faces[f],
-                          (int)o->face[f]);
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "face", f),
+                              (int)o->face[f],
+                              "wave: face %s has unknown kind %d", faces[f],
+                              (int)o->face[f]);
   int nabs = 0;
   for (int a = 0; a < 3; a++) {
     int p0 = o->face[2 * a] == STRATA_WAVE_PERIODIC,
         p1 = o->face[2 * a + 1] == STRATA_WAVE_PERIODIC;
-    if (p0 != p1)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: periodic on one face of axis %c only; both "
-                          "faces of an axis must be periodic", "xyz"[a]);
+    if (p0 != p1) {
+      int f = p0 ? 2 * a + 1 : 2 * a; /* the one that is not periodic */
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "face", f),
+                              (int)o->face[f],
+                              "wave: periodic on one face of axis %c only; "
+                              "both faces of an axis must be periodic",
+                              "xyz"[a]);
+    }
     int m = is_absorbing(o->face[2 * a]) + is_absorbing(o->face[2 * a + 1]);
     nabs += m;
     long need = R + 1; /* a free surface mirrors R points */
     if (m) need = m * (long)(o->absorb_width + R) + 1;
     if (o->n[a] > ((size_t)1 << 40) || (long)o->n[a] < need)
-      return strata__fail(ctx, STRATA_EINVAL,
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", a),
+                          o->n[a],
                           "wave: %zu points along %c; the order-%d stencil%s "
                           "needs at least %ld",
                           o->n[a], "xyz"[a], o->order,
@@ -177,38 +191,45 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
   }
   if (nabs) {
     if (o->absorb_width < 1 || o->absorb_width > 1000)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: absorb_width is %d; it must be 1..1000",
-                          o->absorb_width);
+      return strata__fail_arg(ctx, STRATA_EINVAL, "absorb_width",
+                              o->absorb_width,
+                              "wave: absorb_width is %d; it must be 1..1000",
+                              o->absorb_width);
     if (!(o->absorb_reflection > 0 && o->absorb_reflection < 1))
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: absorb_reflection is %g; it must be in "
-                          "(0, 1)", o->absorb_reflection);
+      return strata__fail_arg(ctx, STRATA_EINVAL, "absorb_reflection",
+                              o->absorb_reflection,
+                              "wave: absorb_reflection is %g; it must be in "
+                              "(0, 1)", o->absorb_reflection);
   }
   double lo, hi;
   if (o->nlayers > 0) {
     if (!o->layer_top || !o->layer_velocity)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: nlayers = %d but layer_top or "
-                          "layer_velocity is NULL", o->nlayers);
+      return strata__fail_arg_p(ctx, STRATA_EINVAL,
+                                o->layer_top ? "layer_velocity" : "layer_top",
+                                NULL, "wave: nlayers = %d but layer_top or "
+                                "layer_velocity is NULL", o->nlayers);
     if (!(o->layer_top[0] <= 0))
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: the first layer's top is at %g m; it must "
-                          "be <= 0 (the model must cover z = 0)",
-                          o->layer_top[0]);
+      return strata__fail_arg(ctx, STRATA_EINVAL, "layer_top[0]",
+                              o->layer_top[0],
+                              "wave: the first layer's top is at %g m; it "
+                              "must be <= 0 (the model must cover z = 0)",
+                              o->layer_top[0]);
     lo = INFINITY;
     hi = 0;
     for (int m = 0; m < o->nlayers; m++) {
       double v = o->layer_velocity[m];
       if (!(v > 0) || !isfinite(v))
-        return strata__fail(ctx, STRATA_EINVAL,
-                            "wave: layer %d has velocity %g; it must be > 0",
-                            m, v);
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "layer_velocity", m), v,
+                                "wave: layer %d has velocity %g; it must be "
+                                "> 0", m, v);
       if (!isfinite(o->layer_top[m]) ||
           (m > 0 && !(o->layer_top[m] > o->layer_top[m - 1])))
-        return strata__fail(ctx, STRATA_EINVAL,
-                            "wave: layer tops must increase; layer %d's top "
-                            "is %g m", m, o->layer_top[m]);
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "layer_top", m),
+                                o->layer_top[m],
+                                "wave: layer tops must increase; layer %d's "
+                                "top is %g m", m, o->layer_top[m]);
       /* only layers that reach a grid node count */
       double zmax = (double)(o->n[2] - 1) * o->h;
       if (o->layer_top[m] > zmax) break;
@@ -217,46 +238,53 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
     }
   } else {
     if (!(o->velocity > 0) || !isfinite(o->velocity))
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: velocity is %g; it must be > 0",
-                          o->velocity);
+      return strata__fail_arg(ctx, STRATA_EINVAL, "velocity", o->velocity,
+                              "wave: velocity is %g; it must be > 0",
+                              o->velocity);
     lo = hi = o->velocity;
   }
   if (!(o->f0 > 0) || !isfinite(o->f0))
-    return strata__fail(ctx, STRATA_EINVAL, "wave: f0 = %g must be > 0",
-                        o->f0);
-  if (!isfinite(o->amplitude) || !(o->delay >= 0) || !isfinite(o->delay))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "wave: amplitude must be finite and delay >= 0");
+    return strata__fail_arg(ctx, STRATA_EINVAL, "f0", o->f0,
+                            "wave: f0 = %g must be > 0", o->f0);
+  if (!isfinite(o->amplitude))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "amplitude", o->amplitude,
+                            "wave: amplitude is %g; it must be finite",
+                            o->amplitude);
+  if (!(o->delay >= 0) || !isfinite(o->delay))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "delay", o->delay,
+                            "wave: delay is %g s; it must be finite and >= 0",
+                            o->delay);
   if (!(o->min_ppw > 0) || !isfinite(o->min_ppw))
-    return strata__fail(ctx, STRATA_EINVAL, "wave: min_ppw = %g must be > 0",
-                        o->min_ppw);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "min_ppw", o->min_ppw,
+                            "wave: min_ppw = %g must be > 0", o->min_ppw);
   for (int a = 0; a < 3; a++) {
     double ext = (double)(o->n[a] - 1) * o->h;
     if (!isfinite(o->src[a]) || o->src[a] > ext * (1 + 1e-12))
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave: source %c = %g m is outside the grid "
-                          "[0, %g] m", "xyz"[a], o->src[a], ext);
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "src", a),
+                              o->src[a], "wave: source %c = %g m is outside "
+                              "the grid [0, %g] m", "xyz"[a], o->src[a], ext);
   }
   if (o->nreceivers < 0 || (o->nreceivers > 0 && !o->receivers))
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "wave: nreceivers = %d with receivers %s",
-                        o->nreceivers, o->receivers ? "set" : "NULL");
+    return strata__fail_arg(ctx, STRATA_EINVAL, "nreceivers", o->nreceivers,
+                            "wave: nreceivers = %d with receivers %s",
+                            o->nreceivers, o->receivers ? "set" : "NULL");
   for (int r = 0; r < o->nreceivers; r++)
     for (int a = 0; a < 3; a++) {
       double x = o->receivers[3 * r + a], ext = (double)(o->n[a] - 1) * o->h;
       if (!(x >= 0) || x > ext * (1 + 1e-12))
-        return strata__fail(ctx, STRATA_EINVAL,
-                            "wave: receiver %d's %c = %g m is outside the "
-                            "grid [0, %g] m", r, "xyz"[a], x, ext);
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "receivers", 3L * r + a), x,
+                                "wave: receiver %d's %c = %g m is outside "
+                                "the grid [0, %g] m", r, "xyz"[a], x, ext);
     }
   if (o->record_every < 1)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "wave: record_every is %d; it must be >= 1",
-                        o->record_every);
+    return strata__fail_arg(ctx, STRATA_EINVAL, "record_every",
+                            o->record_every,
+                            "wave: record_every is %d; it must be >= 1",
+                            o->record_every);
   *limit = 2.0 / sqrt(3 * W);
   double dt = o->dt > 0 ? o->dt : 0.8 * *limit * o->h / hi;
-  strata_status s = check_velocity_range(ctx, o, dt, lo, hi, *limit);
+  strata_status s = check_velocity_range(ctx, o, dt, lo, hi, *limit, NULL);
   if (s != STRATA_OK) return s;
   *dt_out = dt;
   *vmin = lo;
@@ -344,12 +372,13 @@ strata_status strata_wave_create(strata_context *ctx,
                                  strata_wave **out) {
   if (!ctx) return STRATA_EINVAL;
   if (!out || !opt)
-    return strata__fail(ctx, STRATA_EINVAL, "wave: NULL argument");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "o" : "out", NULL,
+                              "wave: NULL argument");
   *out = NULL;
   if (opt->dist && strata__dist_ctx(opt->dist) != ctx)
-    return strata__fail(ctx, STRATA_EINVAL,
-                        "wave: with dist set, ctx must be "
-                        "strata_dist_context(dist)");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", opt->dist,
+                              "wave: with dist set, ctx must be "
+                              "strata_dist_context(dist)");
   strata_wave_options o = *opt;
   for (int a = 0; a < 3; a++)
     if (o.src[a] < 0) o.src[a] = 0.5 * (double)(o.n[a] - 1) * o.h;
@@ -361,9 +390,9 @@ strata_status strata_wave_create(strata_context *ctx,
                         "wave: the %s engine has no wave kernel yet; use "
                         "backend=cpu", ctx->be->name);
   if (o.nreceivers > 0 && !ctx->be->sample)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "wave: the %s engine cannot sample receivers yet; "
-                        "use backend=cpu", ctx->be->name);
+    return strata__fail_arg(ctx, STRATA_ENOTSUP, "nreceivers", o.nreceivers,
+                            "wave: the %s engine cannot sample receivers "
+                            "yet; use backend=cpu", ctx->be->name);
 
   strata_wave *w = calloc(1, sizeof *w);
   if (!w) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
@@ -385,6 +414,7 @@ strata_status strata_wave_create(strata_context *ctx,
   for (int a = 0; a < 3; a++) d.n[a] = o.n[a];
   d.precision = o.precision;
   d.width = o.absorb_width;
+  d.width_arg = "absorb_width";
   double *host[3][3] = {{NULL}};
   double *line = malloc(o.n[2] * sizeof(double));
   int oom = !line;
@@ -523,7 +553,9 @@ strata_status strata_wave_create(strata_context *ctx,
 
 strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
   if (!w) return STRATA_EINVAL;
-  if (!v) return strata__fail(w->ctx, STRATA_EINVAL, "wave: velocity is NULL");
+  if (!v)
+    return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "v", v,
+                              "wave: velocity is NULL");
   size_t cnt = w->o.n[0] * w->o.n[1] * w->o.n[2];
   const size_t plane = w->o.n[0] * w->o.n[1];
   if (w->e->u->win) { /* every rank holds the global model: take the slab */
@@ -532,10 +564,13 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
   }
   double lo = INFINITY, hi = 0;
   for (size_t q = 0; q < cnt; q++) {
-    if (!(v[q] > 0) || !isfinite(v[q]))
-      return strata__fail(w->ctx, STRATA_EINVAL,
-                          "wave: velocity[%zu] = %g; it must be finite and "
-                          "> 0", q, v[q]);
+    if (!(v[q] > 0) || !isfinite(v[q])) {
+      char nm[STRATA__ARGNAME_SIZE];
+      return strata__fail_arg(w->ctx, STRATA_EINVAL,
+                              strata__idx(nm, "v", (long)q), v[q],
+                              "wave: velocity[%zu] = %g; it must be finite "
+                              "and > 0", q, v[q]);
+    }
     if (v[q] < lo) lo = v[q];
     if (v[q] > hi) hi = v[q];
   }
@@ -547,7 +582,8 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
     hi = r[1];
   }
   strata_status s =
-      check_velocity_range(w->ctx, &w->o, w->dt, lo, hi, w->cfl_limit);
+      check_velocity_range(w->ctx, &w->o, w->dt, lo, hi, w->cfl_limit,
+                           "v");
   if (s != STRATA_OK) return s;
   double *c2 = malloc(cnt * sizeof(double));
   if (!c2) return strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory");
@@ -565,7 +601,9 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
 strata_status strata_wave_set_state(strata_wave *w, strata_point_fn u0,
                                     strata_point_fn um1, void *user) {
   if (!w) return STRATA_EINVAL;
-  if (!u0) return strata__fail(w->ctx, STRATA_EINVAL, "wave: u0 is NULL");
+  if (!u0)
+    return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "u0", u0,
+                              "wave: u0 is NULL");
   strata__interior_fn c = {u0, user, {(long)w->o.n[0], (long)w->o.n[1],
                               (long)w->o.n[2]}};
   strata_status s = strata_field_fill_fn(w->e->u, strata__call_interior, &c);
@@ -591,8 +629,8 @@ strata_status strata_wave_read(const strata_wave *w, void *host) {
 strata_status strata_wave_step(strata_wave *w, long nsteps) {
   if (!w) return STRATA_EINVAL;
   if (nsteps < 0)
-    return strata__fail(w->ctx, STRATA_EINVAL,
-                        "wave: nsteps is %ld; it must be >= 0", nsteps);
+    return strata__fail_arg(w->ctx, STRATA_EINVAL, "nsteps", nsteps,
+                            "wave: nsteps is %ld; it must be >= 0", nsteps);
   strata_status s;
   if (w->e->dirty && (s = strata__we_refresh(w->e)) != STRATA_OK) return s;
   long k = w->o.record_every;
@@ -647,7 +685,7 @@ static strata_status dist_traces(const strata_wave *w, double *out,
   strata_status s = strata_dist_allreduce(d, &flag, 1, 1);
   if (s != STRATA_OK) return s;
   if (flag > 0)
-    return strata__fail(w->ctx, STRATA_EINVAL,
+    return strata__fail_arg(w->ctx, STRATA_EINVAL, "capacity", capacity,
                         "wave: traces need %zu doubles (%d receivers x %zu "
                         "samples); the buffer on rank 0 holds %zu",
                         cnt, w->nrec_all, ns, capacity);
@@ -690,13 +728,14 @@ strata_status strata_wave_traces(const strata_wave *w, double *out,
                                  size_t capacity, size_t *nsamples) {
   if (!w) return STRATA_EINVAL;
   if (!nsamples)
-    return strata__fail(w->ctx, STRATA_EINVAL, "wave: nsamples is NULL");
+    return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "nsamples", nsamples,
+                              "wave: nsamples is NULL");
   *nsamples = w->nsamples;
   if (w->o.dist) return dist_traces(w, out, capacity);
   if (!out || w->nrec == 0 || w->nsamples == 0) return STRATA_OK;
   size_t cnt = w->nsamples * (size_t)w->nrec;
   if (capacity < cnt)
-    return strata__fail(w->ctx, STRATA_EINVAL,
+    return strata__fail_arg(w->ctx, STRATA_EINVAL, "capacity", capacity,
                         "wave: traces need %zu doubles (%d receivers x %zu "
                         "samples); the buffer holds %zu",
                         cnt, w->nrec, w->nsamples, capacity);
@@ -715,7 +754,9 @@ strata_status strata_wave_traces(const strata_wave *w, double *out,
 strata_status strata_wave_get_info(const strata_wave *w,
                                    strata_wave_info *info) {
   if (!w) return STRATA_EINVAL;
-  if (!info) return strata__fail(w->ctx, STRATA_EINVAL, "wave: info is NULL");
+  if (!info)
+    return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "info", info,
+                              "wave: info is NULL");
   memset(info, 0, sizeof *info);
   info->steps = w->steps;
   info->dt = w->dt;
@@ -759,7 +800,9 @@ static size_t wave_state_size(strata_wave *w, strata_field **f, int *nf) {
 
 strata_status strata_wave_state_size(const strata_wave *w, size_t *bytes) {
   if (!w) return STRATA_EINVAL;
-  if (!bytes) return strata__fail(w->ctx, STRATA_EINVAL, "wave: bytes is NULL");
+  if (!bytes)
+    return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "bytes", bytes,
+                              "wave: bytes is NULL");
   strata_field *f[14];
   int nf;
   *bytes = wave_state_size((strata_wave *)w, f, &nf);
@@ -771,7 +814,8 @@ static strata_status wave_save(strata_wave *w, void *buf, size_t size) {
   int nf;
   size_t need = wave_state_size(w, f, &nf);
   if (!buf || size < need)
-    return strata__fail(w->ctx, STRATA_EINVAL, "wave: the state needs %zu "
+    return strata__fail_arg(w->ctx, STRATA_EINVAL, buf ? "size" : "buf",
+                        buf ? size : 0, "wave: the state needs %zu "
                         "bytes, the buffer has %zu%s", need, size,
                         buf ? "" : " (NULL)");
   uint64_t h[STRATA__STATE_HEAD] = {

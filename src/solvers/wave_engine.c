@@ -223,7 +223,8 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
     strata_dist_split(d->dist, d->n[ax], side ? P - 1 : 0, &lo, &cnt);
     if (P > 1 && d->absorb[2 * ax + side] == STRATA__ABS_CPML &&
         (long)cnt < W + 2 * R) {
-      s = strata__fail(ctx, STRATA_EINVAL,
+      s = strata__fail_arg(ctx, STRATA_EINVAL,
+                       d->width_arg ? d->width_arg : "width", W,
                        "wave: the CPML layer on the %s face needs %ld "
                        "planes (width %ld + 2 x radius %ld) inside the slab "
                        "of the rank at that face, which has %zu; use fewer "
@@ -541,8 +542,9 @@ strata_status strata__state_head(strata_context *ctx, const char *who,
                                  const void *buf, size_t size, uint64_t tag,
                                  uint64_t tag_part, uint64_t *h, size_t *hb) {
   if (!buf || size < STRATA__STATE_HEAD * 8)
-    return strata__fail(ctx, STRATA_EINVAL, "%s: no state (%zu bytes)", who,
-                        buf ? size : 0);
+    return strata__fail_arg(ctx, STRATA_EINVAL, buf ? "size" : "buf",
+                            buf ? size : 0, "%s: no state (%zu bytes)", who,
+                            buf ? size : 0);
   memcpy(h, buf, STRATA__STATE_HEAD * 8);
   if (h[0] != tag && h[0] != tag_part) {
     /* the tags' last two bytes are the format's version ("01") */

@@ -25,7 +25,7 @@
  * Memory safety: a vector load starts at an aligned x below nx + r <=
  * nx + ghost, inside the padded row (docs/design.md); rows and planes read
  * are within r of the interior. */
-#include "cuda_device.cuh"
+#include "engine/cuda_device.cuh"
 
 namespace {
 

@@ -8,7 +8,7 @@
  * Radius, dimension and axis are run-time values here (a small predicated
  * unrolled loop): these variants are the baselines, not the fast path, and
  * keeping them generic keeps the number of instantiations low. */
-#include "cuda_device.cuh"
+#include "engine/cuda_device.cuh"
 
 namespace {
 

@@ -215,11 +215,11 @@ TEST(cuda_block_shapes) {
       {"kdcp", {32, 4, 2}, 2, 0},     {"kdcp", {16, 8, 4}, 2, 0},
       {"kdcp", {8, 8, 4}, 3, 0},      {"kdcp", {32, 8, 2}, 1, 0},
       {"streamtma", {32, 4, 2}, 0, 0}, {"streamtma", {8, 16, 1}, 0, 0},
-      {"streamtma", {32, 16, 1}, 1, 0}, {"streamtma", {16, 8, 2}, 1, 0},
+      {"streamtma", {32, 16, 1}, 0, 0}, {"streamtma", {16, 8, 2}, 0, 0},
       {"streamtma", {48, 2, 1}, 0, 0},
       {"streamws", {32, 4, 2}, 0, 0},  {"streamws", {8, 16, 1}, 0, 0},
-      {"streamws", {32, 16, 1}, 1, 0}, {"streamws", {16, 8, 2}, 1, 0},
-      {"streamws", {16, 32, 1}, 0, 1}, {"streamws", {16, 32, 1}, 1, 0},
+      {"streamws", {32, 16, 1}, 0, 0}, {"streamws", {16, 8, 2}, 0, 0},
+      {"streamws", {16, 32, 1}, 0, 1}, {"streamws", {16, 32, 1}, 0, 0},
       {"kdtma", {32, 4, 4}, 2, 0},    {"kdtma", {16, 8, 2}, 3, 0},
       {"kdtma", {8, 8, 1}, 1, 0},     {"kdtma", {32, 16, 2}, 2, 0},
       {"kdws", {32, 4, 4}, 2, 0},     {"kdws", {16, 8, 2}, 3, 0},
@@ -233,6 +233,9 @@ TEST(cuda_block_shapes) {
       {"vecz", {64, 4, 1}, 2, 5},  {"vecz", {32, 8, 2}, 2, 2},
       {"vecz", {64, 1, 4}, 3, 0},  {"kdcp", {32, 4, 4}, 2, 1},
       {"streamtma", {32, 8, 1}, 0, 1},
+      /* vec (the 7-point): block z is the planes per thread */
+      {"vec", {32, 8, 1}, 1, 0},   {"vec", {64, 4, 2}, 1, 0},
+      {"vec", {32, 4, 4}, 1, 0},   {"vec", {16, 2, 4}, 1, 0},
   };
   strata_boundary bc;
   strata_boundary_uniform(&bc, STRATA_BC_PERIODIC, 0);

@@ -20,13 +20,13 @@ unsigned strata__cu_applicable(const strata_stencil *op, int major) {
   case STRATA_STENCIL_STAR:
     if (op->dims == 3) {
       m |= 1u << STRATA__V_STREAM | 1u << STRATA__V_STREAMV |
-           1u << STRATA__V_STREAMCP | 1u << STRATA__V_STREAMRQ |
-           1u << STRATA__V_VEC;
+           1u << STRATA__V_STREAMCP | 1u << STRATA__V_STREAMRQ;
       if (op->radius == 1)
-        m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
+        m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
+             1u << STRATA__V_VEC;
       if (op->radius == 1 && major >= 9)
         m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
-      if (major >= 9)
+      if (op->radius >= 2 && major >= 9)
         m |= 1u << STRATA__V_STREAMTMA | 1u << STRATA__V_STREAMWS;
     } else if (op->dims == 2) {
       m |= 1u << STRATA__V_VEC;
@@ -36,14 +36,14 @@ unsigned strata__cu_applicable(const strata_stencil *op, int major) {
   case STRATA_STENCIL_BOX:
     if (op->dims == 3) {
       m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
-           1u << STRATA__V_VEC | 1u << STRATA__V_VECZ;
+           1u << STRATA__V_VECZ;
       if (major >= 9) m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
     } else if (op->dims == 2)
       m |= 1u << STRATA__V_VEC;
     break;
   case STRATA_STENCIL_BOX_SYMMETRIC:
     m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
-         1u << STRATA__V_VEC | 1u << STRATA__V_VECZ;
+         1u << STRATA__V_VECZ;
     if (major >= 9) m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
     break;
   }
@@ -170,7 +170,7 @@ int default_variant(const strata_stencil *op, int major) {
 #ifdef STRATA_CUDA_SEEDS
       return STRATA__V_STREAMCP;
 #else
-      return STRATA__V_VEC;
+      return STRATA__V_SMEM;
 #endif
     }
     return STRATA__V_VECZ; /* the boxes */

@@ -56,6 +56,14 @@
 #define STRATA_PT_BOX27(dx, dy, dz) (((dz) + 1) * 9 + ((dy) + 1) * 3 + (dx) + 1)
 #define STRATA_PT_BOX9(dx, dy) (((dy) + 1) * 3 + (dx) + 1)
 
+/* T, PT and PT_DIV name the body's type, function names and division;
+ * a caller's own macros of those names are saved and restored */
+#pragma push_macro("T")
+#pragma push_macro("PT")
+#pragma push_macro("PT_DIV")
+#undef T
+#undef PT
+#undef PT_DIV
 #define STRATA_POINT_BODY
 #define T float
 #define PT(name) strata__pt_##name##_f32
@@ -92,6 +100,9 @@
 #endif
 #undef PT_DIV
 #undef STRATA_POINT_BODY
+#pragma pop_macro("PT_DIV")
+#pragma pop_macro("PT")
+#pragma pop_macro("T")
 
 #endif /* STRATA_POINT_H */
 

@@ -39,6 +39,8 @@
 
 #ifdef __CUDACC__
 #define STRATA_HD __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+#define STRATA_HD static inline __attribute__((always_inline))
 #else
 #define STRATA_HD static inline
 #endif

@@ -14,14 +14,18 @@
 
 #define T float
 #define FN(x) x##_f32
+#define PT(x) strata__pt_##x##_f32
 #include "cpu_multigrid.inc"
 #undef T
 #undef FN
+#undef PT
 #define T double
 #define FN(x) x##_f64
+#define PT(x) strata__pt_##x##_f64
 #include "cpu_multigrid.inc"
 #undef T
 #undef FN
+#undef PT
 
 /* The specialised shape of the operator (see mg_s in the .inc). */
 static int shape_of(const strata__mg_op *op) {

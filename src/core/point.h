@@ -22,9 +22,9 @@
  *
  * Order: the sums are evaluated exactly in the order written here; the CPU
  * engine (C11, no FMA contraction) is bit-reproducible against itself
- * across kernels (a fused heat sweep equals single strata_apply steps,
- * restarts equal uninterrupted runs), so an order change is a change of
- * results.  nvcc may contract a multiply and an add into an FMA; the GPU
+ * across kernels (a fused star heat sweep equals single strata_apply
+ * steps, restarts equal uninterrupted runs), so an order change is a
+ * change of results.  nvcc may contract a multiply and an add into an FMA; the GPU
  * tests compare with the CPU engine within a rounding bound.
  *
  * Arrays indexed by distance k (coefficients w[k], pair sums p[k],

@@ -8,6 +8,7 @@
  * ghost; the field layout's row padding and the allocation slack (see
  * engine/backend.cu) keep them inside the allocation. */
 #include "engine/cuda_device.cuh"
+#include "core/point.h"
 
 namespace {
 
@@ -43,10 +44,11 @@ __global__ void k_pencil_x(const T *__restrict__ in, T *__restrict__ out,
       vec acc;
 #pragma unroll
       for (int e = 0; e < V; e++) {
-        T a = T(0);
+        T a = T(0); /* strata__pt_deriv's chain, term by term */
 #pragma unroll
         for (int m = 1; m <= R; m++)
-          a += w.cx[m] * (xs[HV * V + e + m] - xs[HV * V + e - m]);
+          a = strata__pt_term(a, w.cx[m],
+                              xs[HV * V + e + m] - xs[HV * V + e - m]);
         acc.v[e] = a;
       }
       store_masked<T, V>(out + xv + (long long)j * g.osy +
@@ -87,12 +89,11 @@ __device__ __forceinline__ void walk_step(strata__vec<T, 16 / sizeof(T)> (&q)[NQ
   strata__vec<T, V> acc;
 #pragma unroll
   for (int e = 0; e < V; e++) {
-    T a = T(0);
+    T d[R + 1];
 #pragma unroll
     for (int m = 1; m <= R; m++)
-      a += (AXIS == 1 ? w.cy[m] : w.cz[m]) *
-           (q[(s + R + m) % NQ].v[e] - q[(s + R - m) % NQ].v[e]);
-    acc.v[e] = a;
+      d[m] = q[(s + R + m) % NQ].v[e] - q[(s + R - m) % NQ].v[e];
+    acc.v[e] = strata__pt_deriv(R, AXIS == 1 ? w.cy : w.cz, d);
   }
   store_masked<T, V>(op + (long long)k * osw, acc, nvalid);
 }

@@ -27,6 +27,7 @@
  * nx + ghost, inside the padded row (docs/design.md); rows and planes read
  * are within r of the interior. */
 #include "engine/cuda_device.cuh"
+#include "core/point.h"
 
 namespace {
 
@@ -99,21 +100,24 @@ __global__ void __launch_bounds__(512)
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc.v[e] += w.cz[m] * (q[R + zz - m].v[e] + q[R + zz + m].v[e]);
+          acc.v[e] = strata__pt_term(acc.v[e], w.cz[m],
+                                     q[R + zz - m].v[e] + q[R + zz + m].v[e]);
       T xs[V + 2 * R];
       xrow<T, V, R>(q[R + zz], p, act && kin, xv, nx + R, tx, bx, lane, xs);
 #pragma unroll
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc.v[e] += w.cx[m] * (xs[R + e - m] + xs[R + e + m]);
+          acc.v[e] = strata__pt_term(acc.v[e], w.cx[m],
+                                     xs[R + e - m] + xs[R + e + m]);
 #pragma unroll
       for (int m = 1; m <= R; m++) {
         const bool ok = mine && kin;
         const vec lo = ok ? ldg_v<T, V>(p - m * sy) : zero_v<T, V>();
         const vec hi = ok ? ldg_v<T, V>(p + m * sy) : zero_v<T, V>();
 #pragma unroll
-        for (int e = 0; e < V; e++) acc.v[e] += w.cy[m] * (lo.v[e] + hi.v[e]);
+        for (int e = 0; e < V; e++)
+          acc.v[e] = strata__pt_term(acc.v[e], w.cy[m], lo.v[e] + hi.v[e]);
       }
       if (mine && kin)
         store_masked<T, V>(ocol + (long long)k * g.osz, acc, nx - xv);
@@ -204,9 +208,10 @@ __global__ void __launch_bounds__(256)
       for (int e = 0; e < V; e++) {
         if constexpr (MODE == VEC_SYM27) {
           const T a = xs[y + 1][e + 1];
-          const T s1 = xs[y + 1][e] + xs[y + 1][e + 2] + xs[y][e + 1] +
-                       xs[y + 2][e + 1];
-          const T s2 = xs[y][e] + xs[y][e + 2] + xs[y + 2][e] + xs[y + 2][e + 2];
+          const T s1 = strata__pt_faces4(xs[y + 1][e], xs[y + 1][e + 2],
+                                         xs[y][e + 1], xs[y + 2][e + 1]);
+          const T s2 = strata__pt_corners4(xs[y][e], xs[y][e + 2],
+                                           xs[y + 2][e], xs[y + 2][e + 2]);
           t0[e] = w.K[0] * a + w.K[1] * s1 + w.K[2] * s2;
           tp[e] = w.K[1] * a + w.K[2] * s1 + w.K[3] * s2;
           tm[e] = tp[e];
@@ -218,7 +223,8 @@ __global__ void __launch_bounds__(256)
             for (int dy = 0; dy < 3; dy++)
 #pragma unroll
               for (int dx = 0; dx < 3; dx++)
-                s[d] += w.K[d * 9 + dy * 3 + dx] * xs[y + dy][e + dx];
+                s[d] = strata__pt_term(s[d], w.K[d * 9 + dy * 3 + dx],
+                                       xs[y + dy][e + dx]);
           tm[e] = s[0];
           t0[e] = s[1];
           tp[e] = s[2];
@@ -341,7 +347,8 @@ __global__ void __launch_bounds__(512)
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc.v[e] += w.cy[m] * (q[R + yy - m].v[e] + q[R + yy + m].v[e]);
+          acc.v[e] = strata__pt_term(acc.v[e], w.cy[m],
+                                     q[R + yy - m].v[e] + q[R + yy + m].v[e]);
       T xs[V + 2 * R];
       xrow<T, V, R>(q[R + yy], col + (long long)yy * sy, act && jin, xv,
                     nx + R, tx, bx, lane, xs);
@@ -349,7 +356,8 @@ __global__ void __launch_bounds__(512)
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc.v[e] += w.cx[m] * (xs[R + e - m] + xs[R + e + m]);
+          acc.v[e] = strata__pt_term(acc.v[e], w.cx[m],
+                                     xs[R + e - m] + xs[R + e + m]);
       if (xmine && jin)
         store_masked<T, V>(out + xv + (long long)j * osy, acc, nx - xv);
     }
@@ -396,7 +404,8 @@ __global__ void __launch_bounds__(512)
         for (int e = 0; e < V; e++)
 #pragma unroll
           for (int dx = 0; dx < 3; dx++)
-            acc[yy][e] += w.K[(dy + 1) * 3 + dx] * xs[e + dx];
+            acc[yy][e] = strata__pt_term(acc[yy][e], w.K[STRATA_PT_BOX9(dx - 1, dy)],
+                                         xs[e + dx]);
       }
     }
 #pragma unroll

@@ -37,6 +37,7 @@ typedef struct {
   int samples;
   double min_batch_s;
   const char *csv, *json, *png;
+  const char *tuning; /* the context's tuning switches (docs/tuning.md) */
   int quick;
 } bench_cfg;
 
@@ -102,6 +103,8 @@ static void usage(FILE *o) {
           "  --variants all|auto|LIST  kernel variants (default all)\n"
           "  --samples N               timed samples, the median is kept (default 7)\n"
           "  --quick                   small grid, few samples (about a minute)\n"
+          "  --tuning STRING           engine tuning switches KEY=VALUE,...\n"
+          "                            (docs/tuning.md)\n"
           "  --csv FILE, --json FILE   also write the table\n"
           "  --png FILE                and a bar chart of %% of copy\n");
 }
@@ -182,6 +185,9 @@ static int parse_args(int argc, char **argv, bench_cfg *c) {
       }
     } else if (!strcmp(a, "--quick")) {
       c->quick = 1;
+    } else if (!strcmp(a, "--tuning")) {
+      NEED();
+      c->tuning = v;
     } else if (!strcmp(a, "--csv")) {
       NEED();
       c->csv = v;
@@ -359,6 +365,17 @@ typedef struct {
   double t, gpts, gbs, pct, bpp, err;
 } row;
 
+/* Whether variant v is built and applies to op on ctx. */
+static int variant_listed(strata_context *ctx, const strata_stencil *op,
+                          const char *v) {
+  char buf[512];
+  if (strata_variants(ctx, op, buf, sizeof buf) != STRATA_OK) return 0;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (!strcmp(t, v)) return 1;
+  return 0;
+}
+
 int strata_bench_main(int argc, char **argv) {
   bench_cfg cfg;
   int rc = parse_args(argc, argv, &cfg);
@@ -366,6 +383,7 @@ int strata_bench_main(int argc, char **argv) {
   strata_context_options o;
   strata_context_options_init(&o);
   o.backend = cfg.backend;
+  o.tuning = cfg.tuning;
   char why[512] = "";
   o.errbuf = why;
   o.errbuf_size = sizeof why;
@@ -408,6 +426,8 @@ int strata_bench_main(int argc, char **argv) {
   const char *copies_cpu[] = {"copy", NULL};
   const char *copies_gpu[] = {"copycube", "copycube_halo", NULL};
   const char **copies = on_cpu ? copies_cpu : copies_gpu;
+  /* copycube_halo is built with the seeds' strategies (kd's reads) */
+  if (!on_cpu && !variant_listed(ctx, &ops[0].op, "kd")) copies_gpu[1] = NULL;
 
   for (int si = 0; si < cfg.nsizes && rows; si++)
     for (int pi = 0; pi < cfg.nprec; pi++) {

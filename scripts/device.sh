@@ -13,7 +13,9 @@
 # tests on 1, 2 and 4 GPUs (one rank each, NCCL), then the weak (512^3 a
 # GPU) and strong (1024^3) scaling of the wave and heat solvers.
 #
-# Environment: ARCH (CMAKE_CUDA_ARCHITECTURES, default 90a), OUT (default /tmp/strata-out), BUILD (default
+# Environment: ARCH (CMAKE_CUDA_ARCHITECTURES, default 90a), SEEDS (1: also
+# build, test and benchmark the seeds' strategies, -DSTRATA_CUDA_SEEDS=ON),
+# OUT (default /tmp/strata-out), BUILD (default
 # /tmp/strata-build), BUDGET seconds (default 560), TESTS (ctest arguments
 # for the test stage), SOLVERS (bench_solvers' first argument), SAN_TESTS
 # (the sanitizer stage's programs), SAN_CAP (seconds per program, 150).
@@ -42,6 +44,7 @@ rm -f "$HOME/.cache/strata/tune-v1.txt" # a warm machine keeps the last call's c
 # keep going past targets others are still writing; the GPU work needs only
 # the library, the GPU tests and the benchmark driver
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${ARCH:-90a} \
+  -DSTRATA_CUDA_SEEDS=$([ "${SEEDS:-0}" = 1 ] && echo ON || echo OFF) \
   > "$OUT/build.log" 2>&1 &&
   cmake --build "$B" -j 16 -- -k >> "$OUT/build.log" 2>&1
 rc=$?

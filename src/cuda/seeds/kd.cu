@@ -1,6 +1,6 @@
-/* Seed 004's method (Krotkiewski & Dabrowski) for the radius-1 3D operators
- * (the 7-point star, the symmetric 27-point stencil with C0..C3, the general
- * 3x3x3 box), and the two copy ceilings.
+/* The plane accumulation of the radius-1 3D operators (the 7-point star,
+ * the symmetric 27-point stencil with C0..C3, the general 3x3x3 box), built
+ * with STRATA_CUDA_SEEDS, and the ceiling of its halo reads.
  *
  * kd  (V = 1): a block of BX x BY threads reads one XY tile of the input
  *     with its halo into shared memory, remapped onto a wider block so the
@@ -19,13 +19,11 @@
  * kdcp: kdv whose tiles are copied by cp.async three planes ahead into a
  *     ring of five (no register staging); block z = W rows per thread.
  *
- * copycube:       out = in over the interior with the 2.5D traversal
- *                 (16-byte vectors, 4 planes in flight per thread).
  * copycube_halo:  the kd kernel's reads (tile and halo, fp32 32x6 remapped to
  *                 48x4), writing the tile's interior: the cost of the halo
  *                 reads alone. */
-#include "cuda_device.cuh"
-#include "cuda_kd.cuh"
+#include "engine/cuda_device.cuh"
+#include "seeds/cuda_kd.cuh"
 
 namespace {
 
@@ -238,34 +236,6 @@ __global__ void __launch_bounds__(512)
   cp_async_wait<0>();
 }
 
-/* copycube: 2.5D, a 16-byte vector per thread, 4 planes loaded before the
- * first of them is stored. */
-template <typename T>
-__global__ void k_copycube(const T *__restrict__ in, T *__restrict__ out,
-                           strata__geom g, int zchunk) {
-  constexpr int V = 16 / sizeof(T);
-  typedef strata__vec<T, V> vec;
-  const int xv = (blockIdx.x * blockDim.x + threadIdx.x) * V;
-  const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  if (xv >= g.nx || j >= g.ny) return;
-  const int k0 = blockIdx.z * zchunk, k1 = min(g.nz, k0 + zchunk);
-  const T *p = in + xv + (long long)j * g.sy;
-  T *o = out + xv + (long long)j * g.osy;
-  const int nv = g.nx - xv;
-  int k = k0;
-  for (; k + 4 <= k1; k += 4) {
-    vec v[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++) v[u] = ldg_v<T, V>(p + (long long)(k + u) * g.sz);
-#pragma unroll
-    for (int u = 0; u < 4; u++)
-      store_masked<T, V>(o + (long long)(k + u) * g.osz, v[u], nv);
-  }
-  for (; k < k1; k++)
-    store_masked<T, V>(o + (long long)k * g.osz,
-                       ldg_v<T, V>(p + (long long)k * g.sz), nv);
-}
-
 template <typename T> constexpr int kd_default_bx() { return sizeof(T) == 4 ? 32 : 16; }
 
 template <typename T, int MODE, int V, bool CAP = false>
@@ -386,37 +356,18 @@ strata_status kd_mode(const strata__launch *L, const strata_stencil *op,
   return strata__fail(L->ctx, STRATA_ENOTSUP, "%s: operator not supported", name);
 }
 
+/* copycube_halo: the kd kernel's reads (tile and halo) writing the tile's
+ * interior, at kd's default shape. */
 template <typename T>
-strata_status copy_t(const strata__launch *L, int mode) {
-  if (mode == 1) {
-    strata__w<T> w;
-    memset(&w, 0, sizeof w);
-    const int block[2] = {kd_default_bx<T>(), 6};
-    return launch_kd<T, KD_COPY, 1>(L, w, block, "copycube_halo");
-  }
-  constexpr int V = 16 / sizeof(T);
-  const int BX = 32, BY = 8;
-  auto kern = k_copycube<T>;
-  int per_sm = 0;
-  strata_status s = strata__occupancy(L, kern, BX * BY, 0, &per_sm);
-  if (s != STRATA_OK) return s;
-  const long long gx = ((L->g.nx + V - 1) / V + BX - 1) / BX;
-  const long long gy = (L->g.ny + BY - 1) / BY;
-  if (gy > 65535)
-    return strata__fail(L->ctx, STRATA_EINVAL,
-                        "copycube: %d rows need %lld blocks (limit 65535)",
-                        L->g.ny, gy);
-  const int chunks = strata__cu_chunks(L, (int)(gx * gy), per_sm, L->g.nz, 0);
-  const int zchunk = (L->g.nz + chunks - 1) / chunks;
-  dim3 grid((unsigned)gx, (unsigned)gy,
-            (unsigned)((L->g.nz + zchunk - 1) / zchunk));
-  kern<<<grid, dim3(BX, BY, 1), 0, L->stream>>>((const T *)L->in, (T *)L->out,
-                                                L->g, zchunk);
-  STRATA__LAUNCHED(L->ctx, "copycube kernel launch");
-  return STRATA_OK;
+strata_status copy_halo_t(const strata__launch *L) {
+  strata__w<T> w;
+  memset(&w, 0, sizeof w);
+  const int block[2] = {kd_default_bx<T>(), 6};
+  return launch_kd<T, KD_COPY, 1>(L, w, block, "copycube_halo");
 }
 
 } // namespace
+
 
 strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
                             int mode) {
@@ -444,6 +395,6 @@ strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
                      : kd_mode<double, 2, true>(L, op, name);
 }
 
-strata_status strata__cu_copy(const strata__launch *L, int mode) {
-  return L->prec == 4 ? copy_t<float>(L, mode) : copy_t<double>(L, mode);
+strata_status strata__cu_copy_halo(const strata__launch *L) {
+  return L->prec == 4 ? copy_halo_t<float>(L) : copy_halo_t<double>(L);
 }

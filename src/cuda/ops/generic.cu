@@ -8,12 +8,14 @@
  * Radius, dimension and axis are run-time values here (a small predicated
  * unrolled loop): these variants are the baselines, not the fast path, and
  * keeping them generic keeps the number of instantiations low. */
-#include "cuda_device.cuh"
+#include "engine/cuda_device.cuh"
+#include "core/point.h"
 
 namespace {
 
 /* The operator at the point p (pointer into global or shared memory) with
- * strides sy, sz.  Summation order follows the CPU engine. */
+ * strides sy, sz: the point updates of core/point.h, in the CPU engine's
+ * order. */
 template <typename T, int KIND, typename S>
 __device__ __forceinline__ T eval_point(const T *p, S sy, S sz,
                                         const strata__w<T> &w) {
@@ -22,9 +24,13 @@ __device__ __forceinline__ T eval_point(const T *p, S sy, S sz,
 #pragma unroll
     for (int k = 1; k <= STRATA_MAX_RADIUS; k++) {
       if (k > w.R) break;
-      acc += w.cx[k] * (p[-k] + p[k]);
-      if (w.dims >= 2) acc += w.cy[k] * (p[-k * sy] + p[k * sy]);
-      if (w.dims >= 3) acc += w.cz[k] * (p[-k * sz] + p[k * sz]);
+      /* strata__pt_star_k, its terms under the dimension tests so that
+       * the loads of the axes a field lacks are not issued */
+      acc = strata__pt_term(acc, w.cx[k], p[-k] + p[k]);
+      if (w.dims >= 2)
+        acc = strata__pt_term(acc, w.cy[k], p[-k * sy] + p[k * sy]);
+      if (w.dims >= 3)
+        acc = strata__pt_term(acc, w.cz[k], p[-k * sz] + p[k * sz]);
     }
     return acc;
   } else if constexpr (KIND == STRATA_STENCIL_DERIVATIVE) {
@@ -34,7 +40,7 @@ __device__ __forceinline__ T eval_point(const T *p, S sy, S sz,
     for (int k = 1; k <= STRATA_MAX_RADIUS; k++) {
       if (k > w.R) break;
       const T c = w.axis == 0 ? w.cx[k] : w.axis == 1 ? w.cy[k] : w.cz[k];
-      acc += c * (p[k * s] - p[-k * s]);
+      acc = strata__pt_term(acc, c, p[k * s] - p[-k * s]);
     }
     return acc;
   } else if constexpr (KIND == STRATA_STENCIL_BOX) {
@@ -46,25 +52,28 @@ __device__ __forceinline__ T eval_point(const T *p, S sy, S sz,
         for (int dy = -1; dy <= 1; dy++)
 #pragma unroll
           for (int dx = -1; dx <= 1; dx++)
-            acc += w.K[(dz + 1) * 9 + (dy + 1) * 3 + (dx + 1)] *
-                   p[dx + dy * sy + dz * sz];
+            acc = strata__pt_term(acc, w.K[STRATA_PT_BOX27(dx, dy, dz)],
+                                  p[dx + dy * sy + dz * sz]);
     } else {
 #pragma unroll
       for (int dy = -1; dy <= 1; dy++)
 #pragma unroll
         for (int dx = -1; dx <= 1; dx++)
-          acc += w.K[(dy + 1) * 3 + (dx + 1)] * p[dx + dy * sy];
+          acc = strata__pt_term(acc, w.K[STRATA_PT_BOX9(dx, dy)],
+                                p[dx + dy * sy]);
     }
     return acc;
   } else { /* symmetric 27 */
-    T faces = p[-1] + p[1] + p[-sy] + p[sy] + p[-sz] + p[sz];
-    T edges = p[-1 - sy] + p[1 - sy] + p[-1 + sy] + p[1 + sy] + p[-1 - sz] +
-              p[1 - sz] + p[-1 + sz] + p[1 + sz] + p[-sy - sz] + p[sy - sz] +
-              p[-sy + sz] + p[sy + sz];
-    T corners = p[-1 - sy - sz] + p[1 - sy - sz] + p[-1 + sy - sz] +
-                p[1 + sy - sz] + p[-1 - sy + sz] + p[1 - sy + sz] +
-                p[-1 + sy + sz] + p[1 + sy + sz];
-    return w.K[0] * p[0] + w.K[1] * faces + w.K[2] * edges + w.K[3] * corners;
+    const T faces =
+        strata__pt_faces6(p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz]);
+    const T edges = strata__pt_edges12(
+        p[-1 - sy], p[1 - sy], p[-1 + sy], p[1 + sy], p[-1 - sz], p[1 - sz],
+        p[-1 + sz], p[1 + sz], p[-sy - sz], p[sy - sz], p[-sy + sz],
+        p[sy + sz]);
+    const T corners = strata__pt_corners8(
+        p[-1 - sy - sz], p[1 - sy - sz], p[-1 + sy - sz], p[1 + sy - sz],
+        p[-1 - sy + sz], p[1 - sy + sz], p[-1 + sy + sz], p[1 + sy + sz]);
+    return strata__pt_sym27(w.K, p[0], faces, edges, corners);
   }
 }
 

@@ -1,7 +1,7 @@
 /* The Hopper bulk tensor copy (TMA, sm_90) pieces shared by the kernels
- * that use it (cuda_tma.cu's operator variants, the wave step in
- * cuda_solvers.cu): mbarrier helpers, the 3D box copy, the ring of tile
- * slots with its full / empty protocol (stated in cuda_tma.cu's header),
+ * that use it (the operator variants of ops/star_tma.cu and
+ * seeds/kd_tma.cu, the wave step): mbarrier helpers, the 3D box copy, the ring of tile
+ * slots with its full / empty protocol (stated in ops/star_tma.cu's header),
  * and the host's tensor-map encoder. */
 #ifndef STRATA_CUDA_TMA_CUH
 #define STRATA_CUDA_TMA_CUH
@@ -14,8 +14,8 @@
 
 /* Host side: a tensor map over a whole allocation at base (ext[0] x ext[1] x
  * ext[2] elements of es bytes, rows contiguous) with a TW x TH x 1 box;
- * promote: the copies' L2 promotion in bytes (0 = none; STRATA_TMA_L2
- * overrides it).  name heads the error message.  yz: the map's second and
+ * promote: the copies' L2 promotion in bytes (0 = none; the tuning switch
+ * tma_l2 overrides it).  name heads the error message.  yz: the map's second and
  * third axes are the allocation's z and y (a box is then TW x TH planes of
  * one row: the wave step's z CPML tiles, which walk along y). */
 strata_status strata__cu_tensor_map(strata_context *ctx, const void *base,

@@ -1,177 +1,21 @@
-/* Applying operators on the CUDA backend: variant names and applicability,
- * default launch shapes, and the autotuner with its cache file.
+/* The CUDA autotuner and its cache file.
  *
- * "auto" (or no variant) picks, for the operator's shape, the precision, the
- * size class (each extent rounded up: to a power of two up to 64, then to a
- * multiple of 64) and the device, the
- * fastest (variant, block) pair measured on first use, remembered on the
- * context and in a small text file.  With autotune off a fixed table is used.
- * The cache never fails a run: a missing, unreadable or damaged file is
- * ignored and rewritten; an entry that no longer launches is dropped. */
+ * For the operator's shape, the precision, the size class (each extent
+ * rounded up: to a power of two up to 64, then to a multiple of 64) and the
+ * device, the fastest (variant, block, z chunks) measured on first use,
+ * among the candidates whose output matches the plain kernel's, remembered
+ * on the context and in a small text file.  The cache never fails a run: a
+ * missing, unreadable or damaged file is ignored and rewritten; an entry
+ * that no longer launches is dropped. */
 #include "cuda_device.cuh"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const strata__cuda_variant_names[STRATA__V_COUNT] = {
-    "naive", "smem", "stream", "streamv", "streamcp", "streamrq", "kd", "kdv",
-    "kdcp", "pencil", "vec", "streamtma", "streamws", "kdtma", "kdws", "vecz"};
-
 namespace {
-
-/* Bit v set when variant v applies to op on a device of compute capability
- * major.x (the tensor copies of streamtma need 9.0). */
-unsigned applicable(const strata_stencil *op, int major) {
-  unsigned m = 1u << STRATA__V_NAIVE | 1u << STRATA__V_SMEM;
-  switch (op->kind) {
-  case STRATA_STENCIL_STAR:
-    if (op->dims == 3) {
-      m |= 1u << STRATA__V_STREAM | 1u << STRATA__V_STREAMV |
-           1u << STRATA__V_STREAMCP | 1u << STRATA__V_STREAMRQ |
-           1u << STRATA__V_VEC;
-      if (op->radius == 1)
-        m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP;
-      if (op->radius == 1 && major >= 9)
-        m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
-      if (major >= 9)
-        m |= 1u << STRATA__V_STREAMTMA | 1u << STRATA__V_STREAMWS;
-    } else if (op->dims == 2) {
-      m |= 1u << STRATA__V_VEC;
-    }
-    break;
-  case STRATA_STENCIL_DERIVATIVE: m |= 1u << STRATA__V_PENCIL; break;
-  case STRATA_STENCIL_BOX:
-    if (op->dims == 3) {
-      m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
-           1u << STRATA__V_VEC | 1u << STRATA__V_VECZ;
-      if (major >= 9) m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
-    } else if (op->dims == 2)
-      m |= 1u << STRATA__V_VEC;
-    break;
-  case STRATA_STENCIL_BOX_SYMMETRIC:
-    m |= 1u << STRATA__V_KD | 1u << STRATA__V_KDV | 1u << STRATA__V_KDCP |
-         1u << STRATA__V_VEC | 1u << STRATA__V_VECZ;
-    if (major >= 9) m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
-    break;
-  }
-  return m;
-}
-
-void list_variants(unsigned m, char *buf, size_t n) {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int v = 0; v < STRATA__V_COUNT; v++)
-    if (m >> v & 1) {
-      int w = snprintf(buf + used, n - used, "%s%s", used ? "," : "",
-                       strata__cuda_variant_names[v]);
-      if (w < 0 || (size_t)w >= n - used) break;
-      used += (size_t)w;
-    }
-}
-
-void default_block(int v, const strata_stencil *op, int prec, int b[3]) {
-  b[0] = 32;
-  b[1] = 8;
-  b[2] = 1;
-  switch (v) {
-  case STRATA__V_NAIVE:
-    if (op->dims == 1) { b[0] = 256; b[1] = 1; }
-    else if (op->dims == 3) { b[1] = 4; b[2] = 2; }
-    break;
-  case STRATA__V_SMEM:
-    if (op->dims == 1) { b[0] = 256; b[1] = 1; }
-    break;
-  case STRATA__V_KD:
-    b[0] = prec == 4 ? 32 : 16; /* seed 004: 32x6 remapped to 48x4 */
-    b[1] = 6;
-    break;
-  case STRATA__V_KDV:
-  case STRATA__V_STREAMV:
-  case STRATA__V_STREAMRQ:
-    b[1] = 4; /* measured best on the H100 at 512^3 (docs/cuda-notes.md) */
-    break;
-  case STRATA__V_PENCIL:
-    if (op->axis == 0 && op->dims == 1) { b[0] = 256; b[1] = 1; }
-    else if (op->axis != 0 && op->dims == 2) { b[0] = 128; b[1] = 1; }
-    break;
-  case STRATA__V_KDTMA:
-  case STRATA__V_KDWS:
-    b[1] = 4; /* 32x4 threads, 4 rows each: a 128 x 16 tile (fp32) */
-    b[2] = 4;
-    break;
-  case STRATA__V_STREAMTMA:
-    b[1] = 16; /* 32x16 threads, a row each: one block a multiprocessor */
-    break;
-  case STRATA__V_STREAMWS:
-    /* a row each, one block a multiprocessor: fp32 16x32 threads (a 64 x
-     * 32 tile: 1.41 tile-and-halo reads a point against 1.59 for 128 x
-     * 16), fp64 32x16.  H100, 25-point star, % of copycube at 512^3 /
-     * 1024x512x256: fp32 89.1 / 87.7 against 87.2 / 86.4, fp64 92.3 /
-     * 89.3 against 93.5 / 90.3 (docs/cuda-notes.md, session 25) */
-    if (prec == 4) b[0] = 16;
-    b[1] = prec == 4 ? 32 : 16;
-    break;
-  case STRATA__V_VEC:
-    b[1] = 4; /* 32x4 threads, 2 planes (2D: rows) each: 128 x 4 x 2 points
-                 (fp32); 2 is valid for every operator vec takes */
-    b[2] = 2;
-    break;
-  case STRATA__V_VECZ:
-    b[1] = 2; /* 32x2 threads, 4 rows each: 120 x 8 points a plane (fp32),
-                 measured best on the H100 (docs/cuda-notes.md) */
-    b[2] = 4;
-    break;
-  default: break;
-  }
-}
-
-/* The fixed table used when autotuning is off (major: the device's compute
- * capability).  At their default shapes on the H100 (docs/performance.md,
- * 2026-11-22): the 25-point star streamtma 80.9 / 90.1% (fp32 / fp64)
- * against streamcp 76.3 / 83.2%; the 3x3x3 boxes vecz 95.6-95.7 / 92.8-93.1%
- * at 512^3 against kdtma 83.3-83.8 / 84.0-84.2% (2026-11-22 05:19 UTC). */
-int default_variant(const strata_stencil *op, int major) {
-  if (op->kind == STRATA_STENCIL_DERIVATIVE) return STRATA__V_PENCIL;
-  /* the radius-1 stars: vec, measured fastest on the H100 in 2D and 3D
-   * (docs/performance.md) */
-  if (op->kind == STRATA_STENCIL_STAR && op->radius == 1 && op->dims >= 2)
-    return STRATA__V_VEC;
-  if (op->dims == 3) {
-    if (op->kind == STRATA_STENCIL_STAR)
-      return major >= 9 ? STRATA__V_STREAMTMA : STRATA__V_STREAMCP;
-    return STRATA__V_VECZ; /* the boxes */
-  }
-  return STRATA__V_SMEM;
-}
-
-strata_status run_variant(int v, const strata__launch *L,
-                          const strata_stencil *op) {
-  switch (v) {
-  case STRATA__V_NAIVE: return strata__cu_naive(L, op);
-  case STRATA__V_SMEM: return strata__cu_smem(L, op);
-  case STRATA__V_STREAM: return strata__cu_stream(L, op, 0);
-  case STRATA__V_STREAMV: return strata__cu_stream(L, op, 1);
-  case STRATA__V_STREAMCP: return strata__cu_stream(L, op, 2);
-  case STRATA__V_STREAMRQ: return strata__cu_stream(L, op, 3);
-  case STRATA__V_KD: return strata__cu_kd(L, op, 0);
-  case STRATA__V_KDV: return strata__cu_kd(L, op, 1);
-  case STRATA__V_KDCP: return strata__cu_kd(L, op, 2);
-  case STRATA__V_PENCIL: return strata__cu_pencil(L, op);
-  case STRATA__V_VEC: return strata__cu_vec(L, op);
-  case STRATA__V_STREAMTMA: return strata__cu_streamtma(L, op, 0);
-  case STRATA__V_STREAMWS: return strata__cu_streamtma(L, op, 1);
-  case STRATA__V_KDTMA: return strata__cu_kdtma(L, op, 0);
-  case STRATA__V_KDWS: return strata__cu_kdtma(L, op, 1);
-  case STRATA__V_VECZ: return strata__cu_vecz(L, op);
-  }
-  return strata__fail(L->ctx, STRATA_ENOTSUP, "unknown variant %d", v);
-}
-
-/* ---- the tuning cache ------------------------------------------------------- */
 
 /* The size class of an extent: powers of two up to 64, then multiples of
  * 64.  (Powers of two throughout lumped 376 with 512, and the launch shape
@@ -305,15 +149,17 @@ void strata__cuda_tune_save(strata_context *ctx) {
   snprintf(tmp, sizeof tmp, "%s.%ld.tmp", st->cache_path, (long)getpid());
   FILE *fp = fopen(tmp, "w");
   if (!fp) return; /* never fails a run */
-  fprintf(fp, "# strata CUDA autotune cache v1: key\tvariant\tblock x\ty\tz\t"
-              "z chunks (0 = model)\tmicroseconds\n");
-  for (int i = 0; i < st->ntune; i++) {
+  int ok = fputs("# strata CUDA autotune cache v1: key\tvariant\tblock x\t"
+                 "y\tz\tz chunks (0 = model)\tmicroseconds\n", fp) >= 0;
+  for (int i = 0; i < st->ntune && ok; i++) {
     const strata__tune_entry *e = &st->tune[i];
-    fprintf(fp, "%s\t%s\t%d\t%d\t%d\t%d\t%.3f\n", e->key,
-            strata__cuda_variant_names[e->variant], e->block[0], e->block[1],
-            e->block[2], e->zchunks, e->us);
+    char line[STRATA__TUNE_KEY + 128];
+    snprintf(line, sizeof line, "%s\t%s\t%d\t%d\t%d\t%d\t%.3f\n", e->key,
+             strata__cuda_variant_names[e->variant], e->block[0], e->block[1],
+             e->block[2], e->zchunks, e->us);
+    ok = fputs(line, fp) >= 0;
   }
-  int ok = fclose(fp) == 0;
+  ok = fclose(fp) == 0 && ok;
   if (ok && rename(tmp, st->cache_path) == 0)
     st->tune_dirty = 0;
   else
@@ -328,23 +174,14 @@ typedef struct {
   int zc; /* z chunks, 0 = model */
 } candidate;
 
-/* The (variant, block) pairs timed for op. */
-int candidates(const strata_stencil *op, int prec, int major, candidate *c,
+/* The launch shapes timed besides each variant's default (those of
+ * variants outside m are left out), appended to c[0..n). */
+int add_shapes(const strata_stencil *op, unsigned m, candidate *c, int n,
                int max) {
-  const unsigned m = applicable(op, major);
-  int n = 0;
 #define ADD(var, x, y, z)                                                      \
   do {                                                                         \
     if ((m >> (var) & 1) && n < max) c[n++] = candidate{(var), {(x), (y), (z)}, 0}; \
   } while (0)
-  candidate d;
-  for (int v = 0; v < STRATA__V_COUNT; v++) {
-    if (!(m >> v & 1)) continue;
-    d.v = v;
-    d.zc = 0;
-    default_block(v, op, prec, d.b);
-    if (n < max) c[n++] = d;
-  }
   if (op->dims == 3) {
     ADD(STRATA__V_STREAM, 32, 8, 1);
     ADD(STRATA__V_STREAMV, 32, 8, 1);
@@ -435,16 +272,12 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
     ADD(STRATA__V_PENCIL, 128, 1, 1);
   }
 #undef ADD
-  /* drop duplicates (a default block listed again) */
-  int k = 0;
-  for (int i = 0; i < n; i++) {
-    int dup = 0;
-    for (int j = 0; j < k; j++)
-      if (c[j].v == c[i].v && c[j].b[0] == c[i].b[0] &&
-          c[j].b[1] == c[i].b[1] && c[j].b[2] == c[i].b[2])
-        dup = 1;
-    if (!dup) c[k++] = c[i];
-  }
+  return n;
+}
+
+/* Appends the z chunkings timed besides the model's to the first k
+ * candidates. */
+int add_chunks(const strata_stencil *op, candidate *c, int k, int max) {
   /* the fast 2.5D kernels also with a single z chunk: every block walks
    * the whole depth, all of them in step (DRAM locality vs. fill) */
   const int base = k;
@@ -492,6 +325,33 @@ int candidates(const strata_stencil *op, int prec, int major, candidate *c,
       c[k++].zc = 8;
     }
   return k;
+}
+
+/* The (variant, block) pairs timed for op. */
+int candidates(const strata_stencil *op, int prec, int major, candidate *c,
+               int max) {
+  const unsigned m = strata__cu_applicable(op, major);
+  int n = 0;
+  candidate d;
+  for (int v = 0; v < STRATA__V_COUNT; v++) {
+    if (!(m >> v & 1)) continue;
+    d.v = v;
+    d.zc = 0;
+    strata__cu_default_block(v, op, prec, d.b);
+    if (n < max) c[n++] = d;
+  }
+  n = add_shapes(op, m, c, n, max);
+  /* drop duplicates (a default block listed again) */
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    int dup = 0;
+    for (int j = 0; j < k; j++)
+      if (c[j].v == c[i].v && c[j].b[0] == c[i].b[0] &&
+          c[j].b[1] == c[i].b[1] && c[j].b[2] == c[i].b[2])
+        dup = 1;
+    if (!dup) c[k++] = c[i];
+  }
+  return add_chunks(op, c, k, max);
 }
 
 /* ---- checking the candidates' outputs ------------------------------------ */
@@ -623,9 +483,9 @@ strata_status ref_init(const strata__launch *L, const strata_stencil *op,
                                   L->stream));
   strata__launch R = *L;
   R.out = ref->out;
-  default_block(STRATA__V_NAIVE, op, L->prec, R.block);
+  strata__cu_default_block(STRATA__V_NAIVE, op, L->prec, R.block);
   R.zchunks = 0;
-  strata_status s = run_variant(STRATA__V_NAIVE, &R, op);
+  strata_status s = strata__cu_run_variant(STRATA__V_NAIVE, &R, op);
   if (s == STRATA_EINVAL || s == STRATA_ENOTSUP) { /* go on unchecked */
     ctx->error[0] = '\0';
     cudaFree(ref->out);
@@ -656,16 +516,17 @@ void ref_free(tune_ref *ref) {
   ref->m = nullptr;
 }
 
-/* STRATA_TUNE_BREAK (tests): a comma list of variants whose runs inside
- * the tuner are skipped, leaving the poisoned output, as a kernel that
- * writes nothing would. */
-bool tune_broken(int v) {
-  const char *e = getenv("STRATA_TUNE_BREAK");
+/* The tuning switch tune_break (tests): variants, joined by '+', whose runs
+ * inside the tuner are skipped, leaving the poisoned output, as a kernel
+ * that writes nothing would. */
+bool tune_broken(const strata_context *ctx, int v) {
+  char buf[256];
+  const char *e = strata__tuning(ctx, "tune_break", buf, sizeof buf);
   if (!e) return false;
   const char *name = strata__cuda_variant_names[v];
   const size_t n = strlen(name);
   for (const char *p = e; *p;) {
-    const char *c = strchr(p, ',');
+    const char *c = strchr(p, '+');
     const size_t len = c ? (size_t)(c - p) : strlen(p);
     if (len == n && strncmp(p, name, n) == 0) return true;
     if (!c) break;
@@ -675,7 +536,7 @@ bool tune_broken(int v) {
 }
 
 /* Mean milliseconds of reps back-to-back runs of candidate cd (broken:
- * STRATA_TUNE_BREAK's, which run nothing). */
+ * tune_break's, which run nothing). */
 strata_status time_candidate(strata__launch *L, const strata_stencil *op,
                              const candidate &cd, bool broken, int reps,
                              double *ms_out) {
@@ -686,7 +547,7 @@ strata_status time_candidate(strata__launch *L, const strata_stencil *op,
   strata_status s = STRATA_OK;
   STRATA__CU(ctx, cudaEventRecord(st->ev0, st->stream));
   for (int r = 0; r < reps && s == STRATA_OK; r++)
-    s = broken ? STRATA_OK : run_variant(cd.v, L, op);
+    s = broken ? STRATA_OK : strata__cu_run_variant(cd.v, L, op);
   if (s != STRATA_OK) return s;
   STRATA__CU(ctx, cudaEventRecord(st->ev1, st->stream));
   STRATA__CU(ctx, cudaEventSynchronize(st->ev1));
@@ -703,8 +564,7 @@ strata_status time_candidate(strata__launch *L, const strata_stencil *op,
  * pass times each candidate once (3 runs); those within kTuneClose of the
  * fastest (at most kTuneFinal of them) are timed again, in turns, and the
  * best of each one's turns decides.  One pass alone picked one z chunk
- * for the fp32 25-point star at 512^3 on the H100 (430 us, 87.6% of
- * copycube) where two run at 89.1% (docs/cuda-notes.md, session 26). */
+ * where another ran faster (docs/performance.md). */
 constexpr double kTuneClose = 0.05;
 constexpr int kTuneFinal = 6;
 
@@ -735,8 +595,8 @@ strata_status tune(strata_context *ctx, strata__launch *L,
           run_check(L, L->out, nullptr, L->g.osy, L->g.osz, 0, ref.m);
       if (sp != STRATA_OK) return sp;
     }
-    const bool broken = tune_broken(c[i].v);
-    strata_status s = broken ? STRATA_OK : run_variant(c[i].v, L, op);
+    const bool broken = tune_broken(ctx, c[i].v);
+    strata_status s = broken ? STRATA_OK : strata__cu_run_variant(c[i].v, L, op);
     if (s == STRATA_EINVAL || s == STRATA_ENOTSUP) continue; /* shape unfit */
     if (s != STRATA_OK) return s;
     if (ref.out) { /* wrong results never win */
@@ -775,7 +635,7 @@ strata_status tune(strata_context *ctx, strata__launch *L,
       for (int f = 0; f < nf; f++) {
         double ms = 0;
         strata_status s = time_candidate(L, op, c[fin[f]],
-                                         tune_broken(c[fin[f]].v), 5, &ms);
+                                         tune_broken(ctx, c[fin[f]].v), 5, &ms);
         if (s != STRATA_OK) return s;
         if (ms < fbest[f]) fbest[f] = ms;
       }
@@ -790,89 +650,34 @@ strata_status tune(strata_context *ctx, strata__launch *L,
   best->us = fbest[w] * 1000.0;
   return STRATA_OK;
 }
-
-int find_variant(const char *name) {
-  for (int v = 0; v < STRATA__V_COUNT; v++)
-    if (strcmp(name, strata__cuda_variant_names[v]) == 0) return v;
-  return -1;
-}
-
 } // namespace
 
-strata_status strata__cuda_variants(strata_context *ctx, const strata_stencil *op,
-                                    char *buf, size_t n) {
-  list_variants(applicable(op, strata__cu_state(ctx)->prop.major), buf, n);
-  return STRATA_OK;
-}
-
-strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *in,
-                                 strata_field *out,
-                                 const strata_apply_options *opt) {
-  strata_context *ctx = in->ctx;
+/* op on L (whose block and z chunks it sets) with the tuned choice for in's
+ * size class: the cached one, else the tuner's, which is then cached. */
+strata_status strata__cuda_apply_tuned(strata__launch *L,
+                                       const strata_stencil *op,
+                                       const strata_field *in) {
+  strata_context *ctx = L->ctx;
   strata__cuda_state *st = strata__cu_state(ctx);
-  STRATA__CU(ctx, cudaSetDevice(st->device));
-  const char *name = opt && opt->variant ? opt->variant : "auto";
-  const unsigned m = applicable(op, st->prop.major);
-  strata__launch L;
-  strata_status s = strata__cuda_launch_init(&L, in, out);
-  if (s != STRATA_OK) return s;
-
-  if (strcmp(name, "auto") != 0) {
-    const int v = find_variant(name);
-    if (v < 0 || !(m >> v & 1)) {
-      char known[128];
-      list_variants(m, known, sizeof known);
-      return strata__fail(ctx, STRATA_ENOTSUP,
-                          "apply: the CUDA backend has no variant '%s' for "
-                          "this %dD operator (kind %d, radius %d); known: "
-                          "auto,%s",
-                          name, op->dims, (int)op->kind, op->radius, known);
-    }
-    default_block(v, op, L.prec, L.block);
-    if (opt)
-      for (int a = 0; a < 3; a++)
-        if (opt->block[a] > 0) L.block[a] = opt->block[a];
-    /* z chunks of the 2.5D kernels, for tests and experiments (the model's
-     * choice otherwise; at most nz) */
-    if (const char *e = getenv("STRATA_ZCHUNKS")) L.zchunks = atoi(e);
-    return run_variant(v, &L, op);
-  }
-
-  if (!ctx->autotune) {
-    const int v = default_variant(op, st->prop.major);
-    default_block(v, op, L.prec, L.block);
-    return run_variant(v, &L, op);
-  }
+  const unsigned m = strata__cu_applicable(op, st->prop.major);
+  strata_status s;
   char key[STRATA__TUNE_KEY];
   tune_key(st, op, in, key, sizeof key);
   strata__tune_entry *e = tune_find(st, key);
   if (e && (m >> e->variant & 1)) {
-    memcpy(L.block, e->block, sizeof L.block);
-    L.zchunks = e->zchunks;
-    s = run_variant(e->variant, &L, op);
+    memcpy(L->block, e->block, sizeof L->block);
+    L->zchunks = e->zchunks;
+    s = strata__cu_run_variant(e->variant, L, op);
     if (s != STRATA_EINVAL && s != STRATA_ENOTSUP) return s;
     tune_drop(st, key); /* a stale entry: tune again */
   }
   strata__tune_entry best;
-  s = tune(ctx, &L, op, key, &best);
+  s = tune(ctx, L, op, key, &best);
   if (s != STRATA_OK) return s;
   tune_put(st, &best);
   strata__cuda_tune_save(ctx);
-  memcpy(L.block, best.block, sizeof L.block);
-  L.zchunks = best.zchunks;
-  return run_variant(best.variant, &L, op);
+  memcpy(L->block, best.block, sizeof L->block);
+  L->zchunks = best.zchunks;
+  return strata__cu_run_variant(best.variant, L, op);
 }
 
-strata_status strata__cuda_resolve_variant(const strata_stencil *op,
-                                           const strata_field *in,
-                                           strata_field *out, char *name,
-                                           size_t n, int block[3]) {
-  strata__launch L;
-  strata_status s = strata__cuda_launch_init(&L, in, out);
-  if (s != STRATA_OK) return s;
-  const int v = default_variant(op, strata__cu_state(in->ctx)->prop.major);
-  default_block(v, op, L.prec, L.block);
-  snprintf(name, n, "%s", strata__cuda_variant_names[v]);
-  memcpy(block, L.block, sizeof L.block);
-  return STRATA_OK;
-}

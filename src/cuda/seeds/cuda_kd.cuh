@@ -1,10 +1,10 @@
 /* The per-plane body of seed 004's method, shared by the radius-1 kernels
- * fed by registers and cp.async (cuda_kd.cu) and by tensor copies
- * (cuda_tma.cu). */
+ * fed by registers and cp.async (seeds/kd.cu) and by tensor copies
+ * (seeds/kd_tma.cu). */
 #ifndef STRATA_CUDA_KD_CUH
 #define STRATA_CUDA_KD_CUH
 
-#include "cuda_device.cuh"
+#include "engine/cuda_device.cuh"
 
 namespace {
 

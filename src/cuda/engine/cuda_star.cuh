@@ -1,10 +1,11 @@
 /* The per-plane body of the 2.5D star walks fed through a shared-memory
- * ring (streamcp and streamrq in cuda_stream.cu, streamtma and streamws in
- * cuda_tma.cu), and its y terms, which streamv shares. */
+ * ring (streamcp and streamrq in seeds/stream.cu, streamtma and streamws in
+ * ops/star_tma.cu), and its y terms, which streamv shares. */
 #ifndef STRATA_CUDA_STAR_CUH
 #define STRATA_CUDA_STAR_CUH
 
 #include "cuda_device.cuh"
+#include "core/point.h"
 
 namespace {
 
@@ -31,7 +32,8 @@ __device__ __forceinline__ void star_y(const strata__vec<T, V> (&mine)[W],
       const int m = d > r ? d - r : r - d;
       if (m >= 1 && m <= R)
 #pragma unroll
-        for (int e = 0; e < V; e++) acc[r].v[e] += w.cy[m] * v.v[e];
+        for (int e = 0; e < V; e++)
+          acc[r].v[e] = strata__pt_term(acc[r].v[e], w.cy[m], v.v[e]);
     }
   }
 }
@@ -58,14 +60,16 @@ star_plane_x(const strata__vec<T, V> (&q)[NQ][W], int base, const T *sb,
     for (int m = 1; m <= R; m++)
 #pragma unroll
       for (int e = 0; e < V; e++)
-        acc[r].v[e] += w.cz[m] * (QS(-m)[r].v[e] + QS(m)[r].v[e]);
+        acc[r].v[e] = strata__pt_term(acc[r].v[e], w.cz[m],
+                                      QS(-m)[r].v[e] + QS(m)[r].v[e]);
     T xs[(2 * HV + 1) * V];
     xwin(r, QS(0)[r], xs);
 #pragma unroll
     for (int m = 1; m <= R; m++)
 #pragma unroll
       for (int e = 0; e < V; e++)
-        acc[r].v[e] += w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
+        acc[r].v[e] = strata__pt_term(acc[r].v[e], w.cx[m],
+                                      xs[HV * V + e - m] + xs[HV * V + e + m]);
   }
   star_y<T, R, W, V, XO>(QS(0), sb, TW, tx, ty, w, acc);
 #undef QS

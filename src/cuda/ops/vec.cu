@@ -1,15 +1,16 @@
-/* vec: the 3D star stencils (r = 1..4) and the 3x3x3 boxes (symmetric and
- * general), and in 2D the stars (r = 1..4) and the general 3x3 box (rows
- * per thread in the role of planes; see "2D" below), in the style of the d/dx pencil: a plain 3D launch grid, no long
- * z walk and no shared memory.
+/* vec: the radius-1 3D star, and in 2D the stars (r = 1..4) and the general
+ * 3x3 box (rows per thread in the role of planes; see "2D" below), in the
+ * style of the d/dx pencil: a plain 3D launch grid, no long z walk and no
+ * shared memory.  (The 3D stars of larger radius and the 3x3x3 boxes issue
+ * too many L1 loads a vector this way: they run as streamtma / streamws and
+ * as vecz, below.)
  *
  * A block of BX x BY threads (a multiple of 32 threads, whole warps) covers
  * BX 16-byte vectors along x, BY rows and Z consecutive planes (Z = block z
  * = 1, 2 or 4).  Each thread computes the Z points of its column for one
  * vector of x-points (4 floats / 2 doubles):
  *  - z: the column's planes k-r .. k+Z-1+r are loaded once as vectors and
- *    kept in registers (star); the boxes sweep their Z+2 input planes once,
- *    each feeding the up to three output planes it touches;
+ *    kept in registers;
  *  - y: the rows j +- m are vector loads from global memory (the
  *    neighbouring threads' own loads put them in L1 / L2);
  *  - x: the neighbours come from the adjacent lanes' vectors by a funnel of
@@ -25,7 +26,8 @@
  * Memory safety: a vector load starts at an aligned x below nx + r <=
  * nx + ghost, inside the padded row (docs/design.md); rows and planes read
  * are within r of the interior. */
-#include "cuda_device.cuh"
+#include "engine/cuda_device.cuh"
+#include "core/point.h"
 
 namespace {
 
@@ -98,21 +100,24 @@ __global__ void __launch_bounds__(512)
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc.v[e] += w.cz[m] * (q[R + zz - m].v[e] + q[R + zz + m].v[e]);
+          acc.v[e] = strata__pt_term(acc.v[e], w.cz[m],
+                                     q[R + zz - m].v[e] + q[R + zz + m].v[e]);
       T xs[V + 2 * R];
       xrow<T, V, R>(q[R + zz], p, act && kin, xv, nx + R, tx, bx, lane, xs);
 #pragma unroll
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc.v[e] += w.cx[m] * (xs[R + e - m] + xs[R + e + m]);
+          acc.v[e] = strata__pt_term(acc.v[e], w.cx[m],
+                                     xs[R + e - m] + xs[R + e + m]);
 #pragma unroll
       for (int m = 1; m <= R; m++) {
         const bool ok = mine && kin;
         const vec lo = ok ? ldg_v<T, V>(p - m * sy) : zero_v<T, V>();
         const vec hi = ok ? ldg_v<T, V>(p + m * sy) : zero_v<T, V>();
 #pragma unroll
-        for (int e = 0; e < V; e++) acc.v[e] += w.cy[m] * (lo.v[e] + hi.v[e]);
+        for (int e = 0; e < V; e++)
+          acc.v[e] = strata__pt_term(acc.v[e], w.cy[m], lo.v[e] + hi.v[e]);
       }
       if (mine && kin)
         store_masked<T, V>(ocol + (long long)k * g.osz, acc, nx - xv);
@@ -120,81 +125,10 @@ __global__ void __launch_bounds__(512)
   }
 }
 
-/* The boxes: input planes kb-1 .. kb+Z, each read once (its 3 rows, their
- * x neighbours by shuffles) and added to the output planes it touches. */
-template <typename T, int MODE, int Z>
-__global__ void __launch_bounds__(512)
-    k_vec_box(const T *__restrict__ in, T *__restrict__ out, strata__geom g,
-              const strata__w<T> w) {
-  constexpr int V = 16 / sizeof(T);
-  typedef strata__vec<T, V> vec;
-  const int tx = threadIdx.x, bx = blockDim.x;
-  const int lane = (threadIdx.y * bx + tx) & 31;
-  const int xv = (blockIdx.x * bx + tx) * V;
-  const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  const int nx = g.nx, nz = g.nz;
-  const bool act = j < g.ny && xv < nx + 1;
-  const bool mine = j < g.ny && xv < nx;
-  const T *col = in + xv + (long long)j * g.sy;
-  T *ocol = out + xv + (long long)j * g.osy;
-  const long long sy = g.sy, sz = g.sz;
-
-  for (int kb = blockIdx.z * Z; kb < nz; kb += gridDim.z * Z) {
-    T acc[Z][V];
-#pragma unroll
-    for (int zz = 0; zz < Z; zz++)
-#pragma unroll
-      for (int e = 0; e < V; e++) acc[zz][e] = T(0);
-#pragma unroll
-    for (int pi = 0; pi < Z + 2; pi++) {
-      const int pk = kb - 1 + pi;            /* input plane */
-      const bool ok = act && pk <= nz;       /* needed by an output plane */
-      T xs[3][V + 2];
-#pragma unroll
-      for (int r = 0; r < 3; r++) {
-        const T *p = col + (long long)(r - 1) * sy + (long long)pk * sz;
-        const vec c = ok ? ldg_v<T, V>(p) : zero_v<T, V>();
-        xrow<T, V, 1>(c, p, ok, xv, nx + 1, tx, bx, lane, xs[r]);
-      }
-#pragma unroll
-      for (int zz = 0; zz < Z; zz++) {
-        const int dz = pi - 1 - zz; /* input plane = output plane + dz */
-        if (dz < -1 || dz > 1) continue;
-#pragma unroll
-        for (int e = 0; e < V; e++) {
-          if constexpr (MODE == VEC_SYM27) {
-            const T c = xs[1][e + 1];
-            const T f = xs[1][e] + xs[1][e + 2] + xs[0][e + 1] + xs[2][e + 1];
-            const T k4 = xs[0][e] + xs[0][e + 2] + xs[2][e] + xs[2][e + 2];
-            if (dz == 0)
-              acc[zz][e] += w.K[0] * c + w.K[1] * f + w.K[2] * k4;
-            else
-              acc[zz][e] += w.K[1] * c + w.K[2] * f + w.K[3] * k4;
-          } else {
-#pragma unroll
-            for (int dy = 0; dy < 3; dy++)
-#pragma unroll
-              for (int dx = 0; dx < 3; dx++)
-                acc[zz][e] += w.K[(dz + 1) * 9 + dy * 3 + dx] * xs[dy][e + dx];
-          }
-        }
-      }
-    }
-#pragma unroll
-    for (int zz = 0; zz < Z; zz++)
-      if (mine && kb + zz < nz) {
-        vec o;
-#pragma unroll
-        for (int e = 0; e < V; e++) o.v[e] = acc[zz][e];
-        store_masked<T, V>(ocol + (long long)(kb + zz) * g.osz, o, nx - xv);
-      }
-  }
-}
-
 /* ---- vecz: the boxes with Y rows a thread and a walk along z -------------
- * vec's box reads 3 rows a plane for each output row and each plane Z+2
- * times for Z outputs, so the L1/TEX pipe, not DRAM, held it (57-64% of
- * copycube).  Here a thread owns one vector of x-points and Y consecutive
+ * A plain grid over the boxes would read 3 rows a plane for each output
+ * row and each plane Z+2 times for Z outputs, so the L1/TEX pipe, not
+ * DRAM, would hold it.  Here a thread owns one vector of x-points and Y consecutive
  * rows (Y = block z = 1, 2 or 4) and walks the planes of its z chunk:
  * each input plane's Y+2 rows are loaded once (the next plane's while this
  * one is summed) and added to the three output planes it touches through
@@ -274,9 +208,10 @@ __global__ void __launch_bounds__(256)
       for (int e = 0; e < V; e++) {
         if constexpr (MODE == VEC_SYM27) {
           const T a = xs[y + 1][e + 1];
-          const T s1 = xs[y + 1][e] + xs[y + 1][e + 2] + xs[y][e + 1] +
-                       xs[y + 2][e + 1];
-          const T s2 = xs[y][e] + xs[y][e + 2] + xs[y + 2][e] + xs[y + 2][e + 2];
+          const T s1 = strata__pt_faces4(xs[y + 1][e], xs[y + 1][e + 2],
+                                         xs[y][e + 1], xs[y + 2][e + 1]);
+          const T s2 = strata__pt_corners4(xs[y][e], xs[y][e + 2],
+                                           xs[y + 2][e], xs[y + 2][e + 2]);
           t0[e] = w.K[0] * a + w.K[1] * s1 + w.K[2] * s2;
           tp[e] = w.K[1] * a + w.K[2] * s1 + w.K[3] * s2;
           tm[e] = tp[e];
@@ -288,7 +223,8 @@ __global__ void __launch_bounds__(256)
             for (int dy = 0; dy < 3; dy++)
 #pragma unroll
               for (int dx = 0; dx < 3; dx++)
-                s[d] += w.K[d * 9 + dy * 3 + dx] * xs[y + dy][e + dx];
+                s[d] = strata__pt_term(s[d], w.K[d * 9 + dy * 3 + dx],
+                                       xs[y + dy][e + dx]);
           tm[e] = s[0];
           t0[e] = s[1];
           tp[e] = s[2];
@@ -411,7 +347,8 @@ __global__ void __launch_bounds__(512)
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc.v[e] += w.cy[m] * (q[R + yy - m].v[e] + q[R + yy + m].v[e]);
+          acc.v[e] = strata__pt_term(acc.v[e], w.cy[m],
+                                     q[R + yy - m].v[e] + q[R + yy + m].v[e]);
       T xs[V + 2 * R];
       xrow<T, V, R>(q[R + yy], col + (long long)yy * sy, act && jin, xv,
                     nx + R, tx, bx, lane, xs);
@@ -419,7 +356,8 @@ __global__ void __launch_bounds__(512)
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc.v[e] += w.cx[m] * (xs[R + e - m] + xs[R + e + m]);
+          acc.v[e] = strata__pt_term(acc.v[e], w.cx[m],
+                                     xs[R + e - m] + xs[R + e + m]);
       if (xmine && jin)
         store_masked<T, V>(out + xv + (long long)j * osy, acc, nx - xv);
     }
@@ -466,7 +404,8 @@ __global__ void __launch_bounds__(512)
         for (int e = 0; e < V; e++)
 #pragma unroll
           for (int dx = 0; dx < 3; dx++)
-            acc[yy][e] += w.K[(dy + 1) * 3 + dx] * xs[e + dx];
+            acc[yy][e] = strata__pt_term(acc[yy][e], w.K[STRATA_PT_BOX9(dx - 1, dy)],
+                                         xs[e + dx]);
       }
     }
 #pragma unroll
@@ -535,20 +474,7 @@ strata_status launch_vec(const strata__launch *L, const strata_stencil *op) {
   const strata__w<T> w = strata__weights<T>(op);
   const T *in = (const T *)L->in;
   T *out = (T *)L->out;
-  if (op->kind == STRATA_STENCIL_STAR) {
-    switch (op->radius) {
-    case 1: k_vec_star<T, 1, Z><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
-    case 2: k_vec_star<T, 2, Z><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
-    case 3: k_vec_star<T, 3, Z><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
-    case 4: k_vec_star<T, 4, Z><<<grid, block, 0, L->stream>>>(in, out, g, w); break;
-    default:
-      return strata__fail(L->ctx, STRATA_EINVAL, "vec: radius %d", op->radius);
-    }
-  } else if (op->kind == STRATA_STENCIL_BOX_SYMMETRIC) {
-    k_vec_box<T, VEC_SYM27, Z><<<grid, block, 0, L->stream>>>(in, out, g, w);
-  } else {
-    k_vec_box<T, VEC_BOX27, Z><<<grid, block, 0, L->stream>>>(in, out, g, w);
-  }
+  k_vec_star<T, 1, Z><<<grid, block, 0, L->stream>>>(in, out, g, w);
   STRATA__LAUNCHED(L->ctx, "vec kernel launch");
   return STRATA_OK;
 }
@@ -582,12 +508,13 @@ strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op) 
                     op->radius <= 4;
   const bool box = op->kind == STRATA_STENCIL_BOX ||
                    op->kind == STRATA_STENCIL_BOX_SYMMETRIC;
-  const bool ok3 = op->dims == 3 && (star || box);
+  const bool ok3 = op->dims == 3 && star && op->radius == 1;
   const bool ok2 = op->dims == 2 && (star || op->kind == STRATA_STENCIL_BOX);
   if (!ok3 && !ok2)
     return strata__fail(L->ctx, STRATA_ENOTSUP,
-                        "vec: only 2D/3D star stencils (radius 1..4), 3x3 "
-                        "boxes and 3x3x3 boxes");
+                        "vec: only the 3D star of radius 1, 2D stars (radius "
+                        "1..4) and 3x3 boxes%s",
+                        box && op->dims == 3 ? " (3x3x3 boxes: vecz)" : "");
   return L->prec == 4 ? vec_t<float>(L, op) : vec_t<double>(L, op);
 }
 

@@ -1,12 +1,17 @@
 /* Private header of the CUDA engine: state kept on the context, the
  * parameter blocks the kernels take, error helpers, and the launchers each
- * .cu file exports.  Only src/cuda/ includes it; it is C++ (nvcc). */
+ * .cu file exports.  Only src/cuda/ includes it; it is C++ (nvcc).
+ *
+ * src/cuda by job: engine/ (this header, the backend table, memory and
+ * transfers, apply dispatch and autotuning, the shared device helpers),
+ * ops/ (the operator kernels the engine selects), seeds/ (the seeds'
+ * strategies, built with STRATA_CUDA_SEEDS), and one folder per solver. */
 #ifndef STRATA_CUDA_INTERNAL_H
 #define STRATA_CUDA_INTERNAL_H
 
 #include <cuda_runtime.h>
 
-#include "../core/internal.h"
+#include "core/internal.h"
 
 /* Every CUDA call goes through STRATA__CU: on failure it records the CUDA
  * message on ctx and returns STRATA_EDEVICE from the enclosing function. */
@@ -29,6 +34,22 @@
 strata_status strata__cuda_fail(strata_context *ctx, cudaError_t e,
                                 const char *what, const char *file, int line);
 
+/* Makes ctx's device current; STRATA__USE_DEVICE returns from the enclosing
+ * function when that fails. */
+static inline strata_status strata__cu_use_device(strata_context *ctx);
+#define STRATA__USE_DEVICE(ctx)                                                \
+  do {                                                                         \
+    strata_status s_ = strata__cu_use_device(ctx);                             \
+    if (s_ != STRATA_OK) return s_;                                            \
+  } while (0)
+
+/* Blocks of a 1D grid over n items (at most 65535: the kernels loop). */
+static inline unsigned strata__cu_grid1d(long long n, int threads) {
+  long long b = (n + threads - 1) / threads;
+  if (b > 65535) b = 65535;
+  return (unsigned)(b < 1 ? 1 : b);
+}
+
 /* ---- per-context state ------------------------------------------------ */
 
 #define STRATA__TUNE_MAX 256
@@ -49,8 +70,7 @@ typedef struct strata__cuda_state {
   double *scratch;          /* reduction partials (device) */
   size_t scratch_n;         /* doubles in scratch */
   cudaEvent_t ev0, ev1;     /* autotuning */
-  /* tile shapes and z chunk lengths timed for the fused 3D heat kernels
-   * (cuda_heat_fused.cu): key = sizes, steps, precision, kernel, the
+  /* tile shapes and z chunk lengths timed for the fused 3D heat kernels: key = sizes, steps, precision, kernel, the
    * shape asked for (-1: any) */
   struct {
     int key[7];
@@ -61,7 +81,7 @@ typedef struct strata__cuda_state {
   int ntune;
   int tune_dirty;
   char cache_path[1024];    /* "" = memory only */
-  /* host transfers (cuda_backend.cu): two bounce slots in pinned host
+  /* host transfers (engine/transfer.cu): two bounce slots in pinned host
    * memory (malloc'd when pinning fails) and two pack slots in device
    * memory, xfer_slot / xfer_dev_slot bytes each (0: none yet), allocated
    * on first use and grown up to the chunk size; xfer_ev[s] marks the end
@@ -81,6 +101,11 @@ static inline strata__cuda_state *strata__cu_state(strata_context *ctx) {
   return (strata__cuda_state *)ctx->impl;
 }
 
+static inline strata_status strata__cu_use_device(strata_context *ctx) {
+  STRATA__CU(ctx, cudaSetDevice(strata__cu_state(ctx)->device));
+  return STRATA_OK;
+}
+
 /* ---- kernel variants ---------------------------------------------------- */
 
 typedef enum strata__cuda_variant {
@@ -90,7 +115,7 @@ typedef enum strata__cuda_variant {
   STRATA__V_STREAMV,    /* stream with 16-byte vectors, prefetch, 2 buffers */
   STRATA__V_STREAMCP,   /* streamv fed by cp.async, a ring of tiles */
   STRATA__V_STREAMRQ,   /* streamcp, rotating queue, register-capped */
-  STRATA__V_KD,         /* seed 004: one plane in smem, 3 partial sums */
+  STRATA__V_KD,         /* one plane in smem, 3 partial sums */
   STRATA__V_KDV,        /* kd with 16-byte vectors */
   STRATA__V_KDCP,       /* kdv fed by cp.async, a ring of tiles */
   STRATA__V_PENCIL,     /* derivatives: register queue along the axis */
@@ -168,7 +193,9 @@ static inline void strata__cu_alloc_geom(const strata_field *f,
 }
 
 /* Launchers: validate the block shape (STRATA_EINVAL with a message), launch
- * and check the launch.  op is validated by the front end. */
+ * and check the launch.  op is validated by the front end.  Those of the
+ * seeds' strategies (stream, kd, kdtma) are built with STRATA_CUDA_SEEDS
+ * only (seeds/); strata__cuda_variant lists every variant either way. */
 strata_status strata__cu_naive(const strata__launch *L, const strata_stencil *op);
 strata_status strata__cu_smem(const strata__launch *L, const strata_stencil *op);
 /* mode 0: scalar (seed), 1: 16-byte vectors, 2: vectors fed by cp.async,
@@ -179,27 +206,44 @@ strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
                             int mode);
 strata_status strata__cu_pencil(const strata__launch *L,
                                 const strata_stencil *op);
-/* block z = 1 or 2: rows per thread (cuda_tma.cu, sm_90 and later); ws:
+/* block z = 1 or 2: rows per thread (ops/star_tma.cu, sm_90 and later); ws:
  * the warp-specialised form (streamws) */
 strata_status strata__cu_streamtma(const strata__launch *L,
                                    const strata_stencil *op, int ws);
-/* radius-1 operators, block z = 1, 2 or 4 rows per thread (cuda_tma.cu) */
+/* radius-1 operators, block z = 1, 2 or 4 rows per thread (seeds/kd_tma.cu) */
 strata_status strata__cu_kdtma(const strata__launch *L, const strata_stencil *op,
                                int ws);
-/* block z = 1, 2 or 4: z points (2D: rows) per thread (cuda_vec.cu) */
+/* block z = 1, 2 or 4: z points (2D: rows) per thread (ops/vec.cu) */
 strata_status strata__cu_vec(const strata__launch *L, const strata_stencil *op);
 /* 3D boxes; block z = 1, 2 or 4 rows per thread, z chunks as the 2.5D
- * kernels (cuda_vec.cu) */
+ * kernels (ops/vec.cu) */
 strata_status strata__cu_vecz(const strata__launch *L, const strata_stencil *op);
-/* mode 0: copycube (16-byte vectors, 2.5D), 1: copycube_halo (the kd read) */
-strata_status strata__cu_copy(const strata__launch *L, int mode);
+/* copycube (16-byte vectors, 2.5D; ops/copy.cu) */
+strata_status strata__cu_copy(const strata__launch *L);
+/* copycube_halo: the kd kernel's reads (seeds/kd.cu) */
+strata_status strata__cu_copy_halo(const strata__launch *L);
 
 /* Fills L from a validated in/out pair (pointers, strides, device limits). */
 strata_status strata__cuda_launch_init(strata__launch *L, const strata_field *in,
                                        strata_field *out);
 
-/* cuda_apply.cu: the backend's apply and variants entries, and the autotune
- * cache (loaded at init, written when it changes and at fini). */
+/* engine/apply.cu: the variants that apply to op on a device of compute
+ * capability major.x (bit v for variant v; only those built), each one's
+ * default launch shape, and running one on L. */
+unsigned strata__cu_applicable(const strata_stencil *op, int major);
+void strata__cu_default_block(int v, const strata_stencil *op, int prec,
+                              int b[3]);
+strata_status strata__cu_run_variant(int v, const strata__launch *L,
+                                     const strata_stencil *op);
+/* engine/autotune.cu: op on L with the tuned (variant, block, z chunks)
+ * for in's size class, tuning first when there is none. */
+strata_status strata__cuda_apply_tuned(strata__launch *L,
+                                       const strata_stencil *op,
+                                       const strata_field *in);
+
+/* engine/apply.cu: the backend's apply and variants entries;
+ * engine/autotune.cu: the autotune cache (loaded at init, written when it
+ * changes and at fini). */
 strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *in,
                                  strata_field *out,
                                  const strata_apply_options *opt);
@@ -208,8 +252,18 @@ strata_status strata__cuda_variants(strata_context *ctx, const strata_stencil *o
 void strata__cuda_tune_init(strata_context *ctx);
 void strata__cuda_tune_save(strata_context *ctx);
 
-/* z-chunking shared by the 2.5D kernels: the number of z chunks that
- * minimises waves x (planes per chunk + warm-up planes). */
+/* engine/transfer.cu: the backend's transfer entries. */
+strata_status strata__cuda_read_dense(const strata_field *f, int ghosted,
+                                      void *host);
+strata_status strata__cuda_write_dense(strata_field *f, int ghosted,
+                                       const void *host);
+strata_status strata__cuda_to_host(strata_context *ctx, void *dst,
+                                   const void *src, size_t bytes);
+strata_status strata__cuda_from_host(strata_context *ctx, void *dst,
+                                     const void *src, size_t bytes);
+
+/* z-chunking shared by the 2.5D kernels (engine/zchunks.cu): the number of
+ * z chunks that minimises waves x (planes per chunk + warm-up planes). */
 int strata__cu_zchunks(int xy_blocks, int blocks_per_sm, int sms, int nz,
                        int warmup);
 /* The z chunks a launcher uses: L->zchunks when set (at most nz), else the
@@ -220,15 +274,14 @@ static inline int strata__cu_chunks(const strata__launch *L, int xy_blocks,
   return strata__cu_zchunks(xy_blocks, blocks_per_sm, L->sms, nz, warmup);
 }
 
-/* The solver entries (issue 4; contracts in src/core/internal.h):
- * cuda_heat_fused.cu: apply_fused; cuda_solvers.cu: wave_step, yee_step,
- * sample. */
+/* The solver entries (contracts in src/core/internal.h): the fused heat
+ * steps, the wave step, the Yee step and sampling. */
 strata_status strata__cuda_apply_fused(const strata_stencil *op,
                                        const strata_boundary *bc, int steps,
                                        const strata_field *in,
                                        strata_field *out);
 strata_status strata__cuda_wave_step(const strata__wave_args *a);
-/* cuda_wave_pair.cu: the wave_pair entry (two steps in one sweep). */
+/* The wave_pair entry (two steps in one sweep). */
 strata_status strata__cuda_wave_pair(const strata__wave_args *a,
                                      const double *val2, strata_field *o1,
                                      strata_field *o2, int *used);

@@ -5,9 +5,19 @@
 
 #include "cuda_device.cuh"
 
+#include <string.h>
+
 namespace {
 
-strata_status sv_device(strata_context *ctx) {
+/* Whether the context's tuning switch key (docs/tuning.md) is val. */
+inline bool sv_tuning_is(const strata_context *ctx, const char *key,
+                         const char *val) {
+  char buf[32];
+  const char *v = strata__tuning(ctx, key, buf, sizeof buf);
+  return v && strcmp(v, val) == 0;
+}
+
+inline strata_status sv_device(strata_context *ctx) {
   STRATA__CU(ctx, cudaSetDevice(strata__cu_state(ctx)->device));
   return STRATA_OK;
 }
@@ -18,14 +28,14 @@ strata_status sv_device(strata_context *ctx) {
     if (s_ != STRATA_OK) return s_;                                            \
   } while (0)
 
-unsigned sv_blocks(long long n, int threads) {
+inline unsigned sv_blocks(long long n, int threads) {
   long long b = (n + threads - 1) / threads;
   if (b > 65535) b = 65535;
   return (unsigned)(b < 1 ? 1 : b);
 }
 
-strata_status sv_check_axis(strata_context *ctx, const strata_field *f,
-                            const char *who) {
+inline strata_status sv_check_axis(strata_context *ctx,
+                                   const strata_field *f, const char *who) {
   for (int a = 0; a < 3; a++)
     if (f->d.n[a] > ((size_t)1 << 30))
       return strata__fail(ctx, STRATA_ENOTSUP,

@@ -227,8 +227,8 @@ strata_status fused2d(strata_context *ctx, fused_par<T> &P, int D, int R,
       if (chunks < 1) chunks = 1;
     }
     int rows = (int)((P.n[1] + chunks - 1) / chunks);
-    const char *ev = getenv("STRATA_FUSED2D_ROWS"); /* tuning experiments */
-    if (ev && atoi(ev) > 0) rows = atoi(ev);
+    const long fr = strata__tuning_long(ctx, "fused2d_rows", 0);
+    if (fr > 0) rows = fr < P.n[1] ? (int)fr : P.n[1];
     P.tile[1] = rows;
     P.ntl[1] = (P.n[1] + rows - 1) / rows;
     const long long warps = (long long)P.ntl[0] * P.ntl[1];

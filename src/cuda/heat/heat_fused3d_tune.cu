@@ -138,30 +138,32 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
     return STRATA_OK;
   };
 
-  const char *env = getenv("STRATA_FUSED3D_SHAPE"); /* experiments, tests */
+  char shape[64];
+  const char *env = strata__tuning(ctx, "fused3d_shape", shape, sizeof shape);
   int pick = -1;
   if (env) {
     int v = 0, nw = 0, lr = 0, w = 1; /* W 1 unless named */
-    if (sscanf(env, "%d,%d,%d,%d", &v, &nw, &lr, &w) >= 3)
+    if (sscanf(env, "%d/%d/%d/%d", &v, &nw, &lr, &w) >= 3)
       for (int i = 0; i < ncand; i++)
         if (cand[i].V == v && cand[i].NW == nw && cand[i].LR == lr &&
             cand[i].W == w)
           pick = i;
     if (pick < 0)
       return strata__fail(ctx, STRATA_EINVAL,
-                          "apply_fused: STRATA_FUSED3D_SHAPE='%s' is not one "
-                          "of the 3D tile shapes (V,NW,LR[,W])", env);
+                          "apply_fused: tuning fused3d_shape=%s is not one "
+                          "of the 3D tile shapes (V/NW/LR[/W])", env);
   }
-  const char *ez = getenv("STRATA_FUSED3D_PLANES"); /* experiments */
+  const long fzp = strata__tuning_long(ctx, "fused3d_planes", 0);
+  const int zpl = fzp > 0 && fzp < P.n[2] ? (int)fzp : fzp > 0 ? P.n[2] : 0;
   const int key[7] = {P.n[0], P.n[1], P.n[2], s, (int)sizeof(T), sym ? 1 : 0,
                       pick};
-  if (ctx->autotune && !(ez && atoi(ez) > 0))
+  if (ctx->autotune && zpl == 0)
     for (int i = 0; i < st->nfz3; i++)
       if (memcmp(st->fz3[i].key, key, sizeof key) == 0) {
         strata_status e = prepare(cand[st->fz3[i].shape]);
         return e != STRATA_OK ? e : launch(st->fz3[i].planes);
       }
-  if (pick < 0 && (!ctx->autotune || (ez && atoi(ez) > 0))) {
+  if (pick < 0 && (!ctx->autotune || zpl > 0)) {
     /* the fewest points computed a plane; ties keep the earlier shape */
     long long best = -1;
     for (int i = 0; i < ncand; i++) {
@@ -176,9 +178,9 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
       }
     }
   }
-  if (ez && atoi(ez) > 0) {
+  if (zpl > 0) {
     strata_status e = prepare(cand[pick]);
-    return e != STRATA_OK ? e : launch(atoi(ez));
+    return e != STRATA_OK ? e : launch(zpl);
   }
   if (!ctx->autotune) {
     strata_status e = prepare(cand[pick]);

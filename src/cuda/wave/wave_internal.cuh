@@ -6,7 +6,7 @@
 #ifndef STRATA_CUDA_WAVE_INTERNAL_CUH
 #define STRATA_CUDA_WAVE_INTERNAL_CUH
 
-#include "cuda_device.cuh"
+#include "solver_common.cuh"
 
 namespace strata_cuwave {
 

@@ -41,7 +41,6 @@
 #include "solver_common.cuh"
 #include "wave/wave_internal.cuh"
 
-#include <stdlib.h>
 #include <string.h>
 
 namespace {
@@ -432,8 +431,7 @@ strata_status wave_typed(const strata__wave_args *a) {
   for (int f = 0; f < 6; f++)
     if (a->face[f] != STRATA__WF_ZERO && a->face[f] != STRATA__WF_FREE)
       P.inface = 0;
-  if (const char *e = getenv("STRATA_WAVE_FACES")) /* experiments: "pass" */
-    if (strcmp(e, "pass") == 0) P.inface = 0;
+  if (sv_tuning_is(ctx, "wave_faces", "pass")) P.inface = 0;
   for (int ax = 0; ax < 3; ax++) {
     if (P.n[ax] < 2 * R + 2) P.inface = 0;
     for (int side = 0; side < 2; side++)
@@ -490,12 +488,10 @@ strata_status wave_typed(const strata__wave_args *a) {
   }
   /* B' (streamed): the CPML terms the streaming kernel left out, slab by
    * slab: psi and the correction in one pass (k_cpml_slab), or, for a slab
-   * wider than its tile (or STRATA_WAVE_CPML=split, for comparisons),
+   * wider than its tile (or the tuning switch wave_cpml=split),
    * k_psi and then k_cpml_corr.  psi reads u only, so it may follow the
    * update; a slab's correction follows its own psi. */
-  bool split = false;
-  if (const char *e = getenv("STRATA_WAVE_CPML"))
-    split = strcmp(e, "split") == 0;
+  const bool split = sv_tuning_is(ctx, "wave_cpml", "split");
   for (int sl = 0; streamed && sl < 2 * D; sl++) {
     const wave_slab<T> &W = P.slab[sl];
     if (!W.psi || W.hi <= W.lo) continue;

@@ -2,8 +2,6 @@
  * y and z CPML tiles.  See wave_step.cu for the phases. */
 #include "wave/wave_tma_kernel.cuh"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <type_traits>
@@ -54,22 +52,18 @@ template <typename T> wave_par<T> wave_yz(const wave_par<T> &P) {
 /* Launches k_wavetma; *used = false (nothing launched) when this device or
  * these fields cannot take it (compute capability below 9.0, a row pitch
  * that is not a multiple of 16 bytes, not enough shared memory, a grid too
- * tall, no tensor map): the caller then runs k_wavev.
- * STRATA_WAVE_KERNEL=wavev forces that; STRATA_WAVE_BY = 4, 8 or 12 sets the
- * block's rows (experiments).  *fused: bit sl set when CPML slab sl
+ * tall, no tensor map): the caller then runs k_wavev.  The tuning switch
+ * wave_kernel=wavev forces that.  *fused: bit sl set when CPML slab sl
  * (axis * 2 + side) is done inside the update: x slabs (wt_cpml; R = 4,
  * the slab inside one x tile, its maps and shared memory possible;
- * STRATA_WAVE_CPMLX=pass leaves both to k_cpml_slab, for comparisons) and
- * y slabs (wt_cpmly; STRATA_WAVE_CPMLY=pass leaves them to their pass,
- * =serial runs their tiles on the main stream before the other rows;
- * STRATA_WAVE_YCHUNKS sets their z chunks) and z slabs (the same tiles
- * on wave_yz's view, walking along y; STRATA_WAVE_CPMLZ=pass leaves them
- * to their pass, STRATA_WAVE_ZTCHUNKS sets their y chunks).
- * cover[0..1]: the planes [cover[0], cover[1]) the x and y CPML terms
- * inside the update got, cover[2..3]: the z tiles' planes [0, cover[2])
- * and [cover[3], n[2]) (where those terms, but y's, were done as well).
- * STRATA_WAVE_TRACE prints what each launch took in to stderr
- * (diagnostics). */
+ * wave_cpmlx=pass leaves both to k_cpml_slab) and y slabs (wt_cpmly;
+ * wave_cpmly=pass leaves them to their pass, =serial runs their tiles on
+ * the main stream before the other rows) and z slabs (the same tiles on
+ * wave_yz's view, walking along y; wave_cpmlz=pass leaves them to their
+ * pass).  cover[0..1]: the planes [cover[0], cover[1]) the x and y CPML
+ * terms inside the update got, cover[2..3]: the z tiles' planes
+ * [0, cover[2]) and [cover[3], n[2]) (where those terms, but y's, were done
+ * as well). */
 template <typename T, int R>
 strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                              const wave_par<T> &P, const strata__wave_args *a,
@@ -81,17 +75,12 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   cover[1] = P.s1[2];
   cover[2] = 0;
   cover[3] = P.n[2];
-  if (const char *e = getenv("STRATA_WAVE_KERNEL"))
-    if (strcmp(e, "wavev") == 0) return STRATA_OK;
+  if (sv_tuning_is(ctx, "wave_kernel", "wavev")) return STRATA_OK;
   if (st->prop.major < 9) return STRATA_OK;
   const strata_field *fs[3] = {a->u, a->up, a->c2};
   for (int f = 0; f < 3; f++)
     if (fs[f] && fs[f]->L.pitch_x * sizeof(T) % 16 != 0) return STRATA_OK;
-  int BY = kWtConsumers / kWtX; /* 16 rows */
-  if (const char *e = getenv("STRATA_WAVE_BY")) {
-    const int b = atoi(e);
-    if (b >= 4 && b <= BY && b % 4 == 0) BY = b; /* whole warpgroups */
-  }
+  const int BY = kWtConsumers / kWtX; /* 16 rows */
   const bool c2f = P.c2 != NULL;
   const int A = c2f ? wavetma_geo<T, true>::A : wavetma_geo<T, false>::A;
   const int NS = R + 1 + A;
@@ -112,13 +101,8 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
    * message as it was */
   char msg[sizeof ctx->error];
   memcpy(msg, ctx->error, sizeof msg);
-  /* a refused map: its message to stderr with STRATA_WAVE_TRACE, and the
-   * context's message as it was */
-  auto unrefuse = [&]() {
-    if (getenv("STRATA_WAVE_TRACE"))
-      fprintf(stderr, "wave step: %s (not taken)\n", ctx->error);
-    memcpy(ctx->error, msg, sizeof msg);
-  };
+  /* a refused map: the context's message as it was */
+  auto unrefuse = [&]() { memcpy(ctx->error, msg, sizeof msg); };
   /* The maps of one tile shape (TWm x THm u tiles, PWm x BYm up and c2
    * tiles).  u with 128-byte L2 promotion, except in the first and last
    * tiles of a row (tue: their outer halo's line holds only ghosts and
@@ -156,8 +140,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
    * margins, and its maps (yz: wave_yz's view); the sides done come back
    * as bits */
   bool cxon = R == 4 && (P.slab[0].psi != NULL || P.slab[1].psi != NULL);
-  if (const char *e = getenv("STRATA_WAVE_CPMLX"))
-    if (strcmp(e, "pass") == 0) cxon = false;
+  if (sv_tuning_is(ctx, "wave_cpmlx", "pass")) cxon = false;
   auto make_cx = [&](int XT, int BYm, int Vm, wt_cpml &cx,
                      bool yz = false) -> int {
     memset(&cx, 0, sizeof cx);
@@ -301,10 +284,8 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   };
   const bool noxfree = !(P.inface && (P.ffree[0][0] || P.ffree[0][1]));
   bool cyon = noxfree, czon = noxfree && P.s0[1] == 0 && P.s1[1] == P.n[1];
-  if (const char *e = getenv("STRATA_WAVE_CPMLY"))
-    if (strcmp(e, "pass") == 0) cyon = false;
-  if (const char *e = getenv("STRATA_WAVE_CPMLZ"))
-    if (strcmp(e, "pass") == 0) czon = false;
+  if (sv_tuning_is(ctx, "wave_cpmly", "pass")) cyon = false;
+  if (sv_tuning_is(ctx, "wave_cpmlz", "pass")) czon = false;
   const wave_par<T> Q = wave_yz(P);
   wt_side ys, zs;
   make_side(P, 1, cyon, ys);
@@ -357,10 +338,9 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
      * bench_solvers as fast or faster (H100, 512^3 fp32, two alternations:
      * free surfaces 198.3-198.6 -> 199.7-199.8, CPML 142.5-142.6 ->
      * 143.1-143.3, velocity field 121.5-121.8 -> 122.7-123.3 Gpts.steps/s,
-     * sponge unchanged).  STRATA_WAVE_ZCAP: the cap (experiments). */
-    int zcap = 36;
-    if (const char *e = getenv("STRATA_WAVE_ZCAP"))
-      if (atoi(e) >= 1) zcap = atoi(e);
+     * sponge unchanged).  The tuning switch wave_zcap sets the cap. */
+    const long zc = strata__tuning_long(ctx, "wave_zcap", 36);
+    const int zcap = zc < 1 ? 36 : zc > 65535 ? 65535 : (int)zc;
     if (chunks < (nzl + zcap - 1) / zcap) chunks = (nzl + zcap - 1) / zcap;
     /* the y CPML tiles (16 a plane of 512^2, beside the other launch): at
      * most 32 planes a chunk; the z tiles the same (their walk along y).
@@ -371,10 +351,6 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
      * second copy, 16 / 24 / 32 / 48 chunks: 129.5 / 130.8 / 127.4 /
      * 130.2.) */
     if (kind && chunks < (nzl + 31) / 32) chunks = (nzl + 31) / 32;
-    static const char *const env[3] = {"STRATA_ZCHUNKS", "STRATA_WAVE_YCHUNKS",
-                                       "STRATA_WAVE_ZTCHUNKS"};
-    if (const char *e = getenv(env[kind])) /* experiments */
-      if (atoi(e) >= 1) chunks = atoi(e) < nzl ? atoi(e) : nzl;
     const int zchunk = (nzl + chunks - 1) / chunks;
     dim3 grid((unsigned)tiles_x, (unsigned)tiles_y,
               (unsigned)((nzl + zchunk - 1) / zchunk));
@@ -388,8 +364,8 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
   /* the z and y CPML tiles first, launches of their own (64-column tiles)
    * on the side stream, forked from the main stream and joined to it after
    * the rows between them: the launches share the multiprocessors (their
-   * points are apart; all only read u).  STRATA_WAVE_CPMLY=serial puts
-   * them on the main stream before the others (comparisons). */
+   * points are apart; all only read u).  The tuning switch wave_cpmly=serial
+   * puts them on the main stream before the others. */
   bool forked = false, sideran = false;
   /* the side stream joins the main one after the main launch, or on the
    * way out after an error: nothing later on the main stream may run
@@ -408,9 +384,7 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                      "after its CPML tiles ran";
   if constexpr (R == 4 && sizeof(T) == 4) {
     if (ys.f || zs.f) {
-      bool serial = false;
-      if (const char *e = getenv("STRATA_WAVE_CPMLY"))
-        serial = strcmp(e, "serial") == 0;
+      const bool serial = sv_tuning_is(ctx, "wave_cpmly", "serial");
       if (!serial && !st->side) {
         /* default priority: the highest or the lowest for the side stream
          * measured 127.3 and 129.8 against 130.8 Gpts.steps/s (H100,
@@ -450,10 +424,6 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                 (Pv.ffree[1][1] && r1 >= Pv.n[1] - 1 - R))
               rows = true;
           }
-          /* STRATA_WAVE_TILEIMAGES=all: the images' instances on every
-           * plane (comparisons) */
-          if (const char *e = getenv("STRATA_WAVE_TILEIMAGES"))
-            if (strcmp(e, "all") == 0) rows = true;
           if (rows) {
             cut[1] = cut[2] = cut[3];
           } else {
@@ -481,10 +451,6 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
                        : go(k_wavetma<T, R, FFv, false, true, CYv>);
           };
           const int ffv = !P.inface ? 0 : part == 1 ? 2 : 1;
-          if (P.inface && getenv("STRATA_WAVE_TRACE"))
-            fprintf(stderr, "wave step: %c tiles, walk [%d, %d) %s images\n",
-                    ax == 2 ? 'z' : 'y', cut[part], cut[part + 1],
-                    ffv == 1 ? "with" : "without");
           typedef std::integral_constant<int, 0> I0;
           typedef std::integral_constant<int, 1> I1;
           typedef std::integral_constant<int, 2> I2;
@@ -531,13 +497,6 @@ strata_status launch_wavetma(strata_context *ctx, strata__cuda_state *st,
     }
     *used = true;
     *fused = xf | ys.f << 2 | zs.f << 4;
-    if (getenv("STRATA_WAVE_TRACE")) /* diagnostics: which terms went in */
-      fprintf(stderr,
-              "wave step: tensor-copy update, x CPML sides inside %d, y "
-              "sides inside %d (tiles of %d rows), z sides inside %d (tiles "
-              "of %d planes), rows %d..%d planes %d..%d in the main "
-              "launch\n",
-              xf, ys.f, ys.BY, zs.f, zs.BY, ya, yb, wz0, wz1);
     return STRATA_OK;
   };
   strata_status sr;

@@ -58,30 +58,25 @@ template <typename T> fz_kern<T> fz3_kernel(bool sym, int s, const tile3 &c) {
 
 namespace strata_cuheat {
 
-/* The 3D radius-1 register-tile kernels (k_fused3d_reg, k_fused3d_box):
- * xy tiles streamed along z.  The tile shape and the z chunk length are
- * timed on first use for the sizes, steps and precision when autotuning is
- * on (and kept on the context); otherwise the shape that computes the
- * fewest points a plane and the chunks of strata__cu_zchunks.  Every
- * shape and chunk computes each point with the same operations in the same
- * order, so the choice never changes a result. */
-template <typename T>
-strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
-                          int s, const strata_field *in) {
-  strata__cuda_state *st = strata__cu_state(ctx);
-  const int ae = STRATA__ALIGN_BYTES / (int)sizeof(T);
-  P.xsafe = (int)in->L.pitch_x - ae;
-  P.yread = P.n[1] + in->d.ghost;
-  P.zread = P.n[2] + in->d.ghost;
-  int ncand = 0;
-  const tile3 *cand = fz3_shapes<T>(sym, &ncand);
-
-  /* one shape: tiles, kernel, shared memory, and the model's chunks */
+/* One shape of the 3D register-tile kernels on P: prepare() sets its
+ * tiles, kernel, shared memory and the model's chunk length
+ * (model_planes); launch() runs it with chunks of pl planes; timed() a
+ * warm-up launch, then reps timed. */
+template <typename T> struct fz3_run {
+  strata_context *ctx;
+  strata__cuda_state *st;
+  fused_par<T> &P;
+  bool sym;
+  int s;
   fz_kern<T> kern = nullptr;
   size_t smem = 0;
   int nthr = 0, model_planes = 0;
   long long xy = 0;
-  auto prepare = [&](const tile3 &sh) -> strata_status {
+
+  fz3_run(strata_context *c, fused_par<T> &p, bool sy, int steps)
+      : ctx(c), st(strata__cu_state(c)), P(p), sym(sy), s(steps) {}
+
+  strata_status prepare(const tile3 &sh) {
     fz3_tiles(P, sh, s);
     kern = fz3_kernel<T>(sym, s, sh);
     if (!kern)
@@ -112,8 +107,9 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
         sym ? 3 * s - 1 : 2 * s);
     model_planes = (P.n[2] + chunks - 1) / chunks;
     return STRATA_OK;
-  };
-  auto launch = [&](int pl) -> strata_status {
+  }
+
+  strata_status launch(int pl) {
     P.tile[2] = pl;
     P.ntl[2] = (P.n[2] + pl - 1) / pl;
     const long long blocks = xy * P.ntl[2];
@@ -124,9 +120,9 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
     kern<<<(unsigned)blocks, nthr, smem, st->stream>>>(P);
     STRATA__LAUNCHED(ctx, "apply_fused (3D register tiles) kernel launch");
     return STRATA_OK;
-  };
-  /* a warm-up launch, then reps timed */
-  auto timed = [&](int pl, int reps, float *ms) -> strata_status {
+  }
+
+  strata_status timed(int pl, int reps, float *ms) {
     strata_status e = launch(pl);
     if (e != STRATA_OK) return e;
     STRATA__CU(ctx, cudaEventRecord(st->ev0, st->stream));
@@ -136,7 +132,108 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
     STRATA__CU(ctx, cudaEventSynchronize(st->ev1));
     STRATA__CU(ctx, cudaEventElapsedTime(ms, st->ev0, st->ev1));
     return STRATA_OK;
-  };
+  }
+};
+
+/* The shape (pick, or each of cand when pick < 0) and z chunk length
+ * that run fastest, timed, kept on the context under key and launched. */
+template <typename T>
+strata_status fz3_tune(fz3_run<T> &run, const tile3 *cand, int ncand,
+                       int pick, const int key[7]) {
+  strata__cuda_state *st = run.st;
+  const fused_par<T> &P = run.P;
+  const int s = run.s;
+  /* Autotuning: every shape (or the one asked for) with every chunk
+   * length, the fastest kept.  The thread count does not rank the shapes
+   * (H100, s = 3, 512^3 fp32: 633 / 650 / 671 Gpts/s for one block of 128
+   * x 32, one of 64 x 64 and two of 64 x 32 a multiprocessor, 3200 / 2880
+   * / 3200 threads over the plane), and the chunk model misses that a
+   * short last chunk fills the gaps of the waves before it (96-plane
+   * chunks ran 575 and fp64 361 Gpts/s, the model's 103-plane ones 559
+   * and 351).  Each candidate writes the same output, so the timing runs
+   * are harmless. */
+  /* one pass over all (three launches each), then the three fastest
+   * again with eight launches each (two-launch timings alone picked
+   * shapes that ran 353 to 382 Gpts/s from one H100 run to the next, fp64
+   * 512^3 s = 3) */
+  struct trial {
+    int shape, planes;
+    float ms;
+  } lead[3];
+  int nlead = 0;
+  /* the clocks up first: ten launches of the first shape */
+  for (int i = 0; i < ncand; i++) {
+    if (pick >= 0 && i != pick) continue;
+    strata_status e = run.prepare(cand[i]);
+    if (e == STRATA_ENOTSUP) continue;
+    if (e != STRATA_OK) return e;
+    for (int r = 0; r < 10; r++)
+      if ((e = run.launch(run.model_planes)) != STRATA_OK) return e;
+    break;
+  }
+  for (int i = 0; i < ncand; i++) {
+    if (pick >= 0 && i != pick) continue;
+    strata_status e = run.prepare(cand[i]);
+    if (e == STRATA_ENOTSUP) continue; /* does not fit this device */
+    if (e != STRATA_OK) return e;
+    int cpl[12], nc = 0;
+    cpl[nc++] = run.model_planes;
+    static const int fixed[] = {32, 48, 64, 80, 96, 128, 160, 192, 256};
+    for (int q : fixed)
+      if (q < P.n[2] && q != run.model_planes && q >= 4 * s) cpl[nc++] = q;
+    for (int c = 0; c < nc; c++) {
+      trial t = {i, cpl[c], 0};
+      if ((e = run.timed(cpl[c], 3, &t.ms)) != STRATA_OK) return e;
+      int at = nlead < 3 ? nlead++ : 3; /* insert sorted, keep three */
+      while (at > 0 && lead[at - 1].ms > t.ms) {
+        if (at < 3) lead[at] = lead[at - 1];
+        at--;
+      }
+      if (at < 3) lead[at] = t;
+    }
+  }
+  int best_shape = -1, best_planes = 0;
+  float best_ms = 3.4e38f;
+  for (int i = 0; i < nlead; i++) {
+    strata_status e = run.prepare(cand[lead[i].shape]);
+    if (e != STRATA_OK) return e;
+    float ms = 0;
+    if ((e = run.timed(lead[i].planes, 8, &ms)) != STRATA_OK) return e;
+    if (ms < best_ms) {
+      best_ms = ms;
+      best_shape = lead[i].shape;
+      best_planes = lead[i].planes;
+    }
+  }
+  if (best_shape < 0) return run.prepare(cand[0]); /* the reason none fits */
+  strata_status e = run.prepare(cand[best_shape]);
+  if (e != STRATA_OK) return e;
+  const int slot = st->nfz3 < 32 ? st->nfz3++ : 31;
+  memcpy(st->fz3[slot].key, key, sizeof st->fz3[slot].key);
+  st->fz3[slot].shape = best_shape;
+  st->fz3[slot].planes = best_planes;
+  return run.launch(best_planes);
+}
+
+/* The 3D radius-1 register-tile kernels (k_fused3d_reg, k_fused3d_box):
+ * xy tiles streamed along z.  The tile shape and the z chunk length are
+ * timed on first use for the sizes, steps and precision when autotuning is
+ * on (and kept on the context); otherwise the shape that computes the
+ * fewest points a plane and the chunks of strata__cu_zchunks.  Every
+ * shape and chunk computes each point with the same operations in the same
+ * order, so the choice never changes a result. */
+template <typename T>
+strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
+                          int s, const strata_field *in) {
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const int ae = STRATA__ALIGN_BYTES / (int)sizeof(T);
+  P.xsafe = (int)in->L.pitch_x - ae;
+  P.yread = P.n[1] + in->d.ghost;
+  P.zread = P.n[2] + in->d.ghost;
+  int ncand = 0;
+  const tile3 *cand = fz3_shapes<T>(sym, &ncand);
+
+  fz3_run<T> run(ctx, P, sym, s);
 
   char shape[64];
   const char *env = strata__tuning(ctx, "fused3d_shape", shape, sizeof shape);
@@ -160,8 +257,8 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
   if (ctx->autotune && zpl == 0)
     for (int i = 0; i < st->nfz3; i++)
       if (memcmp(st->fz3[i].key, key, sizeof key) == 0) {
-        strata_status e = prepare(cand[st->fz3[i].shape]);
-        return e != STRATA_OK ? e : launch(st->fz3[i].planes);
+        strata_status e = run.prepare(cand[st->fz3[i].shape]);
+        return e != STRATA_OK ? e : run.launch(st->fz3[i].planes);
       }
   if (pick < 0 && (!ctx->autotune || zpl > 0)) {
     /* the fewest points computed a plane; ties keep the earlier shape */
@@ -179,83 +276,14 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
     }
   }
   if (zpl > 0) {
-    strata_status e = prepare(cand[pick]);
-    return e != STRATA_OK ? e : launch(zpl);
+    strata_status e = run.prepare(cand[pick]);
+    return e != STRATA_OK ? e : run.launch(zpl);
   }
   if (!ctx->autotune) {
-    strata_status e = prepare(cand[pick]);
-    return e != STRATA_OK ? e : launch(model_planes);
+    strata_status e = run.prepare(cand[pick]);
+    return e != STRATA_OK ? e : run.launch(run.model_planes);
   }
-  /* Autotuning: every shape (or the one asked for) with every chunk
-   * length, the fastest kept.  The thread count does not rank the shapes
-   * (H100, s = 3, 512^3 fp32: 633 / 650 / 671 Gpts/s for one block of 128
-   * x 32, one of 64 x 64 and two of 64 x 32 a multiprocessor, 3200 / 2880
-   * / 3200 threads over the plane), and the chunk model misses that a
-   * short last chunk fills the gaps of the waves before it (96-plane
-   * chunks ran 575 and fp64 361 Gpts/s, the model's 103-plane ones 559
-   * and 351).  Each candidate writes the same output, so the timing runs
-   * are harmless. */
-  /* one pass over all (three launches each), then the three fastest
-   * again with eight launches each (two-launch timings alone picked
-   * shapes that ran 353 to 382 Gpts/s from one H100 run to the next, fp64
-   * 512^3 s = 3) */
-  struct trial {
-    int shape, planes;
-    float ms;
-  } lead[3];
-  int nlead = 0;
-  /* the clocks up first: ten launches of the first shape */
-  for (int i = 0; i < ncand; i++) {
-    if (pick >= 0 && i != pick) continue;
-    strata_status e = prepare(cand[i]);
-    if (e == STRATA_ENOTSUP) continue;
-    if (e != STRATA_OK) return e;
-    for (int r = 0; r < 10; r++)
-      if ((e = launch(model_planes)) != STRATA_OK) return e;
-    break;
-  }
-  for (int i = 0; i < ncand; i++) {
-    if (pick >= 0 && i != pick) continue;
-    strata_status e = prepare(cand[i]);
-    if (e == STRATA_ENOTSUP) continue; /* does not fit this device */
-    if (e != STRATA_OK) return e;
-    int cpl[12], nc = 0;
-    cpl[nc++] = model_planes;
-    static const int fixed[] = {32, 48, 64, 80, 96, 128, 160, 192, 256};
-    for (int q : fixed)
-      if (q < P.n[2] && q != model_planes && q >= 4 * s) cpl[nc++] = q;
-    for (int c = 0; c < nc; c++) {
-      trial t = {i, cpl[c], 0};
-      if ((e = timed(cpl[c], 3, &t.ms)) != STRATA_OK) return e;
-      int at = nlead < 3 ? nlead++ : 3; /* insert sorted, keep three */
-      while (at > 0 && lead[at - 1].ms > t.ms) {
-        if (at < 3) lead[at] = lead[at - 1];
-        at--;
-      }
-      if (at < 3) lead[at] = t;
-    }
-  }
-  int best_shape = -1, best_planes = 0;
-  float best_ms = 3.4e38f;
-  for (int i = 0; i < nlead; i++) {
-    strata_status e = prepare(cand[lead[i].shape]);
-    if (e != STRATA_OK) return e;
-    float ms = 0;
-    if ((e = timed(lead[i].planes, 8, &ms)) != STRATA_OK) return e;
-    if (ms < best_ms) {
-      best_ms = ms;
-      best_shape = lead[i].shape;
-      best_planes = lead[i].planes;
-    }
-  }
-  if (best_shape < 0) return prepare(cand[0]); /* the reason none fits */
-  strata_status e = prepare(cand[best_shape]);
-  if (e != STRATA_OK) return e;
-  const int slot = st->nfz3 < 32 ? st->nfz3++ : 31;
-  memcpy(st->fz3[slot].key, key, sizeof key);
-  st->fz3[slot].shape = best_shape;
-  st->fz3[slot].planes = best_planes;
-  return launch(best_planes);
+  return fz3_tune<T>(run, cand, ncand, pick, key);
 }
 
 

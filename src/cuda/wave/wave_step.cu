@@ -325,14 +325,190 @@ __global__ void k_faces(T *up, const T *u, face_par F, T mur) {
   }
 }
 
+/* A: psi on slab sl (the slabs are independent); an x or y slab's
+ * planes [z0, z1) only when z1 >= 0 */
 template <typename T>
-strata_status wave_typed(const strata__wave_args *a) {
+strata_status wave_psi(strata_context *ctx, strata__cuda_state *st,
+                       const wave_par<T> &P, int R, int sl, int z0 = 0,
+                       int z1 = -1) {
+  const wave_slab<T> &W = P.slab[sl];
+  const int ax = sl / 2;
+  int r0[3] = {0, 0, 0}, r1[3] = {P.n[0], P.n[1], P.n[2]};
+  if (ax != 2 && z1 >= 0) {
+    r0[2] = z0;
+    r1[2] = z1;
+  }
+  r0[ax] = W.lo;
+  r1[ax] = W.hi;
+  const int nxr = r1[0] - r0[0];
+  const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
+  if (nxr <= 0 || rows <= 0) return STRATA_OK;
+  /* x slabs are narrow (width + r points): a block of the range's
+   * size, not 128 threads with most of them idle (a linear index over
+   * rows and x, tried for full lanes, measured 3% slower overall) */
+  const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
+  dim3 grid((unsigned)((nxr + pth - 1) / pth),
+            (unsigned)(rows < 65535 ? rows : 65535));
+#define SV_PSI(r)                                                              \
+  k_psi<T, r><<<grid, pth, 0, st->stream>>>(                                   \
+    P.u, P.sy, P.sz, W.psi, W.psy, W.psz, ax, W.origin, r0[0], r1[0], r0[1], \
+    r1[1], r0[2], r1[2], P.pa[ax], P.pb[ax], P)
+  switch (R) {
+  case 1: SV_PSI(1); break;
+  case 2: SV_PSI(2); break;
+  case 3: SV_PSI(3); break;
+  default: SV_PSI(4); break;
+  }
+#undef SV_PSI
+  STRATA__LAUNCHED(ctx, "wave step: CPML psi kernel launch");
+  return STRATA_OK;
+}
+
+/* B' (the streamed 3D path): the CPML terms the update left out, slab by
+ * slab: psi and the correction in one pass (k_cpml_slab), or, for a slab
+ * wider than its tile (or the tuning switch wave_cpml=split), k_psi and
+ * then k_cpml_corr.  psi reads u only, so it may follow the update; a
+ * slab's correction follows its own psi.  fused and cover: as
+ * launch_wavetma gives them. */
+template <typename T>
+strata_status wave_cpml_pass(strata_context *ctx, strata__cuda_state *st,
+                             const wave_par<T> &P, int D, int R, int fused,
+                             const int cover[4]) {
+  const bool split = sv_tuning_is(ctx, "wave_cpml", "split");
+  for (int sl = 0; sl < 2 * D; sl++) {
+    const wave_slab<T> &W = P.slab[sl];
+    if (!W.psi || W.hi <= W.lo) continue;
+    const int ax = sl / 2;
+    if (fused >> sl & 1) {
+      /* done in the update and its tiles (the y slabs' planes the y tiles
+       * did not walk too, see launch_wavetma), but for an x slab's psi on
+       * the planes no walk took (FREE or Mur z faces; cover): k_psi there */
+      if (ax == 0) {
+        strata_status sp =
+            wave_psi<T>(ctx, st, P, R, sl, cover[2], cover[0]);
+        if (sp == STRATA_OK)
+          sp = wave_psi<T>(ctx, st, P, R, sl, cover[1], cover[3]);
+        if (sp != STRATA_OK) return sp;
+      }
+      continue;
+    }
+    const int Lw = W.hi - W.lo + 2 * R;
+    if (!split && Lw <= kSlabMaxW) {
+      /* both sides of an axis in one launch when they are as wide and
+       * apart (no point corrected by both): one tail of units, not two */
+      const int pair = sl % 2 == 0 && !(fused >> (sl + 1) & 1) &&
+                       slab_pairs(P, sl);
+      const strata_status sk =
+          slab_pass<T>(ctx, st->stream, P, R, sl, pair, 0, 0); /* all */
+      if (sk != STRATA_OK) return sk;
+      sl += pair;
+      continue;
+    }
+    strata_status sp = wave_psi<T>(ctx, st, P, R, sl);
+    if (sp != STRATA_OK) return sp;
+    int r0[3], r1[3];
+    for (int q = 0; q < 3; q++) {
+      r0[q] = P.s0[q];
+      r1[q] = P.s1[q];
+    }
+    if (W.lo > r0[ax]) r0[ax] = W.lo;
+    if (W.hi < r1[ax]) r1[ax] = W.hi;
+    const int nxr = r1[0] - r0[0];
+    const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
+    if (nxr <= 0 || rows <= 0 || r1[1] <= r0[1]) continue;
+    const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
+    dim3 grid((unsigned)((nxr + pth - 1) / pth),
+              (unsigned)(rows < 65535 ? rows : 65535));
+#define SV_CORR(r)                                                             \
+  k_cpml_corr<T, r><<<grid, pth, 0, st->stream>>>(P, sl, r0[0], r1[0], r0[1], \
+                                                  r1[1], r0[2], r1[2])
+    switch (R) {
+    case 1: SV_CORR(1); break;
+    case 2: SV_CORR(2); break;
+    case 3: SV_CORR(3); break;
+    default: SV_CORR(4); break;
+    }
+#undef SV_CORR
+    STRATA__LAUNCHED(ctx, "wave step: CPML correction kernel launch");
+  }
+  return STRATA_OK;
+}
+
+/* C: the point sources a names (at most 8), in order. */
+template <typename T>
+strata_status wave_sources(strata_context *ctx, strata__cuda_state *st,
+                           const wave_par<T> &P, const strata__wave_args *a) {
+  const int D = a->dims, R = a->radius;
+  src_list<T> sl;
+  memset(&sl, 0, sizeof sl);
+  sl.n = a->nsrc > 8 ? 8 : a->nsrc;
+  for (int q = 0; q < sl.n; q++) {
+    for (int ax = 0; ax < 3; ax++) {
+      const long c = a->src[q][ax];
+      const long n = ax < D ? (long)P.n[ax] : 1;
+      if (c < 0 || c >= n)
+        return strata__fail(ctx, STRATA_EINVAL,
+                            "wave step: source %d lies outside the grid", q);
+    }
+    sl.off[q] = a->src[q][0] + (long long)a->src[q][1] * P.sy +
+                (long long)a->src[q][2] * P.sz;
+    for (int ax = 0; ax < 3; ax++) sl.at[q][ax] = (int)a->src[q][ax];
+    sl.val[q] = (T)a->src_val[q];
+  }
+  k_wave_sources<T><<<1, 32, 0, st->stream>>>(P, sl, R);
+  STRATA__LAUNCHED(ctx, "wave step: source kernel launch");
+  return STRATA_OK;
+}
+
+/* D: faces, axis by axis (none left with faces in the kernels) */
+template <typename T>
+strata_status wave_faces(strata_context *ctx, strata__cuda_state *st,
+                         const wave_par<T> &P, const strata__wave_args *a) {
+  const int D = a->dims, R = a->radius;
+  const long long st3[3] = {1, P.sy, P.sz};
+  for (int ax = 0; ax < (P.inface ? 0 : D); ax++) {
+    const int kl = a->face[2 * ax], kh = a->face[2 * ax + 1];
+    if (kl == STRATA__WF_ZERO && kh == STRATA__WF_ZERO) continue;
+    if ((kl == STRATA__WF_MUR || kh == STRATA__WF_MUR) && R != 1)
+      return strata__fail(ctx, STRATA_EINVAL,
+                          "wave step: Mur faces need radius 1 (radius %d)",
+                          R);
+    face_par F;
+    const int b = (ax + 1) % 3, c = (ax + 2) % 3;
+    F.ax = ax;
+    F.nax = P.n[ax];
+    F.R = R;
+    F.sa = st3[ax];
+    F.sb = st3[b];
+    F.sc = st3[c];
+    F.nb = P.n[b];
+    F.nc = P.n[c];
+    F.kind[0] = kl;
+    F.kind[1] = kh;
+    F.s0b = P.s0[b];
+    F.s1b = P.s1[b];
+    F.s0c = P.s0[c];
+    F.s1c = P.s1[c];
+    for (int side = 0; side < 2; side++) {
+      F.fb[side] = b < D && a->face[2 * b + side] == STRATA__WF_FREE;
+      F.fc[side] = c < D && a->face[2 * c + side] == STRATA__WF_FREE;
+    }
+    const long long lines = (long long)F.nb * F.nc;
+    k_faces<T><<<sv_blocks(lines, 256), 256, 0, st->stream>>>(
+        P.up, P.u, F, (T)a->mur);
+    STRATA__LAUNCHED(ctx, "wave step: face kernel launch");
+  }
+  return STRATA_OK;
+}
+
+/* The step's parameters from a (all but the faces in the kernels and the
+ * 2.5D kernel's tiles, set by wave_typed). */
+template <typename T>
+strata_status wave_fill(strata_context *ctx, const strata__wave_args *a,
+                        wave_par<T> &P) {
   const strata_field *UF = a->u;
   strata_field *PF = a->up;
-  strata_context *ctx = UF->ctx;
-  strata__cuda_state *st = strata__cu_state(ctx);
   const int D = a->dims, R = a->radius;
-  wave_par<T> P;
   memset(&P, 0, sizeof P);
   P.u = (const T *)UF->data + UF->L.origin;
   P.up = (T *)PF->data + PF->L.origin;
@@ -384,42 +560,17 @@ strata_status wave_typed(const strata__wave_args *a) {
       W.lo = (int)S->lo;
       W.hi = (int)S->hi;
     }
+  return STRATA_OK;
+}
 
-  /* A: psi on one slab (the slabs are independent); an x or y slab's
-   * planes [z0, z1) only when z1 >= 0 */
-  auto run_psi = [&](int sl, int z0 = 0, int z1 = -1) -> strata_status {
-    const wave_slab<T> &W = P.slab[sl];
-    const int ax = sl / 2;
-    int r0[3] = {0, 0, 0}, r1[3] = {P.n[0], P.n[1], P.n[2]};
-    if (ax != 2 && z1 >= 0) {
-      r0[2] = z0;
-      r1[2] = z1;
-    }
-    r0[ax] = W.lo;
-    r1[ax] = W.hi;
-    const int nxr = r1[0] - r0[0];
-    const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
-    if (nxr <= 0 || rows <= 0) return STRATA_OK;
-    /* x slabs are narrow (width + r points): a block of the range's
-     * size, not 128 threads with most of them idle (a linear index over
-     * rows and x, tried for full lanes, measured 3% slower overall) */
-    const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
-    dim3 grid((unsigned)((nxr + pth - 1) / pth),
-              (unsigned)(rows < 65535 ? rows : 65535));
-#define SV_PSI(r)                                                              \
-  k_psi<T, r><<<grid, pth, 0, st->stream>>>(                                   \
-      P.u, P.sy, P.sz, W.psi, W.psy, W.psz, ax, W.origin, r0[0], r1[0], r0[1], \
-      r1[1], r0[2], r1[2], P.pa[ax], P.pb[ax], P)
-    switch (R) {
-    case 1: SV_PSI(1); break;
-    case 2: SV_PSI(2); break;
-    case 3: SV_PSI(3); break;
-    default: SV_PSI(4); break;
-    }
-#undef SV_PSI
-    STRATA__LAUNCHED(ctx, "wave step: CPML psi kernel launch");
-    return STRATA_OK;
-  };
+template <typename T>
+strata_status wave_typed(const strata__wave_args *a) {
+  strata_context *ctx = a->u->ctx;
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const int D = a->dims, R = a->radius;
+  wave_par<T> P;
+  const strata_status sf = wave_fill<T>(ctx, a, P);
+  if (sf != STRATA_OK) return sf;
 
   /* faces in the kernels (see above): 3D, FREE and ZERO faces only (at
    * least one FREE), every axis at least 2R + 2 nodes (FREE rows and images
@@ -444,7 +595,8 @@ strata_status wave_typed(const strata__wave_args *a) {
   int fused = 0; /* CPML slabs done inside k_wavetma (bit: slab index) */
   int cover[4] = {P.s0[2], P.s1[2], 0, P.n[2]}; /* its planes (see there) */
   if (D == 3) {
-    strata_status sb = launch_tma<T>(ctx, st, P, a, R, &streamed, &fused, cover);
+    strata_status sb =
+        launch_tma<T>(ctx, st, P, a, R, &streamed, &fused, cover);
     if (sb != STRATA_OK) return sb;
     if (!streamed) {
       sb = launch_stream<T>(ctx, st, P, R, &streamed);
@@ -486,70 +638,14 @@ strata_status wave_typed(const strata__wave_args *a) {
     P.nchunks = (nzs + P.zchunk - 1) / P.zchunk;
     if (P.nchunks < 1) P.nchunks = 1;
   }
-  /* B' (streamed): the CPML terms the streaming kernel left out, slab by
-   * slab: psi and the correction in one pass (k_cpml_slab), or, for a slab
-   * wider than its tile (or the tuning switch wave_cpml=split),
-   * k_psi and then k_cpml_corr.  psi reads u only, so it may follow the
-   * update; a slab's correction follows its own psi. */
-  const bool split = sv_tuning_is(ctx, "wave_cpml", "split");
-  for (int sl = 0; streamed && sl < 2 * D; sl++) {
-    const wave_slab<T> &W = P.slab[sl];
-    if (!W.psi || W.hi <= W.lo) continue;
-    const int ax = sl / 2;
-    if (fused >> sl & 1) {
-      /* done in the update and its tiles (the y slabs' planes the y tiles
-       * did not walk too, see launch_wavetma), but for an x slab's psi on
-       * the planes no walk took (FREE or Mur z faces; cover): k_psi there */
-      if (ax == 0) {
-        strata_status sp = run_psi(sl, cover[2], cover[0]);
-        if (sp == STRATA_OK) sp = run_psi(sl, cover[1], cover[3]);
-        if (sp != STRATA_OK) return sp;
-      }
-      continue;
-    }
-    const int Lw = W.hi - W.lo + 2 * R;
-    if (!split && Lw <= kSlabMaxW) {
-      /* both sides of an axis in one launch when they are as wide and
-       * apart (no point corrected by both): one tail of units, not two */
-      const int pair = sl % 2 == 0 && !(fused >> (sl + 1) & 1) &&
-                       slab_pairs(P, sl);
-      const strata_status sk =
-          slab_pass<T>(ctx, st->stream, P, R, sl, pair, 0, 0); /* all */
-      if (sk != STRATA_OK) return sk;
-      sl += pair;
-      continue;
-    }
-    strata_status sp = run_psi(sl);
-    if (sp != STRATA_OK) return sp;
-    int r0[3], r1[3];
-    for (int q = 0; q < 3; q++) {
-      r0[q] = P.s0[q];
-      r1[q] = P.s1[q];
-    }
-    if (W.lo > r0[ax]) r0[ax] = W.lo;
-    if (W.hi < r1[ax]) r1[ax] = W.hi;
-    const int nxr = r1[0] - r0[0];
-    const long long rows = (long long)(r1[1] - r0[1]) * (r1[2] - r0[2]);
-    if (nxr <= 0 || rows <= 0 || r1[1] <= r0[1]) continue;
-    const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
-    dim3 grid((unsigned)((nxr + pth - 1) / pth),
-              (unsigned)(rows < 65535 ? rows : 65535));
-#define SV_CORR(r)                                                             \
-  k_cpml_corr<T, r><<<grid, pth, 0, st->stream>>>(P, sl, r0[0], r1[0], r0[1], \
-                                                  r1[1], r0[2], r1[2])
-    switch (R) {
-    case 1: SV_CORR(1); break;
-    case 2: SV_CORR(2); break;
-    case 3: SV_CORR(3); break;
-    default: SV_CORR(4); break;
-    }
-#undef SV_CORR
-    STRATA__LAUNCHED(ctx, "wave step: CPML correction kernel launch");
+  if (streamed) {
+    const strata_status sb = wave_cpml_pass<T>(ctx, st, P, D, R, fused, cover);
+    if (sb != STRATA_OK) return sb;
   }
   if (!streamed) { /* A, before the update that reads psi */
     for (int sl = 0; sl < 2 * D; sl++) {
       if (!P.slab[sl].psi) continue;
-      strata_status sp = run_psi(sl);
+      strata_status sp = wave_psi<T>(ctx, st, P, R, sl);
       if (sp != STRATA_OK) return sp;
     }
   }
@@ -575,61 +671,11 @@ strata_status wave_typed(const strata__wave_args *a) {
 
   /* C: point sources */
   if (a->nsrc > 0) {
-    src_list<T> sl;
-    memset(&sl, 0, sizeof sl);
-    sl.n = a->nsrc > 8 ? 8 : a->nsrc;
-    for (int q = 0; q < sl.n; q++) {
-      for (int ax = 0; ax < 3; ax++) {
-        const long c = a->src[q][ax];
-        const long n = ax < D ? (long)P.n[ax] : 1;
-        if (c < 0 || c >= n)
-          return strata__fail(ctx, STRATA_EINVAL,
-                              "wave step: source %d lies outside the grid", q);
-      }
-      sl.off[q] = a->src[q][0] + (long long)a->src[q][1] * P.sy +
-                  (long long)a->src[q][2] * P.sz;
-      for (int ax = 0; ax < 3; ax++) sl.at[q][ax] = (int)a->src[q][ax];
-      sl.val[q] = (T)a->src_val[q];
-    }
-    k_wave_sources<T><<<1, 32, 0, st->stream>>>(P, sl, R);
-    STRATA__LAUNCHED(ctx, "wave step: source kernel launch");
+    const strata_status sc = wave_sources<T>(ctx, st, P, a);
+    if (sc != STRATA_OK) return sc;
   }
-
   /* D: faces, axis by axis (none left with faces in the kernels) */
-  const long long st3[3] = {1, P.sy, P.sz};
-  for (int ax = 0; ax < (P.inface ? 0 : D); ax++) {
-    const int kl = a->face[2 * ax], kh = a->face[2 * ax + 1];
-    if (kl == STRATA__WF_ZERO && kh == STRATA__WF_ZERO) continue;
-    if ((kl == STRATA__WF_MUR || kh == STRATA__WF_MUR) && R != 1)
-      return strata__fail(ctx, STRATA_EINVAL,
-                          "wave step: Mur faces need radius 1 (radius %d)",
-                          R);
-    face_par F;
-    const int b = (ax + 1) % 3, c = (ax + 2) % 3;
-    F.ax = ax;
-    F.nax = P.n[ax];
-    F.R = R;
-    F.sa = st3[ax];
-    F.sb = st3[b];
-    F.sc = st3[c];
-    F.nb = P.n[b];
-    F.nc = P.n[c];
-    F.kind[0] = kl;
-    F.kind[1] = kh;
-    F.s0b = P.s0[b];
-    F.s1b = P.s1[b];
-    F.s0c = P.s0[c];
-    F.s1c = P.s1[c];
-    for (int side = 0; side < 2; side++) {
-      F.fb[side] = b < D && a->face[2 * b + side] == STRATA__WF_FREE;
-      F.fc[side] = c < D && a->face[2 * c + side] == STRATA__WF_FREE;
-    }
-    const long long lines = (long long)F.nb * F.nc;
-    k_faces<T><<<sv_blocks(lines, 256), 256, 0, st->stream>>>(
-        P.up, P.u, F, (T)a->mur);
-    STRATA__LAUNCHED(ctx, "wave step: face kernel launch");
-  }
-  return STRATA_OK;
+  return wave_faces<T>(ctx, st, P, a);
 }
 
 } // namespace

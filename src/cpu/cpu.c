@@ -8,17 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-
-#define T float
-#define FN(x) x##_f32
-#include "cpu_kernels.inc"
-#undef T
-#undef FN
-#define T double
-#define FN(x) x##_f64
-#include "cpu_kernels.inc"
-#undef T
-#undef FN
+#define CPU_BODY "cpu_kernels.inc"
+#include "cpu_precisions.h"
 
 static strata_status cpu_apply(const strata_stencil *op, const strata_field *in,
                                strata_field *out,

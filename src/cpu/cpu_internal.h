@@ -3,6 +3,7 @@
 #define STRATA_CPU_INTERNAL_H
 
 #include "../core/internal.h"
+#include "../core/point.h"
 
 #ifdef _OPENMP
 #include <omp.h>

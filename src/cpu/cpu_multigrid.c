@@ -12,16 +12,8 @@
 /* Levels with fewer points run on one thread. */
 #define MG_PAR_MIN 32768
 
-#define T float
-#define FN(x) x##_f32
-#include "cpu_multigrid.inc"
-#undef T
-#undef FN
-#define T double
-#define FN(x) x##_f64
-#include "cpu_multigrid.inc"
-#undef T
-#undef FN
+#define CPU_BODY "cpu_multigrid.inc"
+#include "cpu_precisions.h"
 
 /* The specialised shape of the operator (see mg_s in the .inc). */
 static int shape_of(const strata__mg_op *op) {

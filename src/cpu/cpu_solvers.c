@@ -8,17 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-#define T float
-#define FN(x) x##_f32
-#include "cpu_solvers.inc"
-#undef T
-#undef FN
-#define T double
-#define FN(x) x##_f64
-#include "cpu_solvers.inc"
-#undef T
-#undef FN
+#define CPU_BODY "cpu_solvers.inc"
+#include "cpu_precisions.h"
 
 strata_status strata__cpu_apply_fused(const strata_stencil *op,
                                       const strata_boundary *bc, int steps,

@@ -1,0 +1,344 @@
+/* The point updates: every operator's and every solver's arithmetic at one
+ * grid point, written once for the CPU engine and every CUDA kernel.
+ *
+ * Usable from C11 and from CUDA C++.  Each function takes VALUES (the
+ * centre, sums of symmetric neighbour pairs, neighbour differences, small
+ * arrays of them indexed by distance, coefficients), never a pointer into a
+ * particular layout: a kernel loads and stages its data however it likes
+ * (CPU rows under omp simd, CUDA global loads, shared-memory tiles,
+ * registers streamed along z) and hands the values here.  Once inlined with
+ * a literal radius and dimension, the code is what a hand-written
+ * expression gives.  Two forms where a sum runs over a radius or a box:
+ * small arrays (star, pairs, deriv, box, *_box), which nvcc keeps in
+ * registers, and the scalar pieces they are built from (term, star_k,
+ * faces6, edges12, corners8, ...), for loops under omp simd (gcc 12 does not
+ * vectorise a simd loop that holds a small array) - one chain of
+ * operations either way.
+ *
+ * Precision: every function exists as name_f32 (float) and name_f64
+ * (double), instantiated from one body below (the file includes itself once
+ * per precision).  C++ (nvcc) additionally gets the unsuffixed name
+ * overloaded for float and double, for templates over T.
+ *
+ * Order: the sums are evaluated exactly in the order written here; the CPU
+ * engine (C11, no FMA contraction) is bit-reproducible against itself
+ * across kernels (a fused star heat sweep equals single strata_apply
+ * steps, restarts equal uninterrupted runs), so an order change is a
+ * change of results.  nvcc may contract a multiply and an add into an FMA; the GPU
+ * tests compare with the CPU engine within a rounding bound.
+ *
+ * Arrays indexed by distance k (coefficients w[k], pair sums p[k],
+ * differences d[k]) use k = 1..R, as in strata_stencil.coef; index 0 is
+ * the centre coefficient or unused.  R <= STRATA_PT_MAX_RADIUS. */
+#ifndef STRATA_POINT_BODY
+
+#ifndef STRATA_POINT_H
+#define STRATA_POINT_H
+
+#define STRATA_PT_MAX_RADIUS 4
+
+#ifdef __CUDACC__
+#define STRATA_HD __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+#define STRATA_HD static inline __attribute__((always_inline))
+#else
+#define STRATA_HD static inline
+#endif
+/* loops over the radius unroll fully once R is a literal (gcc does so on
+ * its own; nvcc is asked, also for a run-time R up to the maximum) */
+#ifdef __CUDA_ARCH__
+#define STRATA_PT_UNROLL _Pragma("unroll")
+#else
+#define STRATA_PT_UNROLL
+#endif
+
+/* Box layouts: v[(dz+1)*9 + (dy+1)*3 + (dx+1)] for the 27 points of a 3x3x3
+ * box, v[(dy+1)*3 + (dx+1)] for the 9 of a 3x3 box (the layout of
+ * strata_stencil.box).  The centre is v[13] (3D) or v[4] (2D). */
+#define STRATA_PT_BOX27(dx, dy, dz) (((dz) + 1) * 9 + ((dy) + 1) * 3 + (dx) + 1)
+#define STRATA_PT_BOX9(dx, dy) (((dy) + 1) * 3 + (dx) + 1)
+
+/* T, PT and PT_DIV name the body's type, function names and division;
+ * a caller's own macros of those names are saved and restored */
+#pragma push_macro("T")
+#pragma push_macro("PT")
+#pragma push_macro("PT_DIV")
+#undef T
+#undef PT
+#undef PT_DIV
+#define STRATA_POINT_BODY
+#define T float
+#define PT(name) strata__pt_##name##_f32
+#if defined(__CUDA_ARCH__)
+#define PT_DIV(a, b) __fdividef(a, b)
+#else
+#define PT_DIV(a, b) ((a) / (b))
+#endif
+#include "point.h"
+#undef T
+#undef PT
+#undef PT_DIV
+#define T double
+#define PT(name) strata__pt_##name##_f64
+#define PT_DIV(a, b) ((a) / (b))
+#include "point.h"
+#undef T
+#undef PT
+#ifdef __cplusplus
+#define PT(name) strata__pt_##name
+#define T double
+#include "point.h"
+#undef T
+#undef PT_DIV
+#if defined(__CUDA_ARCH__)
+#define PT_DIV(a, b) __fdividef(a, b)
+#else
+#define PT_DIV(a, b) ((a) / (b))
+#endif
+#define T float
+#include "point.h"
+#undef T
+#undef PT
+#endif
+#undef PT_DIV
+#undef STRATA_POINT_BODY
+#pragma pop_macro("PT_DIV")
+#pragma pop_macro("PT")
+#pragma pop_macro("T")
+
+#endif /* STRATA_POINT_H */
+
+#else /* STRATA_POINT_BODY: the functions, for one T and name suffix */
+
+/* ======================================================================
+ * Operators (strata_apply and the heat step)
+ * ==================================================================== */
+
+/* One weighted term: acc + w x.  Every sum over a radius or a box below is
+ * a chain of these from its first value, in the order given. */
+STRATA_HD T PT(term)(T acc, T w, T x) { return acc + w * x; }
+
+/* The distance-k terms of a star in D dimensions:
+ *   acc + wx px [+ wy py] [+ wz pz]   (y only when D >= 2, z when D >= 3)
+ * px = u(x-k) + u(x+k), the pair summed first; likewise py, pz. */
+STRATA_HD T PT(star_k)(int D, T acc, T wx, T px, T wy, T py, T wz, T pz) {
+  acc = PT(term)(acc, wx, px);
+  if (D >= 2) acc = PT(term)(acc, wy, py);
+  if (D >= 3) acc = PT(term)(acc, wz, pz);
+  return acc;
+}
+
+/* Star stencil of radius R in D dimensions:
+ *   c0 u + sum_{k=1..R} (wx[k] px[k] + wy[k] py[k] + wz[k] pz[k])
+ * summed k by k (star_k), x then y then z within each k; py and pz are
+ * read only when D >= 2, D >= 3 (pass any pointer otherwise).  A row
+ * kernel under omp simd calls c0 * u and star_k with scalars instead (gcc
+ * does not vectorise loops holding small arrays): the same chain.
+ * The heat step is this function (and sym27 below): heat folds
+ * u + dt alpha L(u) into the operator's coefficients, so a fused heat
+ * sweep and single strata_apply steps are one computation. */
+STRATA_HD T PT(star)(int R, int D, T c0, const T *wx, const T *wy,
+                     const T *wz, T u, const T *px, const T *py,
+                     const T *pz) {
+  T acc = c0 * u;
+  STRATA_PT_UNROLL
+  for (int k = 1; k <= STRATA_PT_MAX_RADIUS; k++) {
+    if (k > R) break;
+    acc = PT(star_k)(D, acc, wx[k], px[k], D >= 2 ? wy[k] : (T)0,
+                     D >= 2 ? py[k] : (T)0, D >= 3 ? wz[k] : (T)0,
+                     D >= 3 ? pz[k] : (T)0);
+  }
+  return acc;
+}
+
+/* One axis's terms of a star, for kernels that sum axis by axis:
+ *   acc + sum_{k=1..R} w[k] p[k], in k order. */
+STRATA_HD T PT(pairs)(int R, T acc, const T *w, const T *p) {
+  STRATA_PT_UNROLL
+  for (int k = 1; k <= STRATA_PT_MAX_RADIUS; k++) {
+    if (k > R) break;
+    acc = PT(term)(acc, w[k], p[k]);
+  }
+  return acc;
+}
+
+/* First derivative of radius R along one axis: sum_{k=1..R} w[k] d[k],
+ * d[k] = u(+k) - u(-k), from 0 (a row kernel: term() from 0).  Also the
+ * CPML's D1 terms. */
+STRATA_HD T PT(deriv)(int R, const T *w, const T *d) {
+  return PT(pairs)(R, (T)0, w, d);
+}
+
+/* General 3x3 (D = 2) or 3x3x3 (D = 3) box: sum_q K[q] v[q] in q order
+ * from 0 (term()); v and K in the box layout (STRATA_PT_BOX9/27). */
+STRATA_HD T PT(box)(int D, const T *K, const T *v) {
+  T acc = 0;
+  const int m = D == 3 ? 27 : 9;
+  STRATA_PT_UNROLL
+  for (int q = 0; q < 27; q++) {
+    if (q >= m) break;
+    acc = PT(term)(acc, K[q], v[q]);
+  }
+  return acc;
+}
+
+/* The neighbour sums of the symmetric stencils, each in the order of its
+ * arguments; the names say where each value lies (m: -1, p: +1 along the
+ * axes named, x fastest). */
+STRATA_HD T PT(faces6)(T xm, T xp, T ym, T yp, T zm, T zp) {
+  return xm + xp + ym + yp + zm + zp;
+}
+STRATA_HD T PT(edges12)(T xmym, T xpym, T xmyp, T xpyp, T xmzm, T xpzm,
+                        T xmzp, T xpzp, T ymzm, T ypzm, T ymzp, T ypzp) {
+  return xmym + xpym + xmyp + xpyp + xmzm + xpzm + xmzp + xpzp + ymzm +
+         ypzm + ymzp + ypzp;
+}
+STRATA_HD T PT(corners8)(T mmm, T pmm, T mpm, T ppm, T mmp, T pmp, T mpp,
+                         T ppp) {
+  return mmm + pmm + mpm + ppm + mmp + pmp + mpp + ppp;
+}
+/* 2D: the four faces and the four corners of a 3x3 box. */
+STRATA_HD T PT(faces4)(T xm, T xp, T ym, T yp) { return xm + xp + ym + yp; }
+STRATA_HD T PT(corners4)(T mm, T pm, T mp, T pp) { return mm + pm + mp + pp; }
+
+/* The same sums from a box's values (layout STRATA_PT_BOX27 / BOX9). */
+STRATA_HD T PT(faces27)(const T *v) {
+  return PT(faces6)(v[12], v[14], v[10], v[16], v[4], v[22]);
+}
+STRATA_HD T PT(edges27)(const T *v) {
+  return PT(edges12)(v[9], v[11], v[15], v[17], v[3], v[5], v[21], v[23],
+                     v[1], v[7], v[19], v[25]);
+}
+STRATA_HD T PT(corners27)(const T *v) {
+  return PT(corners8)(v[0], v[2], v[6], v[8], v[18], v[20], v[24], v[26]);
+}
+STRATA_HD T PT(faces9)(const T *v) {
+  return PT(faces4)(v[3], v[5], v[1], v[7]);
+}
+STRATA_HD T PT(corners9)(const T *v) {
+  return PT(corners4)(v[0], v[2], v[6], v[8]);
+}
+
+/* Symmetric 27-point stencil from the centre and the three neighbour sums:
+ *   C0 u + C1 faces + C2 edges + C3 corners. */
+STRATA_HD T PT(sym27)(const T *C, T u, T faces, T edges, T corners) {
+  return C[0] * u + C[1] * faces + C[2] * edges + C[3] * corners;
+}
+
+/* The same from the 27 values of the box. */
+STRATA_HD T PT(sym27_box)(const T *C, const T *v) {
+  return PT(sym27)(C, v[13], PT(faces27)(v), PT(edges27)(v),
+                   PT(corners27)(v));
+}
+
+/* ======================================================================
+ * Second-order wave (acoustic) and the explicit scalar FDTD scheme
+ * ==================================================================== */
+
+/* The Laplacian of the wave engine: the star with lap[k] on every axis and
+ * centre lap[0] * D (lap[0] is one axis's centre weight). */
+STRATA_HD T PT(lap_centre)(int D, T lap0) { return lap0 * (T)D; }
+STRATA_HD T PT(lap)(int R, int D, const T *lap, T u, const T *px,
+                    const T *py, const T *pz) {
+  return PT(star)(R, D, PT(lap_centre)(D, lap[0]), lap, lap, lap, u,
+                  px, py, pz);
+}
+
+/* Leapfrog: u+ = 2u - u- + c2 L (c2 = (c dt / h)^2 at the point). */
+STRATA_HD T PT(wave)(T u, T um, T c2, T L) {
+  return (T)2 * u - um + c2 * L;
+}
+
+/* Leapfrog with a sponge of strength e >= 0 at the point:
+ *   u+ = (2u - (1 - e) u- + c2 L) / (1 + e).
+ * Equal to wave() bit for bit where e == 0.  On the device the fp32
+ * division is the fast one (__fdividef, within 2 ulp). */
+STRATA_HD T PT(wave_sponge)(T u, T um, T c2, T L, T e) {
+  return PT_DIV((T)2 * u - ((T)1 - e) * um + c2 * L, (T)1 + e);
+}
+
+/* CPML memory variable along one axis: psi' = b psi + a d, with d the
+ * first derivative of u there (deriv() with the d1 weights).  Yee's psi
+ * fields use the same recursion with d the staggered difference. */
+STRATA_HD T PT(cpml_psi)(T b, T a, T psi, T d) { return b * psi + a * d; }
+
+/* CPML auxiliary zeta of the second-order form: zeta' = b zeta + a (d2 +
+ * dpsi), d2 the axis's second derivative of u (pairs() from lap[0] u with
+ * the lap weights), dpsi the first derivative of psi (deriv()). */
+STRATA_HD T PT(cpml_zeta)(T b, T a, T zeta, T d2, T dpsi) {
+  return b * zeta + a * (d2 + dpsi);
+}
+
+/* The CPML correction of the Laplacian: L + (dpsi + zeta'). */
+STRATA_HD T PT(cpml_add)(T L, T dpsi, T zeta) { return L + (dpsi + zeta); }
+
+/* Free surface: the boundary node is 0 and the ghost at distance q is the
+ * odd image of the interior point at distance q. */
+STRATA_HD T PT(free_image)(T v) { return -v; }
+
+/* First-order Mur absorbing boundary node (wave and Yee):
+ *   u_b^{n+1} = u_in^n + mur (u_in^{n+1} - u_b^n),
+ * u_in the node next to the boundary node u_b, mur = (c dt - h)/(c dt + h). */
+STRATA_HD T PT(mur)(T in_old, T in_new, T b_old, T mur) {
+  return in_old + mur * (in_new - b_old);
+}
+
+/* ======================================================================
+ * Yee TM (Ez, Hx, Hy)
+ * ==================================================================== */
+
+/* H half step: Hx -= ch d with d = Ez(j+1) - Ez(j) or Hx's psi;
+ * Hy += ch d with d = Ez(i+1) - Ez(i) or Hy's psi. */
+STRATA_HD T PT(yee_hx)(T hx, T ch, T d) { return hx - ch * d; }
+STRATA_HD T PT(yee_hy)(T hy, T ch, T d) { return hy + ch * d; }
+
+/* E step: Ez += ce ((Hy(i) - Hy(i-1)) - (Hx(j) - Hx(j-1))), dhy and dhx
+ * the two differences. */
+STRATA_HD T PT(yee_ez)(T ez, T ce, T dhy, T dhx) {
+  return ez + ce * (dhy - dhx);
+}
+/* ... and its CPML terms: + ce psi_ezx (x), - ce psi_ezy (y). */
+STRATA_HD T PT(yee_ez_psix)(T ez, T ce, T psi) { return ez + ce * psi; }
+STRATA_HD T PT(yee_ez_psiy)(T ez, T ce, T psi) { return ez - ce * psi; }
+
+/* ======================================================================
+ * Multigrid: the level operator, the residual and the smoother
+ * ==================================================================== */
+
+/* The level operator S u at a point; SHAPE 5, 9 (2D), 7, 26 (27-point
+ * without face terms), 27 (3D), C[0..3] the centre, face, edge and corner
+ * weights.  faces/edges/corners: the neighbour sums (2D: faces4, and
+ * corners4 as the edges of SHAPE 9; 3D: faces6, edges12, corners8); the
+ * terms a SHAPE does not have are not read.  27's face term comes last. */
+STRATA_HD T PT(mg_op)(int SHAPE, const T *C, T u, T faces, T edges,
+                      T corners) {
+  if (SHAPE == 5 || SHAPE == 7) return C[0] * u + C[1] * faces;
+  if (SHAPE == 9) return C[0] * u + C[1] * faces + C[2] * edges;
+  T s = C[0] * u + C[2] * edges + C[3] * corners;
+  if (SHAPE == 27) s += C[1] * faces;
+  return s;
+}
+
+/* The same from the box's values: 9 (STRATA_PT_BOX9) for SHAPE 5 and 9,
+ * 27 (STRATA_PT_BOX27) for 7, 26, 27; values a SHAPE does not use are not
+ * read. */
+STRATA_HD T PT(mg_op_box)(int SHAPE, const T *C, const T *v) {
+  if (SHAPE == 5) return PT(mg_op)(5, C, v[4], PT(faces9)(v), 0, 0);
+  if (SHAPE == 9)
+    return PT(mg_op)(9, C, v[4], PT(faces9)(v), PT(corners9)(v), 0);
+  if (SHAPE == 7) return PT(mg_op)(7, C, v[13], PT(faces27)(v), 0, 0);
+  return PT(mg_op)(SHAPE, C, v[13], SHAPE == 27 ? PT(faces27)(v) : (T)0,
+                   PT(edges27)(v), PT(corners27)(v));
+}
+
+/* Residual r = bs (b + bsh) - S u (bs, bsh: the level's right-hand side
+ * scale and shift). */
+STRATA_HD T PT(mg_residual)(T bs, T bsh, T b, T s) {
+  return bs * (b + bsh) - s;
+}
+
+/* Weighted Jacobi: u' = cu u + cr r (cu = 1 and cr = omega / diag for
+ * the smoother; other pairs give the residual-correction forms). */
+STRATA_HD T PT(mg_jacobi)(T cu, T cr, T u, T r) { return cu * u + cr * r; }
+
+#endif /* STRATA_POINT_BODY */

@@ -6,6 +6,7 @@
  * expressions these kernels follow term for term (nvcc may contract a
  * multiply and an add into one FMA: the engines agree to rounding). */
 #include "solver_common.cuh"
+#include "core/point.h"
 
 #include <string.h>
 
@@ -42,26 +43,28 @@ __global__ void __launch_bounds__(256) k_yee_h(const yee_par<T> P) {
     if (j < P.hr1) {
       const T dy = e[P.sy] - e[0];
       T h = P.hx[o];
-      h -= P.ch * dy;
+      h = strata__pt_yee_hx(h, P.ch, dy);
       if (P.phxy && P.pah[1][j] != 0.0) {
         const T ac = (T)P.pah[1][j], bc = (T)P.pbh[1][j];
-        T ps = bc * P.phxy[o] + ac * dy;
+        T ps = strata__pt_cpml_psi(bc, ac, P.phxy[o], dy);
         P.phxy[o] = ps;
-        h -= P.ch * ps;
+        h = strata__pt_yee_hx(h, P.ch, ps);
       }
       P.hx[o] = h;
     }
     if (i < P.hr0) {
       const T dx = e[1] - e[0];
       T h = P.hy[o];
-      h += P.ch * dx;
+      h = strata__pt_yee_hy(h, P.ch, dx);
       if (P.phyx)
         for (int side = 0; side < 2; side++) {
           const int hi = P.hi[0][side] < P.hr0 ? P.hi[0][side] : P.hr0;
           if (i >= P.lo[0][side] && i < hi) {
+            /* point.h's cpml_psi, written out: through the call nvcc
+             * orders this loop's loads differently (other machine code) */
             T ps = (T)P.pbh[0][i] * P.phyx[o] + (T)P.pah[0][i] * dx;
             P.phyx[o] = ps;
-            h += P.ch * ps;
+            h = strata__pt_yee_hy(h, P.ch, ps);
           }
         }
       P.hy[o] = h;
@@ -103,19 +106,20 @@ __global__ void __launch_bounds__(256) k_yee_e(const yee_par<T> P) {
     const T dhy = P.hy[o] - P.hy[o - 1];
     const T dhx = P.hx[o] - P.hx[o - P.sy];
     T e = P.ez[o];
-    e += P.ce * (dhy - dhx);
+    e = strata__pt_yee_ez(e, P.ce, dhy, dhx);
     if (P.pezx)
       for (int side = 0; side < 2; side++)
         if (i >= P.lo[0][side] && i < P.hi[0][side]) {
-          T ps = (T)P.pb[0][i] * P.pezx[o] + (T)P.pa[0][i] * dhy;
+          const T bc = (T)P.pb[0][i], po = P.pezx[o];
+          T ps = strata__pt_cpml_psi(bc, (T)P.pa[0][i], po, dhy);
           P.pezx[o] = ps;
-          e += P.ce * ps;
+          e = strata__pt_yee_ez_psix(e, P.ce, ps);
         }
     if (P.pezy && P.pa[1][j] != 0.0) {
       const T ac = (T)P.pa[1][j], bc = (T)P.pb[1][j];
-      T ps = bc * P.pezy[o] + ac * dhx;
+      T ps = strata__pt_cpml_psi(bc, ac, P.pezy[o], dhx);
       P.pezy[o] = ps;
-      e -= P.ce * ps;
+      e = strata__pt_yee_ez_psiy(e, P.ce, ps);
     }
     P.ez[o] = e;
   }
@@ -133,17 +137,17 @@ __global__ void k_yee_mur(const yee_par<T> P) {
     if (t >= P.e0y && t < P.e1y) {
       const long long r = t * sy;
       if (P.face[0] == STRATA__YF_MUR)
-        ez[r] = ez[-1 + r] + P.mur * (ez[1 + r] - ez[r]);
+        ez[r] = strata__pt_mur(ez[-1 + r], ez[1 + r], ez[r], P.mur);
       if (P.face[1] == STRATA__YF_MUR)
-        ez[P.n0 - 1 + r] =
-            ez[P.n0 + r] + P.mur * (ez[P.n0 - 2 + r] - ez[P.n0 - 1 + r]);
+        ez[P.n0 - 1 + r] = strata__pt_mur(ez[P.n0 + r], ez[P.n0 - 2 + r],
+                                          ez[P.n0 - 1 + r], P.mur);
     }
     if (t >= P.e0x && t < P.e1x) {
       if (P.face[2] == STRATA__YF_MUR)
-        ez[t] = ez[t - sy] + P.mur * (ez[t + sy] - ez[t]);
+        ez[t] = strata__pt_mur(ez[t - sy], ez[t + sy], ez[t], P.mur);
       if (P.face[3] == STRATA__YF_MUR) {
         const long long l = t + (long long)(P.n1 - 1) * sy;
-        ez[l] = ez[l + sy] + P.mur * (ez[l - sy] - ez[l]);
+        ez[l] = strata__pt_mur(ez[l + sy], ez[l - sy], ez[l], P.mur);
       }
     }
   }

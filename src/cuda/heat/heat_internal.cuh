@@ -7,6 +7,7 @@
 #define STRATA_CUDA_HEAT_INTERNAL_CUH
 
 #include "solver_common.cuh"
+#include "core/point.h"
 
 namespace strata_cuheat {
 
@@ -71,8 +72,9 @@ constexpr int kThreads2d = 512;
 constexpr int kThreads3d = 256;
 
 /* Star stencil at c (shared memory) with row stride sy; z neighbours at
- * zm[k-1] (plane z - k) and zp[k-1] (plane z + k), same offset.  Order of
- * the CPU's FN(fstar_row): centre, then for k = 1..R the x, y, z pairs. */
+ * zm[k-1] (plane z - k) and zp[k-1] (plane z + k), same offset: the
+ * chain of core/point.h's star (its terms k by k, x then y then z; the
+ * terms one by one, so each pair is loaded where it is added). */
 template <typename T, int R, int D>
 __device__ __forceinline__ T star_at(const T *c, int sy, const T *const *zm,
                                      const T *const *zp, int off,
@@ -80,27 +82,30 @@ __device__ __forceinline__ T star_at(const T *c, int sy, const T *const *zm,
   T acc = P.c0 * c[0];
 #pragma unroll
   for (int k = 1; k <= R; k++) {
-    acc += P.w[0][k] * (c[-k] + c[k]);
-    if (D >= 2) acc += P.w[1][k] * (c[-k * sy] + c[k * sy]);
-    if (D >= 3) acc += P.w[2][k] * (zm[k - 1][off] + zp[k - 1][off]);
+    acc = strata__pt_term(acc, P.w[0][k], c[-k] + c[k]);
+    if (D >= 2) acc = strata__pt_term(acc, P.w[1][k], c[-k * sy] + c[k * sy]);
+    if (D >= 3)
+      acc = strata__pt_term(acc, P.w[2][k], zm[k - 1][off] + zp[k - 1][off]);
   }
   return acc;
 }
 
 /* Symmetric 27-point box at offset off of planes m (z - 1), c, p (z + 1),
- * row stride sy.  Order of the CPU's FN(fsym_row). */
+ * row stride sy: core/point.h's sym27 and its neighbour sums. */
 template <typename T>
 __device__ __forceinline__ T sym_at(const T *m, const T *c, const T *p,
                                     int off, int sy, const fused_par<T> &P) {
   m += off;
   c += off;
   p += off;
-  T faces = c[-1] + c[1] + c[-sy] + c[sy] + m[0] + p[0];
-  T edges = c[-1 - sy] + c[1 - sy] + c[-1 + sy] + c[1 + sy] + m[-1] + m[1] +
-            p[-1] + p[1] + m[-sy] + m[sy] + p[-sy] + p[sy];
-  T corners = m[-1 - sy] + m[1 - sy] + m[-1 + sy] + m[1 + sy] + p[-1 - sy] +
-              p[1 - sy] + p[-1 + sy] + p[1 + sy];
-  return P.C[0] * c[0] + P.C[1] * faces + P.C[2] * edges + P.C[3] * corners;
+  const T faces = strata__pt_faces6(c[-1], c[1], c[-sy], c[sy], m[0], p[0]);
+  const T edges = strata__pt_edges12(c[-1 - sy], c[1 - sy], c[-1 + sy],
+                                     c[1 + sy], m[-1], m[1], p[-1], p[1],
+                                     m[-sy], m[sy], p[-sy], p[sy]);
+  const T corners = strata__pt_corners8(m[-1 - sy], m[1 - sy], m[-1 + sy],
+                                        m[1 + sy], p[-1 - sy], p[1 - sy],
+                                        p[-1 + sy], p[1 + sy]);
+  return strata__pt_sym27(P.C, c[0], faces, edges, corners);
 }
 
 /* A block's threads share out the w x h points of a region, point q =
@@ -143,9 +148,8 @@ __device__ __forceinline__ T pt2w(const T *o, const T *m, const T *n, T l,
   const T left = i == 0 ? l : m[i > 0 ? i - 1 : 0];
   const T right = i == V - 1 ? r : m[i < V - 1 ? i + 1 : V - 1];
   T acc = P.c0 * m[i];
-  acc += P.w[0][1] * (left + right);
-  acc += P.w[1][1] * (o[i] + n[i]);
-  return acc;
+  acc = strata__pt_term(acc, P.w[0][1], left + right);
+  return strata__pt_term(acc, P.w[1][1], o[i] + n[i]);
 }
 
 /* One input row p through every level.  For level j (0 = the input),

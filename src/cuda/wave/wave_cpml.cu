@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
               for (int q = 1; q <= R; q++)
                 d += P.d1[q] * (up_[q - 1] - um[q - 1]);
-              np = bv * pf[t] + av * d;
+              np = strata__pt_cpml_psi(bv, av, pf[t], d);
               if (jv[t]) S.psi[po0 + t * S.psy] = np;
             }
             T dpsi = 0, d2 = P.lap[0] * uf[t];

@@ -7,6 +7,7 @@
 #define STRATA_CUDA_WAVE_INTERNAL_CUH
 
 #include "solver_common.cuh"
+#include "core/point.h"
 
 namespace strata_cuwave {
 
@@ -74,16 +75,8 @@ using strata_cuwave::wave_slab;
 constexpr int kWX = 32, kWY = 16; /* k_wave's block: one xy tile */
 
 
-/* The sponge's division by 1 + e (>= 1): in fp32 the fast reciprocal
- * form (at most 2 ulp; the engines agree to rounding, not bit for bit, in
- * the update anyway), in fp64 the correctly rounded one. */
-__device__ __forceinline__ double wave_div(double a, double b) { return a / b; }
-__device__ __forceinline__ float wave_div(float a, float b) {
-  return __fdividef(a, b);
-}
-
-/* The update of a vector of up at plane k (the CPU's expression term for
- * term): u+ = 2u - u- + c2 L, or with a sponge (P.any_damp; e = erow +
+/* The update of a vector of up at plane k (core/point.h's wave and
+ * wave_sponge, the CPU's): u+ = 2u - u- + c2 L, or with a sponge (P.any_damp; e = erow +
  * ex[e], erow the y then z damping, the CPU's order)
  * (2u - (1 - e) u- + c2 L) / (1 + e), divided only where e != 0 (for
  * e == 0 the two are the same: x (1 - 0) and x / (1 + 0) are exact). */
@@ -98,16 +91,15 @@ wave_update(const wave_par<T> &P, const strata__vec<T, V> &c,
     for (int e = 0; e < V; e++) {
       const T ee = erow + ex[e];
       if (ee == (T)0)
-        res.v[e] = (T)2 * c.v[e] - upv.v[e] + c2v.v[e] * L[e];
+        res.v[e] = strata__pt_wave(c.v[e], upv.v[e], c2v.v[e], L[e]);
       else
-        res.v[e] = wave_div(
-            (T)2 * c.v[e] - ((T)1 - ee) * upv.v[e] + c2v.v[e] * L[e],
-            (T)1 + ee);
+        res.v[e] =
+            strata__pt_wave_sponge(c.v[e], upv.v[e], c2v.v[e], L[e], ee);
     }
   } else {
 #pragma unroll
     for (int e = 0; e < V; e++)
-      res.v[e] = (T)2 * c.v[e] - upv.v[e] + c2v.v[e] * L[e];
+      res.v[e] = strata__pt_wave(c.v[e], upv.v[e], c2v.v[e], L[e]);
   }
   return res;
 }
@@ -181,7 +173,7 @@ __device__ __forceinline__ void slab_correct(const wave_par<T> &P, T bv,
                                              T av, int i, int j, int k, T zo,
                                              T w, T c, T dpsi, T d2, T *zp,
                                              T *wp) {
-  const T z = bv * zo + av * (d2 + dpsi);
+  const T z = strata__pt_cpml_zeta(bv, av, zo, d2, dpsi);
   *zp = z;
   const T v = cpml_add<T>(P, i, j, k, w, c, dpsi + z);
   *wp = v;
@@ -271,9 +263,9 @@ __device__ __forceinline__ void cpml_at(const wave_slab<T> &S, int ax, int i,
   const int c = ax == 0 ? i : ax == 1 ? j : k;
   const T ac = (T)pa[c], bc = (T)pb[c];
   T *ze = S.zeta + off;
-  const T z = bc * *ze + ac * (d2 + dpsi);
+  const T z = strata__pt_cpml_zeta(bc, ac, *ze, d2, dpsi);
   *ze = z;
-  L += dpsi + z;
+  L = strata__pt_cpml_add(L, dpsi, z);
 }
 
 constexpr int kSlabMaxW = 64; /* the widest unit along the slab's axis */

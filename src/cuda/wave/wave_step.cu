@@ -318,8 +318,8 @@ __global__ void k_faces(T *up, const T *u, face_par F, T mur) {
         if (ib < F.s0b || ib >= F.s1b || ic < F.s0c || ic >= F.s1c) continue;
         const long long bnode = side ? nax - 1 : 0,
                         inner = side ? nax - 2 : 1;
-        line[bnode * sa] = uline[inner * sa] +
-                           mur * (line[inner * sa] - uline[bnode * sa]);
+        line[bnode * sa] = strata__pt_mur(uline[inner * sa], line[inner * sa],
+                                          uline[bnode * sa], mur);
       }
     }
   }

@@ -38,7 +38,7 @@ __device__ __forceinline__ void wt_cpml_x(const wave_par<T> &P,
   }
   /* psi is 0 outside the layer; the slot holds the layer's only */
   T psi = T(0);
-  if (c.f & 1) psi = c.b * pb[lane - R] + c.a * d;
+  if (c.f & 1) psi = strata__pt_cpml_psi(c.b, c.a, pb[lane - R], d);
   T dpsi = 0;
 #pragma unroll
   for (int q = 1; q <= R; q++) {
@@ -49,7 +49,7 @@ __device__ __forceinline__ void wt_cpml_x(const wave_par<T> &P,
   T corr = 0;
   if (c.f & 1) S.psi[c.o] = psi;
   if (c.f & 2) {
-    const T z = c.b * zb[lane - R] + c.a * (d2 + dpsi);
+    const T z = strata__pt_cpml_zeta(c.b, c.a, zb[lane - R], d2, dpsi);
     S.zeta[c.o] = z;
     corr = dpsi + z;
   }
@@ -334,7 +334,8 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
         if (cyf & 2) {
           vec ps = lds_v<T, V>(pr);
 #pragma unroll
-          for (int e = 0; e < V; e++) ps.v[e] = cyb * ps.v[e] + cya * d[e];
+          for (int e = 0; e < V; e++)
+            ps.v[e] = strata__pt_cpml_psi(cyb, cya, ps.v[e], d[e]);
           sts_v<T, V>(pr, ps);
           if (cyx == (1u << V) - 1) {
             *reinterpret_cast<vec *>(S.psi + cyo) = ps;
@@ -361,7 +362,8 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
 #pragma unroll
         for (int e = 0; e < V; e++)
           if (cym >> e & 1u) {
-            const T z = cyb * zo.v[e] + cya * (d2[e] + dp[e]);
+            const T z =
+                strata__pt_cpml_zeta(cyb, cya, zo.v[e], d2[e], dp[e]);
             S.zeta[cyo + e] = z;
             yc[e] = dp[e] + z;
           }

@@ -10,7 +10,10 @@
  * a shared machine the median carries other processes' load).
  *
  *   bench_solvers [heat|heat2d|heat3d|wave|fdtd|all] [--small] [--reps N]
- *                 [--backend cpu|cuda|auto] */
+ *                 [--backend cpu|cuda|auto] [--tuning KEY=VALUE,...]
+ *
+ * --tuning passes the engine's tuning switches (docs/tuning.md) to the
+ * context. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,25 @@
 #include "strata.h"
 
 static int g_reps = 5;
+static strata_backend g_backend = STRATA_BACKEND_CPU;
+static const char *g_tuning = ""; /* --tuning */
+
+/* A context of the benchmark's backend with the tuning switches of
+ * --tuning and then extra (either may be ""), or NULL (why says). */
+static strata_context *open_ctx(const char *extra, char *why, size_t n) {
+  char t[1024];
+  snprintf(t, sizeof t, "%s%s%s", g_tuning, *g_tuning && *extra ? "," : "",
+           extra);
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = g_backend;
+  co.tuning = *t ? t : NULL;
+  co.errbuf = why;
+  co.errbuf_size = n;
+  strata_context *ctx = NULL;
+  if (strata_context_create(&ctx, &co) != STRATA_OK) return NULL;
+  return ctx;
+}
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -189,10 +211,13 @@ static void bench_wave(strata_context *ctx, int small) {
          "(best) | single-sweep ceiling (Gpts/s) | %% of ceiling |\n"
          "|---|---|---|---|---|---|\n");
   /* case 4 (CUDA): the sponge case again, two steps per sweep (the fused
-   * kernel, STRATA_WAVE_PAIR=1; even step counts, so only fused sweeps) */
+   * kernel, on a context with the tuning switch wave_pair=1; even step
+   * counts, so only fused sweeps) */
   const int ncase =
       strata_context_backend(ctx) == STRATA_BACKEND_CUDA ? 5 : 4;
+  strata_context *const main_ctx = ctx;
   for (int c = 0; c < ncase; c++) {
+    ctx = main_ctx;
     strata_wave_options o;
     strata_wave_options_init(&o);
     o.n[0] = o.n[1] = o.n[2] = n;
@@ -213,9 +238,13 @@ static void bench_wave(strata_context *ctx, int small) {
       o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
       break;
     case 4:
-      name = "sponge (20) all faces, two steps per sweep (STRATA_WAVE_PAIR=1)";
+      name = "sponge (20) all faces, two steps per sweep (wave_pair=1)";
       for (int f = 0; f < 6; f++) o.face[f] = STRATA_WAVE_SPONGE;
-      if (setenv("STRATA_WAVE_PAIR", "1", 1) != 0) return;
+      char why[256] = "";
+      if (!(ctx = open_ctx("wave_pair=1", why, sizeof why))) {
+        fprintf(stderr, "cannot create the wave_pair context: %s\n", why);
+        exit(1);
+      }
       break;
     }
     strata_wave *w = NULL;
@@ -244,7 +273,7 @@ static void bench_wave(strata_context *ctx, int small) {
     printf("| %s | %.2f | %.3f / %.3f | %.1f | %.3f | %.0f%% |\n", name, B,
            gmed, gpts, gpts * B, ceil_, 100 * gpts / ceil_);
     strata_wave_destroy(&w);
-    unsetenv("STRATA_WAVE_PAIR");
+    if (ctx != main_ctx) strata_context_destroy(&ctx);
   }
   printf("\n");
 }
@@ -298,32 +327,28 @@ static void bench_fdtd(strata_context *ctx, int small) {
 int main(int argc, char **argv) {
   const char *what = "all";
   int small = 0;
-  strata_backend backend = STRATA_BACKEND_CPU;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--small") == 0)
       small = 1;
     else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
-      if (strata_backend_parse(argv[++i], &backend) != STRATA_OK) {
+      if (strata_backend_parse(argv[++i], &g_backend) != STRATA_OK) {
         fprintf(stderr, "unknown backend '%s' (auto, cpu, cuda)\n", argv[i]);
         return 2;
       }
     }
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
       g_reps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--tuning") == 0 && i + 1 < argc)
+      g_tuning = argv[++i];
     else
       what = argv[i];
   }
   if (g_reps < 1 || g_reps > 32) g_reps = 5;
-  strata_context_options co;
-  strata_context_options_init(&co);
-  co.backend = backend;
   char why[256] = "";
-  co.errbuf = why;
-  co.errbuf_size = sizeof why;
-  strata_context *ctx = NULL;
-  if (strata_context_create(&ctx, &co) != STRATA_OK) {
+  strata_context *ctx = open_ctx("", why, sizeof why);
+  if (!ctx) {
     fprintf(stderr, "cannot create a %s context: %s\n",
-            strata_backend_name(backend), why);
+            strata_backend_name(g_backend), why);
     return 1;
   }
   strata_device_info info;

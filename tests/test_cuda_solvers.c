@@ -35,7 +35,7 @@
  * shrinks sizes and steps (for compute-sanitizer runs).
  * STRATA_TEST_SOLVERS_SELF=1 runs everything with a second CPU context in
  * place of the GPU (a check of this harness: every difference is then 0). */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _POSIX_C_SOURCE 200809L
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -55,10 +55,13 @@ static int env_on(const char *name) {
 static int quick(void) { return env_on("STRATA_TEST_QUICK"); }
 static int self_mode(void) { return env_on("STRATA_TEST_SOLVERS_SELF"); }
 
-static strata_context *make_ctx(strata_backend b, char *why, size_t n) {
+/* tuning: the context's tuning switches (docs/tuning.md), "" for none */
+static strata_context *make_ctx(strata_backend b, const char *tuning,
+                                char *why, size_t n) {
   strata_context_options o;
   strata_context_options_init(&o);
   o.backend = b;
+  o.tuning = *tuning ? tuning : NULL;
   o.tune_cache = ""; /* autotune in memory only */
   o.errbuf = why;
   o.errbuf_size = n;
@@ -69,6 +72,7 @@ static strata_context *make_ctx(strata_backend b, char *why, size_t n) {
 
 typedef struct {
   strata_context *c[2]; /* [0] the CPU oracle, [1] the engine under test */
+  char tuning[128];     /* c[1]'s tuning switches */
 } ctx_pair;
 
 static void close_pair(ctx_pair *p) {
@@ -82,14 +86,33 @@ static int open_pair(ctx_pair *p, char *why, size_t n) {
   why[0] = 0;
   if (!self_mode() && !strata_backend_available(STRATA_BACKEND_CUDA, why, n))
     return TEST_SKIP;
-  p->c[0] = make_ctx(STRATA_BACKEND_CPU, why, n);
+  p->c[0] = make_ctx(STRATA_BACKEND_CPU, "", why, n);
   p->c[1] = make_ctx(self_mode() ? STRATA_BACKEND_CPU : STRATA_BACKEND_CUDA,
-                     why, n);
+                     "", why, n);
   if (!p->c[0] || !p->c[1]) {
     fprintf(stderr, "  cannot create the contexts: %s\n", why);
     close_pair(p);
     return 1;
   }
+  return 0;
+}
+
+/* The engine under test anew with the tuning switches t ("" for none),
+ * unless it has them already: 0, or 1 when the context cannot be made. */
+static int retune(ctx_pair *p, const char *t) {
+  if (strcmp(p->tuning, t) == 0) return 0;
+  char why[256];
+  strata_context *c =
+      make_ctx(self_mode() ? STRATA_BACKEND_CPU : STRATA_BACKEND_CUDA, t, why,
+               sizeof why);
+  if (!c) {
+    fprintf(stderr, "  cannot create the context (tuning '%s'): %s\n", t,
+            why);
+    return 1;
+  }
+  strata_context_destroy(&p->c[1]);
+  p->c[1] = c;
+  snprintf(p->tuning, sizeof p->tuning, "%s", t);
   return 0;
 }
 
@@ -716,10 +739,18 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
 }
 
 /* Every wave case in both precisions; kernel: NULL (the engine's choice)
- * or a value of STRATA_WAVE_KERNEL. */
+ * or a value of the tuning switch wave_kernel. */
 static int wave_cases(const char *kernel) {
   ctx_pair P;
   OPEN_PAIR(P);
+  if (kernel) {
+    char t[64];
+    snprintf(t, sizeof t, "wave_kernel=%s", kernel);
+    if (retune(&P, t)) {
+      close_pair(&P);
+      return 1;
+    }
+  }
   double ratio = 0;
   int cases = 0;
   const int nc = (int)(sizeof wcases / sizeof wcases[0]);
@@ -747,12 +778,7 @@ TEST(wave_step_vs_cpu) { return wave_cases(NULL); }
 
 /* The 3D update kernel of devices without tensor copies (k_wavev), which
  * an sm_90 device never picks by itself. */
-TEST(wave_step_fallback_vs_cpu) {
-  if (setenv("STRATA_WAVE_KERNEL", "wavev", 1) != 0) return 1;
-  const int r = wave_cases("wavev");
-  unsetenv("STRATA_WAVE_KERNEL");
-  return r;
-}
+TEST(wave_step_fallback_vs_cpu) { return wave_cases("wavev"); }
 
 /* wave_pair: the cases it takes (3D, zero faces with or without sponges,
  * no CPML slab), tiles cut by the grid's ends in x, y and z */
@@ -783,7 +809,10 @@ TEST(wave_pair_vs_cpu) {
   int cases = 0;
   const int nc = (int)(sizeof pcases / sizeof pcases[0]);
   for (int ch = 0; ch < 2; ch++) {
-    if (ch && setenv("STRATA_WAVE_PAIR_CHUNKS", "3", 1) != 0) return 1;
+    if (retune(&P, ch ? "wave_pair_chunks=3" : "")) {
+      close_pair(&P);
+      return 1;
+    }
     for (int q = 0; q < nc; q++)
       for (int p = 0; p < 2; p++) {
         strata_precision prec = p ? STRATA_F64 : STRATA_F32;
@@ -791,14 +820,12 @@ TEST(wave_pair_vs_cpu) {
                       &ratio, 1)) {
           fprintf(stderr, "  FAILED: %s, %s%s\n", pcases[q].name,
                   p ? "fp64" : "fp32", ch ? ", 3 z chunks" : "");
-          unsetenv("STRATA_WAVE_PAIR_CHUNKS");
           close_pair(&P);
           return 1;
         }
         cases++;
       }
   }
-  unsetenv("STRATA_WAVE_PAIR_CHUNKS");
   printf("  %d cases (r = 1..4, sponge / zero faces, sources, c2 field/line, "
          "fp32/fp64, own and 3 z chunks): worst |%s - cpu| / bound = %.3f\n",
          cases, eng(1), ratio);
@@ -1250,8 +1277,8 @@ TEST(apply_fused_vs_cpu) {
               if (z == 1 && (r != 1 || (s != 3 && s != 8))) continue;
               const int box = ops[q].kind == STRATA_STENCIL_BOX_SYMMETRIC;
               /* z == 2: each shape of the 3D register-tile kernels (radius
-               * 1, s <= 4 star / 2 box; V,NW,LR,W as STRATA_FUSED3D_SHAPE
-               * names them), else the launcher's own */
+               * 1, s <= 4 star / 2 box; V,NW,LR,W as the tuning switch
+               * fused3d_shape names them), else the launcher's own */
               if (z == 2 && (r != 1 || s > (box ? 2 : 4))) continue;
               const int vv = pr ? 2 : 4;
               static const int star3[7][4] = {
@@ -1264,13 +1291,17 @@ TEST(apply_fused_vs_cpu) {
               const int(*shapes)[4] = box ? box3 : star3;
               const int nshape = z == 2 ? (box ? 6 : 7) : 1;
               for (int h = 0; h < nshape; h++) {
-                char shape[32] = "auto";
+                char shape[32] = "auto", tuning[64] = "";
                 if (z == 2) {
                   /* V: 16 bytes a lane, or 8 (-1) */
-                  snprintf(shape, sizeof shape, "%d,%d,%d,%d",
+                  snprintf(shape, sizeof shape, "%d/%d/%d/%d",
                            shapes[h][0] < 0 ? vv / 2 : vv, shapes[h][1],
                            shapes[h][2], shapes[h][3]);
-                  setenv("STRATA_FUSED3D_SHAPE", shape, 1);
+                  snprintf(tuning, sizeof tuning, "fused3d_shape=%s", shape);
+                }
+                if (retune(&P, tuning)) {
+                  close_pair(&P);
+                  return 1;
                 }
                 char name[512];
                 snprintf(name, sizeof name, "apply_fused %dD %s, %s, %s, "
@@ -1283,7 +1314,6 @@ TEST(apply_fused_vs_cpu) {
                                                         : STRATA_F32,
                                            s, 4242u + 7u * (unsigned)cases,
                                            &ratio);
-                unsetenv("STRATA_FUSED3D_SHAPE");
                 if (bad) {
                   fprintf(stderr, "  FAILED: %s\n", name);
                   close_pair(&P);
@@ -1424,7 +1454,7 @@ typedef struct {
   strata_wave_face face[6];
   int order;
   int velocity_field;
-  int pair; /* the CUDA run must step two at a time (STRATA_WAVE_PAIR=1) */
+  int pair; /* the CUDA run must step two at a time (wave_pair=1) */
 } wecase;
 
 /* Runs the wave solver on ctx: final p^n, p^{n-1} (dense interior) and the
@@ -1512,10 +1542,9 @@ TEST(wave_end_to_end) {
     const size_t cnt = n[0] * n[1] * n[2];
     for (int p = 0; p < 2; p++) {
       strata_precision prec = p ? STRATA_F64 : STRATA_F32;
-      if (wc[q].pair && setenv("STRATA_WAVE_PAIR", "1", 1) != 0) return 1;
+      CHECK(retune(&P, wc[q].pair ? "wave_pair=1" : "") == 0);
       const int r = wave_run(P.c[1], &wc[q], prec, n, N, &g[0], &g[1], &g[2],
                              &nsg);
-      unsetenv("STRATA_WAVE_PAIR");
       CHECK(r == 0);
       CHECK(nsg == ns64 && ns32 == ns64);
       double **c = p ? c64 : c32;

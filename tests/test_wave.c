@@ -712,19 +712,21 @@ TEST(backend_without_wave_kernel) {
   CHECK(w == NULL);
   ctx->be = orig;
 
-  /* two steps in one sweep (STRATA_WAVE_PAIR=1) where they cannot run: a
-   * clear refusal, nothing stepped; without the variable, single steps */
+  /* two steps in one sweep (the tuning switch wave_pair=1, set here on the
+   * context as strata_context_options.tuning would) where they cannot run:
+   * a clear refusal, nothing stepped; without the switch, single steps */
+  static char pair_on[] = "wave_pair=1";
   o.nreceivers = 0;
   for (int f = 0; f < 6; f++) o.face[f] = STRATA_WAVE_SPONGE;
   CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
-  CHECK(setenv("STRATA_WAVE_PAIR", "1", 1) == 0);
+  ctx->tuning = pair_on;
   CHECK_STATUS(strata_wave_step(w, 2), STRATA_ENOTSUP, ctx);
   printf("  refused: %s\n", strata_context_error(ctx));
   CHECK(strstr(strata_context_error(ctx), "no fused wave kernel") != NULL);
   strata_wave_info info;
   CHECK_OK(strata_wave_get_info(w, &info), ctx);
   CHECK(info.steps == 0);
-  CHECK(unsetenv("STRATA_WAVE_PAIR") == 0);
+  ctx->tuning = NULL;
   CHECK_OK(strata_wave_step(w, 2), ctx);
   strata_wave_destroy(&w);
   /* a backend whose fused kernel does not take the case */
@@ -733,9 +735,9 @@ TEST(backend_without_wave_kernel) {
   ctx->be = &fake;
   o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
   CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
-  CHECK(setenv("STRATA_WAVE_PAIR", "1", 1) == 0);
+  ctx->tuning = pair_on;
   CHECK_STATUS(strata_wave_step(w, 4), STRATA_ENOTSUP, ctx);
-  CHECK(unsetenv("STRATA_WAVE_PAIR") == 0);
+  ctx->tuning = NULL;
   printf("  refused: %s\n", strata_context_error(ctx));
   CHECK(strstr(strata_context_error(ctx), "no CPML, free") != NULL);
   strata_wave_destroy(&w);

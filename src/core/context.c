@@ -191,11 +191,12 @@ static void set_errbuf(const strata_context_options *o, const char *fmt,
  * missing here is refused at context creation, so a typo never goes
  * unnoticed. */
 static const char *const tuning_keys[] = {
-    "wave_pair",   "wave_pair_chunks", "wave_kernel",    "wave_by",
-    "wave_cpmlx",  "wave_cpmly",       "wave_cpmlz",     "wave_zcap",
-    "wave_cpml",   "wave_faces",       "wave_tileimages", "fused3d_shape",
-    "fused3d_planes", "fused2d_rows",  "tma_hint",       "tma_l2",
-    "tune_break",  "zchunks",          NULL};
+    /* solvers: src/cuda/wave, src/cuda/heat, src/solvers/wave_engine.c */
+    "wave_pair", "wave_pair_chunks", "wave_kernel", "wave_cpml",
+    "wave_cpmlx", "wave_cpmly", "wave_cpmlz", "wave_zcap", "wave_faces",
+    "fused3d_shape", "fused3d_planes", "fused2d_rows",
+    /* operators */
+    "tma_hint", "tma_l2", "tune_break", "zchunks", NULL};
 
 static int is_sep(char c) {
   return c == ',' || c == ';' || c == ' ' || c == '\t' || c == '\n';

@@ -317,7 +317,7 @@ strata_status strata__cpu_mg_transfer(const strata__mg_transfer_args *a);
 strata_status strata__cpu_mg_axpby(strata_field *y, const strata_field *x,
                                    double a, double b, double c, double *sum);
 #ifdef STRATA_HAVE_CUDA
-/* The CUDA engine's multigrid kernels (src/cuda/cuda_multigrid.cu). */
+/* The CUDA engine's multigrid kernels (src/cuda/mg/multigrid.cu). */
 strata_status strata__cuda_mg_ghosts(strata_field *f,
                                      const strata__mg_ghost *g);
 strata_status strata__cuda_mg_sweep(const strata__mg_sweep_args *a);

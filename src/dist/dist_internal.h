@@ -1,4 +1,4 @@
-/* The device side of the halo exchange (src/cuda/cuda_dist.cu, NCCL),
+/* The device side of the halo exchange (src/cuda/dist/dist_nccl.cu, NCCL),
  * called from src/dist/dist.c.  Not installed. */
 #ifndef STRATA_DIST_INTERNAL_H
 #define STRATA_DIST_INTERNAL_H

@@ -59,20 +59,21 @@ strata_status strata__we_set_c2_line(strata__wengine *e, const double *line);
  * ghost layers first when the state was written. */
 strata_status strata__we_step(strata__wengine *e, int nsrc,
                               const long (*src)[3], const double *val);
-/* Two steps in one sweep (temporal blocking), only with STRATA_WAVE_PAIR=1:
- * on the H100 the fused kernel ran at 0.55-0.57x the single steps
+/* Two steps in one sweep (temporal blocking), only with the tuning switch
+ * wave_pair=1: the fused kernel is slower than the single steps
  * (docs/performance.md), so it is an experiment, not the default.  Where
  * the backend takes the case (*did = 1): val at step n+1 and val2 at n+2,
  * as two strata__we_step calls would add them; afterwards u is u^{n+2} and
- * up u^{n+1}.  *did = 0 and nothing done without STRATA_WAVE_PAIR=1; with
+ * up u^{n+1}.  *did = 0 and nothing done without wave_pair=1; with
  * it, a case the fused sweep cannot take (distributed, a backend or faces
  * without the kernel, no memory for the two more fields) is an error
  * (STRATA_ENOTSUP naming the reason). */
 strata_status strata__we_step2(strata__wengine *e, int nsrc,
                                const long (*src)[3], const double *val,
                                const double *val2, int *did);
-/* STRATA_WAVE_PAIR=1: the caller should try strata__we_step2. */
-int strata__we_pair_wanted(void);
+/* The context's tuning switch wave_pair=1: the caller should try
+ * strata__we_step2. */
+int strata__we_pair_wanted(const strata_context *ctx);
 /* Makes ghost layers and held boundary nodes of u and up consistent with
  * the faces (host pass; used once after the user writes a state). */
 strata_status strata__we_refresh(strata__wengine *e);

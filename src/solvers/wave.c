@@ -640,7 +640,7 @@ strata_status strata_wave_step(strata_wave *w, long nsteps) {
   if (w->nsamples == 0 && (s = record(w)) != STRATA_OK) return s;
   const double scale = w->dt * w->dt / (w->o.h * w->o.h * w->o.h);
   const int ns = w->o.amplitude != 0 ? w->nsrc : 0;
-  const int pairs = strata__we_pair_wanted();
+  const int pairs = strata__we_pair_wanted(w->ctx);
   for (long q = 0; q < nsteps;) {
     /* the sources' values at this step, and the next when a pair may run */
     const int nh = pairs && nsteps - q >= 2 ? 2 : 1;

@@ -364,18 +364,17 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
   return STRATA_OK;
 }
 
-int strata__we_pair_wanted(void) {
+int strata__we_pair_wanted(const strata_context *ctx) {
   /* measured slower than single steps (docs/performance.md, "Temporal
    * blocking of the wave step"): only when asked for */
-  const char *env = getenv("STRATA_WAVE_PAIR");
-  return env && strcmp(env, "1") == 0;
+  return strata__tuning_long(ctx, "wave_pair", 0) == 1;
 }
 
-/* STRATA_WAVE_PAIR=1 asked for the fused sweep, and e->pair_off says why
- * it cannot run. */
+/* The tuning switch wave_pair=1 asked for the fused sweep, and e->pair_off
+ * says why it cannot run. */
 static strata_status pair_not_taken(strata__wengine *e) {
   return strata__fail(e->ctx, STRATA_ENOTSUP,
-                      "wave: STRATA_WAVE_PAIR=1, but two steps cannot run in "
+                      "wave: wave_pair=1, but two steps cannot run in "
                       "one sweep here: %s", e->pair_off);
 }
 
@@ -384,7 +383,7 @@ strata_status strata__we_step2(strata__wengine *e, int nsrc,
                                const double *val2, int *did) {
   *did = 0;
   strata_context *ctx = e->ctx;
-  if (!strata__we_pair_wanted()) return STRATA_OK;
+  if (!strata__we_pair_wanted(ctx)) return STRATA_OK;
   if (!e->pair_off) {
     if (!ctx->be->wave_pair)
       e->pair_off = "the engine has no fused wave kernel";
@@ -402,7 +401,7 @@ strata_status strata__we_step2(strata__wengine *e, int nsrc,
       char why[sizeof ctx->error];
       memcpy(why, ctx->error, sizeof why);
       return strata__fail(ctx, s,
-                          "wave: STRATA_WAVE_PAIR=1, but the two more fields "
+                          "wave: wave_pair=1, but the two more fields "
                           "of the fused sweep do not fit: %s", why);
     }
   }

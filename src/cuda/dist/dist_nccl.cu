@@ -2,7 +2,7 @@
  * its own, ordered against the compute stream by events only, so the host
  * never waits and the interior kernels run while the planes move. */
 #include "cuda_internal.h"
-#include "../dist/dist_internal.h"
+#include "dist/dist_internal.h"
 
 extern "C" int strata__cuda_device_count(void) {
   int n = 0;

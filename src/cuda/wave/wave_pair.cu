@@ -88,7 +88,7 @@ __device__ __forceinline__ float pair_div(float a, float b) {
 
 /* The update of one vector: 2c - p + c2 L, or with the sponge
  * (2c - (1 - e) p + c2 L) / (1 + e) where e != 0: the single-step
- * kernels' expression (wave_update in cuda_solvers.cu), kept in this form
+ * kernels' expression (wave_update in wave/wave_internal.cuh), kept in this form
  * here: the pair kernel built on wave_update's (one branch on the sponge,
  * then one per element) ran 111.4 Gpts.steps/s against this form's 123.6
  * (H100, 512^3 fp32, sponge; two calls on different cards of that kind,
@@ -312,8 +312,8 @@ strata_status launch_pair(strata_context *ctx, strata__cuda_state *st,
   int ch = strata__cu_zchunks((int)(gx * gy), occ,
                               st->prop.multiProcessorCount, P.n[2],
                               2 * R + 1);
-  if (const char *e = getenv("STRATA_WAVE_PAIR_CHUNKS")) /* experiments */
-    if (atoi(e) > 0) ch = atoi(e);
+  const long fc = strata__tuning_long(ctx, "wave_pair_chunks", 0);
+  if (fc > 0) ch = fc < 65535 ? (int)fc : 65535;
   if (ch < 1) ch = 1;
   if (ch > P.n[2]) ch = P.n[2];
   if (ch > 65535) ch = 65535;

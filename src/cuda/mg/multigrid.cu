@@ -10,6 +10,7 @@
  * reduced per block into the context's scratch buffer and folded by one
  * block in a fixed order, so they are deterministic. */
 #include "cuda_device.cuh"
+#include "core/point.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -98,32 +99,35 @@ __device__ __forceinline__ T stencil_at(const T (*m)[kBX + 2],
                                         const T (*c)[kBX + 2],
                                         const T (*p)[kBX + 2], int ly, int lx,
                                         const T *C) {
-  if (SHAPE == 5)
-    return C[0] * c[ly][lx] +
-           C[1] * (c[ly][lx - 1] + c[ly][lx + 1] + c[ly - 1][lx] +
-                   c[ly + 1][lx]);
-  if (SHAPE == 9)
-    return C[0] * c[ly][lx] +
-           C[1] * (c[ly][lx - 1] + c[ly][lx + 1] + c[ly - 1][lx] +
-                   c[ly + 1][lx]) +
-           C[2] * (c[ly - 1][lx - 1] + c[ly - 1][lx + 1] + c[ly + 1][lx - 1] +
-                   c[ly + 1][lx + 1]);
-  if (SHAPE == 7)
-    return C[0] * c[ly][lx] +
-           C[1] * (c[ly][lx - 1] + c[ly][lx + 1] + c[ly - 1][lx] +
-                   c[ly + 1][lx] + m[ly][lx] + p[ly][lx]);
-  T edges = c[ly - 1][lx - 1] + c[ly - 1][lx + 1] + c[ly + 1][lx - 1] +
-            c[ly + 1][lx + 1] + m[ly][lx - 1] + m[ly][lx + 1] +
-            p[ly][lx - 1] + p[ly][lx + 1] + m[ly - 1][lx] + m[ly + 1][lx] +
-            p[ly - 1][lx] + p[ly + 1][lx];
-  T corners = m[ly - 1][lx - 1] + m[ly - 1][lx + 1] + m[ly + 1][lx - 1] +
-              m[ly + 1][lx + 1] + p[ly - 1][lx - 1] + p[ly - 1][lx + 1] +
-              p[ly + 1][lx - 1] + p[ly + 1][lx + 1];
-  T s = C[0] * c[ly][lx] + C[2] * edges + C[3] * corners;
-  if (SHAPE == 27)
-    s += C[1] * (c[ly][lx - 1] + c[ly][lx + 1] + c[ly - 1][lx] +
-                 c[ly + 1][lx] + m[ly][lx] + p[ly][lx]);
-  return s;
+  const T u = c[ly][lx];
+  if (SHAPE == 5 || SHAPE == 9 || SHAPE == 7) {
+    const T faces =
+        SHAPE == 7 ? strata__pt_faces6(c[ly][lx - 1], c[ly][lx + 1],
+                                       c[ly - 1][lx], c[ly + 1][lx], m[ly][lx],
+                                       p[ly][lx])
+                   : strata__pt_faces4(c[ly][lx - 1], c[ly][lx + 1],
+                                       c[ly - 1][lx], c[ly + 1][lx]);
+    const T edges = SHAPE == 9 ? strata__pt_corners4(c[ly - 1][lx - 1],
+                                                      c[ly - 1][lx + 1],
+                                                      c[ly + 1][lx - 1],
+                                                      c[ly + 1][lx + 1])
+                               : T(0);
+    return strata__pt_mg_op(SHAPE, C, u, faces, edges, T(0));
+  }
+  const T edges = strata__pt_edges12(
+      c[ly - 1][lx - 1], c[ly - 1][lx + 1], c[ly + 1][lx - 1],
+      c[ly + 1][lx + 1], m[ly][lx - 1], m[ly][lx + 1], p[ly][lx - 1],
+      p[ly][lx + 1], m[ly - 1][lx], m[ly + 1][lx], p[ly - 1][lx],
+      p[ly + 1][lx]);
+  const T corners = strata__pt_corners8(
+      m[ly - 1][lx - 1], m[ly - 1][lx + 1], m[ly + 1][lx - 1],
+      m[ly + 1][lx + 1], p[ly - 1][lx - 1], p[ly - 1][lx + 1],
+      p[ly + 1][lx - 1], p[ly + 1][lx + 1]);
+  const T faces = SHAPE == 27 ? strata__pt_faces6(c[ly][lx - 1], c[ly][lx + 1],
+                                                  c[ly - 1][lx], c[ly + 1][lx],
+                                                  m[ly][lx], p[ly][lx])
+                              : T(0);
+  return strata__pt_mg_op(SHAPE, C, u, faces, edges, corners);
 }
 
 /* Loads plane k of u (interior and first ghost layer) for tile (x0, y0)
@@ -181,10 +185,10 @@ __global__ void __launch_bounds__(kBX *kBY)
         const T s = stencil_at<T, SHAPE>(sh[sm], sh[D3 ? sc : sp], sh[sp], ly,
                                          lx, c.c);
         const T bv = __ldg(b + i + (long long)j * bsy + (long long)k * bsz);
-        const T res = c.bs * (bv + c.bsh) - s;
+        const T res = strata__pt_mg_residual(c.bs, c.bsh, bv, s);
         if (OUT)
           o[i + (long long)j * osy + (long long)k * osz] =
-              c.cu * sh[D3 ? sc : sp][ly][lx] + c.cr * res;
+              strata__pt_mg_jacobi(c.cu, c.cr, sh[D3 ? sc : sp][ly][lx], res);
         if (NORM) acc += (double)res * (double)res;
       }
       __syncthreads();
@@ -391,8 +395,8 @@ __global__ void __launch_bounds__(kS3T, 3)
         vec ov;
 #pragma unroll
         for (int e = 0; e < V; e++) {
-          const T res = c.bs * (bv.v[e] + c.bsh) - a0[e];
-          if (OUT) ov.v[e] = c.cu * uc[e] + c.cr * res;
+          const T res = strata__pt_mg_residual(c.bs, c.bsh, bv.v[e], a0[e]);
+          if (OUT) ov.v[e] = strata__pt_mg_jacobi(c.cu, c.cr, uc[e], res);
           if (NORM && e < nvalid) acc += (double)res * (double)res;
         }
         if (OUT)

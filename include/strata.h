@@ -959,6 +959,188 @@ strata_status strata_mg_get_options(const strata_mg *mg,
 
 
 /* ------------------------------------------------------------------------ */
+/* One solver interface: heat, wave, FDTD and Poisson behind one handle     */
+/* ------------------------------------------------------------------------ */
+/* strata_solver drives any of the solvers above through one set of calls,
+ * for programs that treat them alike (the strata program, bindings):
+ *   strata_solver_options_init(&o, kind); point o.heat / o.wave / o.fdtd /
+ *     o.poisson at that solver's own options (NULL = its defaults);
+ *   strata_solver_create(ctx, &o, &s): the kind's own create, with its
+ *     checks and messages;
+ *   set the initial state through the fields (strata_solver_field) or the
+ *     kind's own handle (strata_solver_heat, ...);
+ *   strata_solver_step(s, n); read fields, traces and info;
+ *   save and load the state (strata_solver_save / strata_solver_load to a
+ *     checkpoint file, strata_solver_save_state / _load_state in memory);
+ *   strata_solver_destroy(&s).
+ * Every call dispatches to the kind's own API, so a run through the
+ * interface equals the same run through that API bit for bit.  Over
+ * several processes (the options' dist), the calls that the kind's API
+ * makes collective are collective here too. */
+typedef struct strata_solver strata_solver;
+
+typedef enum strata_solver_kind {
+  STRATA_SOLVER_HEAT = 1,    /* strata_heat_*: field "u" */
+  STRATA_SOLVER_WAVE = 2,    /* strata_wave_*: fields "p", "p_prev";
+                                receiver traces */
+  STRATA_SOLVER_FDTD = 3,    /* strata_fdtd_*: fields "Ez", "Ez_prev"
+                                (explicit scheme) or "Ez", "Hx", "Hy" (Yee) */
+  STRATA_SOLVER_POISSON = 4  /* strata_mg_*: fields "phi" (the solution,
+                                zero initial guess) and "psi" (the source,
+                                zero until written) */
+} strata_solver_kind;
+
+/* "heat", "wave", "fdtd", "poisson"; "?" for anything else. */
+const char *strata_solver_kind_name(strata_solver_kind k);
+/* Parses the names above.  Returns STRATA_EINVAL otherwise. */
+strata_status strata_solver_kind_parse(const char *name,
+                                       strata_solver_kind *k);
+
+typedef struct strata_solver_options {
+  strata_solver_kind kind;
+  /* the options of kind, read at create and not kept; exactly the one of
+   * kind may be set, NULL = that solver's defaults */
+  const strata_heat_options *heat;
+  const strata_wave_options *wave;
+  const strata_fdtd_options *fdtd;
+  const strata_mg_options *poisson;
+  uint64_t tag; /* recorded in saved states; loading a state saved with
+                   another tag is refused.  A caller sets it to a hash of
+                   what the state must agree on (the strata program: the
+                   case's physics); default 0 */
+} strata_solver_options;
+
+/* Fills *o for kind: no per-solver options (their defaults), tag 0. */
+void strata_solver_options_init(strata_solver_options *o,
+                                strata_solver_kind kind);
+/* Creates a solver of o->kind on ctx.  Poisson: phi = 0 (its ghosts
+ * filled from the boundary conditions) and psi = 0.  Errors: STRATA_EINVAL
+ * (NULL, an unknown kind, another kind's options set: the message names
+ * them), and every error of the kind's own create, with its message. */
+strata_status strata_solver_create(strata_context *ctx,
+                                   const strata_solver_options *o,
+                                   strata_solver **out);
+/* Releases the solver and its fields; sets *s = NULL; NULL is harmless. */
+void strata_solver_destroy(strata_solver **s);
+
+/* Advances n >= 0 steps (the kind's strata_X_step).  Poisson: n
+ * multigrid cycles, each one strata_mg_solve of the solver's options with
+ * max_cycles = 1 and no tolerance, stall or full-multigrid test, so that
+ * the residual is measured before and after every cycle (info.residual);
+ * the caller decides when to stop (strata_solver_solve stops by itself).
+ * Returns when the work is done on the device, so that info's throughput
+ * is the call's.  Errors: those of the kind's step; STRATA_EINVAL for n <
+ * 0. */
+strata_status strata_solver_step(strata_solver *s, long n);
+/* Poisson only: solves to the tolerance of the solver's options
+ * (strata_mg_solve on phi and psi, full-multigrid pass included), its
+ * cycles counted as steps; res may be NULL.  Errors: STRATA_EINVAL (not
+ * a Poisson solver), and those of strata_mg_solve. */
+strata_status strata_solver_solve(strata_solver *s, strata_mg_result *res);
+
+/* The number of fields (1 to 3; 0 for s == NULL). */
+int strata_solver_field_count(const strata_solver *s);
+/* The name of field index (0 .. count-1; field 0 is the solution the
+ * solver is about: u, p, Ez, phi); NULL for a bad index. */
+const char *strata_solver_field_name(const strata_solver *s, int index);
+/* The index of the field called name, or -1. */
+int strata_solver_field_index(const strata_solver *s, const char *name);
+/* Field index (borrowed: valid until the next step, load or destroy; its
+ * interior may be written before stepping, as the kind's API says); NULL
+ * for a bad index.  Over several processes, this rank's part. */
+strata_field *strata_solver_field(strata_solver *s, int index);
+/* Copies field index's interior to a dense host array of the solver's
+ * precision, x fastest: the whole grid.  Over several processes a gather
+ * to rank 0 (host may be NULL on the other ranks), collective.  Errors:
+ * STRATA_EINVAL (bad index), those of strata_field_read. */
+strata_status strata_solver_read(strata_solver *s, int index, void *host);
+/* The receiver traces recorded so far, in *t: the wave solver's
+ * receivers (positions in metres, samples in fp64, dt the sampling
+ * interval); t->ntraces = 0 for a solver without receivers.  t->data and
+ * t->receivers are owned by the solver, valid until the next call of
+ * this function, step, load or destroy.  Over several processes
+ * collective, the traces gathered on rank 0 (0 traces elsewhere).
+ * Errors: STRATA_EINVAL, STRATA_ENOMEM. */
+strata_status strata_solver_traces(strata_solver *s, strata_traces *t);
+
+/* The kind's own handle, for what only it offers (e.g. a velocity model:
+ * strata_wave_set_velocity); NULL when s is of another kind.  Borrowed:
+ * the solver owns it. */
+strata_heat *strata_solver_heat(strata_solver *s);
+strata_wave *strata_solver_wave(strata_solver *s);
+strata_fdtd *strata_solver_fdtd(strata_solver *s);
+strata_mg *strata_solver_mg(strata_solver *s);
+
+typedef struct strata_solver_info {
+  strata_solver_kind kind;
+  int dims;                   /* 2 or 3 */
+  size_t n[3];                /* the (global) grid; unused axes 1 */
+  strata_precision precision;
+  double h;                   /* spacing: wave and Poisson as set, heat and
+                                 FDTD 1 (grid units) */
+  double dt;                  /* time step: wave in seconds, FDTD in grid
+                                 units (the Courant number), heat 1 (D
+                                 holds kappa dt / h^2), Poisson 0 */
+  double time;                /* simulated time, steps * dt */
+  long steps;                 /* steps (Poisson: cycles) done, counting
+                                 those of a loaded state */
+  size_t device_bytes;        /* bytes of the solver's fields on the
+                                 context's backend (host memory on the
+                                 CPU backend); this rank's */
+  size_t host_bytes;          /* host memory the interface holds besides
+                                 (traces, receiver positions) */
+  double bytes_per_point_step;/* least traffic of a step per point */
+  long last_steps;            /* the last strata_solver_step call: steps */
+  double last_seconds;        /* its wall time */
+  double points_per_s;        /* its throughput, points x steps / s (this
+                                 rank's points over several processes) */
+  double residual0;           /* Poisson: RMS residual of phi before the
+                                 first cycle after create or load */
+  double residual;            /* Poisson: after the last cycle */
+  double source_mean;         /* Poisson: the mean subtracted from psi
+                                 (no Dirichlet face, project = 1) */
+} strata_solver_info;
+
+/* Describes the solver's state.  Errors: STRATA_EINVAL. */
+strata_status strata_solver_get_info(const strata_solver *s,
+                                     strata_solver_info *info);
+
+/* Saved states are checkpoint images (format: docs/solvers.md,
+ * "Checkpoints"): a header naming the kind, the options' tag and the step
+ * count, the state, and a CRC-32 of it all.  The state is what continues
+ * the run bit for bit: heat u's interior; Poisson phi and psi and the
+ * residuals; the wave and FDTD solvers' own state (strata_X_save_state).
+ * Loading it into a solver created with the same options continues as if
+ * the run had not been interrupted.  Over several processes each rank's
+ * image is its own part (a record of the rank and the number of ranks
+ * follows the header), and saving and loading are collective.
+ * strata_solver_state_size gives the bytes of this solver's image;
+ * _save_state writes it into buf (size bytes, at least that);
+ * _load_state reads one.  Errors: STRATA_EINVAL (NULL, buffer too small,
+ * an image of another kind, tag, shape or precision, or another rank or
+ * rank count: the message names both), STRATA_EFORMAT (not a checkpoint,
+ * or damaged: the CRC-32 does not match; nothing is changed),
+ * STRATA_ENOMEM, STRATA_EDEVICE. */
+strata_status strata_solver_state_size(const strata_solver *s, size_t *bytes);
+strata_status strata_solver_save_state(const strata_solver *s, void *buf,
+                                       size_t size);
+strata_status strata_solver_load_state(strata_solver *s, const void *buf,
+                                       size_t size);
+/* The same image as a file at path (written as PATH.tmp.<pid> and renamed
+ * when complete).  Over several processes rank 0 writes path and rank r
+ * path.rank<r>; every part is renamed into place only once every rank
+ * wrote its own, so a failure leaves the previous parts together; load
+ * reads each rank's part and refuses parts of different steps.  Errors:
+ * those above; STRATA_EIO (cannot create, write or read the file: the
+ * message names it and the system's reason). */
+strata_status strata_solver_save(const strata_solver *s, const char *path);
+strata_status strata_solver_load(strata_solver *s, const char *path);
+/* The file rank uses for path: path itself for rank 0 (or one process),
+ * path.rank<r> for rank r > 0, written to out (n bytes).  Returns out. */
+char *strata_checkpoint_part_path(const char *path, int rank, char *out,
+                                  size_t n);
+
+/* ------------------------------------------------------------------------ */
 /* Several processes and GPUs: slab decomposition over MPI                   */
 /* ------------------------------------------------------------------------ */
 /* One rank (MPI process) per GPU, or per CPU socket on the CPU engine.  A

@@ -1,0 +1,760 @@
+/* One handle for every solver (strata_solver_*): each call dispatches to
+ * the kind's own API, so the interface adds no numerics of its own.  What
+ * it adds is what every program otherwise writes per solver: fields by
+ * name, traces, info, and saved states in one checkpoint format
+ * (src/io/checkpoint.c). */
+#define _POSIX_C_SOURCE 200809L
+#include "solvers_internal.h"
+#include "../io/io_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FIELDS 3
+
+struct strata_solver {
+  strata_context *ctx;
+  strata_solver_kind kind;
+  strata_dist *dist;
+  uint64_t tag;
+  strata_heat *heat;
+  strata_wave *wave;
+  strata_fdtd *fdtd;
+  strata_mg *mg;
+  int dims;
+  size_t n[3];
+  strata_precision precision;
+  double h, dt;
+  int nfields;
+  const char *names[MAX_FIELDS];
+  strata_fdtd_component comp[MAX_FIELDS];
+  int yee;
+  /* Poisson: the fields the solver owns, and the residuals */
+  strata_field *phi, *psi;
+  long cycles;
+  double r0, r, source_mean;
+  /* wave: receivers and source as given, and the traces' last copy */
+  double *rec;
+  int nrec, every;
+  double src[3];
+  double *tbuf;
+  size_t tcap;
+  /* memory and the last step call */
+  size_t dev_bytes;
+  long last_n;
+  double last_s;
+};
+
+static const char *const kind_names[] = {NULL, "heat", "wave", "fdtd",
+                                         "poisson"};
+
+const char *strata_solver_kind_name(strata_solver_kind k) {
+  return k >= STRATA_SOLVER_HEAT && k <= STRATA_SOLVER_POISSON
+             ? kind_names[k]
+             : "?";
+}
+
+strata_status strata_solver_kind_parse(const char *name,
+                                       strata_solver_kind *k) {
+  if (!name || !k) return STRATA_EINVAL;
+  for (int i = STRATA_SOLVER_HEAT; i <= STRATA_SOLVER_POISSON; i++)
+    if (!strcmp(name, kind_names[i])) {
+      *k = (strata_solver_kind)i;
+      return STRATA_OK;
+    }
+  return STRATA_EINVAL;
+}
+
+void strata_solver_options_init(strata_solver_options *o,
+                                strata_solver_kind kind) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->kind = kind;
+}
+
+/* ---- create ------------------------------------------------------------- */
+
+/* The options of o->kind are the only ones set. */
+static strata_status check_options(strata_context *ctx,
+                                   const strata_solver_options *o) {
+  if (o->kind < STRATA_SOLVER_HEAT || o->kind > STRATA_SOLVER_POISSON)
+    return strata__fail(ctx, STRATA_EINVAL, "solver: kind %d is not one of "
+                        "STRATA_SOLVER_HEAT (1), _WAVE (2), _FDTD (3), "
+                        "_POISSON (4)", (int)o->kind);
+  const void *set[5] = {NULL, o->heat, o->wave, o->fdtd, o->poisson};
+  static const char *const member[5] = {NULL, "heat", "wave", "fdtd",
+                                        "poisson"};
+  for (int k = 1; k <= 4; k++)
+    if (set[k] && k != (int)o->kind)
+      return strata__fail(ctx, STRATA_EINVAL, "solver: the kind is %s, but "
+                          "options.%s is set (only options.%s is read)",
+                          kind_names[o->kind], member[k],
+                          member[o->kind]);
+  return STRATA_OK;
+}
+
+static strata_status create_heat(strata_solver *s,
+                                 const strata_heat_options *po) {
+  strata_heat_options o;
+  if (po)
+    o = *po;
+  else
+    strata_heat_options_init(&o);
+  strata_status st = strata_heat_create(s->ctx, &o, &s->heat);
+  if (st != STRATA_OK) return st;
+  s->dist = o.dist;
+  s->dims = o.dims;
+  for (int a = 0; a < 3; a++) s->n[a] = a < o.dims ? o.n[a] : 1;
+  s->precision = o.precision;
+  s->h = 1;
+  s->dt = 1;
+  s->nfields = 1;
+  s->names[0] = "u";
+  return STRATA_OK;
+}
+
+static strata_status create_wave(strata_solver *s,
+                                 const strata_wave_options *po) {
+  strata_wave_options o;
+  if (po)
+    o = *po;
+  else
+    strata_wave_options_init(&o);
+  strata_status st = strata_wave_create(s->ctx, &o, &s->wave);
+  if (st != STRATA_OK) return st;
+  s->dist = o.dist;
+  s->dims = 3;
+  for (int a = 0; a < 3; a++) s->n[a] = o.n[a];
+  s->precision = o.precision;
+  s->h = o.h;
+  strata_wave_info wi;
+  strata_wave_get_info(s->wave, &wi);
+  s->dt = wi.dt;
+  s->nfields = 2;
+  s->names[0] = "p";
+  s->names[1] = "p_prev";
+  s->every = o.record_every > 0 ? o.record_every : 1;
+  for (int a = 0; a < 3; a++)
+    s->src[a] = o.src[a] >= 0 ? o.src[a] : 0.5 * (double)(o.n[a] - 1) * o.h;
+  if (o.nreceivers > 0 && o.receivers) {
+    s->rec = malloc(3 * (size_t)o.nreceivers * sizeof *s->rec);
+    if (!s->rec)
+      return strata__fail(s->ctx, STRATA_ENOMEM, "solver: out of memory "
+                          "for %d receivers", o.nreceivers);
+    memcpy(s->rec, o.receivers, 3 * (size_t)o.nreceivers * sizeof *s->rec);
+    s->nrec = o.nreceivers;
+  }
+  return STRATA_OK;
+}
+
+static strata_status create_fdtd(strata_solver *s,
+                                 const strata_fdtd_options *po) {
+  strata_fdtd_options o;
+  if (po)
+    o = *po;
+  else
+    strata_fdtd_options_init(&o);
+  strata_status st = strata_fdtd_create(s->ctx, &o, &s->fdtd);
+  if (st != STRATA_OK) return st;
+  s->dist = o.dist;
+  s->dims = 2;
+  s->n[0] = o.n[0];
+  s->n[1] = o.n[1];
+  s->n[2] = 1;
+  s->precision = o.precision;
+  s->h = 1;
+  s->dt = o.courant;
+  s->yee = o.scheme == STRATA_FDTD_YEE_TM;
+  s->names[0] = "Ez";
+  s->comp[0] = STRATA_FDTD_EZ;
+  if (s->yee) {
+    s->nfields = 3;
+    s->names[1] = "Hx";
+    s->comp[1] = STRATA_FDTD_HX;
+    s->names[2] = "Hy";
+    s->comp[2] = STRATA_FDTD_HY;
+  } else {
+    s->nfields = 2;
+    s->names[1] = "Ez_prev";
+    s->comp[1] = STRATA_FDTD_EZ_PREV;
+  }
+  return STRATA_OK;
+}
+
+static strata_status create_poisson(strata_solver *s,
+                                    const strata_mg_options *po) {
+  strata_mg_options o;
+  if (po)
+    o = *po;
+  else
+    strata_mg_options_init(&o);
+  strata_status st = strata_mg_create(s->ctx, &o, &s->mg);
+  if (st != STRATA_OK) return st;
+  strata_mg_get_options(s->mg, &o);
+  s->dims = o.dims;
+  for (int a = 0; a < 3; a++) s->n[a] = a < o.dims ? o.n[a] : 1;
+  s->precision = o.precision;
+  s->h = o.h;
+  s->dt = 0;
+  s->nfields = 2;
+  s->names[0] = "phi";
+  s->names[1] = "psi";
+  strata_field_desc d = {o.dims, {s->n[0], s->n[1], s->n[2]}, 1,
+                         o.precision};
+  st = strata_field_create(s->ctx, &d, &s->phi);
+  if (st == STRATA_OK) st = strata_field_create(s->ctx, &d, &s->psi);
+  if (st == STRATA_OK) st = strata_field_fill(s->phi, 0);
+  if (st == STRATA_OK) st = strata_field_fill_ghosts(s->phi, &o.bc);
+  if (st == STRATA_OK) st = strata_field_fill(s->psi, 0);
+  return st;
+}
+
+strata_status strata_solver_create(strata_context *ctx,
+                                   const strata_solver_options *o,
+                                   strata_solver **out) {
+  if (!ctx) return STRATA_EINVAL;
+  if (!out)
+    return strata__fail(ctx, STRATA_EINVAL, "solver: output pointer is NULL");
+  *out = NULL;
+  if (!o)
+    return strata__fail(ctx, STRATA_EINVAL, "solver: options are NULL (a "
+                        "kind is needed: strata_solver_options_init)");
+  strata_status st = check_options(ctx, o);
+  if (st != STRATA_OK) return st;
+  strata_solver *s = calloc(1, sizeof *s);
+  if (!s) return strata__fail(ctx, STRATA_ENOMEM, "solver: out of memory");
+  s->ctx = ctx;
+  s->kind = o->kind;
+  s->tag = o->tag;
+  const size_t before = ctx->live_bytes;
+  switch (o->kind) {
+  case STRATA_SOLVER_HEAT: st = create_heat(s, o->heat); break;
+  case STRATA_SOLVER_WAVE: st = create_wave(s, o->wave); break;
+  case STRATA_SOLVER_FDTD: st = create_fdtd(s, o->fdtd); break;
+  default: st = create_poisson(s, o->poisson); break;
+  }
+  if (st != STRATA_OK) {
+    strata_solver_destroy(&s);
+    return st;
+  }
+  s->dev_bytes = ctx->live_bytes - before;
+  *out = s;
+  return STRATA_OK;
+}
+
+void strata_solver_destroy(strata_solver **ps) {
+  if (!ps || !*ps) return;
+  strata_solver *s = *ps;
+  strata_heat_destroy(&s->heat);
+  strata_wave_destroy(&s->wave);
+  strata_fdtd_destroy(&s->fdtd);
+  strata_mg_destroy(&s->mg);
+  strata_field_destroy(&s->phi);
+  strata_field_destroy(&s->psi);
+  free(s->rec);
+  free(s->tbuf);
+  free(s);
+  *ps = NULL;
+}
+
+/* ---- stepping ------------------------------------------------------------ */
+
+static strata_status poisson_cycle(strata_solver *s) {
+  strata_mg_result res;
+  strata_status st = strata__mg_cycles(s->mg, s->phi, s->psi, 1, &res);
+  if (st != STRATA_OK) return st;
+  if (s->cycles == 0 || s->r0 == 0) s->r0 = res.residual0;
+  s->r = res.residual;
+  s->source_mean = res.source_mean;
+  s->cycles++;
+  return STRATA_OK;
+}
+
+strata_status strata_solver_step(strata_solver *s, long n) {
+  if (!s) return STRATA_EINVAL;
+  if (n < 0)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: %ld steps asked "
+                        "for; it must be >= 0", n);
+  double t0 = strata__now();
+  strata_status st = STRATA_OK;
+  switch (s->kind) {
+  case STRATA_SOLVER_HEAT: st = strata_heat_step(s->heat, n); break;
+  case STRATA_SOLVER_WAVE: st = strata_wave_step(s->wave, n); break;
+  case STRATA_SOLVER_FDTD: st = strata_fdtd_step(s->fdtd, n); break;
+  default:
+    for (long c = 0; c < n && st == STRATA_OK; c++) st = poisson_cycle(s);
+    break;
+  }
+  if (st == STRATA_OK) st = strata_context_sync(s->ctx);
+  if (st != STRATA_OK) return st;
+  s->last_n = n;
+  s->last_s = strata__now() - t0;
+  return STRATA_OK;
+}
+
+strata_status strata_solver_solve(strata_solver *s, strata_mg_result *res) {
+  if (!s) return STRATA_EINVAL;
+  if (s->kind != STRATA_SOLVER_POISSON)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: solve is for the "
+                        "Poisson solver; a %s solver steps "
+                        "(strata_solver_step)", kind_names[s->kind]);
+  strata_mg_result r;
+  double t0 = strata__now();
+  strata_status st = strata_mg_solve(s->mg, s->phi, s->psi, &r);
+  if (st != STRATA_OK) return st;
+  if (s->cycles == 0 || s->r0 == 0) s->r0 = r.residual0;
+  s->r = r.residual;
+  s->source_mean = r.source_mean;
+  s->cycles += r.cycles;
+  s->last_n = r.cycles;
+  s->last_s = strata__now() - t0;
+  if (res) *res = r;
+  return STRATA_OK;
+}
+
+/* ---- fields and traces ---------------------------------------------------- */
+
+int strata_solver_field_count(const strata_solver *s) {
+  return s ? s->nfields : 0;
+}
+
+const char *strata_solver_field_name(const strata_solver *s, int index) {
+  if (!s || index < 0 || index >= s->nfields) return NULL;
+  return s->names[index];
+}
+
+int strata_solver_field_index(const strata_solver *s, const char *name) {
+  if (!s || !name) return -1;
+  for (int i = 0; i < s->nfields; i++)
+    if (!strcmp(name, s->names[i])) return i;
+  return -1;
+}
+
+strata_field *strata_solver_field(strata_solver *s, int index) {
+  if (!s || index < 0 || index >= s->nfields) return NULL;
+  switch (s->kind) {
+  case STRATA_SOLVER_HEAT: return strata_heat_field(s->heat);
+  case STRATA_SOLVER_WAVE: return strata_wave_field(s->wave, index);
+  case STRATA_SOLVER_FDTD: return strata_fdtd_field(s->fdtd, s->comp[index]);
+  default: return index == 0 ? s->phi : s->psi;
+  }
+}
+
+strata_status strata_solver_read(strata_solver *s, int index, void *host) {
+  if (!s) return STRATA_EINVAL;
+  strata_field *f = strata_solver_field(s, index);
+  if (!f)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: field %d; the %s "
+                        "solver has fields 0..%d", index, kind_names[s->kind],
+                        s->nfields - 1);
+  if (s->dist) return strata_dist_gather(f, 0, host);
+  if (!host)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: host array is NULL");
+  return strata_field_read(f, host);
+}
+
+strata_status strata_solver_traces(strata_solver *s, strata_traces *t) {
+  if (!s) return STRATA_EINVAL;
+  if (!t)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: traces is NULL");
+  memset(t, 0, sizeof *t);
+  t->precision = STRATA_F64;
+  if (s->kind != STRATA_SOLVER_WAVE || s->nrec == 0) return STRATA_OK;
+  strata_wave_info wi;
+  strata_status st = strata_wave_get_info(s->wave, &wi);
+  if (st != STRATA_OK) return st;
+  size_t ns = wi.nsamples, need = (size_t)s->nrec * ns;
+  const int root = !s->dist || strata_dist_rank(s->dist) == 0;
+  if (root && need > s->tcap) {
+    double *b = realloc(s->tbuf, need * sizeof *b);
+    if (b) {
+      s->tbuf = b;
+      s->tcap = need;
+    }
+  }
+  /* over several processes every rank calls the gather, rank 0 even
+   * without room, so that no rank is left waiting */
+  int room = root && s->tcap >= need;
+  st = strata_wave_traces(s->wave, room ? s->tbuf : NULL, room ? s->tcap : 0,
+                          &ns);
+  if (root && !room)
+    return strata__fail(s->ctx, STRATA_ENOMEM, "solver: out of memory for "
+                        "%zu trace samples", need);
+  if (st != STRATA_OK || !root) return st;
+  t->ntraces = (size_t)s->nrec;
+  t->nsamples = ns;
+  t->dt = wi.dt * s->every;
+  t->data = s->tbuf;
+  t->receivers = s->rec;
+  for (int a = 0; a < 3; a++) t->source[a] = s->src[a];
+  return STRATA_OK;
+}
+
+strata_heat *strata_solver_heat(strata_solver *s) { return s ? s->heat : NULL; }
+strata_wave *strata_solver_wave(strata_solver *s) { return s ? s->wave : NULL; }
+strata_fdtd *strata_solver_fdtd(strata_solver *s) { return s ? s->fdtd : NULL; }
+strata_mg *strata_solver_mg(strata_solver *s) { return s ? s->mg : NULL; }
+
+/* ---- info ----------------------------------------------------------------- */
+
+static long steps_of(const strata_solver *s) {
+  switch (s->kind) {
+  case STRATA_SOLVER_HEAT: {
+    strata_heat_info i;
+    return strata_heat_get_info(s->heat, &i) == STRATA_OK ? i.steps : 0;
+  }
+  case STRATA_SOLVER_WAVE: {
+    strata_wave_info i;
+    return strata_wave_get_info(s->wave, &i) == STRATA_OK ? i.steps : 0;
+  }
+  case STRATA_SOLVER_FDTD: return strata_fdtd_steps(s->fdtd);
+  default: return s->cycles;
+  }
+}
+
+/* The least traffic of a step per point. */
+static double bytes_per_point_step(const strata_solver *s) {
+  const double p = (double)s->precision;
+  switch (s->kind) {
+  case STRATA_SOLVER_HEAT: {
+    strata_heat_info i;
+    return strata_heat_get_info(s->heat, &i) == STRATA_OK
+               ? i.bytes_per_point_step
+               : 0;
+  }
+  case STRATA_SOLVER_WAVE: {
+    strata_wave_info i;
+    return strata_wave_get_info(s->wave, &i) == STRATA_OK
+               ? i.bytes_per_point_step
+               : 0;
+  }
+  case STRATA_SOLVER_FDTD:
+    /* explicit: read E and E-, write E+; Yee: read and write Ez, Hx, Hy */
+    return (s->yee ? 6.0 : 3.0) * p;
+  default: {
+    /* a cycle on the finest level: pre_fine + post sweeps and the
+     * residual, each reading phi and psi and writing one field, plus the
+     * coarser levels (1/7 of it in 3D, 1/3 in 2D) */
+    strata_mg_options o;
+    if (strata_mg_get_options(s->mg, &o) != STRATA_OK) return 0;
+    double fine = (o.pre_fine + o.post + 1) * 3.0 * p;
+    return fine * (s->dims == 3 ? 8.0 / 7 : 4.0 / 3);
+  }
+  }
+}
+
+/* Points this rank steps. */
+static double local_points(const strata_solver *s) {
+  double pts = (double)s->n[0] * (double)s->n[1] * (double)s->n[2];
+  strata_field_window w;
+  strata_field *f = strata_solver_field((strata_solver *)s, 0);
+  if (s->dist && f && strata_field_get_window(f, &w) == STRATA_OK &&
+      w.distributed)
+    pts = pts / (double)s->n[w.axis] * (double)w.owned_count;
+  return pts;
+}
+
+strata_status strata_solver_get_info(const strata_solver *s,
+                                     strata_solver_info *info) {
+  if (!s) return STRATA_EINVAL;
+  if (!info)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: info is NULL");
+  memset(info, 0, sizeof *info);
+  info->kind = s->kind;
+  info->dims = s->dims;
+  for (int a = 0; a < 3; a++) info->n[a] = s->n[a];
+  info->precision = s->precision;
+  info->h = s->h;
+  info->dt = s->dt;
+  info->steps = steps_of(s);
+  info->time = (double)info->steps * s->dt;
+  info->device_bytes = s->dev_bytes;
+  info->host_bytes = sizeof *s + s->tcap * sizeof(double) +
+                     3 * (size_t)s->nrec * sizeof(double);
+  info->bytes_per_point_step = bytes_per_point_step(s);
+  info->last_steps = s->last_n;
+  info->last_seconds = s->last_s;
+  info->points_per_s =
+      s->last_s > 0 ? local_points(s) * (double)s->last_n / s->last_s : 0;
+  info->residual0 = s->r0;
+  info->residual = s->r;
+  info->source_mean = s->source_mean;
+  return STRATA_OK;
+}
+
+/* ---- saved states ----------------------------------------------------------
+ * Heat: the field image of u (the strata program's heat checkpoints).
+ * Wave, FDTD: the opaque image of the solver's own state.  Poisson: the
+ * opaque image of POISSON_HEAD doubles (the residuals) then phi's and
+ * psi's dense interiors. */
+
+#define POISSON_HEAD 4
+
+static void ck_of(const strata_solver *s, strata__ck *ck) {
+  memset(ck, 0, sizeof *ck);
+  ck->kind = kind_names[s->kind];
+  ck->tag = s->tag;
+  ck->step = steps_of(s);
+  if (s->dist) {
+    ck->part = 1;
+    ck->rank = strata_dist_rank(s->dist);
+    ck->nranks = strata_dist_size(s->dist);
+  }
+}
+
+/* Bytes of the kind's opaque state. */
+static strata_status blob_size(const strata_solver *s, size_t *n) {
+  switch (s->kind) {
+  case STRATA_SOLVER_WAVE: return strata_wave_state_size(s->wave, n);
+  case STRATA_SOLVER_FDTD: return strata_fdtd_state_size(s->fdtd, n);
+  default: {
+    size_t f = s->n[0] * s->n[1] * s->n[2] * (size_t)s->precision;
+    *n = POISSON_HEAD * sizeof(double) + 2 * f;
+    return STRATA_OK;
+  }
+  }
+}
+
+strata_status strata_solver_state_size(const strata_solver *s,
+                                       size_t *bytes) {
+  if (!s) return STRATA_EINVAL;
+  if (!bytes)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: bytes is NULL");
+  if (s->kind == STRATA_SOLVER_HEAT) {
+    strata_field *u = strata_heat_field(s->heat);
+    *bytes = strata__ck_fields_bytes(&u, 1, s->dist != NULL);
+    return STRATA_OK;
+  }
+  size_t n = 0;
+  strata_status st = blob_size(s, &n);
+  if (st == STRATA_OK) *bytes = strata__ck_blob_bytes(n, s->dist != NULL);
+  return st;
+}
+
+static strata_status poisson_save(const strata_solver *s, unsigned char *p) {
+  double head[POISSON_HEAD] = {s->r0, s->r, s->source_mean, 0};
+  memcpy(p, head, sizeof head);
+  size_t f = s->n[0] * s->n[1] * s->n[2] * (size_t)s->precision;
+  strata_status st = strata_field_read(s->phi, p + sizeof head);
+  if (st == STRATA_OK) st = strata_field_read(s->psi, p + sizeof head + f);
+  return st;
+}
+
+strata_status strata_solver_save_state(const strata_solver *s, void *buf,
+                                       size_t size) {
+  if (!s) return STRATA_EINVAL;
+  strata__ck ck;
+  ck_of(s, &ck);
+  if (s->kind == STRATA_SOLVER_HEAT) {
+    strata_field *u = strata_heat_field(s->heat);
+    return strata__ck_fields_save(&ck, &u, 1, buf, size);
+  }
+  size_t n = 0, need = 0;
+  strata_status st = blob_size(s, &n);
+  if (st != STRATA_OK) return st;
+  need = strata__ck_blob_bytes(n, ck.part);
+  int room = buf && size >= need;
+  unsigned char *p = room ? strata__ck_blob_begin(&ck, n, buf) : NULL;
+  /* the wave and FDTD saves are collective over several processes: every
+   * rank calls them, one without room with no buffer (and all fail) */
+  switch (s->kind) {
+  case STRATA_SOLVER_WAVE:
+    st = strata_wave_save_state(s->wave, p, room ? n : 0);
+    break;
+  case STRATA_SOLVER_FDTD:
+    st = strata_fdtd_save_state(s->fdtd, p, room ? n : 0);
+    break;
+  default: st = room ? poisson_save(s, p) : STRATA_OK; break;
+  }
+  if (!room)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: the buffer holds "
+                        "%zu bytes; the state needs %zu", buf ? size : 0,
+                        need);
+  if (st != STRATA_OK) return st;
+  strata__ck_seal(buf, need);
+  return STRATA_OK;
+}
+
+static strata_status poisson_load(strata_solver *s, const unsigned char *p,
+                                  size_t n, long step) {
+  size_t f = s->n[0] * s->n[1] * s->n[2] * (size_t)s->precision;
+  if (n != POISSON_HEAD * sizeof(double) + 2 * f)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: the Poisson state "
+                        "holds %zu bytes; this solver's grid needs %zu", n,
+                        POISSON_HEAD * sizeof(double) + 2 * f);
+  double head[POISSON_HEAD];
+  memcpy(head, p, sizeof head);
+  strata_status st = strata_field_write(s->phi, p + sizeof head);
+  if (st == STRATA_OK) st = strata_field_write(s->psi, p + sizeof head + f);
+  if (st != STRATA_OK) return st;
+  strata_mg_options o;
+  strata_mg_get_options(s->mg, &o);
+  st = strata_field_fill_ghosts(s->phi, &o.bc);
+  if (st != STRATA_OK) return st;
+  s->r0 = head[0];
+  s->r = head[1];
+  s->source_mean = head[2];
+  s->cycles = step;
+  return STRATA_OK;
+}
+
+/* Loads an image named name (a path or "the state"). */
+static strata_status load_image(strata_solver *s, const char *name,
+                                const void *buf, size_t size) {
+  strata__ck want;
+  ck_of(s, &want);
+  long step = 0;
+  strata_status st;
+  if (s->kind == STRATA_SOLVER_HEAT) {
+    strata_field *u = strata_heat_field(s->heat);
+    st = strata__ck_fields_load(s->ctx, name, buf, size, &want, &u, 1, &step);
+    if (st == STRATA_OK) strata__heat_set_steps(s->heat, step);
+    return st;
+  }
+  const void *blob = NULL;
+  size_t n = 0;
+  st = strata__ck_blob(s->ctx, name, buf, size, &want, &blob, &n, &step);
+  /* the wave and FDTD loads are collective over several processes: a rank
+   * whose image was refused takes part with nothing (and all fail); its
+   * own message is kept */
+  if (st != STRATA_OK && !s->dist) return st;
+  const int ok = st == STRATA_OK;
+  strata_status l;
+  char msg[STRATA__ERRMSG_SIZE];
+  snprintf(msg, sizeof msg, "%s", strata_context_error(s->ctx));
+  switch (s->kind) {
+  case STRATA_SOLVER_WAVE:
+    l = strata_wave_load_state(s->wave, ok ? blob : NULL, ok ? n : 0);
+    break;
+  case STRATA_SOLVER_FDTD:
+    l = strata_fdtd_load_state(s->fdtd, ok ? blob : NULL, ok ? n : 0);
+    break;
+  default: l = ok ? poisson_load(s, blob, n, step) : STRATA_OK; break;
+  }
+  if (!ok) return strata__fail(s->ctx, st, "%s", msg);
+  return l;
+}
+
+strata_status strata_solver_load_state(strata_solver *s, const void *buf,
+                                       size_t size) {
+  if (!s) return STRATA_EINVAL;
+  return load_image(s, "the state", buf, size);
+}
+
+/* ---- checkpoint files ------------------------------------------------------ */
+
+char *strata_checkpoint_part_path(const char *path, int rank, char *out,
+                                  size_t n) {
+  if (!out || !n) return out;
+  if (rank > 0)
+    snprintf(out, n, "%s.rank%d", path ? path : "", rank);
+  else
+    snprintf(out, n, "%s", path ? path : "");
+  return out;
+}
+
+/* Over several processes: s when this rank failed, else a failure when
+ * another did (collective). */
+static strata_status agree(const strata_solver *s, strata_status st) {
+  if (!s->dist) return st;
+  double v = st != STRATA_OK;
+  if (strata_dist_allreduce(s->dist, &v, 1, 1) != STRATA_OK && st == STRATA_OK)
+    return STRATA_EIO;
+  if (st == STRATA_OK && v > 0)
+    return strata__fail(s->ctx, STRATA_EIO, "another rank failed to save or "
+                        "load its part of the checkpoint");
+  return st;
+}
+
+/* This rank's file of path: malloc'd. */
+static char *part_path(const strata_solver *s, const char *path) {
+  size_t n = strlen(path) + 32;
+  char *p = malloc(n);
+  if (p)
+    strata_checkpoint_part_path(path, s->dist ? strata_dist_rank(s->dist) : 0,
+                                p, n);
+  return p;
+}
+
+strata_status strata_solver_save(const strata_solver *s, const char *path) {
+  if (!s) return STRATA_EINVAL;
+  if (!path || !*path)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: the checkpoint path "
+                        "is %s", path ? "empty" : "NULL");
+  size_t size = 0;
+  void *buf = NULL;
+  strata_status st = strata_solver_state_size(s, &size);
+  if (st == STRATA_OK && !(buf = malloc(size)))
+    st = strata__fail(s->ctx, STRATA_ENOMEM, "checkpoint: out of memory "
+                      "(%zu bytes)", size);
+  /* collective over several processes: every rank saves, one that has
+   * no buffer too (and fails) */
+  if (st == STRATA_OK || s->dist) {
+    strata_status s2 = strata_solver_save_state(s, buf, buf ? size : 0);
+    if (st == STRATA_OK) st = s2;
+  }
+  char *mine = part_path(s, path);
+  char *stage = mine ? malloc(strlen(mine) + 8) : NULL;
+  if (st == STRATA_OK && !stage)
+    st = strata__fail(s->ctx, STRATA_ENOMEM, "checkpoint: out of memory");
+  /* one process: the file under its name; several: a staged part, moved
+   * into place once every rank wrote its own */
+  if (stage) sprintf(stage, "%s%s", mine, s->dist ? ".part" : "");
+  if (st == STRATA_OK) {
+    strata__ofile of;
+    st = strata__ofile_open(&of, s->ctx, stage);
+    if (st == STRATA_OK) {
+      strata__ofile_write(&of, buf, size);
+      st = strata__ofile_commit(&of);
+    }
+  }
+  free(buf);
+  if (s->dist) {
+    st = agree(s, st);
+    if (st == STRATA_OK && rename(stage, mine) != 0)
+      st = strata__fail(s->ctx, STRATA_EIO, "cannot write %s: cannot "
+                        "rename %s", mine, stage);
+    else if (st != STRATA_OK && stage)
+      remove(stage);
+    st = agree(s, st);
+  }
+  free(stage);
+  free(mine);
+  return st;
+}
+
+strata_status strata_solver_load(strata_solver *s, const char *path) {
+  if (!s) return STRATA_EINVAL;
+  if (!path || !*path)
+    return strata__fail(s->ctx, STRATA_EINVAL, "solver: the checkpoint path "
+                        "is %s", path ? "empty" : "NULL");
+  char *mine = part_path(s, path);
+  void *buf = NULL;
+  size_t size = 0;
+  strata_status st =
+      mine ? strata__ck_read_file(s->ctx, mine, &buf, &size)
+           : strata__fail(s->ctx, STRATA_ENOMEM, "checkpoint: out of memory");
+  /* over several processes every rank takes part in the wave and FDTD
+   * loads, one that could not read its part with nothing (it fails, and
+   * so do the others) */
+  if (st == STRATA_OK || s->dist) {
+    strata_status l = load_image(s, mine ? mine : path, buf, size);
+    if (st == STRATA_OK) st = l;
+  }
+  free(buf);
+  free(mine);
+  if (!s->dist) return st;
+  st = agree(s, st);
+  if (st != STRATA_OK) return st;
+  /* parts of different checkpoints (a rank's write failed, or files were
+   * copied together by hand) */
+  double v[2] = {(double)steps_of(s), -(double)steps_of(s)};
+  st = strata_dist_allreduce(s->dist, v, 2, 1);
+  if (st == STRATA_OK && v[0] != -v[1])
+    st = strata__fail(s->ctx, STRATA_EFORMAT, "%s: the parts hold different "
+                      "steps (%.0f to %.0f): they are not of one checkpoint",
+                      path, -v[1], v[0]);
+  return st;
+}

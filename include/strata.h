@@ -985,12 +985,39 @@ typedef enum strata_solver_kind {
                                 receiver traces */
   STRATA_SOLVER_FDTD = 3,    /* strata_fdtd_*: fields "Ez", "Ez_prev"
                                 (explicit scheme) or "Ez", "Hx", "Hy" (Yee) */
-  STRATA_SOLVER_POISSON = 4  /* strata_mg_*: fields "phi" (the solution,
+  STRATA_SOLVER_POISSON = 4, /* strata_mg_*: fields "phi" (the solution,
                                 zero initial guess) and "psi" (the source,
                                 zero until written) */
+  STRATA_SOLVER_OPERATOR = 5 /* an operator applied step after step,
+                                u <- op(u) (strata_apply): field "u" */
 } strata_solver_kind;
 
-/* "heat", "wave", "fdtd", "poisson"; "?" for anything else. */
+/* The options of STRATA_SOLVER_OPERATOR, which has no API of its own:
+ * each step fills u's ghosts from bc (over several processes, with the
+ * neighbours' planes) and replaces u by op(u). */
+typedef struct strata_operator_options {
+  int dims;                   /* 1, 2 or 3; default 2 */
+  size_t n[3];                /* interior points; default 256 x 256 x 1 */
+  strata_precision precision; /* default STRATA_F32 */
+  strata_stencil op;          /* default: the order-2 Laplacian, h = 1 */
+  strata_boundary bc;         /* default Dirichlet 0 on every face */
+  const char *variant;        /* kernel variant (strata_apply_options);
+                                 NULL (default) = "auto" */
+  strata_point_fn init;       /* u at create, ghosts included; NULL
+                                 (default) = 0.  create then applies the
+                                 operator to it once (the result is
+                                 discarded), so that a variant the backend
+                                 lacks is refused there */
+  void *init_user;
+  strata_dist *dist;          /* NULL (default): one process; else as for
+                                 the heat solver (dims 2 or 3) */
+} strata_operator_options;
+
+/* Fills *o with the defaults listed above. */
+void strata_operator_options_init(strata_operator_options *o);
+
+/* "heat", "wave", "fdtd", "poisson", "operator"; "?" for anything
+ * else. */
 const char *strata_solver_kind_name(strata_solver_kind k);
 /* Parses the names above.  Returns STRATA_EINVAL otherwise. */
 strata_status strata_solver_kind_parse(const char *name,
@@ -1004,6 +1031,7 @@ typedef struct strata_solver_options {
   const strata_wave_options *wave;
   const strata_fdtd_options *fdtd;
   const strata_mg_options *poisson;
+  const strata_operator_options *op;
   uint64_t tag; /* recorded in saved states; loading a state saved with
                    another tag is refused.  A caller sets it to a hash of
                    what the state must agree on (the strata program: the
@@ -1016,14 +1044,17 @@ void strata_solver_options_init(strata_solver_options *o,
 /* Creates a solver of o->kind on ctx.  Poisson: phi = 0 (its ghosts
  * filled from the boundary conditions) and psi = 0.  Errors: STRATA_EINVAL
  * (NULL, an unknown kind, another kind's options set: the message names
- * them), and every error of the kind's own create, with its message. */
+ * them), and every error of the kind's own create, with its message.  The
+ * operator: those of strata_field_create and of strata_apply (STRATA_
+ * ENOTSUP for a variant the backend lacks, STRATA_EGHOST, ...). */
 strata_status strata_solver_create(strata_context *ctx,
                                    const strata_solver_options *o,
                                    strata_solver **out);
 /* Releases the solver and its fields; sets *s = NULL; NULL is harmless. */
 void strata_solver_destroy(strata_solver **s);
 
-/* Advances n >= 0 steps (the kind's strata_X_step).  Poisson: n
+/* Advances n >= 0 steps (the kind's strata_X_step; the operator: n
+ * applications).  Poisson: n
  * multigrid cycles, each one strata_mg_solve of the solver's options with
  * max_cycles = 1 and no tolerance, stall or full-multigrid test, so that
  * the residual is measured before and after every cycle (info.residual);
@@ -1108,8 +1139,9 @@ strata_status strata_solver_get_info(const strata_solver *s,
 /* Saved states are checkpoint images (format: docs/solvers.md,
  * "Checkpoints"): a header naming the kind, the options' tag and the step
  * count, the state, and a CRC-32 of it all.  The state is what continues
- * the run bit for bit: heat u's interior; Poisson phi and psi and the
- * residuals; the wave and FDTD solvers' own state (strata_X_save_state).
+ * the run bit for bit: heat's and the operator's u (interior); Poisson
+ * phi and psi and the residuals; the wave and FDTD solvers' own state
+ * (strata_X_save_state).
  * Loading it into a solver created with the same options continues as if
  * the run had not been interrupted.  Over several processes each rank's
  * image is its own part (a record of the rank and the number of ranks

@@ -23,6 +23,7 @@ struct strata_solver {
   strata_wave *wave;
   strata_fdtd *fdtd;
   strata_mg *mg;
+  strata__op *op;
   int dims;
   size_t n[3];
   strata_precision precision;
@@ -47,11 +48,11 @@ struct strata_solver {
   double last_s;
 };
 
-static const char *const kind_names[] = {NULL, "heat", "wave", "fdtd",
-                                         "poisson"};
+static const char *const kind_names[] = {NULL,      "heat",    "wave",
+                                         "fdtd",    "poisson", "operator"};
 
 const char *strata_solver_kind_name(strata_solver_kind k) {
-  return k >= STRATA_SOLVER_HEAT && k <= STRATA_SOLVER_POISSON
+  return k >= STRATA_SOLVER_HEAT && k <= STRATA_SOLVER_OPERATOR
              ? kind_names[k]
              : "?";
 }
@@ -59,7 +60,7 @@ const char *strata_solver_kind_name(strata_solver_kind k) {
 strata_status strata_solver_kind_parse(const char *name,
                                        strata_solver_kind *k) {
   if (!name || !k) return STRATA_EINVAL;
-  for (int i = STRATA_SOLVER_HEAT; i <= STRATA_SOLVER_POISSON; i++)
+  for (int i = STRATA_SOLVER_HEAT; i <= STRATA_SOLVER_OPERATOR; i++)
     if (!strcmp(name, kind_names[i])) {
       *k = (strata_solver_kind)i;
       return STRATA_OK;
@@ -79,14 +80,14 @@ void strata_solver_options_init(strata_solver_options *o,
 /* The options of o->kind are the only ones set. */
 static strata_status check_options(strata_context *ctx,
                                    const strata_solver_options *o) {
-  if (o->kind < STRATA_SOLVER_HEAT || o->kind > STRATA_SOLVER_POISSON)
+  if (o->kind < STRATA_SOLVER_HEAT || o->kind > STRATA_SOLVER_OPERATOR)
     return strata__fail(ctx, STRATA_EINVAL, "solver: kind %d is not one of "
                         "STRATA_SOLVER_HEAT (1), _WAVE (2), _FDTD (3), "
-                        "_POISSON (4)", (int)o->kind);
-  const void *set[5] = {NULL, o->heat, o->wave, o->fdtd, o->poisson};
-  static const char *const member[5] = {NULL, "heat", "wave", "fdtd",
-                                        "poisson"};
-  for (int k = 1; k <= 4; k++)
+                        "_POISSON (4), _OPERATOR (5)", (int)o->kind);
+  const void *set[6] = {NULL, o->heat, o->wave, o->fdtd, o->poisson, o->op};
+  static const char *const member[6] = {NULL,   "heat",    "wave",
+                                        "fdtd", "poisson", "op"};
+  for (int k = 1; k <= 5; k++)
     if (set[k] && k != (int)o->kind)
       return strata__fail(ctx, STRATA_EINVAL, "solver: the kind is %s, but "
                           "options.%s is set (only options.%s is read)",
@@ -211,6 +212,26 @@ static strata_status create_poisson(strata_solver *s,
   return st;
 }
 
+static strata_status create_operator(strata_solver *s,
+                                     const strata_operator_options *po) {
+  strata_operator_options o;
+  if (po)
+    o = *po;
+  else
+    strata_operator_options_init(&o);
+  strata_status st = strata__op_create(s->ctx, &o, &s->op);
+  if (st != STRATA_OK) return st;
+  s->dist = o.dist;
+  s->dims = o.dims;
+  for (int a = 0; a < 3; a++) s->n[a] = a < o.dims ? o.n[a] : 1;
+  s->precision = o.precision;
+  s->h = 1;
+  s->dt = 1;
+  s->nfields = 1;
+  s->names[0] = "u";
+  return STRATA_OK;
+}
+
 strata_status strata_solver_create(strata_context *ctx,
                                    const strata_solver_options *o,
                                    strata_solver **out) {
@@ -233,7 +254,8 @@ strata_status strata_solver_create(strata_context *ctx,
   case STRATA_SOLVER_HEAT: st = create_heat(s, o->heat); break;
   case STRATA_SOLVER_WAVE: st = create_wave(s, o->wave); break;
   case STRATA_SOLVER_FDTD: st = create_fdtd(s, o->fdtd); break;
-  default: st = create_poisson(s, o->poisson); break;
+  case STRATA_SOLVER_POISSON: st = create_poisson(s, o->poisson); break;
+  default: st = create_operator(s, o->op); break;
   }
   if (st != STRATA_OK) {
     strata_solver_destroy(&s);
@@ -251,6 +273,7 @@ void strata_solver_destroy(strata_solver **ps) {
   strata_wave_destroy(&s->wave);
   strata_fdtd_destroy(&s->fdtd);
   strata_mg_destroy(&s->mg);
+  strata__op_destroy(&s->op);
   strata_field_destroy(&s->phi);
   strata_field_destroy(&s->psi);
   free(s->rec);
@@ -283,6 +306,7 @@ strata_status strata_solver_step(strata_solver *s, long n) {
   case STRATA_SOLVER_HEAT: st = strata_heat_step(s->heat, n); break;
   case STRATA_SOLVER_WAVE: st = strata_wave_step(s->wave, n); break;
   case STRATA_SOLVER_FDTD: st = strata_fdtd_step(s->fdtd, n); break;
+  case STRATA_SOLVER_OPERATOR: st = strata__op_step(s->op, n); break;
   default:
     for (long c = 0; c < n && st == STRATA_OK; c++) st = poisson_cycle(s);
     break;
@@ -338,6 +362,7 @@ strata_field *strata_solver_field(strata_solver *s, int index) {
   case STRATA_SOLVER_HEAT: return strata_heat_field(s->heat);
   case STRATA_SOLVER_WAVE: return strata_wave_field(s->wave, index);
   case STRATA_SOLVER_FDTD: return strata_fdtd_field(s->fdtd, s->comp[index]);
+  case STRATA_SOLVER_OPERATOR: return strata__op_field(s->op);
   default: return index == 0 ? s->phi : s->psi;
   }
 }
@@ -410,6 +435,7 @@ static long steps_of(const strata_solver *s) {
     return strata_wave_get_info(s->wave, &i) == STRATA_OK ? i.steps : 0;
   }
   case STRATA_SOLVER_FDTD: return strata_fdtd_steps(s->fdtd);
+  case STRATA_SOLVER_OPERATOR: return strata__op_steps(s->op);
   default: return s->cycles;
   }
 }
@@ -433,6 +459,7 @@ static double bytes_per_point_step(const strata_solver *s) {
   case STRATA_SOLVER_FDTD:
     /* explicit: read E and E-, write E+; Yee: read and write Ez, Hx, Hy */
     return (s->yee ? 6.0 : 3.0) * p;
+  case STRATA_SOLVER_OPERATOR: return 2.0 * p; /* read u, write op(u) */
   default: {
     /* a cycle on the finest level: pre_fine + post sweeps and the
      * residual, each reading phi and psi and writing one field, plus the
@@ -485,12 +512,17 @@ strata_status strata_solver_get_info(const strata_solver *s,
 }
 
 /* ---- saved states ----------------------------------------------------------
- * Heat: the field image of u (the strata program's heat checkpoints).
+ * Heat, operator: the field image of u (as the strata program wrote them).
  * Wave, FDTD: the opaque image of the solver's own state.  Poisson: the
  * opaque image of POISSON_HEAD doubles (the residuals) then phi's and
  * psi's dense interiors. */
 
 #define POISSON_HEAD 4
+
+/* Heat and the operator save u as a field image. */
+static int field_form(const strata_solver *s) {
+  return s->kind == STRATA_SOLVER_HEAT || s->kind == STRATA_SOLVER_OPERATOR;
+}
 
 static void ck_of(const strata_solver *s, strata__ck *ck) {
   memset(ck, 0, sizeof *ck);
@@ -522,8 +554,8 @@ strata_status strata_solver_state_size(const strata_solver *s,
   if (!s) return STRATA_EINVAL;
   if (!bytes)
     return strata__fail(s->ctx, STRATA_EINVAL, "solver: bytes is NULL");
-  if (s->kind == STRATA_SOLVER_HEAT) {
-    strata_field *u = strata_heat_field(s->heat);
+  if (field_form(s)) {
+    strata_field *u = strata_solver_field((strata_solver *)s, 0);
     *bytes = strata__ck_fields_bytes(&u, 1, s->dist != NULL);
     return STRATA_OK;
   }
@@ -547,8 +579,8 @@ strata_status strata_solver_save_state(const strata_solver *s, void *buf,
   if (!s) return STRATA_EINVAL;
   strata__ck ck;
   ck_of(s, &ck);
-  if (s->kind == STRATA_SOLVER_HEAT) {
-    strata_field *u = strata_heat_field(s->heat);
+  if (field_form(s)) {
+    strata_field *u = strata_solver_field((strata_solver *)s, 0);
     return strata__ck_fields_save(&ck, &u, 1, buf, size);
   }
   size_t n = 0, need = 0;
@@ -607,10 +639,11 @@ static strata_status load_image(strata_solver *s, const char *name,
   ck_of(s, &want);
   long step = 0;
   strata_status st;
-  if (s->kind == STRATA_SOLVER_HEAT) {
-    strata_field *u = strata_heat_field(s->heat);
+  if (field_form(s)) {
+    strata_field *u = strata_solver_field(s, 0);
     st = strata__ck_fields_load(s->ctx, name, buf, size, &want, &u, 1, &step);
-    if (st == STRATA_OK) strata__heat_set_steps(s->heat, step);
+    if (st == STRATA_OK && s->heat) strata__heat_set_steps(s->heat, step);
+    if (st == STRATA_OK && s->op) strata__op_set_steps(s->op, step);
     return st;
   }
   const void *blob = NULL;

@@ -448,6 +448,69 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
 strata_status strata_field_save_png(const strata_field *f, const char *path,
                                     const strata_png_options *opt);
 
+/* Snapshots: a field written as DIR/STEM.npy, .vti and .png (those asked
+ * for), by a background thread while the caller steps on.  Each snapshot
+ * is staged on the host once (a dense copy of the field's interior) and
+ * every format is written from that copy.  The writer holds `buffers`
+ * such copies: a submit waits while all are being written (the
+ * back-pressure that bounds the memory).  The writer has a CPU context of
+ * its own for the files; the failure of a write is reported by the next
+ * submit, flush or status call (ctx's message: "cannot write PATH:
+ * reason"), and after it nothing more is written. */
+typedef struct strata_snapshot_writer strata_snapshot_writer;
+
+typedef struct strata_snapshot_options {
+  const char *dir;        /* the folder of the files (must exist); copied */
+  int npy, vti, png;      /* the formats wanted; default npy and png */
+  strata_png_options png_options; /* the PNG slice and colours */
+  double spacing;         /* .vti: the points' spacing; default 1 */
+  const char *field_name; /* .vti: the array's name; default "u"; copied */
+  int buffers;            /* host copies in flight, 2 (default) or more */
+  int async;              /* 1 (default): a background thread writes;
+                             0: submit writes the files before returning */
+} strata_snapshot_options;
+
+/* Fills *o with the defaults listed above (dir "."). */
+void strata_snapshot_options_init(strata_snapshot_options *o);
+/* Creates a writer of snapshots of shape d (dims, n, precision; the ghost
+ * width is not used: a snapshot is the interior).  Messages go to ctx.
+ * Errors: STRATA_EINVAL (NULL, no format, a bad shape), STRATA_ENOMEM
+ * (the host copies would take more than half of the memory the system
+ * reports available: the message gives both; or an allocation failed),
+ * STRATA_EIO (the thread cannot be started). */
+strata_status strata_snapshot_writer_create(strata_context *ctx,
+                                            const strata_field_desc *d,
+                                            const strata_snapshot_options *o,
+                                            strata_snapshot_writer **out);
+/* Stages f's interior (of the writer's shape and precision) on the host
+ * and hands it over to be written as STEM.*; waits for a free host copy
+ * first.  Errors: STRATA_ESHAPE, STRATA_EPRECISION, those of
+ * strata_field_read, and an earlier write's failure (then f is not
+ * written). */
+strata_status strata_snapshot_submit(strata_snapshot_writer *w,
+                                     const strata_field *f, const char *stem);
+/* The same in two steps, for data staged by the caller (e.g. a field
+ * gathered from several processes, strata_solver_read): acquire a free
+ * host copy (dense, x fastest, the writer's precision; waits while all
+ * are in flight), fill it, then submit it (or release it unwritten).
+ * acquire returns NULL only for w == NULL. */
+void *strata_snapshot_acquire(strata_snapshot_writer *w);
+strata_status strata_snapshot_submit_host(strata_snapshot_writer *w,
+                                          void *host, const char *stem);
+void strata_snapshot_release(strata_snapshot_writer *w, void *host);
+/* Waits until every snapshot handed over is written.  Errors: the first
+ * failed write's. */
+strata_status strata_snapshot_flush(strata_snapshot_writer *w);
+/* Without waiting: STRATA_OK, or the failure of a write so far (a caller
+ * may stop now rather than at its next snapshot). */
+strata_status strata_snapshot_status(strata_snapshot_writer *w);
+/* Seconds spent writing files so far (the thread's, or submit's when not
+ * asynchronous). */
+double strata_snapshot_busy_seconds(strata_snapshot_writer *w);
+/* Writes what is still handed over (unless a write failed), stops the
+ * thread and frees everything; sets *w = NULL; NULL is harmless. */
+void strata_snapshot_writer_destroy(strata_snapshot_writer **w);
+
 /* Receiver traces: ntraces traces of nsamples samples, trace r's samples
  * at data[r * nsamples + s]. */
 typedef struct strata_traces {

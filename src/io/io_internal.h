@@ -66,6 +66,16 @@ strata_status strata__ofile_write_le(strata__ofile *o, const void *p,
  * strata_field_read. */
 strata_status strata__field_to_host(const strata_field *f, void **out);
 
+/* Writes dense host arrays (x fastest, n[0] x n[1] x n[2] points each, of
+ * precisions prec) as the point data of one .vti file (vti.c). */
+strata_status strata__vti_write_host(strata_context *ctx, const char *path,
+                                     const size_t n[3], int nfields,
+                                     const void *const *data,
+                                     const strata_precision *prec,
+                                     const char *const *names,
+                                     const double spacing[3],
+                                     const double origin[3]);
+
 /* ---- checkpoint images (checkpoint.c) ------------------------------------
  * "STRATACK", version, the number of fields, the solver kind (16 bytes),
  * a tag, the step; for version 2 (one rank's part of a state over several

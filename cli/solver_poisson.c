@@ -17,8 +17,7 @@
 #endif
 
 typedef struct {
-  strata_mg *mg;
-  strata_field *phi, *psi;
+  strata_field *phi, *psi; /* the solver's */
   int source;     /* 0 manufactured, 1 gaussian, 2 file */
   int exact;      /* manufactured with homogeneous Dirichlet values */
   double k2;      /* manufactured: sum of the squared wave numbers */
@@ -223,7 +222,10 @@ static int mg_create(run_state *r) {
                            "xyz"[a]);
   o.project = !dirichlet; /* no Dirichlet face: solve for psi - mean(psi) */
   r->bc = o.bc;
-  strata_status s = strata_mg_create(r->ctx, &o, &ms->mg);
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_POISSON);
+  so.poisson = &o;
+  strata_status s = run_solver_create(r, &so);
   if (s != STRATA_OK) {
     r->unsupported = s == STRATA_ENOTSUP;
     if (s == STRATA_EINVAL)
@@ -232,15 +234,12 @@ static int mg_create(run_state *r) {
     return run_fail(r, "%s: %s", strata_strerror(s),
                     strata_context_error(r->ctx));
   }
-  ms->nlev = strata_mg_levels(ms->mg);
+  ms->nlev = strata_mg_levels(strata_solver_mg(r->sv));
   r->steps = maxc;
   ms->hist = calloc((size_t)maxc + 1, sizeof *ms->hist);
   if (!ms->hist) return run_fail(r, "out of memory");
-  strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, 1,
-                         r->precision};
-  if (strata_field_create(r->ctx, &d, &ms->phi) != STRATA_OK ||
-      strata_field_create(r->ctx, &d, &ms->psi) != STRATA_OK)
-    return run_fail(r, "fields: %s", strata_context_error(r->ctx));
+  ms->phi = strata_solver_field(r->sv, 0);
+  ms->psi = strata_solver_field(r->sv, 1);
   const char *src = cf_string(f, "poisson", "source", "manufactured");
   ms->source = !strcmp(src, "file") ? 2 : !strcmp(src, "gaussian") ? 1 : 0;
   size_t mn = r->n[0];
@@ -265,25 +264,22 @@ static int mg_create(run_state *r) {
     if (s != STRATA_OK)
       return run_fail(r, "source: %s", strata_context_error(r->ctx));
   }
-  s = strata_field_fill(ms->phi, 0);
-  if (s == STRATA_OK) s = strata_field_fill_ghosts(ms->phi, &o.bc);
-  if (s != STRATA_OK)
-    return run_fail(r, "initial guess: %s", strata_context_error(r->ctx));
   return 0;
 }
 
 static int mg_step(run_state *r, long n) {
   mg_state *ms = r->impl;
   for (long c = 0; c < n; c++) {
-    strata_mg_result res;
-    strata_status s = strata_mg_solve(ms->mg, ms->phi, ms->psi, &res);
+    strata_solver_info si;
+    strata_status s = strata_solver_step(r->sv, 1);
     if (s != STRATA_OK)
       return run_fail(r, "cycle %d: %s", ms->cycles + 1,
                       strata_context_error(r->ctx));
-    if (ms->cycles == 0) ms->hist[0] = res.residual0;
-    ms->hist[++ms->cycles] = res.residual;
-    ms->source_mean = res.source_mean;
-    ms->seconds += res.seconds;
+    strata_solver_get_info(r->sv, &si);
+    if (ms->cycles == 0) ms->hist[0] = si.residual0;
+    ms->hist[++ms->cycles] = si.residual;
+    ms->source_mean = si.source_mean;
+    ms->seconds += si.last_seconds;
     int k = ms->cycles;
     double r0 = ms->hist[0], rk = ms->hist[k];
     if (!r->quiet)
@@ -303,21 +299,6 @@ static int mg_step(run_state *r, long n) {
     }
   }
   return 0;
-}
-
-static strata_field *mg_field(run_state *r) {
-  return ((mg_state *)r->impl)->phi;
-}
-
-/* the least traffic of a cycle on the finest level, per point: pre_fine +
- * post Jacobi sweeps and the residual, each reading phi and psi and
- * writing one field, plus the coarser levels (1/7 in 3D, 1/3 in 2D) */
-static double mg_bpp(run_state *r) {
-  mg_state *ms = r->impl;
-  strata_mg_options o;
-  if (strata_mg_get_options(ms->mg, &o) != STRATA_OK) return 0;
-  double fine = (o.pre_fine + o.post + 1) * 3.0 * (double)r->precision;
-  return fine * (r->dims == 3 ? 8.0 / 7 : 4.0 / 3);
 }
 
 static void mg_error(run_state *r, mg_state *ms) {
@@ -351,7 +332,8 @@ static void mg_error(run_state *r, mg_state *ms) {
 static void mg_describe(run_state *r, FILE *json) {
   mg_state *ms = r->impl;
   strata_mg_options o;
-  if (strata_mg_get_options(ms->mg, &o) != STRATA_OK) return;
+  if (strata_mg_get_options(strata_solver_mg(r->sv), &o) != STRATA_OK)
+    return;
   int k = ms->cycles;
   double r0 = ms->hist[0], rel = r0 > 0 ? ms->hist[k] / r0 : 0;
   fprintf(json, "  \"poisson\": {\"discretization\": \"%s\", \"cycle\": "
@@ -381,9 +363,6 @@ static void mg_describe(run_state *r, FILE *json) {
 
 static void mg_destroy(run_state *r) {
   mg_state *ms = r->impl;
-  strata_mg_destroy(&ms->mg);
-  strata_field_destroy(&ms->phi);
-  strata_field_destroy(&ms->psi);
   free(ms->hist);
   free(ms);
   r->impl = NULL;
@@ -402,8 +381,6 @@ const run_solver run_solver_multigrid = {
     .estimate = mg_estimate,
     .create = mg_create,
     .step = mg_step,
-    .field = mg_field,
-    .bytes_per_point_step = mg_bpp,
     .describe = mg_describe,
     .destroy = mg_destroy,
 };

@@ -5,6 +5,7 @@
  * problem; the snapshot writer writes every format from one host copy,
  * byte for byte as the field writers do. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +401,69 @@ TEST(save_load_file_continues_bit_for_bit) {
   return 0;
 }
 
+/* A heat checkpoint as the strata program wrote it before the library had
+ * the format (version 1: header, one field record, the interior, CRC-32
+ * computed bit by bit here) loads, its step restored. */
+static uint32_t crc32_bits(const unsigned char *p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+  }
+  return ~c;
+}
+
+TEST(program_checkpoint_v1_loads) {
+  strata_context *ctx = cpu_ctx();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 0x1234, &s), ctx);
+  const size_t np = 37 * 29;
+  size_t len = 48 + 32 + np * 8 + 4;
+  unsigned char *b = calloc(1, len);
+  CHECK(b);
+  uint32_t u32[2] = {1, 1};          /* version, fields */
+  uint64_t tag = 0x1234;
+  int64_t step = 77;
+  uint32_t fd[2] = {2, 8};           /* dims, precision */
+  uint64_t fn[3] = {37, 29, 1};
+  memcpy(b, "STRATACK", 8);
+  memcpy(b + 8, u32, 8);
+  memcpy(b + 16, "heat", 4);
+  memcpy(b + 32, &tag, 8);
+  memcpy(b + 40, &step, 8);
+  memcpy(b + 48, fd, 8);
+  memcpy(b + 56, fn, 24);
+  for (size_t i = 0; i < np; i++) {
+    double v = (double)i / 7.0;
+    memcpy(b + 80 + 8 * i, &v, 8);
+  }
+  uint32_t crc = crc32_bits(b, len - 4);
+  memcpy(b + len - 4, &crc, 4);
+  CHECK_OK(strata_solver_load_state(s, b, len), ctx);
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(s, &i), ctx);
+  CHECK(i.steps == 77);
+  double *u = malloc(np * sizeof *u);
+  CHECK(u);
+  CHECK_OK(strata_solver_read(s, 0, u), ctx);
+  CHECK(u[100] == 100 / 7.0 && u[np - 1] == (double)(np - 1) / 7.0);
+  /* and what the library writes is that format, byte for byte */
+  size_t n = 0;
+  CHECK_OK(strata_solver_state_size(s, &n), ctx);
+  CHECK(n == len);
+  unsigned char *c = malloc(n);
+  CHECK(c);
+  CHECK_OK(strata_solver_save_state(s, c, n), ctx);
+  CHECK(!memcmp(b, c, n));
+  free(c);
+  free(u);
+  free(b);
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 /* ---- refusals ----------------------------------------------------------------- */
 
 static int says(strata_context *ctx, const char *what) {
@@ -617,5 +681,6 @@ TEST(snapshot_writer_matches_field_writers) {
 
 RUN_TESTS(heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
           poisson_matches_own_api, operator_matches_own_api, save_load_memory_continues_bit_for_bit,
-          save_load_file_continues_bit_for_bit, bad_arguments_refused,
+          save_load_file_continues_bit_for_bit, program_checkpoint_v1_loads,
+          bad_arguments_refused,
           snapshot_writer_matches_field_writers)

@@ -96,6 +96,23 @@ static strata_status check_options(strata_context *ctx,
   return STRATA_OK;
 }
 
+/* What the interface keeps of a kind's options: its grid, spacing and
+ * time step, and the fields' names. */
+static void keep(strata_solver *s, strata_dist *dist, int dims,
+                 const size_t *n, strata_precision p, double h, double dt,
+                 int nfields, const char *const *names) {
+  s->dist = dist;
+  s->dims = dims;
+  for (int a = 0; a < 3; a++) s->n[a] = a < dims ? n[a] : 1;
+  s->precision = p;
+  s->h = h;
+  s->dt = dt;
+  s->nfields = nfields;
+  for (int i = 0; i < nfields; i++) s->names[i] = names[i];
+}
+
+static const char *const u_names[1] = {"u"};
+
 static strata_status create_heat(strata_solver *s,
                                  const strata_heat_options *po) {
   strata_heat_options o;
@@ -104,16 +121,9 @@ static strata_status create_heat(strata_solver *s,
   else
     strata_heat_options_init(&o);
   strata_status st = strata_heat_create(s->ctx, &o, &s->heat);
-  if (st != STRATA_OK) return st;
-  s->dist = o.dist;
-  s->dims = o.dims;
-  for (int a = 0; a < 3; a++) s->n[a] = a < o.dims ? o.n[a] : 1;
-  s->precision = o.precision;
-  s->h = 1;
-  s->dt = 1;
-  s->nfields = 1;
-  s->names[0] = "u";
-  return STRATA_OK;
+  if (st == STRATA_OK)
+    keep(s, o.dist, o.dims, o.n, o.precision, 1, 1, 1, u_names);
+  return st;
 }
 
 static strata_status create_wave(strata_solver *s,
@@ -125,17 +135,10 @@ static strata_status create_wave(strata_solver *s,
     strata_wave_options_init(&o);
   strata_status st = strata_wave_create(s->ctx, &o, &s->wave);
   if (st != STRATA_OK) return st;
-  s->dist = o.dist;
-  s->dims = 3;
-  for (int a = 0; a < 3; a++) s->n[a] = o.n[a];
-  s->precision = o.precision;
-  s->h = o.h;
+  static const char *const names[2] = {"p", "p_prev"};
   strata_wave_info wi;
   strata_wave_get_info(s->wave, &wi);
-  s->dt = wi.dt;
-  s->nfields = 2;
-  s->names[0] = "p";
-  s->names[1] = "p_prev";
+  keep(s, o.dist, 3, o.n, o.precision, o.h, wi.dt, 2, names);
   s->every = o.record_every > 0 ? o.record_every : 1;
   for (int a = 0; a < 3; a++)
     s->src[a] = o.src[a] >= 0 ? o.src[a] : 0.5 * (double)(o.n[a] - 1) * o.h;
@@ -159,28 +162,14 @@ static strata_status create_fdtd(strata_solver *s,
     strata_fdtd_options_init(&o);
   strata_status st = strata_fdtd_create(s->ctx, &o, &s->fdtd);
   if (st != STRATA_OK) return st;
-  s->dist = o.dist;
-  s->dims = 2;
-  s->n[0] = o.n[0];
-  s->n[1] = o.n[1];
-  s->n[2] = 1;
-  s->precision = o.precision;
-  s->h = 1;
-  s->dt = o.courant;
+  static const char *const yee[3] = {"Ez", "Hx", "Hy"};
+  static const char *const expl[2] = {"Ez", "Ez_prev"};
   s->yee = o.scheme == STRATA_FDTD_YEE_TM;
-  s->names[0] = "Ez";
+  keep(s, o.dist, 2, o.n, o.precision, 1, o.courant, s->yee ? 3 : 2,
+       s->yee ? yee : expl);
   s->comp[0] = STRATA_FDTD_EZ;
-  if (s->yee) {
-    s->nfields = 3;
-    s->names[1] = "Hx";
-    s->comp[1] = STRATA_FDTD_HX;
-    s->names[2] = "Hy";
-    s->comp[2] = STRATA_FDTD_HY;
-  } else {
-    s->nfields = 2;
-    s->names[1] = "Ez_prev";
-    s->comp[1] = STRATA_FDTD_EZ_PREV;
-  }
+  s->comp[1] = s->yee ? STRATA_FDTD_HX : STRATA_FDTD_EZ_PREV;
+  s->comp[2] = STRATA_FDTD_HY;
   return STRATA_OK;
 }
 
@@ -194,14 +183,8 @@ static strata_status create_poisson(strata_solver *s,
   strata_status st = strata_mg_create(s->ctx, &o, &s->mg);
   if (st != STRATA_OK) return st;
   strata_mg_get_options(s->mg, &o);
-  s->dims = o.dims;
-  for (int a = 0; a < 3; a++) s->n[a] = a < o.dims ? o.n[a] : 1;
-  s->precision = o.precision;
-  s->h = o.h;
-  s->dt = 0;
-  s->nfields = 2;
-  s->names[0] = "phi";
-  s->names[1] = "psi";
+  static const char *const names[2] = {"phi", "psi"};
+  keep(s, NULL, o.dims, o.n, o.precision, o.h, 0, 2, names);
   strata_field_desc d = {o.dims, {s->n[0], s->n[1], s->n[2]}, 1,
                          o.precision};
   st = strata_field_create(s->ctx, &d, &s->phi);
@@ -220,16 +203,9 @@ static strata_status create_operator(strata_solver *s,
   else
     strata_operator_options_init(&o);
   strata_status st = strata__op_create(s->ctx, &o, &s->op);
-  if (st != STRATA_OK) return st;
-  s->dist = o.dist;
-  s->dims = o.dims;
-  for (int a = 0; a < 3; a++) s->n[a] = a < o.dims ? o.n[a] : 1;
-  s->precision = o.precision;
-  s->h = 1;
-  s->dt = 1;
-  s->nfields = 1;
-  s->names[0] = "u";
-  return STRATA_OK;
+  if (st == STRATA_OK)
+    keep(s, o.dist, o.dims, o.n, o.precision, 1, 1, 1, u_names);
+  return st;
 }
 
 strata_status strata_solver_create(strata_context *ctx,
@@ -769,12 +745,17 @@ strata_status strata_solver_load(strata_solver *s, const char *path) {
   strata_status st =
       mine ? strata__ck_read_file(s->ctx, mine, &buf, &size)
            : strata__fail(s->ctx, STRATA_ENOMEM, "checkpoint: out of memory");
-  /* over several processes every rank takes part in the wave and FDTD
-   * loads, one that could not read its part with nothing (it fails, and
-   * so do the others) */
-  if (st == STRATA_OK || s->dist) {
-    strata_status l = load_image(s, mine ? mine : path, buf, size);
-    if (st == STRATA_OK) st = l;
+  if (st == STRATA_OK) {
+    st = load_image(s, mine, buf, size);
+  } else if (s->dist) {
+    /* over several processes every rank takes part in the wave and FDTD
+     * loads, one that could not read its part with nothing (it fails, and
+     * so do the others); its own message is kept */
+    char msg[STRATA__ERRMSG_SIZE];
+    snprintf(msg, sizeof msg, "%s", strata_context_error(s->ctx));
+    if (s->wave) strata_wave_load_state(s->wave, NULL, 0);
+    if (s->fdtd) strata_fdtd_load_state(s->fdtd, NULL, 0);
+    strata__fail(s->ctx, st, "%s", msg);
   }
   free(buf);
   free(mine);

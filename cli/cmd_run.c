@@ -51,9 +51,8 @@ int cli_run(int argc, char **argv) {
                       ? a.checkpoint_every
                       : cf_int(&r->cf, "run", "checkpoint_every", 0);
   if ((ck_every || a.restart) && !r->solver->checkpoints) {
-    cli_err("%s: solver '%s' cannot checkpoint (operator, heat, wave and fdtd "
-            "can)",
-            r->cf.path, r->solver->kind);
+    cli_err("%s: solver '%s' cannot checkpoint", r->cf.path,
+            r->solver->kind);
     rc = CLI_USAGE;
     goto done;
   }

@@ -25,7 +25,7 @@ static void usage(FILE *o) {
           "  --set SECTION.KEY=VALUE   override a key of the case (repeatable)\n"
           "  --out DIR                 output folder (overrides [output] dir)\n"
           "  --backend auto|cpu|cuda   overrides [run] backend\n"
-          "  --checkpoint-every N      checkpoint every N steps (not multigrid)\n"
+          "  --checkpoint-every N      checkpoint every N steps (multigrid: cycles)\n"
           "  --restart FILE            continue from a checkpoint of this case\n"
           "  --check                   check the case and the memory; run nothing\n"
           "  --no-ceiling              skip the copy-ceiling measurement\n"

@@ -24,9 +24,8 @@ typedef struct {
   int fn[3];      /* manufactured: per axis 0 sin, 1 cos */
   double kx[3], x0[3]; /* per axis: wave number, offset (points) */
   double amp, width, tol;
-  double *hist;   /* residual after 0..cycles cycles */
-  int cycles, converged, stalled, nlev;
-  double source_mean, seconds;
+  int converged, stalled, nlev;
+  double seconds;
   double err_max, err_rms;
   int have_err;
 } mg_state;
@@ -236,8 +235,6 @@ static int mg_create(run_state *r) {
   }
   ms->nlev = strata_mg_levels(strata_solver_mg(r->sv));
   r->steps = maxc;
-  ms->hist = calloc((size_t)maxc + 1, sizeof *ms->hist);
-  if (!ms->hist) return run_fail(r, "out of memory");
   ms->phi = strata_solver_field(r->sv, 0);
   ms->psi = strata_solver_field(r->sv, 1);
   const char *src = cf_string(f, "poisson", "source", "manufactured");
@@ -267,30 +264,29 @@ static int mg_create(run_state *r) {
   return 0;
 }
 
+/* One cycle at a time: the residual history (the library's, which a
+ * checkpoint carries) decides when the run is complete. */
 static int mg_step(run_state *r, long n) {
   mg_state *ms = r->impl;
   for (long c = 0; c < n; c++) {
     strata_solver_info si;
     strata_status s = strata_solver_step(r->sv, 1);
     if (s != STRATA_OK)
-      return run_fail(r, "cycle %d: %s", ms->cycles + 1,
+      return run_fail(r, "cycle %ld: %s", r->step + c + 1,
                       strata_context_error(r->ctx));
     strata_solver_get_info(r->sv, &si);
-    if (ms->cycles == 0) ms->hist[0] = si.residual0;
-    ms->hist[++ms->cycles] = si.residual;
-    ms->source_mean = si.source_mean;
     ms->seconds += si.last_seconds;
-    int k = ms->cycles;
-    double r0 = ms->hist[0], rk = ms->hist[k];
+    const double *h = si.history;
+    long k = si.steps;
+    double r0 = h[0], rk = h[k];
     if (!r->quiet)
-      fprintf(stderr, "strata: cycle %3d  residual %.4e  relative %.3e  "
+      fprintf(stderr, "strata: cycle %3ld  residual %.4e  relative %.3e  "
               "factor %.4f\n", k, rk, r0 > 0 ? rk / r0 : 0,
-              ms->hist[k - 1] > 0 ? rk / ms->hist[k - 1] : 0);
+              h[k - 1] > 0 ? rk / h[k - 1] : 0);
     int stop = 0;
     if (r0 == 0 || rk <= ms->tol * r0) {
       ms->converged = stop = 1;
-    } else if (k >= 3 && rk > 0.9 * ms->hist[k - 1] &&
-               ms->hist[k - 1] > 0.9 * ms->hist[k - 2]) {
+    } else if (k >= 3 && rk > 0.9 * h[k - 1] && h[k - 1] > 0.9 * h[k - 2]) {
       ms->stalled = stop = 1; /* the rounding floor */
     }
     if (stop) {
@@ -334,8 +330,12 @@ static void mg_describe(run_state *r, FILE *json) {
   strata_mg_options o;
   if (strata_mg_get_options(strata_solver_mg(r->sv), &o) != STRATA_OK)
     return;
-  int k = ms->cycles;
-  double r0 = ms->hist[0], rel = r0 > 0 ? ms->hist[k] / r0 : 0;
+  strata_solver_info si;
+  strata_solver_get_info(r->sv, &si);
+  static const double none[1] = {0};
+  const double *h = si.history ? si.history : none;
+  int k = si.history ? (int)si.steps : 0;
+  double r0 = h[0], rel = r0 > 0 ? h[k] / r0 : 0;
   fprintf(json, "  \"poisson\": {\"discretization\": \"%s\", \"cycle\": "
           "\"%s\", \"levels\": %d, \"omega\": %.17g, \"tolerance\": %.6g,\n"
           "    \"cycles\": %d, \"converged\": %s, \"stalled\": %s, "
@@ -344,13 +344,12 @@ static void mg_describe(run_state *r, FILE *json) {
           "\"last_factor\": %.6g, \"source_mean\": %.17g,\n",
           mg_disc_names[o.disc == STRATA_MG_FE], mg_cycle_names[o.cycle],
           ms->nlev, o.omega, ms->tol, k, ms->converged ? "true" : "false",
-          ms->stalled ? "true" : "false", ms->seconds, r0, ms->hist[k], rel,
+          ms->stalled ? "true" : "false", ms->seconds, r0, h[k], rel,
           k > 0 && r0 > 0 ? pow(rel, 1.0 / k) : 0,
-          k > 0 && ms->hist[k - 1] > 0 ? ms->hist[k] / ms->hist[k - 1] : 0,
-          ms->source_mean + 0.0);
+          k > 0 && h[k - 1] > 0 ? h[k] / h[k - 1] : 0, si.source_mean + 0.0);
   fprintf(json, "    \"residual_history\": [");
   for (int i = 0; i <= k; i++)
-    fprintf(json, "%s%.9g", i ? ", " : "", ms->hist[i]);
+    fprintf(json, "%s%.9g", i ? ", " : "", h[i]);
   fprintf(json, "]");
   if (ms->source == 0 && ms->exact) {
     mg_error(r, ms);
@@ -363,7 +362,6 @@ static void mg_describe(run_state *r, FILE *json) {
 
 static void mg_destroy(run_state *r) {
   mg_state *ms = r->impl;
-  free(ms->hist);
   free(ms);
   r->impl = NULL;
 }
@@ -378,6 +376,7 @@ const run_solver run_solver_multigrid = {
     .cmap = "viridis",
     .field_name = "phi",
     .own_progress = 1,
+    .checkpoints = 1,
     .estimate = mg_estimate,
     .create = mg_create,
     .step = mg_step,

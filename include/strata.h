@@ -1191,6 +1191,11 @@ typedef struct strata_solver_info {
   double residual0;           /* Poisson: RMS residual of phi before the
                                  first cycle after create or load */
   double residual;            /* Poisson: after the last cycle */
+  const double *history;      /* Poisson: the residual before the first
+                                 cycle and after each (steps + 1 values;
+                                 NULL before the first cycle); owned by the
+                                 solver, valid until its next step, solve,
+                                 load or destroy, and saved with its state */
   double source_mean;         /* Poisson: the mean subtracted from psi
                                  (no Dirichlet face, project = 1) */
 } strata_solver_info;
@@ -1203,7 +1208,7 @@ strata_status strata_solver_get_info(const strata_solver *s,
  * "Checkpoints"): a header naming the kind, the options' tag and the step
  * count, the state, and a CRC-32 of it all.  The state is what continues
  * the run bit for bit: heat's and the operator's u (interior); Poisson
- * phi and psi and the residuals; the wave and FDTD solvers' own state
+ * phi and psi and the residual history; the wave and FDTD solvers' own state
  * (strata_X_save_state).
  * Loading it into a solver created with the same options continues as if
  * the run had not been interrupted.  Over several processes each rank's

@@ -266,6 +266,8 @@ TEST(poisson_matches_own_api) {
   CHECK(i.steps == 4 && i.residual0 == first.residual0 &&
         i.residual == r.residual && i.residual < 0.5 * i.residual0);
   CHECK(i.dt == 0 && i.time == 0);
+  CHECK(i.history && i.history[0] == first.residual0 &&
+        i.history[4] == r.residual);
   strata_mg_destroy(&mg);
   /* solve: strata_mg_solve with the options as given */
   strata_solver_destroy(&s);

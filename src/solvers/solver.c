@@ -35,7 +35,9 @@ struct strata_solver {
   /* Poisson: the fields the solver owns, and the residuals */
   strata_field *phi, *psi;
   long cycles;
-  double r0, r, source_mean;
+  double source_mean;
+  double *hist;   /* RMS residual before the first cycle and after each */
+  size_t nhist, hcap;
   /* wave: receivers and source as given, and the traces' last copy */
   double *rec;
   int nrec, every;
@@ -254,21 +256,42 @@ void strata_solver_destroy(strata_solver **ps) {
   strata_field_destroy(&s->psi);
   free(s->rec);
   free(s->tbuf);
+  free(s->hist);
   free(s);
   *ps = NULL;
 }
 
 /* ---- stepping ------------------------------------------------------------ */
 
+/* Room for n more residuals in the history. */
+static strata_status hist_room(strata_solver *s, size_t n) {
+  if (s->nhist + n <= s->hcap) return STRATA_OK;
+  size_t cap = 2 * (s->nhist + n) + 16;
+  double *h = realloc(s->hist, cap * sizeof *h);
+  if (!h)
+    return strata__fail(s->ctx, STRATA_ENOMEM, "solver: out of memory for "
+                        "the residual history");
+  s->hist = h;
+  s->hcap = cap;
+  return STRATA_OK;
+}
+
+/* Appends a solve's result to the history: its initial residual when the
+ * history is empty, then its k cycles' residuals. */
+static strata_status record(strata_solver *s, const strata_mg_result *res) {
+  strata_status st = hist_room(s, (size_t)res->cycles + 1);
+  if (st != STRATA_OK) return st;
+  if (s->nhist == 0) s->hist[s->nhist++] = res->residual0;
+  for (int k = 1; k <= res->cycles; k++) s->hist[s->nhist++] = res->history[k];
+  s->cycles += res->cycles;
+  s->source_mean = res->source_mean;
+  return STRATA_OK;
+}
+
 static strata_status poisson_cycle(strata_solver *s) {
   strata_mg_result res;
   strata_status st = strata__mg_cycles(s->mg, s->phi, s->psi, 1, &res);
-  if (st != STRATA_OK) return st;
-  if (s->cycles == 0 || s->r0 == 0) s->r0 = res.residual0;
-  s->r = res.residual;
-  s->source_mean = res.source_mean;
-  s->cycles++;
-  return STRATA_OK;
+  return st == STRATA_OK ? record(s, &res) : st;
 }
 
 strata_status strata_solver_step(strata_solver *s, long n) {
@@ -303,11 +326,8 @@ strata_status strata_solver_solve(strata_solver *s, strata_mg_result *res) {
   strata_mg_result r;
   double t0 = strata__now();
   strata_status st = strata_mg_solve(s->mg, s->phi, s->psi, &r);
+  if (st == STRATA_OK) st = record(s, &r);
   if (st != STRATA_OK) return st;
-  if (s->cycles == 0 || s->r0 == 0) s->r0 = r.residual0;
-  s->r = r.residual;
-  s->source_mean = r.source_mean;
-  s->cycles += r.cycles;
   s->last_n = r.cycles;
   s->last_s = strata__now() - t0;
   if (res) *res = r;
@@ -481,8 +501,9 @@ strata_status strata_solver_get_info(const strata_solver *s,
   info->last_seconds = s->last_s;
   info->points_per_s =
       s->last_s > 0 ? local_points(s) * (double)s->last_n / s->last_s : 0;
-  info->residual0 = s->r0;
-  info->residual = s->r;
+  info->residual0 = s->nhist ? s->hist[0] : 0;
+  info->residual = s->nhist ? s->hist[s->nhist - 1] : 0;
+  info->history = s->nhist ? s->hist : NULL;
   info->source_mean = s->source_mean;
   return STRATA_OK;
 }
@@ -490,8 +511,9 @@ strata_status strata_solver_get_info(const strata_solver *s,
 /* ---- saved states ----------------------------------------------------------
  * Heat, operator: the field image of u (as the strata program wrote them).
  * Wave, FDTD: the opaque image of the solver's own state.  Poisson: the
- * opaque image of POISSON_HEAD doubles (the residuals) then phi's and
- * psi's dense interiors. */
+ * opaque image of POISSON_HEAD doubles (the source's mean, the length of
+ * the residual history), the history, then phi's and psi's dense
+ * interiors. */
 
 #define POISSON_HEAD 4
 
@@ -519,7 +541,7 @@ static strata_status blob_size(const strata_solver *s, size_t *n) {
   case STRATA_SOLVER_FDTD: return strata_fdtd_state_size(s->fdtd, n);
   default: {
     size_t f = s->n[0] * s->n[1] * s->n[2] * (size_t)s->precision;
-    *n = POISSON_HEAD * sizeof(double) + 2 * f;
+    *n = (POISSON_HEAD + s->nhist) * sizeof(double) + 2 * f;
     return STRATA_OK;
   }
   }
@@ -542,11 +564,14 @@ strata_status strata_solver_state_size(const strata_solver *s,
 }
 
 static strata_status poisson_save(const strata_solver *s, unsigned char *p) {
-  double head[POISSON_HEAD] = {s->r0, s->r, s->source_mean, 0};
+  double head[POISSON_HEAD] = {s->source_mean, (double)s->nhist, 0, 0};
   memcpy(p, head, sizeof head);
+  p += sizeof head;
+  memcpy(p, s->hist, s->nhist * sizeof(double));
+  p += s->nhist * sizeof(double);
   size_t f = s->n[0] * s->n[1] * s->n[2] * (size_t)s->precision;
-  strata_status st = strata_field_read(s->phi, p + sizeof head);
-  if (st == STRATA_OK) st = strata_field_read(s->psi, p + sizeof head + f);
+  strata_status st = strata_field_read(s->phi, p);
+  if (st == STRATA_OK) st = strata_field_read(s->psi, p + f);
   return st;
 }
 
@@ -588,22 +613,32 @@ strata_status strata_solver_save_state(const strata_solver *s, void *buf,
 static strata_status poisson_load(strata_solver *s, const unsigned char *p,
                                   size_t n, long step) {
   size_t f = s->n[0] * s->n[1] * s->n[2] * (size_t)s->precision;
-  if (n != POISSON_HEAD * sizeof(double) + 2 * f)
+  double head[POISSON_HEAD] = {0, 0, 0, 0};
+  if (n >= sizeof head) memcpy(head, p, sizeof head);
+  const size_t nh = head[1] >= 0 && head[1] < 1e15 ? (size_t)head[1] : 0;
+  if (n < sizeof head || n != (POISSON_HEAD + nh) * sizeof(double) + 2 * f ||
+      (nh != 0 && nh != (size_t)step + 1))
     return strata__fail(s->ctx, STRATA_EINVAL, "solver: the Poisson state "
-                        "holds %zu bytes; this solver's grid needs %zu", n,
-                        POISSON_HEAD * sizeof(double) + 2 * f);
-  double head[POISSON_HEAD];
-  memcpy(head, p, sizeof head);
-  strata_status st = strata_field_write(s->phi, p + sizeof head);
-  if (st == STRATA_OK) st = strata_field_write(s->psi, p + sizeof head + f);
+                        "holds %zu bytes; this solver's grid needs %zu with "
+                        "the %zu residuals of %ld cycles", n,
+                        (POISSON_HEAD + nh) * sizeof(double) + 2 * f, nh,
+                        step);
+  s->nhist = 0;
+  strata_status st = hist_room(s, nh);
+  if (st != STRATA_OK) return st;
+  p += sizeof head;
+  const unsigned char *hp = p;
+  p += nh * sizeof(double);
+  st = strata_field_write(s->phi, p);
+  if (st == STRATA_OK) st = strata_field_write(s->psi, p + f);
   if (st != STRATA_OK) return st;
   strata_mg_options o;
   strata_mg_get_options(s->mg, &o);
   st = strata_field_fill_ghosts(s->phi, &o.bc);
   if (st != STRATA_OK) return st;
-  s->r0 = head[0];
-  s->r = head[1];
-  s->source_mean = head[2];
+  memcpy(s->hist, hp, nh * sizeof(double));
+  s->nhist = nh;
+  s->source_mean = head[0];
   s->cycles = step;
   return STRATA_OK;
 }

@@ -123,7 +123,8 @@ int cli_run(int argc, char **argv) {
   long chunk = 1;
   int interrupted = 0, stop = 0;
   if (o.every && r->step == 0 &&
-      (rc = run_agree(r, run_write_snapshot(r, &o, "snap_000000") ? CLI_FAIL : 0)))
+      (rc = run_agree(r, run_write_snapshot(r, &o, "snap_000000") ? CLI_FAIL
+                                                                  : 0)))
     goto done;
   cli_progress_start(&pg, first, r->steps, points,
                      a.quiet || r->solver->own_progress || r->rank != 0);
@@ -155,8 +156,8 @@ int cli_run(int argc, char **argv) {
         fflush(NULL);
         _exit(CLI_FAIL);
       }
-      cli_err("step %ld: %s", r->step, r->err[0] ? r->err
-                                                  : strata_context_error(r->ctx));
+      cli_err("step %ld: %s", r->step,
+              r->err[0] ? r->err : strata_context_error(r->ctx));
       rc = CLI_FAIL;
       goto done;
     }

@@ -1182,7 +1182,8 @@ typedef struct strata_solver_info {
                                  context's backend (host memory on the
                                  CPU backend); this rank's */
   size_t host_bytes;          /* host memory the interface holds besides
-                                 (traces, receiver positions) */
+                                 (traces, receiver positions, the residual
+                                 history) */
   double bytes_per_point_step;/* least traffic of a step per point */
   long last_steps;            /* the last strata_solver_step call: steps */
   double last_seconds;        /* its wall time */

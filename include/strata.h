@@ -1167,7 +1167,7 @@ strata_mg *strata_solver_mg(strata_solver *s);
 
 typedef struct strata_solver_info {
   strata_solver_kind kind;
-  int dims;                   /* 2 or 3 */
+  int dims;                   /* 1 (the operator only), 2 or 3 */
   size_t n[3];                /* the (global) grid; unused axes 1 */
   strata_precision precision;
   double h;                   /* spacing: wave and Poisson as set, heat and

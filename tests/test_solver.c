@@ -481,16 +481,19 @@ TEST(bad_arguments_refused) {
   strata_solver *s = NULL;
   CHECK_STATUS(strata_solver_create(ctx, NULL, &s), STRATA_EINVAL, ctx);
   CHECK(says(ctx, "options are NULL") && !s);
+  CHECK_ARG(ctx, "o", "NULL");
   strata_solver_options o;
   strata_solver_options_init(&o, (strata_solver_kind)9);
   CHECK_STATUS(strata_solver_create(ctx, &o, &s), STRATA_EINVAL, ctx);
   CHECK(says(ctx, "kind 9 is not one of"));
+  CHECK_ARG(ctx, "kind", "9");
   strata_wave_options wo;
   strata_wave_options_init(&wo);
   strata_solver_options_init(&o, STRATA_SOLVER_HEAT);
   o.wave = &wo;
   CHECK_STATUS(strata_solver_create(ctx, &o, &s), STRATA_EINVAL, ctx);
   CHECK(says(ctx, "the kind is heat, but options.wave is set"));
+  CHECK_ARG(ctx, "wave", "set");
   /* the kind's own refusal, with its message */
   strata_heat_options ho;
   strata_heat_options_init(&ho);
@@ -499,6 +502,7 @@ TEST(bad_arguments_refused) {
   o.heat = &ho;
   CHECK_STATUS(strata_solver_create(ctx, &o, &s), STRATA_EUNSTABLE, ctx);
   CHECK(!s);
+  CHECK_ARG(ctx, "D", "0.3"); /* the kind's argument passes through */
   CHECK(strata_solver_kind_name(STRATA_SOLVER_POISSON)[0] == 'p');
   CHECK(!strcmp(strata_solver_kind_name((strata_solver_kind)0), "?"));
   strata_solver_kind k;
@@ -509,18 +513,22 @@ TEST(bad_arguments_refused) {
   CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 7, &s), ctx);
   CHECK_STATUS(strata_solver_step(s, -1), STRATA_EINVAL, ctx);
   CHECK(says(ctx, "-1 steps"));
+  CHECK_ARG(ctx, "n", "-1");
   CHECK(!strata_solver_field(s, 1) && !strata_solver_field_name(s, -1));
   CHECK(strata_solver_field_index(s, "p") == -1);
   CHECK_STATUS(strata_solver_read(s, 3, NULL), STRATA_EINVAL, ctx);
   CHECK(says(ctx, "field 3; the heat solver has fields 0..0"));
+  CHECK_ARG(ctx, "index", "3");
   CHECK_STATUS(strata_solver_solve(s, NULL), STRATA_EINVAL, ctx);
   CHECK(says(ctx, "solve is for the Poisson solver"));
   strata_traces t;
   CHECK_OK(strata_solver_traces(s, &t), ctx);
   CHECK(t.ntraces == 0);
   CHECK_STATUS(strata_solver_save(s, ""), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "path", "");
   CHECK_STATUS(strata_solver_load(s, "no/such/file.stck"), STRATA_EIO, ctx);
   CHECK(says(ctx, "cannot open the checkpoint"));
+  CHECK_ARG(ctx, "path", "no/such/file.stck");
 
   /* images: too small a buffer, another kind, another tag, damage */
   size_t n = 0;
@@ -529,6 +537,9 @@ TEST(bad_arguments_refused) {
   CHECK(buf);
   CHECK_STATUS(strata_solver_save_state(s, buf, n - 1), STRATA_EINVAL, ctx);
   CHECK(says(ctx, "the state needs"));
+  char nv[32];
+  snprintf(nv, sizeof nv, "%zu", n - 1);
+  CHECK_ARG(ctx, "size", nv);
   CHECK_OK(strata_solver_save_state(s, buf, n), ctx);
   strata_solver *f = NULL, *h2 = NULL;
   CHECK_OK(make(ctx, STRATA_SOLVER_FDTD, 0, 7, &f), ctx);
@@ -667,12 +678,19 @@ TEST(snapshot_writer_matches_field_writers) {
   CHECK_STATUS(strata_snapshot_writer_create(ctx, &d, &o, &w), STRATA_EINVAL,
                ctx);
   CHECK(says(ctx, "slice index 11 along z is outside 0..10"));
+  CHECK_ARG(ctx, "png_options.index", "11");
+  strata_snapshot_options_init(&o);
+  o.dir = "";
+  CHECK_STATUS(strata_snapshot_writer_create(ctx, &d, &o, &w), STRATA_EINVAL,
+               ctx);
+  CHECK_ARG(ctx, "dir", "");
   strata_snapshot_options_init(&o);
   o.dir = dir;
   strata_field_desc d2 = d;
   d2.n[0] = 18;
   CHECK_OK(strata_snapshot_writer_create(ctx, &d2, &o, &w), ctx);
   CHECK_STATUS(strata_snapshot_submit(w, f, "z"), STRATA_ESHAPE, ctx);
+  CHECK_ARG(ctx, "f", "set");
   strata_snapshot_writer_destroy(&w);
   strata_snapshot_writer_destroy(&w);
   CHECK(rmdir(dir) == 0);

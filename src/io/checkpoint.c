@@ -98,9 +98,10 @@ strata_status strata__ck_fields_save(const strata__ck *ck,
   strata_context *ctx = strata_field_context(f[0]);
   size_t need = strata__ck_fields_bytes(f, nf, ck->part);
   if (!buf || size < need)
-    return strata__fail(ctx, STRATA_EINVAL, "checkpoint: the buffer holds "
-                        "%zu bytes; the state needs %zu", buf ? size : 0,
-                        need);
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, buf ? "size" : "buf",
+                              buf ? strata__argval_u(size).s : "NULL",
+                              "checkpoint: the buffer holds %zu bytes; the "
+                              "state needs %zu", buf ? size : 0, need);
   unsigned char *p = buf;
   size_t pos = put_head(ck, (uint32_t)nf, p);
   for (int i = 0; i < nf; i++) {
@@ -269,8 +270,9 @@ strata_status strata__ck_read_file(strata_context *ctx, const char *path,
   *psize = 0;
   FILE *fp = fopen(path, "rb");
   if (!fp)
-    return strata__fail(ctx, STRATA_EIO, "%s: cannot open the checkpoint: "
-                        "%s", path, strerror(errno));
+    return strata__fail_arg(ctx, STRATA_EIO, "path", path,
+                            "%s: cannot open the checkpoint: %s", path,
+                            strerror(errno));
   unsigned char *all = NULL;
   size_t len = 0, cap = 0;
   for (;;) {
@@ -292,7 +294,8 @@ strata_status strata__ck_read_file(strata_context *ctx, const char *path,
   fclose(fp);
   if (bad) {
     free(all);
-    return strata__fail(ctx, STRATA_EIO, "%s: read error", path);
+    return strata__fail_arg(ctx, STRATA_EIO, "path", path,
+                            "%s: read error", path);
   }
   *pbuf = all;
   *psize = len;

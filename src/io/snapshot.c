@@ -68,17 +68,18 @@ static strata_status slice_of(const strata_snapshot_writer *w, int ax[3],
   *index = 0;
   if (w->dims != 3) return STRATA_OK;
   if (po->axis < 0 || po->axis > 2)
-    return strata__fail(w->ctx, STRATA_EINVAL, "snapshot: slice axis is %d; "
-                        "it must be 0 (x), 1 (y) or 2 (z)", po->axis);
+    return strata__fail_arg(w->ctx, STRATA_EINVAL, "png_options.axis",
+                            po->axis, "snapshot: slice axis is %d; it must "
+                            "be 0 (x), 1 (y) or 2 (z)", po->axis);
   ax[2] = po->axis;
   ax[0] = po->axis == 0 ? 1 : 0;
   ax[1] = po->axis == 2 ? 1 : 2;
   long nn = (long)w->n[ax[2]];
   *index = po->index == -1 ? nn / 2 : po->index;
   if (*index < 0 || *index >= nn)
-    return strata__fail(w->ctx, STRATA_EINVAL, "snapshot: slice index %ld "
-                        "along %c is outside 0..%ld", *index, "xyz"[ax[2]],
-                        nn - 1);
+    return strata__fail_arg(w->ctx, STRATA_EINVAL, "png_options.index",
+                            *index, "snapshot: slice index %ld along %c is "
+                            "outside 0..%ld", *index, "xyz"[ax[2]], nn - 1);
   return STRATA_OK;
 }
 
@@ -220,16 +221,21 @@ strata_status strata_snapshot_writer_create(strata_context *ctx,
                                             strata_snapshot_writer **out) {
   if (!ctx) return STRATA_EINVAL;
   if (!out || !d || !o)
-    return strata__fail(ctx, STRATA_EINVAL, "snapshot: %s is NULL",
-                        !out ? "the output pointer" : !d ? "the shape"
-                                                        : "the options");
+    return strata__fail_arg_s(ctx, STRATA_EINVAL,
+                              !out ? "out" : !d ? "d" : "o", "NULL",
+                              "snapshot: %s is NULL",
+                              !out ? "the output pointer"
+                              : !d ? "the shape"
+                                   : "the options");
   *out = NULL;
   if (!o->npy && !o->vti && !o->png)
     return strata__fail(ctx, STRATA_EINVAL, "snapshot: no format asked for "
                         "(npy, vti, png)");
   if (!o->dir || !*o->dir)
-    return strata__fail(ctx, STRATA_EINVAL, "snapshot: the folder is %s",
-                        o->dir ? "empty" : "NULL");
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "dir",
+                              o->dir ? "" : "NULL",
+                              "snapshot: the folder is %s",
+                              o->dir ? "empty" : "NULL");
   strata_field_desc fd = *d;
   fd.ghost = 1;
   size_t fb = 0;
@@ -343,11 +349,14 @@ strata_status strata_snapshot_submit_host(strata_snapshot_writer *w,
   int k = slot_of(w, host);
   strata_status s = STRATA_OK;
   if (!stem || !*stem || strlen(stem) >= sizeof w->slots[0].stem)
-    s = strata__fail(w->ctx, STRATA_EINVAL, "snapshot: the stem is %s",
-                     !stem ? "NULL" : *stem ? "too long" : "empty");
+    s = strata__fail_arg_s(w->ctx, STRATA_EINVAL, "stem",
+                           stem ? strata__argval_s(stem).s : "NULL",
+                           "snapshot: the stem is %s",
+                           !stem ? "NULL" : *stem ? "too long" : "empty");
   else if (k < 0 || w->slots[k].state != SLOT_HELD)
-    s = strata__fail(w->ctx, STRATA_EINVAL, "snapshot: the host copy was not "
-                     "acquired from this writer");
+    s = strata__fail_arg_p(w->ctx, STRATA_EINVAL, "host", host,
+                           "snapshot: the host copy was not acquired from "
+                           "this writer");
   else
     s = report(w);
   if (s != STRATA_OK) {
@@ -386,17 +395,20 @@ strata_status strata_snapshot_submit(strata_snapshot_writer *w,
   if (!w) return STRATA_EINVAL;
   strata_field_desc d;
   if (!f || strata_field_get_desc(f, &d) != STRATA_OK)
-    return strata__fail(w->ctx, STRATA_EINVAL, "snapshot: the field is NULL");
+    return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "f", f,
+                              "snapshot: the field is NULL");
   for (int a = 0; a < 3; a++)
     if ((a < d.dims ? d.n[a] : 1) != w->n[a] || d.dims != w->dims)
-      return strata__fail(w->ctx, STRATA_ESHAPE, "snapshot: the field is "
-                          "%zu x %zu x %zu, the writer's snapshots %zu x %zu "
-                          "x %zu", d.n[0], d.n[1], d.n[2], w->n[0], w->n[1],
-                          w->n[2]);
+      return strata__fail_arg_s(w->ctx, STRATA_ESHAPE, "f", "set",
+                                "snapshot: the field is %zu x %zu x %zu, "
+                                "the writer's snapshots %zu x %zu x %zu",
+                                d.n[0], d.n[1], d.n[2], w->n[0], w->n[1],
+                                w->n[2]);
   if (d.precision != w->precision)
-    return strata__fail(w->ctx, STRATA_EPRECISION, "snapshot: the field is "
-                        "fp%d, the writer's snapshots fp%d",
-                        8 * (int)d.precision, 8 * (int)w->precision);
+    return strata__fail_arg_s(w->ctx, STRATA_EPRECISION, "f", "set",
+                              "snapshot: the field is fp%d, the writer's "
+                              "snapshots fp%d", 8 * (int)d.precision,
+                              8 * (int)w->precision);
   void *host = strata_snapshot_acquire(w);
   strata_status s = strata_field_read(f, host);
   if (s != STRATA_OK) {

@@ -42,7 +42,8 @@ strata_status strata__op_create(strata_context *ctx,
                                 strata__op **out) {
   *out = NULL;
   if (o->op.dims != o->dims)
-    return strata__fail(ctx, STRATA_EINVAL, "operator: the stencil is %dD, "
+    return strata__fail_arg(ctx, STRATA_EINVAL, "op.dims", o->op.dims,
+                            "operator: the stencil is %dD, "
                         "the grid %dD", o->op.dims, o->dims);
   strata_status s = strata_stencil_validate(&o->op);
   if (s != STRATA_OK) return s;

@@ -44,7 +44,8 @@ void strata_solver_options_init(strata_solver_options *o,
 static strata_status check_options(strata_context *ctx,
                                    const strata_solver_options *o) {
   if (o->kind < STRATA_SOLVER_HEAT || o->kind > STRATA_SOLVER_OPERATOR)
-    return strata__fail(ctx, STRATA_EINVAL, "solver: kind %d is not one of "
+    return strata__fail_arg(ctx, STRATA_EINVAL, "kind", (int)o->kind,
+                            "solver: kind %d is not one of "
                         "STRATA_SOLVER_HEAT (1), _WAVE (2), _FDTD (3), "
                         "_POISSON (4), _OPERATOR (5)", (int)o->kind);
   const void *set[6] = {NULL, o->heat, o->wave, o->fdtd, o->poisson, o->op};
@@ -52,7 +53,8 @@ static strata_status check_options(strata_context *ctx,
                                         "fdtd", "poisson", "op"};
   for (int k = 1; k <= 5; k++)
     if (set[k] && k != (int)o->kind)
-      return strata__fail(ctx, STRATA_EINVAL, "solver: the kind is %s, but "
+      return strata__fail_arg_s(ctx, STRATA_EINVAL, member[k], "set",
+                                "solver: the kind is %s, but "
                           "options.%s is set (only options.%s is read)",
                           strata__solver_kinds[o->kind], member[k],
                           member[o->kind]);
@@ -176,10 +178,12 @@ strata_status strata_solver_create(strata_context *ctx,
                                    strata_solver **out) {
   if (!ctx) return STRATA_EINVAL;
   if (!out)
-    return strata__fail(ctx, STRATA_EINVAL, "solver: output pointer is NULL");
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
+                              "solver: output pointer is NULL");
   *out = NULL;
   if (!o)
-    return strata__fail(ctx, STRATA_EINVAL, "solver: options are NULL (a "
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "o", o,
+                              "solver: options are NULL (a "
                         "kind is needed: strata_solver_options_init)");
   strata_status st = check_options(ctx, o);
   if (st != STRATA_OK) return st;
@@ -257,7 +261,8 @@ static strata_status poisson_cycle(strata_solver *s) {
 strata_status strata_solver_step(strata_solver *s, long n) {
   if (!s) return STRATA_EINVAL;
   if (n < 0)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: %ld steps asked "
+    return strata__fail_arg(s->ctx, STRATA_EINVAL, "n", n,
+                            "solver: %ld steps asked "
                         "for; it must be >= 0", n);
   double t0 = strata__now();
   strata_status st = STRATA_OK;
@@ -327,20 +332,23 @@ strata_status strata_solver_read(strata_solver *s, int index, void *host) {
   if (!s) return STRATA_EINVAL;
   strata_field *f = strata_solver_field(s, index);
   if (!f)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: field %d; the %s "
+    return strata__fail_arg(s->ctx, STRATA_EINVAL, "index", index,
+                            "solver: field %d; the %s "
                         "solver has fields 0..%d", index,
                         strata__solver_kinds[s->kind],
                         s->nfields - 1);
   if (s->dist) return strata_dist_gather(f, 0, host);
   if (!host)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: host array is NULL");
+    return strata__fail_arg_p(s->ctx, STRATA_EINVAL, "host", host,
+                              "solver: host array is NULL");
   return strata_field_read(f, host);
 }
 
 strata_status strata_solver_traces(strata_solver *s, strata_traces *t) {
   if (!s) return STRATA_EINVAL;
   if (!t)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: traces is NULL");
+    return strata__fail_arg_p(s->ctx, STRATA_EINVAL, "t", t,
+                              "solver: traces is NULL");
   memset(t, 0, sizeof *t);
   t->precision = STRATA_F64;
   if (s->kind != STRATA_SOLVER_WAVE || s->nrec == 0) return STRATA_OK;
@@ -444,7 +452,8 @@ strata_status strata_solver_get_info(const strata_solver *s,
                                      strata_solver_info *info) {
   if (!s) return STRATA_EINVAL;
   if (!info)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: info is NULL");
+    return strata__fail_arg_p(s->ctx, STRATA_EINVAL, "info", info,
+                              "solver: info is NULL");
   memset(info, 0, sizeof *info);
   info->kind = s->kind;
   info->dims = s->dims;

@@ -52,7 +52,8 @@ strata_status strata_solver_state_size(const strata_solver *s,
                                        size_t *bytes) {
   if (!s) return STRATA_EINVAL;
   if (!bytes)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: bytes is NULL");
+    return strata__fail_arg_p(s->ctx, STRATA_EINVAL, "bytes", bytes,
+                              "solver: bytes is NULL");
   if (field_form(s)) {
     strata_field *u = strata_solver_field((strata_solver *)s, 0);
     *bytes = strata__ck_fields_bytes(&u, 1, s->dist != NULL);
@@ -103,9 +104,10 @@ strata_status strata_solver_save_state(const strata_solver *s, void *buf,
   default: st = room ? poisson_save(s, p) : STRATA_OK; break;
   }
   if (!room)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: the buffer holds "
-                        "%zu bytes; the state needs %zu", buf ? size : 0,
-                        need);
+    return strata__fail_arg_s(s->ctx, STRATA_EINVAL, buf ? "size" : "buf",
+                              buf ? strata__argval_u(size).s : "NULL",
+                              "solver: the buffer holds %zu bytes; the "
+                              "state needs %zu", buf ? size : 0, need);
   if (st != STRATA_OK) return st;
   strata__ck_seal(buf, need);
   return STRATA_OK;
@@ -144,6 +146,25 @@ static strata_status poisson_load(strata_solver *s, const unsigned char *p,
   return STRATA_OK;
 }
 
+/* A failure kept while a collective call that must go on runs, then
+ * recorded again as it was: message, argument's name and value. */
+typedef struct kept_failure {
+  char msg[STRATA__ERRMSG_SIZE];
+  char arg[STRATA__ARGNAME_SIZE];
+  char value[STRATA__ARGVALUE_SIZE];
+} kept_failure;
+
+static void keep_failure(const strata_context *ctx, kept_failure *k) {
+  snprintf(k->msg, sizeof k->msg, "%s", ctx->error);
+  snprintf(k->arg, sizeof k->arg, "%s", ctx->error_arg);
+  snprintf(k->value, sizeof k->value, "%s", ctx->error_value);
+}
+
+static strata_status restore_failure(strata_context *ctx, strata_status st,
+                                     const kept_failure *k) {
+  return strata__fail_arg_s(ctx, st, k->arg, k->value, "%s", k->msg);
+}
+
 /* Loads an image named name (a path or "the state"). */
 static strata_status load_image(strata_solver *s, const char *name,
                                 const void *buf, size_t size) {
@@ -167,8 +188,8 @@ static strata_status load_image(strata_solver *s, const char *name,
   if (st != STRATA_OK && !s->dist) return st;
   const int ok = st == STRATA_OK;
   strata_status l;
-  char msg[STRATA__ERRMSG_SIZE];
-  snprintf(msg, sizeof msg, "%s", strata_context_error(s->ctx));
+  kept_failure kept;
+  keep_failure(s->ctx, &kept);
   switch (s->kind) {
   case STRATA_SOLVER_WAVE:
     l = strata_wave_load_state(s->wave, ok ? blob : NULL, ok ? n : 0);
@@ -178,7 +199,7 @@ static strata_status load_image(strata_solver *s, const char *name,
     break;
   default: l = ok ? poisson_load(s, blob, n, step) : STRATA_OK; break;
   }
-  if (!ok) return strata__fail(s->ctx, st, "%s", msg);
+  if (!ok) return restore_failure(s->ctx, st, &kept);
   return l;
 }
 
@@ -226,8 +247,9 @@ static char *part_path(const strata_solver *s, const char *path) {
 strata_status strata_solver_save(const strata_solver *s, const char *path) {
   if (!s) return STRATA_EINVAL;
   if (!path || !*path)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: the checkpoint path "
-                        "is %s", path ? "empty" : "NULL");
+    return strata__fail_arg_s(s->ctx, STRATA_EINVAL, "path",
+                              path ? "" : "NULL", "solver: the checkpoint "
+                              "path is %s", path ? "empty" : "NULL");
   size_t size = 0;
   void *buf = NULL;
   strata_status st = strata_solver_state_size(s, &size);
@@ -273,8 +295,9 @@ strata_status strata_solver_save(const strata_solver *s, const char *path) {
 strata_status strata_solver_load(strata_solver *s, const char *path) {
   if (!s) return STRATA_EINVAL;
   if (!path || !*path)
-    return strata__fail(s->ctx, STRATA_EINVAL, "solver: the checkpoint path "
-                        "is %s", path ? "empty" : "NULL");
+    return strata__fail_arg_s(s->ctx, STRATA_EINVAL, "path",
+                              path ? "" : "NULL", "solver: the checkpoint "
+                              "path is %s", path ? "empty" : "NULL");
   char *mine = part_path(s, path);
   void *buf = NULL;
   size_t size = 0;
@@ -287,11 +310,11 @@ strata_status strata_solver_load(strata_solver *s, const char *path) {
     /* over several processes every rank takes part in the wave and FDTD
      * loads, one that could not read its part with nothing (it fails, and
      * so do the others); its own message is kept */
-    char msg[STRATA__ERRMSG_SIZE];
-    snprintf(msg, sizeof msg, "%s", strata_context_error(s->ctx));
+    kept_failure kept;
+    keep_failure(s->ctx, &kept);
     if (s->wave) strata_wave_load_state(s->wave, NULL, 0);
     if (s->fdtd) strata_fdtd_load_state(s->fdtd, NULL, 0);
-    strata__fail(s->ctx, st, "%s", msg);
+    restore_failure(s->ctx, st, &kept);
   }
   free(buf);
   free(mine);

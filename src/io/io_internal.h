@@ -76,6 +76,23 @@ strata_status strata__vti_write_host(strata_context *ctx, const char *path,
                                      const double spacing[3],
                                      const double origin[3]);
 
+/* The PNG image of a dense host grid (dims, n[3] with unused axes 1, x
+ * fastest) that o picks (png.c): the whole grid in 1D and 2D, the slice
+ * o->axis / o->index in 3D.  strata__png_slice checks the slice and gives
+ * its horizontal, vertical and normal axes and its index (STRATA_EINVAL
+ * outside the grid, naming argpre "axis" or argpre "index");
+ * strata__png_write_slice writes it at path, through scratch (room for
+ * the slice, or NULL: allocated). */
+strata_status strata__png_slice(strata_context *ctx, int dims,
+                               const size_t n[3],
+                               const strata_png_options *o,
+                               const char *argpre, int ax[3], long *index);
+strata_status strata__png_write_slice(strata_context *ctx, const char *path,
+                                      strata_precision p, int dims,
+                                      const size_t n[3], const void *host,
+                                      const strata_png_options *o,
+                                      void *scratch);
+
 /* ---- checkpoint images (checkpoint.c) ------------------------------------
  * "STRATACK", version, the number of fields, the solver kind (16 bytes),
  * a tag, the step; for version 2 (one rank's part of a state over several

@@ -57,39 +57,12 @@ void strata_snapshot_options_init(strata_snapshot_options *o) {
   o->async = 1;
 }
 
-/* The PNG slice's axes (horizontal ha, vertical va, normal na) and index
- * for the writer's shape; STRATA_EINVAL outside the grid. */
-static strata_status slice_of(const strata_snapshot_writer *w, int ax[3],
-                              long *index) {
-  const strata_png_options *po = &w->o.png_options;
-  ax[0] = 0;
-  ax[1] = 1;
-  ax[2] = 2;
-  *index = 0;
-  if (w->dims != 3) return STRATA_OK;
-  if (po->axis < 0 || po->axis > 2)
-    return strata__fail_arg(w->ctx, STRATA_EINVAL, "png_options.axis",
-                            po->axis, "snapshot: slice axis is %d; it must "
-                            "be 0 (x), 1 (y) or 2 (z)", po->axis);
-  ax[2] = po->axis;
-  ax[0] = po->axis == 0 ? 1 : 0;
-  ax[1] = po->axis == 2 ? 1 : 2;
-  long nn = (long)w->n[ax[2]];
-  *index = po->index == -1 ? nn / 2 : po->index;
-  if (*index < 0 || *index >= nn)
-    return strata__fail_arg(w->ctx, STRATA_EINVAL, "png_options.index",
-                            *index, "snapshot: slice index %ld along %c is "
-                            "outside 0..%ld", *index, "xyz"[ax[2]], nn - 1);
-  return STRATA_OK;
-}
-
 /* Writes the host copy buf as the formats asked for: 0, or -1 with "cannot
  * write PATH: reason" in err. */
 static int write_files(strata_snapshot_writer *w, const void *buf,
                        const char *stem, char *err, size_t errn) {
   char path[1024];
   strata_status s = STRATA_OK;
-  const int p = (int)w->precision;
   if (w->o.npy) {
     snprintf(path, sizeof path, "%s/%s.npy", w->dir, stem);
     size_t shape[3];
@@ -105,20 +78,8 @@ static int write_files(strata_snapshot_writer *w, const void *buf,
   }
   if (w->o.png && s == STRATA_OK) {
     snprintf(path, sizeof path, "%s/%s.png", w->dir, stem);
-    int ax[3];
-    long idx;
-    slice_of(w, ax, &idx); /* checked at create */
-    const size_t st[3] = {1, w->n[0], w->n[0] * w->n[1]};
-    const size_t iw = w->n[ax[0]], ih = w->n[ax[1]];
-    for (size_t r = 0; r < ih; r++)
-      for (size_t c = 0; c < iw; c++)
-        memcpy(w->slice + (r * iw + c) * p,
-               (const unsigned char *)buf +
-                   (c * st[ax[0]] + r * st[ax[1]] + (size_t)idx * st[ax[2]]) *
-                       p,
-               (size_t)p);
-    s = strata_png_write_image(w->wctx, path, w->precision, iw, ih, w->slice,
-                               &w->o.png_options);
+    s = strata__png_write_slice(w->wctx, path, w->precision, w->dims, w->n,
+                                buf, &w->o.png_options, w->slice);
   }
   if (s == STRATA_OK) return 0;
   snprintf(err, errn, "cannot write %s: %s", path,
@@ -265,7 +226,9 @@ strata_status strata_snapshot_writer_create(strata_context *ctx,
   w->nbuf = o->async ? nbuf : 1;
   int ax[3];
   long idx;
-  if (o->png && (s = slice_of(w, ax, &idx)) != STRATA_OK) {
+  if (o->png && (s = strata__png_slice(ctx, w->dims, w->n, &o->png_options,
+                                       "png_options.", ax, &idx)) !=
+                    STRATA_OK) {
     free(w);
     return s;
   }

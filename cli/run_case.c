@@ -142,29 +142,14 @@ static const run_solver *find_solver(const char *kind) {
 static const char *common_sections = "case|solver|grid|run|boundary|output";
 static const char *all_solver_kinds = "operator|heat|wave|fdtd|multigrid";
 
-static int in_list(const char *list, const char *s) {
-  size_t n = strlen(s);
-  for (const char *c = list; *c;) {
-    const char *bar = strchr(c, '|');
-    size_t L = bar ? (size_t)(bar - c) : strlen(c);
-    if (L == n && !memcmp(c, s, n)) return 1;
-    if (!bar) break;
-    c = bar + 1;
-  }
-  return 0;
-}
-
 static int section_allowed(const char *sec, void *user, char *why, size_t n) {
   const run_solver *s = user;
-  if (in_list(common_sections, sec) || in_list(s->sections, sec)) return 1;
+  if (cf_in_choices(common_sections, sec) || cf_in_choices(s->sections, sec))
+    return 1;
+  char secs[256];
+  cf_choices_text(s->sections[0] ? s->sections : "none", secs, sizeof secs);
   snprintf(why, n, "does not apply to solver '%s' (its sections: %s)",
-           s->kind, s->sections[0] ? s->sections : "none");
-  char *bar;
-  while ((bar = strchr(why, '|'))) {
-    memmove(bar + 2, bar + 1, strlen(bar + 1) + 1);
-    bar[0] = ',';
-    bar[1] = ' ';
-  }
+           s->kind, secs);
   return 0;
 }
 
@@ -194,17 +179,12 @@ static int read_common(run_state *r) {
     if (face / 2 >= r->dims && cf_has(f, "boundary", face_keys[face]))
       return run_case_fail(r, "boundary", face_keys[face], "a %dD grid has "
                            "no %c axis", r->dims, "xyz"[face / 2]);
-    if (!in_list(r->solver->bcs, v)) {
+    if (!cf_in_choices(r->solver->bcs, v)) {
       const char *key = cf_has(f, "boundary", face_keys[face])
                             ? face_keys[face]
                             : "all";
-      char ok[256], *q = ok;
-      for (const char *c = r->solver->bcs; *c && q < ok + sizeof ok - 3; c++)
-        if (*c == '|')
-          *q++ = ',', *q++ = ' ';
-        else
-          *q++ = *c;
-      *q = 0;
+      char ok[256];
+      cf_choices_text(r->solver->bcs, ok, sizeof ok);
       return run_case_fail(r, "boundary", key, "'%s' is not a boundary of "
                            "solver '%s' (it takes: %s)", v, r->solver->kind,
                            ok);
@@ -405,7 +385,7 @@ int run_load_case(run_state *r, const run_args *a) {
   }
   r->solver = find_solver(kind);
   if (!r->solver) {
-    if (in_list(all_solver_kinds, kind))
+    if (cf_in_choices(all_solver_kinds, kind))
       return run_case_fail(r, "solver", "kind", "solver '%s' is not part "
                            "of this build of strata yet", kind);
     return run_case_fail(r, "solver", "kind", "'%s' is not one of: "

@@ -15,15 +15,6 @@
 #include "runner.h"
 #include "strata.h"
 
-static strata_context *cpu_ctx(void) {
-  strata_context_options o;
-  strata_context_options_init(&o);
-  o.backend = STRATA_BACKEND_CPU;
-  strata_context *ctx = NULL;
-  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
-  return ctx;
-}
-
 /* The interiors of two fields are equal bit for bit. */
 static int same_bits(const strata_field *a, const strata_field *b) {
   strata_field_desc d;
@@ -134,7 +125,7 @@ static strata_status make(strata_context *ctx, strata_solver_kind kind,
 /* ---- each kind against its own API ---------------------------------------- */
 
 TEST(heat_matches_own_api) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_solver *s = NULL;
   CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 0, &s), ctx);
@@ -164,7 +155,7 @@ TEST(heat_matches_own_api) {
 }
 
 TEST(wave_matches_own_api) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_solver *s = NULL;
   CHECK_OK(make(ctx, STRATA_SOLVER_WAVE, 0, 0, &s), ctx);
@@ -203,7 +194,7 @@ TEST(wave_matches_own_api) {
 }
 
 TEST(fdtd_matches_own_api) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   for (int yee = 0; yee < 2; yee++) {
     strata_solver *s = NULL;
@@ -235,7 +226,7 @@ TEST(fdtd_matches_own_api) {
 }
 
 TEST(poisson_matches_own_api) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_solver *s = NULL;
   CHECK_OK(make(ctx, STRATA_SOLVER_POISSON, 0, 0, &s), ctx);
@@ -292,7 +283,7 @@ TEST(poisson_matches_own_api) {
 }
 
 TEST(operator_matches_own_api) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_solver *s = NULL;
   CHECK_OK(make(ctx, STRATA_SOLVER_OPERATOR, 0, 0, &s), ctx);
@@ -336,7 +327,7 @@ TEST(operator_matches_own_api) {
 /* Runs a steps, saves (in memory, or to a file when path), runs b more;
  * a second solver loads the state and runs b: every field is the same. */
 static int round_trip(strata_solver_kind kind, int yee, const char *path) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_solver *s = NULL, *t = NULL;
   CHECK_OK(make(ctx, kind, yee, 42, &s), ctx);
@@ -416,7 +407,7 @@ static uint32_t crc32_bits(const unsigned char *p, size_t n) {
 }
 
 TEST(program_checkpoint_v1_loads) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_solver *s = NULL;
   CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 0x1234, &s), ctx);
@@ -476,7 +467,7 @@ static int says(strata_context *ctx, const char *what) {
 }
 
 TEST(bad_arguments_refused) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_solver *s = NULL;
   CHECK_STATUS(strata_solver_create(ctx, NULL, &s), STRATA_EINVAL, ctx);
@@ -604,7 +595,7 @@ static int same_file(const char *a, const char *b) {
 
 /* Every format from the one host copy equals the field's own writer. */
 TEST(snapshot_writer_matches_field_writers) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   char dir[64];
   snprintf(dir, sizeof dir, "snap_%ld", (long)getpid());

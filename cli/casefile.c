@@ -303,7 +303,7 @@ static int parse_bool(const char *s, int *v) {
   return 0;
 }
 
-static int in_choices(const char *choices, const char *s) {
+int cf_in_choices(const char *choices, const char *s) {
   size_t n = strlen(s);
   const char *c = choices;
   while (*c) {
@@ -316,7 +316,7 @@ static int in_choices(const char *choices, const char *s) {
   return 0;
 }
 
-static void choices_text(const char *choices, char *buf, size_t n) {
+void cf_choices_text(const char *choices, char *buf, size_t n) {
   size_t k = 0;
   for (const char *c = choices; *c && k + 3 < n; c++) {
     if (*c == '|') {
@@ -400,8 +400,8 @@ static int check_value(cf_file *f, const cf_entry *e, const cf_key *k,
   case CF_STRING:
     return 0;
   case CF_ENUM:
-    if (!in_choices(k->choices, e->value)) {
-      choices_text(k->choices, ch, sizeof ch);
+    if (!cf_in_choices(k->choices, e->value)) {
+      cf_choices_text(k->choices, ch, sizeof ch);
       return failf(f, e->line, "key '%s' in [%s]: '%s' is not one of: %s",
                    e->key, e->section, shown_v, ch);
     }
@@ -448,8 +448,8 @@ static int check_value(cf_file *f, const cf_entry *e, const cf_key *k,
           r = range_fail(f, e, k, sv);
         else if (fv)
           fv[i] = v;
-      } else if (!in_choices(k->choices, items[i])) {
-        choices_text(k->choices, ch, sizeof ch);
+      } else if (!cf_in_choices(k->choices, items[i])) {
+        cf_choices_text(k->choices, ch, sizeof ch);
         r = failf(f, e->line, "key '%s' in [%s]: '%s' is not one of: %s",
                   e->key, e->section, sv, ch);
       }
@@ -512,7 +512,7 @@ int cf_validate(cf_file *f, const cf_key *schema, int nschema,
     if (schema[k].def) continue;
     int sl = cf_section_line(f, schema[k].section);
     if (sl == 0) {
-      if (!mandatory || !in_choices(mandatory, schema[k].section))
+      if (!mandatory || !cf_in_choices(mandatory, schema[k].section))
         continue; /* an optional section that is absent needs nothing */
       return failf(f, 0, "section [%s] is missing (it needs key '%s')",
                    schema[k].section, schema[k].key);
@@ -690,7 +690,7 @@ static const char *type_name(const cf_key *k, char *buf, size_t n) {
   case CF_BOOL: return "true/false";
   case CF_STRING: return "string";
   case CF_ENUM:
-    choices_text(k->choices, ch, sizeof ch);
+    cf_choices_text(k->choices, ch, sizeof ch);
     snprintf(buf, n, "one of: %s", ch);
     return buf;
   case CF_INTS:
@@ -700,7 +700,7 @@ static const char *type_name(const cf_key *k, char *buf, size_t n) {
                        : k->type == CF_FLOATS ? "numbers"
                                               : "names";
     if (k->type == CF_ENUMS) {
-      choices_text(k->choices, ch, sizeof ch);
+      cf_choices_text(k->choices, ch, sizeof ch);
       snprintf(buf, n, "list of %d..%d of: %s", k->nmin, k->nmax, ch);
     } else if (k->nmin == k->nmax)
       snprintf(buf, n, "list of %d %s", k->nmin, what);

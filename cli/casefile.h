@@ -96,6 +96,11 @@ int cf_floats(const cf_file *f, const char *section, const char *key,
 int cf_enums_has(const cf_file *f, const char *section, const char *key,
                  const char *def, const char *choice);
 
+/* A list of choices "a|b|c": whether s is one of them, and the list as
+ * text "a, b, c" in buf (n bytes, cut to fit). */
+int cf_in_choices(const char *choices, const char *s);
+void cf_choices_text(const char *choices, char *buf, size_t n);
+
 /* Sets f->err to "path:line: key 'section.key' " + message and returns
  * -1: for checks across keys made by the caller. */
 int cf_fail(cf_file *f, const char *section, const char *key,

@@ -11,7 +11,10 @@ extern const int run_schema_count;
 /* Everything the driver knows about one run. */
 typedef struct run_state run_state;
 
-/* A solver as the driver sees it.  Every function returns 0, or -1 after
+/* A solver kind as the driver sees it: the case's keys it reads, and the
+ * translation of the case into the library solver's options (one file per
+ * kind); stepping, fields, traces, checkpoints and info then go through
+ * the library's strata_solver.  Every function returns 0, or -1 after
  * writing the reason to r->err (and, for create, setting r->case_error
  * when the case's parameters are at fault). */
 typedef struct run_solver {
@@ -24,28 +27,23 @@ typedef struct run_solver {
   const char *field_name;
   int own_progress;      /* 1: step() reports its own progress (a line per
                             multigrid cycle); the driver's display is off */
+  int distributed;       /* 1: it runs over several processes */
+  int checkpoints;       /* 1: --checkpoint-every and --restart apply */
   /* bytes of device memory it will need (before any allocation) */
   int (*estimate)(run_state *r, size_t *bytes);
+  /* reads the case into the solver's options and creates r->sv
+   * (run_solver_create) */
   int (*create)(run_state *r);
+  /* optional: steps itself (NULL: strata_solver_step) */
   int (*step)(run_state *r, long n);
-  strata_field *(*field)(run_state *r); /* the field written as output */
-  /* copies the output field's interior to host (dense, global, x
-   * fastest); over several processes a gather to rank 0 (host NULL
-   * elsewhere), collective.  NULL: the solver cannot run over several
-   * processes. */
-  int (*read)(run_state *r, void *host);
-  double (*bytes_per_point_step)(run_state *r);
-  /* optional */
-  int (*traces)(run_state *r, strata_traces *t, double **buf);
   void (*describe)(run_state *r, FILE *json); /* extra summary members */
-  int (*checkpoint_save)(run_state *r, const char *path);
-  int (*checkpoint_load)(run_state *r, const char *path);
-  void (*destroy)(run_state *r);
+  void (*destroy)(run_state *r);              /* frees r->impl */
 } run_solver;
 
 struct run_state {
   cf_file cf;
   const run_solver *solver;
+  strata_solver *sv;         /* the library's solver */
   strata_context *ctx;
   strata_dist *dist;         /* several processes: owns ctx; else NULL */
   int rank, nranks;          /* 0 and 1 for one process */
@@ -67,10 +65,15 @@ struct run_state {
                       r->steps (multigrid converged): the steps done */
 };
 
-/* The solvers this build knows. */
+/* The solvers this build knows (NULL-terminated). */
 extern const run_solver run_solver_operator;
 extern const run_solver run_solver_multigrid;
-extern const run_solver *const run_solvers_extra[]; /* NULL-terminated */
+extern const run_solver *const run_solvers[];
+
+/* Creates r->sv from o (its tag set to the case's hash, so a checkpoint
+ * loads only into the case that wrote it): the library's status, its
+ * message on r->ctx. */
+strata_status run_solver_create(run_state *r, strata_solver_options *o);
 
 /* The boundary face name ("x_lo", ...) and the case's kind for it. */
 const char *run_face_key(int face);
@@ -122,8 +125,78 @@ void run_where_face(const run_state *r, long index, const char **section,
  * names none; the rest are runtime failures.  Returns -1. */
 int run_lib_fail(run_state *r, strata_status s, const run_optkey *map,
                  const char *solver_section);
+/* Whether the argument the library's last failure named is one of map's. */
+int run_lib_names(const run_state *r, const run_optkey *map);
 
 /* The initial condition of [initial] as a point function. */
 double run_initial_value(long i, long j, long k, void *user);
+
+
+/* ---- the driver's parts (cmd_run.c, run_case.c, run_output.c,
+ * run_ranks.c) ------------------------------------------------------------- */
+
+/* [output] as read from the case, and rank 0's snapshot writer. */
+typedef struct {
+  const char *dir;
+  long every;
+  int npy, vti, png, movie, fps;
+  strata_png_options po;
+  int trace_npy, trace_segy, trace_png;
+  long frames;
+  int async;      /* [output] async: snapshots through the writer thread */
+  double write_s; /* the run waited for snapshot output (summary output_s) */
+  /* rank 0: the library's snapshot writer, in the background (async) or
+   * writing at each hand-over */
+  strata_snapshot_writer *writer;
+  int in_background; /* the writer writes while the loop steps on */
+} output_cfg;
+
+/* The command line. */
+typedef struct {
+  const char *case_path;
+  const char *out_dir;
+  const char *restart;
+  const char *backend;
+  long checkpoint_every;
+  int check_only, quiet, no_ceiling;
+  const char *sets[64];
+  int nsets;
+} run_args;
+
+/* What the summary reports of the run. */
+typedef struct {
+  long first;          /* the step the run (or restart) began at */
+  double wall, kernel_s, copy_pts;
+  size_t need;         /* memory the case needs (per rank) */
+  int interrupted, quiet;
+  double points;
+  strata_device_info di;
+  const char *transport;
+} run_totals;
+
+/* run_case.c: 0, 1 (--help, --keys: done) or -1 (message printed). */
+int run_parse_args(int argc, char **argv, run_args *a);
+/* Reads and checks the case: 0, or -1 with r->err (r->case_error,
+ * r->file_error say whose fault). */
+int run_load_case(run_state *r, const run_args *a);
+int run_read_output(run_state *r, output_cfg *o, const char *dir_opt,
+                    char *dirbuf, size_t dn);
+int run_check_memory(run_state *r, size_t *need);
+
+/* run_ranks.c: the worst exit code of a stage over the ranks (printed);
+ * rc alone for one process. */
+int run_agree(run_state *r, int rc);
+int run_dist_refusal(run_state *r, int nranks);
+int run_start(run_state *r, const run_args *a, const cli_launch *L,
+              int multi, size_t *need);
+int run_save_checkpoint(run_state *r, const char *dir);
+int run_load_checkpoint(run_state *r, const char *path);
+
+/* run_output.c */
+int run_make_dir(const char *dir);
+int run_output_setup(run_state *r, output_cfg *o);
+int run_write_snapshot(run_state *r, output_cfg *o, const char *stem);
+int run_drain_snapshots(run_state *r, output_cfg *o);
+int run_summary(run_state *r, output_cfg *o, const run_totals *t);
 
 #endif

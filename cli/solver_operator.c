@@ -1,23 +1,13 @@
 /* [solver] kind = operator: applies one stencil step after step,
  * u <- op(u) (or u + scale op(u) with identity = true), filling the ghost
- * layers from [boundary] before each application.  The numerics are the
- * library's strata_apply; this only sets up the stencil.  Over several
- * processes the fields are the ranks' slabs (strata_dist_field_create) and
- * each step is strata_dist_apply: ghosts, exchange and operator. */
+ * layers from [boundary] before each application: the library's
+ * STRATA_SOLVER_OPERATOR.  This only reads the stencil from the case. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
 #include "run.h"
-
-typedef struct {
-  strata_stencil op;
-  strata_field *a, *b;
-  strata_apply_options ao;
-  char variant[128];
-} op_state;
 
 static int op_build(run_state *r, strata_stencil *s) {
   cf_file *f = &r->cf;
@@ -97,123 +87,54 @@ static int op_estimate(run_state *r, size_t *bytes) {
   return 0;
 }
 
-/* b = op(a) with a's ghosts filled from [boundary] (and the neighbours) */
-static strata_status op_apply(run_state *r, op_state *s) {
-  if (r->dist) return strata_dist_apply(&s->op, s->a, &r->bc, s->b, &s->ao);
-  strata_status e = strata_field_fill_ghosts(s->a, &r->bc);
-  return e == STRATA_OK ? strata_apply(&s->op, s->a, s->b, &s->ao) : e;
-}
-
 /* the fields' description as op_create makes it from the case */
 static const run_optkey op_keys[] = {RUN_GRID_KEYS, {NULL, NULL, NULL, NULL}};
 
 static int op_create(run_state *r) {
-  op_state *s = calloc(1, sizeof *s);
-  if (!s) return run_fail(r, "out of memory");
-  r->impl = s;
-  if (op_build(r, &s->op)) return -1;
+  strata_operator_options o;
+  strata_operator_options_init(&o);
+  if (op_build(r, &o.op)) return -1;
   cf_file *f = &r->cf;
-  int any = 0;
   for (int face = 0; face < 6; face++) {
     const char *v = run_face_value(r, face, "dirichlet");
     strata_bc_parse(v, &r->bc.kind[face]);
     r->bc.value[face] = cf_float(f, "boundary", "value", 0);
-    any |= face / 2 < r->dims;
   }
-  (void)any;
   for (int a = 0; a < r->dims; a++)
     if ((r->bc.kind[2 * a] == STRATA_BC_PERIODIC) !=
         (r->bc.kind[2 * a + 1] == STRATA_BC_PERIODIC))
       return run_case_fail(r, "boundary", run_face_key(2 * a), "periodic "
                            "must be set on both faces of axis %c", "xyz"[a]);
-  snprintf(s->variant, sizeof s->variant, "%s",
-           cf_string(f, "operator", "variant", "auto"));
-  s->ao.variant = s->variant;
-  strata_field_desc d = op_desc(r, s->op.radius);
-  strata_status e;
-  if (r->dist) {
-    e = strata_dist_field_create(r->dist, &d, &s->a);
-    if (e == STRATA_OK) e = strata_dist_field_create(r->dist, &d, &s->b);
-    if (e == STRATA_EINVAL) /* too few planes per rank */
-      return run_lib_fail(r, e, op_keys, "operator");
-  } else {
-    e = strata_field_create(r->ctx, &d, &s->a);
-    if (e == STRATA_OK) e = strata_field_create(r->ctx, &d, &s->b);
-  }
-  if (e == STRATA_OK) e = strata_field_fill(s->b, 0);
-  if (e == STRATA_OK)
-    e = strata_field_fill_fn(s->a, run_initial_value, NULL);
-  /* over several processes the trial below is collective: every rank
-   * whose fields exist takes part, whatever its fills gave */
-  strata_status t = s->a && s->b && (e == STRATA_OK || r->dist)
-                        ? op_apply(r, s)
-                        : STRATA_OK;
-  if (e != STRATA_OK)
-    return run_fail(r, "cannot create the fields: %s",
-                    strata_context_error(r->ctx));
-  /* a variant the backend does not have is the case's error: try it once */
-  e = t;
+  o.dims = r->dims;
+  for (int a = 0; a < 3; a++) o.n[a] = r->n[a];
+  o.precision = r->precision;
+  o.bc = r->bc;
+  o.variant = cf_string(f, "operator", "variant", "auto");
+  o.init = run_initial_value;
+  o.dist = r->dist;
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_OPERATOR);
+  so.op = &o;
+  strata_status e = run_solver_create(r, &so);
+  if (e == STRATA_OK) return 0;
+  /* the grid's options (too few planes per rank) are blamed by name */
+  if (e == STRATA_EINVAL && run_lib_names(r, op_keys))
+    return run_lib_fail(r, e, op_keys, "operator");
+  /* create applies the operator once: a variant the backend does not have
+   * or a stencil it cannot take is the case's error */
+  const char *msg = strata_context_error(r->ctx);
   if (e == STRATA_ENOTSUP || e == STRATA_EINVAL || e == STRATA_EGHOST)
     return run_case_fail(r, "operator",
                          e == STRATA_ENOTSUP ? "variant" : "stencil", "%s",
-                         strata_context_error(r->ctx));
-  if (e != STRATA_OK)
-    return run_fail(r, "%s", strata_context_error(r->ctx));
-  return 0;
+                         msg);
+  return run_fail(r, "cannot create the fields: %s", msg);
 }
-
-static int op_step(run_state *r, long n) {
-  op_state *s = r->impl;
-  for (long i = 0; i < n; i++) {
-    strata_status e = op_apply(r, s);
-    if (e != STRATA_OK)
-      return run_fail(r, "%s", strata_context_error(r->ctx));
-    strata_field *t = s->a;
-    s->a = s->b;
-    s->b = t;
-  }
-  return 0;
-}
-
-static strata_field *op_field(run_state *r) {
-  return ((op_state *)r->impl)->a;
-}
-
-static int op_read(run_state *r, void *host) {
-  op_state *s = r->impl;
-  strata_status e = r->dist ? strata_dist_gather(s->a, 0, host)
-                            : strata_field_read(s->a, host);
-  return e == STRATA_OK ? 0 : run_fail(r, "%s", strata_context_error(r->ctx));
-}
-
-static double op_bpp(run_state *r) { return 2.0 * (double)r->precision; }
 
 static void op_describe(run_state *r, FILE *json) {
-  op_state *s = r->impl;
+  strata_stencil s;
+  if (op_build(r, &s)) return;
   fprintf(json, "  \"stencil_points\": %d,\n  \"stencil_radius\": %d,\n",
-          strata_stencil_points(&s->op), s->op.radius);
-}
-
-static int op_ck_save(run_state *r, const char *path) {
-  op_state *s = r->impl;
-  ckpt_part pt = {r->rank, r->nranks};
-  return ckpt_save(path, "operator", ckpt_case_hash(&r->cf), r->step, 1,
-                   &s->a, r->dist ? &pt : NULL, r->err, sizeof r->err);
-}
-
-static int op_ck_load(run_state *r, const char *path) {
-  op_state *s = r->impl;
-  ckpt_part pt = {r->rank, r->nranks};
-  return ckpt_load(path, "operator", ckpt_case_hash(&r->cf), &r->step, 1,
-                   &s->a, r->dist ? &pt : NULL, r->err, sizeof r->err);
-}
-
-static void op_destroy(run_state *r) {
-  op_state *s = r->impl;
-  strata_field_destroy(&s->a);
-  strata_field_destroy(&s->b);
-  free(s);
-  r->impl = NULL;
+          strata_stencil_points(&s), s.radius);
 }
 
 const run_solver run_solver_operator = {
@@ -225,14 +146,9 @@ const run_solver run_solver_operator = {
     .precision = STRATA_F32,
     .cmap = "viridis",
     .field_name = "u",
+    .distributed = 1,
+    .checkpoints = 1,
     .estimate = op_estimate,
     .create = op_create,
-    .step = op_step,
-    .field = op_field,
-    .read = op_read,
-    .bytes_per_point_step = op_bpp,
     .describe = op_describe,
-    .checkpoint_save = op_ck_save,
-    .checkpoint_load = op_ck_load,
-    .destroy = op_destroy,
 };

@@ -17,17 +17,15 @@
 #endif
 
 typedef struct {
-  strata_mg *mg;
-  strata_field *phi, *psi;
+  strata_field *phi, *psi; /* the solver's */
   int source;     /* 0 manufactured, 1 gaussian, 2 file */
   int exact;      /* manufactured with homogeneous Dirichlet values */
   double k2;      /* manufactured: sum of the squared wave numbers */
   int fn[3];      /* manufactured: per axis 0 sin, 1 cos */
   double kx[3], x0[3]; /* per axis: wave number, offset (points) */
   double amp, width, tol;
-  double *hist;   /* residual after 0..cycles cycles */
-  int cycles, converged, stalled, nlev;
-  double source_mean, seconds;
+  int converged, stalled, nlev;
+  double seconds;
   double err_max, err_rms;
   int have_err;
 } mg_state;
@@ -242,17 +240,15 @@ static int mg_create(run_state *r) {
                            "xyz"[a]);
   o.project = !dirichlet; /* no Dirichlet face: solve for psi - mean(psi) */
   r->bc = o.bc;
-  strata_status s = strata_mg_create(r->ctx, &o, &ms->mg);
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_POISSON);
+  so.poisson = &o;
+  strata_status s = run_solver_create(r, &so);
   if (s != STRATA_OK) return run_lib_fail(r, s, mg_keys, "poisson");
-  ms->nlev = strata_mg_levels(ms->mg);
+  ms->nlev = strata_mg_levels(strata_solver_mg(r->sv));
   r->steps = maxc;
-  ms->hist = calloc((size_t)maxc + 1, sizeof *ms->hist);
-  if (!ms->hist) return run_fail(r, "out of memory");
-  strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, 1,
-                         r->precision};
-  if (strata_field_create(r->ctx, &d, &ms->phi) != STRATA_OK ||
-      strata_field_create(r->ctx, &d, &ms->psi) != STRATA_OK)
-    return run_fail(r, "fields: %s", strata_context_error(r->ctx));
+  ms->phi = strata_solver_field(r->sv, 0);
+  ms->psi = strata_solver_field(r->sv, 1);
   const char *src = cf_string(f, "poisson", "source", "manufactured");
   ms->source = !strcmp(src, "file") ? 2 : !strcmp(src, "gaussian") ? 1 : 0;
   size_t mn = r->n[0];
@@ -277,36 +273,32 @@ static int mg_create(run_state *r) {
     if (s != STRATA_OK)
       return run_fail(r, "source: %s", strata_context_error(r->ctx));
   }
-  s = strata_field_fill(ms->phi, 0);
-  if (s == STRATA_OK) s = strata_field_fill_ghosts(ms->phi, &o.bc);
-  if (s != STRATA_OK)
-    return run_fail(r, "initial guess: %s", strata_context_error(r->ctx));
   return 0;
 }
 
+/* One cycle at a time: the residual history (the library's, which a
+ * checkpoint carries) decides when the run is complete. */
 static int mg_step(run_state *r, long n) {
   mg_state *ms = r->impl;
   for (long c = 0; c < n; c++) {
-    strata_mg_result res;
-    strata_status s = strata_mg_solve(ms->mg, ms->phi, ms->psi, &res);
+    strata_solver_info si;
+    strata_status s = strata_solver_step(r->sv, 1);
     if (s != STRATA_OK)
-      return run_fail(r, "cycle %d: %s", ms->cycles + 1,
+      return run_fail(r, "cycle %ld: %s", r->step + c + 1,
                       strata_context_error(r->ctx));
-    if (ms->cycles == 0) ms->hist[0] = res.residual0;
-    ms->hist[++ms->cycles] = res.residual;
-    ms->source_mean = res.source_mean;
-    ms->seconds += res.seconds;
-    int k = ms->cycles;
-    double r0 = ms->hist[0], rk = ms->hist[k];
+    strata_solver_get_info(r->sv, &si);
+    ms->seconds += si.last_seconds;
+    const double *h = si.history;
+    long k = si.steps;
+    double r0 = h[0], rk = h[k];
     if (!r->quiet)
-      fprintf(stderr, "strata: cycle %3d  residual %.4e  relative %.3e  "
+      fprintf(stderr, "strata: cycle %3ld  residual %.4e  relative %.3e  "
               "factor %.4f\n", k, rk, r0 > 0 ? rk / r0 : 0,
-              ms->hist[k - 1] > 0 ? rk / ms->hist[k - 1] : 0);
+              h[k - 1] > 0 ? rk / h[k - 1] : 0);
     int stop = 0;
     if (r0 == 0 || rk <= ms->tol * r0) {
       ms->converged = stop = 1;
-    } else if (k >= 3 && rk > 0.9 * ms->hist[k - 1] &&
-               ms->hist[k - 1] > 0.9 * ms->hist[k - 2]) {
+    } else if (k >= 3 && rk > 0.9 * h[k - 1] && h[k - 1] > 0.9 * h[k - 2]) {
       ms->stalled = stop = 1; /* the rounding floor */
     }
     if (stop) {
@@ -315,21 +307,6 @@ static int mg_step(run_state *r, long n) {
     }
   }
   return 0;
-}
-
-static strata_field *mg_field(run_state *r) {
-  return ((mg_state *)r->impl)->phi;
-}
-
-/* the least traffic of a cycle on the finest level, per point: pre_fine +
- * post Jacobi sweeps and the residual, each reading phi and psi and
- * writing one field, plus the coarser levels (1/7 in 3D, 1/3 in 2D) */
-static double mg_bpp(run_state *r) {
-  mg_state *ms = r->impl;
-  strata_mg_options o;
-  if (strata_mg_get_options(ms->mg, &o) != STRATA_OK) return 0;
-  double fine = (o.pre_fine + o.post + 1) * 3.0 * (double)r->precision;
-  return fine * (r->dims == 3 ? 8.0 / 7 : 4.0 / 3);
 }
 
 static void mg_error(run_state *r, mg_state *ms) {
@@ -363,9 +340,14 @@ static void mg_error(run_state *r, mg_state *ms) {
 static void mg_describe(run_state *r, FILE *json) {
   mg_state *ms = r->impl;
   strata_mg_options o;
-  if (strata_mg_get_options(ms->mg, &o) != STRATA_OK) return;
-  int k = ms->cycles;
-  double r0 = ms->hist[0], rel = r0 > 0 ? ms->hist[k] / r0 : 0;
+  if (strata_mg_get_options(strata_solver_mg(r->sv), &o) != STRATA_OK)
+    return;
+  strata_solver_info si;
+  strata_solver_get_info(r->sv, &si);
+  static const double none[1] = {0};
+  const double *h = si.history ? si.history : none;
+  int k = si.history ? (int)si.steps : 0;
+  double r0 = h[0], rel = r0 > 0 ? h[k] / r0 : 0;
   fprintf(json, "  \"poisson\": {\"discretization\": \"%s\", \"cycle\": "
           "\"%s\", \"levels\": %d, \"omega\": %.17g, \"tolerance\": %.6g,\n"
           "    \"cycles\": %d, \"converged\": %s, \"stalled\": %s, "
@@ -374,13 +356,12 @@ static void mg_describe(run_state *r, FILE *json) {
           "\"last_factor\": %.6g, \"source_mean\": %.17g,\n",
           mg_disc_names[o.disc == STRATA_MG_FE], mg_cycle_names[o.cycle],
           ms->nlev, o.omega, ms->tol, k, ms->converged ? "true" : "false",
-          ms->stalled ? "true" : "false", ms->seconds, r0, ms->hist[k], rel,
+          ms->stalled ? "true" : "false", ms->seconds, r0, h[k], rel,
           k > 0 && r0 > 0 ? pow(rel, 1.0 / k) : 0,
-          k > 0 && ms->hist[k - 1] > 0 ? ms->hist[k] / ms->hist[k - 1] : 0,
-          ms->source_mean + 0.0);
+          k > 0 && h[k - 1] > 0 ? h[k] / h[k - 1] : 0, si.source_mean + 0.0);
   fprintf(json, "    \"residual_history\": [");
   for (int i = 0; i <= k; i++)
-    fprintf(json, "%s%.9g", i ? ", " : "", ms->hist[i]);
+    fprintf(json, "%s%.9g", i ? ", " : "", h[i]);
   fprintf(json, "]");
   if (ms->source == 0 && ms->exact) {
     mg_error(r, ms);
@@ -393,10 +374,6 @@ static void mg_describe(run_state *r, FILE *json) {
 
 static void mg_destroy(run_state *r) {
   mg_state *ms = r->impl;
-  strata_mg_destroy(&ms->mg);
-  strata_field_destroy(&ms->phi);
-  strata_field_destroy(&ms->psi);
-  free(ms->hist);
   free(ms);
   r->impl = NULL;
 }
@@ -411,11 +388,10 @@ const run_solver run_solver_multigrid = {
     .cmap = "viridis",
     .field_name = "phi",
     .own_progress = 1,
+    .checkpoints = 1,
     .estimate = mg_estimate,
     .create = mg_create,
     .step = mg_step,
-    .field = mg_field,
-    .bytes_per_point_step = mg_bpp,
     .describe = mg_describe,
     .destroy = mg_destroy,
 };

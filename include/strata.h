@@ -478,6 +478,69 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
 strata_status strata_field_save_png(const strata_field *f, const char *path,
                                     const strata_png_options *opt);
 
+/* Snapshots: a field written as DIR/STEM.npy, .vti and .png (those asked
+ * for), by a background thread while the caller steps on.  Each snapshot
+ * is staged on the host once (a dense copy of the field's interior) and
+ * every format is written from that copy.  The writer holds `buffers`
+ * such copies: a submit waits while all are being written (the
+ * back-pressure that bounds the memory).  The writer has a CPU context of
+ * its own for the files; the failure of a write is reported by the next
+ * submit, flush or status call (ctx's message: "cannot write PATH:
+ * reason"), and after it nothing more is written. */
+typedef struct strata_snapshot_writer strata_snapshot_writer;
+
+typedef struct strata_snapshot_options {
+  const char *dir;        /* the folder of the files (must exist); copied */
+  int npy, vti, png;      /* the formats wanted; default npy and png */
+  strata_png_options png_options; /* the PNG slice and colours */
+  double spacing;         /* .vti: the points' spacing; default 1 */
+  const char *field_name; /* .vti: the array's name; default "u"; copied */
+  int buffers;            /* host copies in flight, 2 (default) or more */
+  int async;              /* 1 (default): a background thread writes;
+                             0: submit writes the files before returning */
+} strata_snapshot_options;
+
+/* Fills *o with the defaults listed above (dir "."). */
+void strata_snapshot_options_init(strata_snapshot_options *o);
+/* Creates a writer of snapshots of shape d (dims, n, precision; the ghost
+ * width is not used: a snapshot is the interior).  Messages go to ctx.
+ * Errors: STRATA_EINVAL (NULL, no format, a bad shape), STRATA_ENOMEM
+ * (the host copies would take more than half of the memory the system
+ * reports available: the message gives both; or an allocation failed),
+ * STRATA_EIO (the thread cannot be started). */
+strata_status strata_snapshot_writer_create(strata_context *ctx,
+                                            const strata_field_desc *d,
+                                            const strata_snapshot_options *o,
+                                            strata_snapshot_writer **out);
+/* Stages f's interior (of the writer's shape and precision) on the host
+ * and hands it over to be written as STEM.*; waits for a free host copy
+ * first.  Errors: STRATA_ESHAPE, STRATA_EPRECISION, those of
+ * strata_field_read, and an earlier write's failure (then f is not
+ * written). */
+strata_status strata_snapshot_submit(strata_snapshot_writer *w,
+                                     const strata_field *f, const char *stem);
+/* The same in two steps, for data staged by the caller (e.g. a field
+ * gathered from several processes, strata_solver_read): acquire a free
+ * host copy (dense, x fastest, the writer's precision; waits while all
+ * are in flight), fill it, then submit it (or release it unwritten).
+ * acquire returns NULL only for w == NULL. */
+void *strata_snapshot_acquire(strata_snapshot_writer *w);
+strata_status strata_snapshot_submit_host(strata_snapshot_writer *w,
+                                          void *host, const char *stem);
+void strata_snapshot_release(strata_snapshot_writer *w, void *host);
+/* Waits until every snapshot handed over is written.  Errors: the first
+ * failed write's. */
+strata_status strata_snapshot_flush(strata_snapshot_writer *w);
+/* Without waiting: STRATA_OK, or the failure of a write so far (a caller
+ * may stop now rather than at its next snapshot). */
+strata_status strata_snapshot_status(strata_snapshot_writer *w);
+/* Seconds spent writing files so far (the thread's, or submit's when not
+ * asynchronous). */
+double strata_snapshot_busy_seconds(strata_snapshot_writer *w);
+/* Writes what is still handed over (unless a write failed), stops the
+ * thread and frees everything; sets *w = NULL; NULL is harmless. */
+void strata_snapshot_writer_destroy(strata_snapshot_writer **w);
+
 /* Receiver traces: ntraces traces of nsamples samples, trace r's samples
  * at data[r * nsamples + s]. */
 typedef struct strata_traces {
@@ -987,6 +1050,226 @@ strata_status strata_mg_get_level(const strata_mg *mg, int level,
 strata_status strata_mg_get_options(const strata_mg *mg,
                                     strata_mg_options *o);
 
+
+/* ------------------------------------------------------------------------ */
+/* One solver interface: heat, wave, FDTD and Poisson behind one handle     */
+/* ------------------------------------------------------------------------ */
+/* strata_solver drives any of the solvers above through one set of calls,
+ * for programs that treat them alike (the strata program, bindings):
+ *   strata_solver_options_init(&o, kind); point o.heat / o.wave / o.fdtd /
+ *     o.poisson at that solver's own options (NULL = its defaults);
+ *   strata_solver_create(ctx, &o, &s): the kind's own create, with its
+ *     checks and messages;
+ *   set the initial state through the fields (strata_solver_field) or the
+ *     kind's own handle (strata_solver_heat, ...);
+ *   strata_solver_step(s, n); read fields, traces and info;
+ *   save and load the state (strata_solver_save / strata_solver_load to a
+ *     checkpoint file, strata_solver_save_state / _load_state in memory);
+ *   strata_solver_destroy(&s).
+ * Every call dispatches to the kind's own API, so a run through the
+ * interface equals the same run through that API bit for bit.  Over
+ * several processes (the options' dist), the calls that the kind's API
+ * makes collective are collective here too. */
+typedef struct strata_solver strata_solver;
+
+typedef enum strata_solver_kind {
+  STRATA_SOLVER_HEAT = 1,    /* strata_heat_*: field "u" */
+  STRATA_SOLVER_WAVE = 2,    /* strata_wave_*: fields "p", "p_prev";
+                                receiver traces */
+  STRATA_SOLVER_FDTD = 3,    /* strata_fdtd_*: fields "Ez", "Ez_prev"
+                                (explicit scheme) or "Ez", "Hx", "Hy" (Yee) */
+  STRATA_SOLVER_POISSON = 4, /* strata_mg_*: fields "phi" (the solution,
+                                zero initial guess) and "psi" (the source,
+                                zero until written) */
+  STRATA_SOLVER_OPERATOR = 5 /* an operator applied step after step,
+                                u <- op(u) (strata_apply): field "u" */
+} strata_solver_kind;
+
+/* The options of STRATA_SOLVER_OPERATOR, which has no API of its own:
+ * each step fills u's ghosts from bc (over several processes, with the
+ * neighbours' planes) and replaces u by op(u). */
+typedef struct strata_operator_options {
+  int dims;                   /* 1, 2 or 3; default 2 */
+  size_t n[3];                /* interior points; default 256 x 256 x 1 */
+  strata_precision precision; /* default STRATA_F32 */
+  strata_stencil op;          /* default: the order-2 Laplacian, h = 1 */
+  strata_boundary bc;         /* default Dirichlet 0 on every face */
+  const char *variant;        /* kernel variant (strata_apply_options);
+                                 NULL (default) = "auto" */
+  strata_point_fn init;       /* u at create, ghosts included; NULL
+                                 (default) = 0.  create then applies the
+                                 operator to it once (the result is
+                                 discarded), so that a variant the backend
+                                 lacks is refused there */
+  void *init_user;
+  strata_dist *dist;          /* NULL (default): one process; else as for
+                                 the heat solver (dims 2 or 3) */
+} strata_operator_options;
+
+/* Fills *o with the defaults listed above. */
+void strata_operator_options_init(strata_operator_options *o);
+
+/* "heat", "wave", "fdtd", "poisson", "operator"; "?" for anything
+ * else. */
+const char *strata_solver_kind_name(strata_solver_kind k);
+/* Parses the names above.  Returns STRATA_EINVAL otherwise. */
+strata_status strata_solver_kind_parse(const char *name,
+                                       strata_solver_kind *k);
+
+typedef struct strata_solver_options {
+  strata_solver_kind kind;
+  /* the options of kind, read at create and not kept; exactly the one of
+   * kind may be set, NULL = that solver's defaults */
+  const strata_heat_options *heat;
+  const strata_wave_options *wave;
+  const strata_fdtd_options *fdtd;
+  const strata_mg_options *poisson;
+  const strata_operator_options *op;
+  uint64_t tag; /* recorded in saved states; loading a state saved with
+                   another tag is refused.  A caller sets it to a hash of
+                   what the state must agree on (the strata program: the
+                   case's physics); default 0 */
+} strata_solver_options;
+
+/* Fills *o for kind: no per-solver options (their defaults), tag 0. */
+void strata_solver_options_init(strata_solver_options *o,
+                                strata_solver_kind kind);
+/* Creates a solver of o->kind on ctx.  Poisson: phi = 0 (its ghosts
+ * filled from the boundary conditions) and psi = 0.  Errors: STRATA_EINVAL
+ * (NULL, an unknown kind, another kind's options set: the message names
+ * them), and every error of the kind's own create, with its message.  The
+ * operator: those of strata_field_create and of strata_apply (STRATA_
+ * ENOTSUP for a variant the backend lacks, STRATA_EGHOST, ...). */
+strata_status strata_solver_create(strata_context *ctx,
+                                   const strata_solver_options *o,
+                                   strata_solver **out);
+/* Releases the solver and its fields; sets *s = NULL; NULL is harmless. */
+void strata_solver_destroy(strata_solver **s);
+
+/* Advances n >= 0 steps (the kind's strata_X_step; the operator: n
+ * applications).  Poisson: n
+ * multigrid cycles, each one strata_mg_solve of the solver's options with
+ * max_cycles = 1 and no tolerance, stall or full-multigrid test, so that
+ * the residual is measured before and after every cycle (info.residual);
+ * the caller decides when to stop (strata_solver_solve stops by itself).
+ * Returns when the work is done on the device, so that info's throughput
+ * is the call's.  Errors: those of the kind's step; STRATA_EINVAL for n <
+ * 0. */
+strata_status strata_solver_step(strata_solver *s, long n);
+/* Poisson only: solves to the tolerance of the solver's options
+ * (strata_mg_solve on phi and psi, full-multigrid pass included), its
+ * cycles counted as steps; res may be NULL.  Errors: STRATA_EINVAL (not
+ * a Poisson solver), and those of strata_mg_solve. */
+strata_status strata_solver_solve(strata_solver *s, strata_mg_result *res);
+
+/* The number of fields (1 to 3; 0 for s == NULL). */
+int strata_solver_field_count(const strata_solver *s);
+/* The name of field index (0 .. count-1; field 0 is the solution the
+ * solver is about: u, p, Ez, phi); NULL for a bad index. */
+const char *strata_solver_field_name(const strata_solver *s, int index);
+/* The index of the field called name, or -1. */
+int strata_solver_field_index(const strata_solver *s, const char *name);
+/* Field index (borrowed: valid until the next step, load or destroy; its
+ * interior may be written before stepping, as the kind's API says); NULL
+ * for a bad index.  Over several processes, this rank's part. */
+strata_field *strata_solver_field(strata_solver *s, int index);
+/* Copies field index's interior to a dense host array of the solver's
+ * precision, x fastest: the whole grid.  Over several processes a gather
+ * to rank 0 (host may be NULL on the other ranks), collective.  Errors:
+ * STRATA_EINVAL (bad index), those of strata_field_read. */
+strata_status strata_solver_read(strata_solver *s, int index, void *host);
+/* The receiver traces recorded so far, in *t: the wave solver's
+ * receivers (positions in metres, samples in fp64, dt the sampling
+ * interval); t->ntraces = 0 for a solver without receivers.  t->data and
+ * t->receivers are owned by the solver, valid until the next call of
+ * this function, step, load or destroy.  Over several processes
+ * collective, the traces gathered on rank 0 (0 traces elsewhere).
+ * Errors: STRATA_EINVAL, STRATA_ENOMEM. */
+strata_status strata_solver_traces(strata_solver *s, strata_traces *t);
+
+/* The kind's own handle, for what only it offers (e.g. a velocity model:
+ * strata_wave_set_velocity); NULL when s is of another kind.  Borrowed:
+ * the solver owns it. */
+strata_heat *strata_solver_heat(strata_solver *s);
+strata_wave *strata_solver_wave(strata_solver *s);
+strata_fdtd *strata_solver_fdtd(strata_solver *s);
+strata_mg *strata_solver_mg(strata_solver *s);
+
+typedef struct strata_solver_info {
+  strata_solver_kind kind;
+  int dims;                   /* 1 (the operator only), 2 or 3 */
+  size_t n[3];                /* the (global) grid; unused axes 1 */
+  strata_precision precision;
+  double h;                   /* spacing: wave and Poisson as set, heat and
+                                 FDTD 1 (grid units) */
+  double dt;                  /* time step: wave in seconds, FDTD in grid
+                                 units (the Courant number), heat 1 (D
+                                 holds kappa dt / h^2), Poisson 0 */
+  double time;                /* simulated time, steps * dt */
+  long steps;                 /* steps (Poisson: cycles) done, counting
+                                 those of a loaded state */
+  size_t device_bytes;        /* bytes of the solver's fields on the
+                                 context's backend (host memory on the
+                                 CPU backend); this rank's */
+  size_t host_bytes;          /* host memory the interface holds besides
+                                 (traces, receiver positions, the residual
+                                 history) */
+  double bytes_per_point_step;/* least traffic of a step per point */
+  long last_steps;            /* the last strata_solver_step call: steps */
+  double last_seconds;        /* its wall time */
+  double points_per_s;        /* its throughput, points x steps / s (this
+                                 rank's points over several processes) */
+  double residual0;           /* Poisson: RMS residual of phi before the
+                                 first cycle after create or load */
+  double residual;            /* Poisson: after the last cycle */
+  const double *history;      /* Poisson: the residual before the first
+                                 cycle and after each (steps + 1 values;
+                                 NULL before the first cycle); owned by the
+                                 solver, valid until its next step, solve,
+                                 load or destroy, and saved with its state */
+  double source_mean;         /* Poisson: the mean subtracted from psi
+                                 (no Dirichlet face, project = 1) */
+} strata_solver_info;
+
+/* Describes the solver's state.  Errors: STRATA_EINVAL. */
+strata_status strata_solver_get_info(const strata_solver *s,
+                                     strata_solver_info *info);
+
+/* Saved states are checkpoint images (format: docs/solvers.md,
+ * "Checkpoints"): a header naming the kind, the options' tag and the step
+ * count, the state, and a CRC-32 of it all.  The state is what continues
+ * the run bit for bit: heat's and the operator's u (interior); Poisson
+ * phi and psi and the residual history; the wave and FDTD solvers' own state
+ * (strata_X_save_state).
+ * Loading it into a solver created with the same options continues as if
+ * the run had not been interrupted.  Over several processes each rank's
+ * image is its own part (a record of the rank and the number of ranks
+ * follows the header), and saving and loading are collective.
+ * strata_solver_state_size gives the bytes of this solver's image;
+ * _save_state writes it into buf (size bytes, at least that);
+ * _load_state reads one.  Errors: STRATA_EINVAL (NULL, buffer too small,
+ * an image of another kind, tag, shape or precision, or another rank or
+ * rank count: the message names both), STRATA_EFORMAT (not a checkpoint,
+ * or damaged: the CRC-32 does not match; nothing is changed),
+ * STRATA_ENOMEM, STRATA_EDEVICE. */
+strata_status strata_solver_state_size(const strata_solver *s, size_t *bytes);
+strata_status strata_solver_save_state(const strata_solver *s, void *buf,
+                                       size_t size);
+strata_status strata_solver_load_state(strata_solver *s, const void *buf,
+                                       size_t size);
+/* The same image as a file at path (written as PATH.tmp.<pid> and renamed
+ * when complete).  Over several processes rank 0 writes path and rank r
+ * path.rank<r>; every part is renamed into place only once every rank
+ * wrote its own, so a failure leaves the previous parts together; load
+ * reads each rank's part and refuses parts of different steps.  Errors:
+ * those above; STRATA_EIO (cannot create, write or read the file: the
+ * message names it and the system's reason). */
+strata_status strata_solver_save(const strata_solver *s, const char *path);
+strata_status strata_solver_load(strata_solver *s, const char *path);
+/* The file rank uses for path: path itself for rank 0 (or one process),
+ * path.rank<r> for rank r > 0, written to out (n bytes).  Returns out. */
+char *strata_checkpoint_part_path(const char *path, int rank, char *out,
+                                  size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Several processes and GPUs: slab decomposition over MPI                   */

@@ -92,6 +92,16 @@ static inline double strata_test_clock(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A context on the CPU engine (the oracle), or NULL. */
+static inline strata_context *strata_test_cpu_context(void) {
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
+  return ctx;
+}
+
 static inline int strata_test_main(int argc, char **argv,
                                    const strata_test_entry *t, int n) {
   int passed = 0, failed = 0, skipped = 0;

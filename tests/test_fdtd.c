@@ -14,15 +14,6 @@
 
 static const double PI = 3.14159265358979323846;
 
-static strata_context *cpu_ctx(void) {
-  strata_context_options o;
-  strata_context_options_init(&o);
-  o.backend = STRATA_BACKEND_CPU;
-  strata_context *ctx = NULL;
-  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
-  return ctx;
-}
-
 typedef struct {
   double k, shift, amp; /* amp sin(k (i + shift)) */
 } wave1d;
@@ -77,7 +68,7 @@ static double plane_wave(strata_context *ctx, strata_fdtd_scheme scheme,
 }
 
 TEST(plane_wave_orders) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   const size_t ns[3] = {32, 64, 128};
   for (int s = 0; s < 2; s++) {
@@ -114,7 +105,7 @@ TEST(yee_equals_explicit) {
    * = S^2 L5 Ez^n: seed 002's recurrence.  With H = 0 at t = -dt/2 and
    * E^{-1} = E^0 the two runs are the same numbers up to rounding, for
    * PEC, Mur and periodic faces. */
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   const strata_fdtd_face kinds[3] = {STRATA_FDTD_PEC, STRATA_FDTD_MUR,
                                      STRATA_FDTD_PERIODIC};
@@ -214,7 +205,7 @@ static double reflected(strata_context *ctx, strata_fdtd_scheme sc,
 }
 
 TEST(absorbing_boundaries) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   for (int s = 0; s < 2; s++) {
     strata_fdtd_scheme sc = s ? STRATA_FDTD_YEE_TM : STRATA_FDTD_EXPLICIT;
@@ -236,7 +227,7 @@ TEST(absorbing_boundaries) {
 TEST(seed002_demonstration) {
   /* the defaults are seed 002's demo: 256 x 256, explicit E update, a sine
    * current at the centre, PEC walls, 260 steps */
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   for (int p = 0; p < 2; p++) {
     strata_fdtd_options o;
@@ -279,7 +270,7 @@ TEST(seed002_demonstration) {
 }
 
 TEST(refusals) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_fdtd_options o;
   strata_fdtd *f = (strata_fdtd *)&o;
@@ -375,7 +366,7 @@ static void fdtd_make_bad(strata_fdtd_options *o, int k) {
 }
 
 TEST(refusals_name_the_option) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_fdtd_options o;
   strata_fdtd *f = NULL;
@@ -400,7 +391,7 @@ TEST(refusals_name_the_option) {
 /* Checkpoints of both schemes with PML and Mur faces: save at step 11,
  * run to 40; a fresh solver loading the state ends bit for bit equal. */
 TEST(checkpoint_bit_for_bit) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   for (int scheme = 0; scheme < 2; scheme++) {
     strata_fdtd_options o;

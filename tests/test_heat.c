@@ -12,15 +12,6 @@
 #include "reference.h"
 #include "runner.h"
 
-static strata_context *cpu_ctx(void) {
-  strata_context_options o;
-  strata_context_options_init(&o);
-  o.backend = STRATA_BACKEND_CPU;
-  strata_context *ctx = NULL;
-  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
-  return ctx;
-}
-
 /* A product of 1D modes: kind 0 sin(th (i + sh)), kind 1 cos(th (i + sh)). */
 typedef struct {
   double th[3], sh[3];
@@ -92,7 +83,7 @@ static int run_mode(strata_context *ctx, int dims, const size_t n[3],
 }
 
 TEST(fourier_modes_exact) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   const double pi = acos(-1.0);
   for (int p = 0; p < 2; p++) {
@@ -162,7 +153,7 @@ static double rnd_fn(long i, long j, long k, void *p) {
 }
 
 TEST(neumann_conserves_sum) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   for (int d = 2; d <= 3; d++)
     for (int op = 0; op < (d == 3 ? 2 : 1); op++) {
@@ -204,7 +195,7 @@ TEST(neumann_conserves_sum) {
 TEST(dirichlet_steady_state) {
   /* x-low held at 1, x-high at -0.5, y periodic: u -> the line through the
    * two ghost nodes, u(i) = 1 - 1.5 (i + 1) / (n + 1) */
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_heat_options o;
   strata_heat_options_init(&o);
@@ -280,7 +271,7 @@ static int fused_case(strata_context *ctx, const strata_stencil *op,
 }
 
 TEST(fused_matches_single_steps) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   CHECK(ctx->be->apply_fused != NULL);
   strata_boundary bcs[4];
@@ -368,7 +359,7 @@ static double order_run(strata_context *ctx, int dims,
 }
 
 TEST(orders_of_accuracy) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   /* space (with dt = D h^2 the time error is O(h^2) too): 2nd order */
   const long ns[3] = {16, 32, 64};
@@ -400,7 +391,7 @@ TEST(orders_of_accuracy) {
 }
 
 TEST(stability_refusals) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_heat_options o;
   strata_heat *h = (strata_heat *)&o; /* must come back NULL */
@@ -516,7 +507,7 @@ static void heat_make_bad(strata_heat_options *o, int k) {
 }
 
 TEST(refusals_name_the_option) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_heat_options o;
   strata_heat *h = NULL;
@@ -542,7 +533,7 @@ TEST(backend_without_fused_kernel) {
   /* A backend whose apply_fused is NULL: an explicit fuse > 1 is refused
    * with ENOTSUP; the automatic choice runs unfused through strata_apply
    * and gives the fused run's numbers (bit for bit: star stencil). */
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata__backend fake = *ctx->be;
   fake.apply_fused = NULL;

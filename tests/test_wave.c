@@ -17,15 +17,6 @@ static const double PI = 3.14159265358979323846;
 static const double C8[5] = {-205.0 / 72, 8.0 / 5, -1.0 / 5, 8.0 / 315,
                              -1.0 / 560};
 
-static strata_context *cpu_ctx(void) {
-  strata_context_options o;
-  strata_context_options_init(&o);
-  o.backend = STRATA_BACKEND_CPU;
-  strata_context *ctx = NULL;
-  if (strata_context_create(&ctx, &o) != STRATA_OK) return NULL;
-  return ctx;
-}
-
 /* A closed box in grid units (h = 1, v = 1) with free surfaces: options. */
 static void box_options(strata_wave_options *o, size_t n, double cfl,
                         strata_precision p) {
@@ -94,7 +85,7 @@ static double symbol8(double th) {
 }
 
 TEST(standing_mode_exact) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   const size_t n = 24;
   const double th = PI / (double)(n - 1);
@@ -133,7 +124,7 @@ TEST(standing_mode_exact) {
 }
 
 TEST(standing_mode_orders) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   /* time: fixed grid, dt halved, error at a fixed time against the
    * continuous solution (the 8th-order space error is ~1e-11 here) */
@@ -239,7 +230,7 @@ static double bump(long i, long j, long k, void *p) {
 }
 
 TEST(energy_conserved) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   const size_t n = 26;
   for (int variant = 0; variant < 3; variant++) {
@@ -331,7 +322,7 @@ static double absorbed(strata_context *ctx, strata_wave_face k, int width,
 }
 
 TEST(absorbing_boundaries) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   double rf, rs, rc;
   double free_ = absorbed(ctx, STRATA_WAVE_FREE, 16, &rf);
@@ -369,7 +360,7 @@ static double green_error(const double *tr, size_t ns, double dt, double f0,
 }
 
 TEST(ricker_source_greens_function) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   for (int p = 0; p < 2; p++) {
     strata_wave_options o;
@@ -420,7 +411,7 @@ TEST(ricker_source_greens_function) {
 }
 
 TEST(free_surface_image_source) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_wave_options o;
   strata_wave_options_init(&o);
@@ -467,7 +458,7 @@ TEST(free_surface_image_source) {
 }
 
 TEST(refusals) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_wave_options o;
   strata_wave *w = (strata_wave *)&o;
@@ -631,7 +622,7 @@ static void wave_make_bad(strata_wave_options *o, int k) {
 }
 
 TEST(refusals_name_the_option) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   CHECK_ARG(ctx, "", "");
   strata_wave_options o;
@@ -688,7 +679,7 @@ static strata_status fake_pair(const strata__wave_args *a, const double *v2,
 TEST(backend_without_wave_kernel) {
   /* the solver refuses, with the reason, on a backend that lacks the
    * kernels (the CUDA engine until its kernels land) */
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata__backend fake = *ctx->be;
   const strata__backend *orig = ctx->be;
@@ -770,7 +761,7 @@ static strata_status ck_wave(strata_context *ctx, strata_wave **w) {
 }
 
 TEST(checkpoint_bit_for_bit) {
-  strata_context *ctx = cpu_ctx();
+  strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   strata_wave *a = NULL, *b = NULL;
   CHECK_OK(ck_wave(ctx, &a), ctx);

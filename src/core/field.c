@@ -142,6 +142,7 @@ strata_status strata_field_create(strata_context *ctx,
     return s;
   }
   ctx->live_fields++;
+  ctx->live_bytes += L.bytes;
   *out = f;
   return STRATA_OK;
 }
@@ -151,6 +152,7 @@ void strata_field_destroy(strata_field **pf) {
   strata_field *f = *pf;
   f->ctx->be->release(f->ctx, f->data);
   f->ctx->live_fields--;
+  f->ctx->live_bytes -= f->L.bytes;
   free(f->win);
   free(f);
   *pf = NULL;

@@ -35,6 +35,7 @@ struct strata_context {
   char *tune_cache;  /* never NULL: a path, or "" for memory only */
   char *tuning;      /* the options' tuning switches, or NULL */
   long live_fields;
+  size_t live_bytes; /* bytes of the live fields (solver memory info) */
   char error[STRATA__ERRMSG_SIZE];
   char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
                                           failure is about, or "" */

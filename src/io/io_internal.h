@@ -66,4 +66,81 @@ strata_status strata__ofile_write_le(strata__ofile *o, const void *p,
  * strata_field_read. */
 strata_status strata__field_to_host(const strata_field *f, void **out);
 
+/* Writes dense host arrays (x fastest, n[0] x n[1] x n[2] points each, of
+ * precisions prec) as the point data of one .vti file (vti.c). */
+strata_status strata__vti_write_host(strata_context *ctx, const char *path,
+                                     const size_t n[3], int nfields,
+                                     const void *const *data,
+                                     const strata_precision *prec,
+                                     const char *const *names,
+                                     const double spacing[3],
+                                     const double origin[3]);
+
+/* The PNG image of a dense host grid (dims, n[3] with unused axes 1, x
+ * fastest) that o picks (png.c): the whole grid in 1D and 2D, the slice
+ * o->axis / o->index in 3D.  strata__png_slice checks the slice and gives
+ * its horizontal, vertical and normal axes and its index (STRATA_EINVAL
+ * outside the grid, naming argpre "axis" or argpre "index");
+ * strata__png_write_slice writes it at path, through scratch (room for
+ * the slice, or NULL: allocated). */
+strata_status strata__png_slice(strata_context *ctx, int dims,
+                               const size_t n[3],
+                               const strata_png_options *o,
+                               const char *argpre, int ax[3], long *index);
+strata_status strata__png_write_slice(strata_context *ctx, const char *path,
+                                      strata_precision p, int dims,
+                                      const size_t n[3], const void *host,
+                                      const strata_png_options *o,
+                                      void *scratch);
+
+/* ---- checkpoint images (checkpoint.c) ------------------------------------
+ * "STRATACK", version, the number of fields, the solver kind (16 bytes),
+ * a tag, the step; for version 2 (one rank's part of a state over several
+ * processes) a record of the rank and the number of ranks; then either
+ * nfields field records (dims, precision, n[3]) and their dense interiors
+ * (a distributed field: the planes this rank owns), or, with nfields 0,
+ * an opaque state's length (8 bytes) and the state; last the CRC-32
+ * (zlib's) of everything before it.  Native byte order. */
+typedef struct strata__ck {
+  const char *kind; /* at most 15 characters */
+  uint64_t tag;
+  long step;
+  int part;         /* 1: a rank's part (version 2) */
+  int rank, nranks;
+} strata__ck;
+
+/* Bytes of a field image of f[0..nf-1] (their dense shapes). */
+size_t strata__ck_fields_bytes(strata_field *const *f, int nf, int part);
+/* Writes the field image of ck and f into buf (size bytes, at least
+ * strata__ck_fields_bytes), sealed.  f[0]'s context gets the message. */
+strata_status strata__ck_fields_save(const strata__ck *ck,
+                                     strata_field *const *f, int nf,
+                                     void *buf, size_t size);
+/* Checks an image named name (a path, or "the state") against want (kind,
+ * tag, part, rank) and loads its fields into f (which must have the
+ * shapes and precisions saved; nothing is written otherwise); *step
+ * receives its step. */
+strata_status strata__ck_fields_load(strata_context *ctx, const char *name,
+                                     const void *buf, size_t size,
+                                     const strata__ck *want,
+                                     strata_field *const *f, int nf,
+                                     long *step);
+/* Bytes of an image holding an opaque state of n bytes. */
+size_t strata__ck_blob_bytes(size_t n, int part);
+/* Writes the header of such an image into buf; returns where the n bytes
+ * of the state go.  strata__ck_seal(buf, size) then closes it. */
+unsigned char *strata__ck_blob_begin(const strata__ck *ck, size_t n,
+                                     void *buf);
+void strata__ck_seal(void *buf, size_t size);
+/* Checks an opaque-state image as strata__ck_fields_load does; *blob and
+ * *n receive the state inside buf, *step its step. */
+strata_status strata__ck_blob(strata_context *ctx, const char *name,
+                              const void *buf, size_t size,
+                              const strata__ck *want, const void **blob,
+                              size_t *n, long *step);
+/* Reads the file path whole into *buf (malloc'd; the caller frees it).
+ * Errors: STRATA_EIO, STRATA_ENOMEM. */
+strata_status strata__ck_read_file(strata_context *ctx, const char *path,
+                                   void **buf, size_t *size);
+
 #endif

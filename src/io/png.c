@@ -348,6 +348,62 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
 
 /* ---- slices of fields -------------------------------------------------- */
 
+strata_status strata__png_slice(strata_context *ctx, int dims,
+                               const size_t n[3],
+                               const strata_png_options *o,
+                               const char *argpre, int ax[3], long *index) {
+  char nm[STRATA__ARGNAME_SIZE];
+  ax[0] = 0;
+  ax[1] = 1;
+  ax[2] = 2;
+  *index = 0;
+  if (dims != 3) return STRATA_OK;
+  if (o->axis < 0 || o->axis > 2) {
+    snprintf(nm, sizeof nm, "%saxis", argpre);
+    return strata__fail_arg(ctx, STRATA_EINVAL, nm, o->axis,
+                            "slice axis is %d; it must be 0 (x), 1 (y) or "
+                            "2 (z)", o->axis);
+  }
+  ax[2] = o->axis;
+  ax[0] = o->axis == 0 ? 1 : 0;
+  ax[1] = o->axis == 2 ? 1 : 2;
+  const long nn = (long)n[ax[2]];
+  *index = o->index == -1 ? nn / 2 : o->index;
+  if (*index < 0 || *index >= nn) {
+    snprintf(nm, sizeof nm, "%sindex", argpre);
+    return strata__fail_arg(ctx, STRATA_EINVAL, nm, o->index,
+                            "slice index %ld along %c is outside 0..%ld",
+                            *index, "xyz"[ax[2]], nn - 1);
+  }
+  return STRATA_OK;
+}
+
+strata_status strata__png_write_slice(strata_context *ctx, const char *path,
+                                      strata_precision p, int dims,
+                                      const size_t n[3], const void *host,
+                                      const strata_png_options *o,
+                                      void *scratch) {
+  int ax[3];
+  long idx;
+  strata_status s = strata__png_slice(ctx, dims, n, o, "", ax, &idx);
+  if (s != STRATA_OK) return s;
+  const size_t es = (size_t)p, w = n[ax[0]], h = n[ax[1]];
+  const size_t st[3] = {1, n[0], n[0] * n[1]};
+  unsigned char *sl = scratch ? scratch : malloc(w * h * es);
+  if (!sl)
+    return strata__fail(ctx, STRATA_ENOMEM, "out of memory for a slice");
+  for (size_t r = 0; r < h; r++)
+    for (size_t c = 0; c < w; c++)
+      memcpy(sl + (r * w + c) * es,
+             (const unsigned char *)host +
+                 (c * st[ax[0]] + r * st[ax[1]] + (size_t)idx * st[ax[2]]) *
+                     es,
+             es);
+  s = strata_png_write_image(ctx, path, p, w, h, sl, o);
+  if (!scratch) free(sl);
+  return s;
+}
+
 strata_status strata_field_save_png(const strata_field *f, const char *path,
                                     const strata_png_options *opt) {
   if (!f) return STRATA_EINVAL;
@@ -356,41 +412,17 @@ strata_status strata_field_save_png(const strata_field *f, const char *path,
     o = *opt;
   else
     strata_png_options_init(&o);
-  size_t n0 = f->d.n[0], n1 = f->d.n[1], n2 = f->d.n[2];
-  /* the slice's horizontal axis ha and vertical axis va */
-  int ha = 0, va = 1, na = 2;
-  if (f->d.dims == 3) {
-    if (o.axis < 0 || o.axis > 2)
-      return strata__fail(f->ctx, STRATA_EINVAL, "slice axis is %d; it must "
-                          "be 0 (x), 1 (y) or 2 (z)", o.axis);
-    na = o.axis;
-    ha = na == 0 ? 1 : 0;
-    va = na == 2 ? 1 : 2;
-  }
-  long nn = (long)f->d.n[na];
-  long idx = f->d.dims == 3 ? o.index : 0;
-  if (f->d.dims == 3 && idx == -1) idx = nn / 2;
-  if (idx < 0 || idx >= nn)
-    return strata__fail(f->ctx, STRATA_EINVAL, "slice index %ld along %c is "
-                        "outside 0..%ld", idx, "xyz"[na], nn - 1);
-  void *host = NULL;
-  strata_status s = strata__field_to_host(f, &host);
+  int ax[3];
+  long idx;
+  /* refused before the host copy is made */
+  strata_status s = strata__png_slice(f->ctx, f->d.dims, f->d.n, &o, "", ax,
+                                      &idx);
   if (s != STRATA_OK) return s;
-  size_t w = f->d.n[ha], h = f->d.n[va], es = f->esize;
-  unsigned char *sl = malloc(w * h * es);
-  if (!sl) {
-    free(host);
-    return strata__fail(f->ctx, STRATA_ENOMEM, "out of memory for a slice");
-  }
-  size_t st[3] = {1, n0, n0 * n1};
-  (void)n2;
-  for (size_t r = 0; r < h; r++)
-    for (size_t c = 0; c < w; c++) {
-      size_t src = c * st[ha] + r * st[va] + (size_t)idx * st[na];
-      memcpy((char *)sl + (r * w + c) * es, (char *)host + src * es, es);
-    }
+  void *host = NULL;
+  s = strata__field_to_host(f, &host);
+  if (s != STRATA_OK) return s;
+  s = strata__png_write_slice(f->ctx, path, f->d.precision, f->d.dims,
+                              f->d.n, host, &o, NULL);
   free(host);
-  s = strata_png_write_image(f->ctx, path, f->d.precision, w, h, sl, &o);
-  free(sl);
   return s;
 }

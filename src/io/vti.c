@@ -15,14 +15,13 @@ static int name_ok(const char *s) {
   return 1;
 }
 
-strata_status strata_vti_write(const char *path, int nfields,
-                               const strata_field *const *fields,
-                               const char *const *names,
-                               const double spacing[3],
-                               const double origin[3]) {
-  if (nfields < 1 || !fields || !fields[0] || !names) return STRATA_EINVAL;
-  strata_context *ctx = fields[0]->ctx;
-  const strata_field *f0 = fields[0];
+strata_status strata__vti_write_host(strata_context *ctx, const char *path,
+                                     const size_t n[3], int nfields,
+                                     const void *const *data,
+                                     const strata_precision *prec,
+                                     const char *const *names,
+                                     const double spacing[3],
+                                     const double origin[3]) {
   double h[3] = {1, 1, 1}, o0[3] = {0, 0, 0};
   char nm[STRATA__ARGNAME_SIZE];
   for (int a = 0; a < 3; a++) {
@@ -37,26 +36,13 @@ strata_status strata_vti_write(const char *path, int nfields,
                           "finite and origin finite (axis %c: %g, %g)",
                           "xyz"[a], h[a], o0[a]);
   }
-  for (int i = 0; i < nfields; i++) {
-    if (!fields[i])
-      return strata__fail_arg_s(ctx, STRATA_EINVAL,
-                                strata__idx(nm, "fields", i), "NULL",
-                                "field %d is NULL", i);
-    for (int a = 0; a < 3; a++)
-      if (fields[i]->d.n[a] != f0->d.n[a])
-        return strata__fail_arg_s(ctx, STRATA_ESHAPE,
-                            strata__idx(nm, "fields", i), "set",
-                            "field %d ('%s') has a "
-                            "different shape from field 0", i,
-                            names[i] ? names[i] : "?");
+  for (int i = 0; i < nfields; i++)
     if (!name_ok(names[i]))
       return strata__fail_arg_s(ctx, STRATA_EINVAL,
                           strata__idx(nm, "names", i),
                           names[i] ? names[i] : "NULL",
                           "field %d's name is empty or "
                           "holds one of the characters \" < > &", i);
-  }
-  size_t n[3] = {f0->d.n[0], f0->d.n[1], f0->d.n[2]};
   strata__ofile o;
   strata_status s = strata__ofile_open(&o, ctx, path);
   if (s != STRATA_OK) return s;
@@ -72,7 +58,7 @@ strata_status strata_vti_write(const char *path, int nfields,
       n[0] - 1, n[1] - 1, n[2] - 1, names[0]);
   uint64_t offset = 0, count = (uint64_t)n[0] * n[1] * n[2];
   for (int i = 0; i < nfields; i++) {
-    int es = (int)fields[i]->d.precision;
+    int es = (int)prec[i];
     strata__ofile_printf(&o,
         "        <DataArray type=\"Float%d\" Name=\"%s\" "
         "NumberOfComponents=\"1\" format=\"appended\" offset=\"%llu\"/>\n",
@@ -88,19 +74,53 @@ strata_status strata_vti_write(const char *path, int nfields,
       "  <AppendedData encoding=\"raw\">\n"
       "   _");
   for (int i = 0; i < nfields && o.status == STRATA_OK; i++) {
-    void *host = NULL;
-    s = strata__field_to_host(fields[i], &host);
-    if (s != STRATA_OK) {
-      strata__ofile_abort(&o);
-      return s;
-    }
-    uint64_t bytes = count * (uint64_t)fields[i]->d.precision;
+    uint64_t bytes = count * (uint64_t)prec[i];
     strata__ofile_write_le(&o, &bytes, 1, 8);
-    strata__ofile_write_le(&o, host, count, (size_t)fields[i]->d.precision);
-    free(host);
+    strata__ofile_write_le(&o, data[i], count, (size_t)prec[i]);
   }
   strata__ofile_printf(&o, "\n  </AppendedData>\n</VTKFile>\n");
   return strata__ofile_commit(&o);
+}
+
+strata_status strata_vti_write(const char *path, int nfields,
+                               const strata_field *const *fields,
+                               const char *const *names,
+                               const double spacing[3],
+                               const double origin[3]) {
+  if (nfields < 1 || !fields || !fields[0] || !names) return STRATA_EINVAL;
+  strata_context *ctx = fields[0]->ctx;
+  const strata_field *f0 = fields[0];
+  char nm[STRATA__ARGNAME_SIZE];
+  for (int i = 0; i < nfields; i++) {
+    if (!fields[i])
+      return strata__fail_arg_s(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "fields", i), "NULL",
+                                "field %d is NULL", i);
+    for (int a = 0; a < 3; a++)
+      if (fields[i]->d.n[a] != f0->d.n[a])
+        return strata__fail_arg_s(ctx, STRATA_ESHAPE,
+                                  strata__idx(nm, "fields", i), "set",
+                                  "field %d ('%s') has a "
+                                  "different shape from field 0", i,
+                                  names[i] ? names[i] : "?");
+  }
+  void **host = calloc((size_t)nfields, sizeof *host);
+  strata_precision *prec = calloc((size_t)nfields, sizeof *prec);
+  strata_status s = host && prec ? STRATA_OK
+                                 : strata__fail(ctx, STRATA_ENOMEM,
+                                                "out of memory");
+  for (int i = 0; i < nfields && s == STRATA_OK; i++) {
+    prec[i] = fields[i]->d.precision;
+    s = strata__field_to_host(fields[i], &host[i]);
+  }
+  if (s == STRATA_OK)
+    s = strata__vti_write_host(ctx, path, f0->d.n, nfields,
+                               (const void *const *)host, prec, names,
+                               spacing, origin);
+  for (int i = 0; host && i < nfields; i++) free(host[i]);
+  free(host);
+  free(prec);
+  return s;
 }
 
 strata_status strata_field_save_vti(const strata_field *f, const char *name,

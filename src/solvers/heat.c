@@ -293,6 +293,10 @@ strata_status strata_heat_step(strata_heat *h, long nsteps) {
   return STRATA_OK;
 }
 
+void strata__heat_set_steps(strata_heat *h, long steps) {
+  if (h) h->steps = steps;
+}
+
 strata_status strata_heat_get_info(const strata_heat *h,
                                    strata_heat_info *info) {
   if (!h) return STRATA_EINVAL;

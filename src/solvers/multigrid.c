@@ -1019,3 +1019,22 @@ out:
   }
   return STRATA_OK;
 }
+
+strata_status strata__mg_cycles(strata_mg *mg, strata_field *phi,
+                                const strata_field *psi, int cycles,
+                                strata_mg_result *res) {
+  if (!mg) return STRATA_EINVAL;
+  if (cycles < 1 || cycles > mg->o.max_cycles)
+    return strata__fail(mg->ctx, STRATA_EINVAL,
+                        "multigrid: %d cycles asked for; 1..%d (max_cycles)",
+                        cycles, mg->o.max_cycles);
+  const strata_mg_options keep = mg->o;
+  mg->o.max_cycles = cycles;
+  mg->o.rtol = 0;
+  mg->o.atol = 0;
+  mg->o.stall = 0;
+  mg->o.fmg = 0;
+  strata_status s = strata_mg_solve(mg, phi, psi, res);
+  mg->o = keep;
+  return s;
+}

@@ -117,6 +117,27 @@ strata_status strata__state_head(strata_context *ctx, const char *who,
 strata_status strata__state_agree(const strata_field *u, strata_status s,
                                   const char *who, const char *what);
 
+/* The solver interface's hooks (src/solvers/solver.c).  The heat
+ * solver's step count, restored with its state. */
+void strata__heat_set_steps(strata_heat *h, long steps);
+/* Exactly `cycles` cycles of the options' cycle type on phi (1 ..
+ * max_cycles), with no tolerance or stall test and no full-multigrid
+ * pass: strata_mg_solve with those options overridden for the call. */
+strata_status strata__mg_cycles(strata_mg *mg, strata_field *phi,
+                                const strata_field *psi, int cycles,
+                                strata_mg_result *res);
+
+/* The operator kind of the solver interface (operator.c). */
+typedef struct strata__op strata__op;
+strata_status strata__op_create(strata_context *ctx,
+                                const strata_operator_options *o,
+                                strata__op **out);
+void strata__op_destroy(strata__op **p);
+strata_status strata__op_step(strata__op *p, long n);
+strata_field *strata__op_field(strata__op *p);
+long strata__op_steps(const strata__op *p);
+void strata__op_set_steps(strata__op *p, long steps);
+
 /* Backend memory holding n doubles copied from host (NULL host: zeros). */
 strata_status strata__dev_doubles(strata_context *ctx, const double *host,
                                   size_t n, double **out);

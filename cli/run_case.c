@@ -1,0 +1,409 @@
+/* strata run: the command line, the case file (its schema checked, the
+ * keys every solver shares read) and the memory the case needs. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+static void usage(FILE *o) {
+  fprintf(o,
+          "usage: strata run CASE [options]\n"
+          "  Runs the case file CASE (reference: docs/cases.md) and writes its\n"
+          "  output folder: snapshots (.npy, .vti, .png), receiver traces\n"
+          "  (.npy, SEG-Y, .png), a movie, summary.json.  Files are written\n"
+          "  under a temporary name and renamed when complete; snapshots by a\n"
+          "  background thread while the run steps on ([output] async);\n"
+          "  Ctrl-C stops after the current step and keeps what was written.\n"
+          "options:\n"
+          "  --set SECTION.KEY=VALUE   override a key of the case (repeatable)\n"
+          "  --out DIR                 output folder (overrides [output] dir)\n"
+          "  --backend auto|cpu|cuda   overrides [run] backend\n"
+          "  --checkpoint-every N      checkpoint every N steps (multigrid: cycles)\n"
+          "  --restart FILE            continue from a checkpoint of this case\n"
+          "  --check                   check the case and the memory; run nothing\n"
+          "  --no-ceiling              skip the copy-ceiling measurement\n"
+          "  --quiet                   no progress display\n"
+          "  --keys                    print every case key as Markdown\n"
+          "over several processes: mpiexec -n P strata run CASE splits the\n"
+          "  grid over P ranks (one GPU each), rank 0 writes (docs/cli.md)\n"
+          "exit codes: 0 ok, 1 runtime failure, 2 bad usage or case file,\n"
+          "130 interrupted (outputs so far are kept).\n");
+}
+
+int run_fail(run_state *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->err, sizeof r->err, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int run_case_fail(run_state *r, const char *section, const char *key,
+                  const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  cf_fail(&r->cf, section, key, "%s", msg);
+  snprintf(r->err, sizeof r->err, "%s", r->cf.err);
+  r->case_error = 1;
+  return -1;
+}
+
+int run_flag_fail(run_state *r, const char *flag, const char *fmt, ...) {
+  int k = snprintf(r->err, sizeof r->err, "%s: ", flag);
+  va_list ap;
+  va_start(ap, fmt);
+  if (k > 0 && (size_t)k < sizeof r->err)
+    vsnprintf(r->err + k, sizeof r->err - (size_t)k, fmt, ap);
+  va_end(ap);
+  r->case_error = 1;
+  return -1;
+}
+
+static const char *face_keys[6] = {"x_lo", "x_hi", "y_lo",
+                                   "y_hi", "z_lo", "z_hi"};
+
+const char *run_face_key(int face) { return face_keys[face]; }
+
+const char *run_face_value(run_state *r, int face, const char *def) {
+  const char *v = cf_string(&r->cf, "boundary", face_keys[face], NULL);
+  if (v) return v;
+  return cf_string(&r->cf, "boundary", "all", def);
+}
+
+/* ---- the initial condition ---------------------------------------------- */
+
+typedef struct {
+  int kind; /* 0 zero, 1 constant, 2 random, 3 gaussian */
+  double amp, c[3], w, value;
+  uint64_t seed;
+} initial_spec;
+
+static initial_spec g_init;
+
+double run_initial_value(long i, long j, long k, void *user) {
+  const initial_spec *s = user ? user : &g_init;
+  switch (s->kind) {
+  case 1: return s->value;
+  case 2: {
+    uint64_t x = s->seed * 0x9e3779b97f4a7c15ull ^
+                 ((uint64_t)(i + 1024) | (uint64_t)(j + 1024) << 21 |
+                  (uint64_t)(k + 1024) << 42);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return s->amp * (2.0 * ((double)(x >> 11) * 0x1p-53) - 1.0);
+  }
+  case 3: {
+    double dx = i - s->c[0], dy = j - s->c[1], dz = k - s->c[2];
+    return s->amp * exp(-(dx * dx + dy * dy + dz * dz) / (2 * s->w * s->w));
+  }
+  }
+  return 0;
+}
+
+static void read_initial(run_state *r, const char *def_kind) {
+  static const char *kinds[] = {"zero", "constant", "random", "gaussian"};
+  const char *k = cf_string(&r->cf, "initial", "kind", def_kind);
+  g_init.kind = 0;
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(k, kinds[i])) g_init.kind = i;
+  g_init.amp = cf_float(&r->cf, "initial", "amplitude", 1);
+  g_init.value = cf_float(&r->cf, "initial", "value", 0);
+  g_init.seed = (uint64_t)cf_int(&r->cf, "initial", "seed", 1);
+  size_t mn = r->n[0];
+  for (int a = 0; a < r->dims; a++) {
+    g_init.c[a] = 0.5 * ((double)r->n[a] - 1);
+    if (r->n[a] < mn) mn = r->n[a];
+  }
+  double c[3];
+  int nc = cf_floats(&r->cf, "initial", "center", c, 3);
+  for (int a = 0; a < nc && a < 3; a++) g_init.c[a] = c[a];
+  g_init.w = cf_float(&r->cf, "initial", "width", mn / 10.0 > 1 ? mn / 10.0 : 1);
+}
+
+/* ---- the solvers ---------------------------------------------------------- */
+
+static const run_solver *find_solver(const char *kind) {
+  for (int i = 0; run_solvers[i]; i++)
+    if (!strcmp(kind, run_solvers[i]->kind)) return run_solvers[i];
+  return NULL;
+}
+
+static const char *common_sections = "case|solver|grid|run|boundary|output";
+static const char *all_solver_kinds = "operator|heat|wave|fdtd|multigrid";
+
+static int section_allowed(const char *sec, void *user, char *why, size_t n) {
+  const run_solver *s = user;
+  if (cf_in_choices(common_sections, sec) || cf_in_choices(s->sections, sec))
+    return 1;
+  char secs[256];
+  cf_choices_text(s->sections[0] ? s->sections : "none", secs, sizeof secs);
+  snprintf(why, n, "does not apply to solver '%s' (its sections: %s)",
+           s->kind, secs);
+  return 0;
+}
+
+/* Reads what every solver shares: grid, precision, steps, boundaries. */
+static int read_common(run_state *r) {
+  cf_file *f = &r->cf;
+  long n[3] = {1, 1, 1};
+  r->dims = cf_ints(f, "grid", "n", n, 3);
+  if (r->dims < r->solver->dims_min || r->dims > r->solver->dims_max)
+    return run_case_fail(r, "grid", "n", "solver '%s' needs %d%s%d values "
+                         "(its dimension), got %d", r->solver->kind,
+                         r->solver->dims_min,
+                         r->solver->dims_min == r->solver->dims_max ? "" : "..",
+                         r->solver->dims_max == r->solver->dims_min ? 0
+                                                                    : r->solver->dims_max,
+                         r->dims);
+  for (int a = 0; a < 3; a++) r->n[a] = a < r->dims ? (size_t)n[a] : 1;
+  r->h = cf_float(f, "grid", "spacing",
+                  !strcmp(r->solver->kind, "wave") ? 10.0 : 1.0);
+  const char *p = cf_string(f, "grid", "precision", NULL);
+  r->precision = p ? (!strcmp(p, "f64") ? STRATA_F64 : STRATA_F32)
+                   : r->solver->precision;
+  r->steps = cf_int(f, "run", "steps", 1);
+  for (int face = 0; face < 6; face++) {
+    const char *v = run_face_value(r, face, NULL);
+    if (!v) continue;
+    if (face / 2 >= r->dims && cf_has(f, "boundary", face_keys[face]))
+      return run_case_fail(r, "boundary", face_keys[face], "a %dD grid has "
+                           "no %c axis", r->dims, "xyz"[face / 2]);
+    if (!cf_in_choices(r->solver->bcs, v)) {
+      const char *key = cf_has(f, "boundary", face_keys[face])
+                            ? face_keys[face]
+                            : "all";
+      char ok[256];
+      cf_choices_text(r->solver->bcs, ok, sizeof ok);
+      return run_case_fail(r, "boundary", key, "'%s' is not a boundary of "
+                           "solver '%s' (it takes: %s)", v, r->solver->kind,
+                           ok);
+    }
+  }
+  read_initial(r, !strcmp(r->solver->kind, "heat")       ? "gaussian"
+                  : !strcmp(r->solver->kind, "operator") ? "random"
+                                                         : "zero");
+  return 0;
+}
+
+int run_read_output(run_state *r, output_cfg *o, const char *dir_opt,
+                       char *dirbuf, size_t dn) {
+  cf_file *f = &r->cf;
+  memset(o, 0, sizeof *o);
+  if (dir_opt)
+    snprintf(dirbuf, dn, "%s", dir_opt);
+  else if (cf_has(f, "output", "dir"))
+    snprintf(dirbuf, dn, "%s", cf_string(f, "output", "dir", ""));
+  else
+    snprintf(dirbuf, dn, "%s.out", r->name);
+  if (!dirbuf[0])
+    return dir_opt ? run_flag_fail(r, "--out", "the output folder is empty")
+                   : run_case_fail(r, "output", "dir",
+                                   "the output folder is empty");
+  o->dir = dirbuf;
+  o->every = cf_int(f, "output", "every", 0);
+  o->npy = cf_enums_has(f, "output", "formats", "npy, png", "npy");
+  o->vti = cf_enums_has(f, "output", "formats", "npy, png", "vti");
+  o->png = cf_enums_has(f, "output", "formats", "npy, png", "png");
+  o->movie = cf_bool(f, "output", "movie", 0);
+  o->async = cf_bool(f, "output", "async", 1);
+  o->fps = (int)cf_int(f, "output", "fps", 10);
+  if (o->movie && !o->png)
+    return run_case_fail(r, "output", "movie", "a movie needs png among "
+                         "[output] formats");
+  if (o->movie && o->every == 0)
+    return run_case_fail(r, "output", "movie", "a movie needs snapshots: "
+                         "set [output] every");
+  o->trace_npy = cf_enums_has(f, "output", "traces", "npy, segy, png", "npy");
+  o->trace_segy = cf_enums_has(f, "output", "traces", "npy, segy, png",
+                               "segy");
+  o->trace_png = cf_enums_has(f, "output", "traces", "npy, segy, png", "png");
+  strata_png_options_init(&o->po);
+  const char *ax = cf_string(f, "output", "slice_axis",
+                             !strcmp(r->solver->kind, "wave") ? "y" : "z");
+  o->po.axis = ax[0] - 'x';
+  if (r->dims < 3 && cf_has(f, "output", "slice_axis"))
+    return run_case_fail(r, "output", "slice_axis", "only 3D grids are "
+                         "sliced");
+  o->po.index = cf_int(f, "output", "slice_index", -1);
+  if (r->dims == 3 && o->po.index >= (long)r->n[o->po.axis])
+    return run_case_fail(r, "output", "slice_index", "%ld is outside the "
+                         "grid: 0..%zu along %c", o->po.index,
+                         r->n[o->po.axis] - 1, "xyz"[o->po.axis]);
+  strata_colormap_parse(cf_string(f, "output", "colormap", r->solver->cmap),
+                        &o->po.cmap);
+  double range[2];
+  if (cf_floats(f, "output", "range", range, 2) == 2) {
+    if (!(range[0] < range[1]))
+      return run_case_fail(r, "output", "range", "lo must be below hi, got "
+                           "%g, %g", range[0], range[1]);
+    o->po.lo = range[0];
+    o->po.hi = range[1];
+  }
+  o->po.flip = cf_bool(f, "output", "flip", 0);
+  return 0;
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+int run_check_memory(run_state *r, size_t *need) {
+  int e;
+  if (r->dist) { /* this rank's slab */
+    const int ax = r->dims - 1;
+    size_t keep = r->n[ax], lo = 0, cnt = keep;
+    strata_dist_split(r->dist, keep, r->rank, &lo, &cnt);
+    r->n[ax] = cnt;
+    e = r->solver->estimate(r, need);
+    r->n[ax] = keep;
+  } else {
+    e = r->solver->estimate(r, need);
+  }
+  if (e) return -1;
+  strata_device_info di;
+  if (strata_context_device_info(r->ctx, &di) != STRATA_OK) return 0;
+  size_t have = di.memory_free ? di.memory_free : di.memory_bytes;
+  if (have && *need > have) {
+    r->case_error = 1;
+    return run_fail(r, "%s: the case needs %.3f GiB of %s memory%s but the "
+                    "device (%s) has %.3f GiB %s; reduce [grid] n",
+                    r->cf.path, *need / 1073741824.0,
+                    strata_backend_name(strata_context_backend(r->ctx)),
+                    r->dist ? " on this rank" : "", di.name,
+                    have / 1073741824.0,
+                    di.memory_free ? "free" : "in all");
+  }
+  return 0;
+}
+
+int run_parse_args(int argc, char **argv, run_args *a) {
+  memset(a, 0, sizeof *a);
+  a->checkpoint_every = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+      usage(stdout);
+      return 1;
+    } else if (!strcmp(s, "--keys")) {
+      printf("<!-- generated by `strata run --keys` from cli/case_schema.c "
+             "-->\n\n");
+      cf_write_docs(run_schema, run_schema_count, stdout);
+      return 1;
+    } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
+      a->quiet = 1;
+    } else if (!strcmp(s, "--check")) {
+      a->check_only = 1;
+    } else if (!strcmp(s, "--no-ceiling")) {
+      a->no_ceiling = 1;
+    } else if (!strcmp(s, "--set") || !strcmp(s, "--out") ||
+               !strcmp(s, "--restart") || !strcmp(s, "--backend") ||
+               !strcmp(s, "--checkpoint-every")) {
+      if (!v) {
+        cli_err("run: %s needs a value (see strata run --help)", s);
+        return -1;
+      }
+      i++;
+      if (!strcmp(s, "--set")) {
+        if (a->nsets == 64) {
+          cli_err("run: at most 64 --set options");
+          return -1;
+        }
+        a->sets[a->nsets++] = v;
+      } else if (!strcmp(s, "--out")) {
+        a->out_dir = v;
+      } else if (!strcmp(s, "--restart")) {
+        a->restart = v;
+      } else if (!strcmp(s, "--backend")) {
+        a->backend = v;
+      } else if (cli_parse_long(v, 0, 2000000000, &a->checkpoint_every)) {
+        cli_err("run: --checkpoint-every '%s': expected an integer "
+                "0..2000000000", v);
+        return -1;
+      }
+    } else if (s[0] == '-' && s[1]) {
+      cli_err("run: unknown option '%s' (see strata run --help)", s);
+      return -1;
+    } else if (a->case_path) {
+      cli_err("run: one case file at a time ('%s' and '%s')", a->case_path, s);
+      return -1;
+    } else {
+      a->case_path = s;
+    }
+  }
+  if (!a->case_path) {
+    cli_err("run: no case file given (see strata run --help)");
+    return -1;
+  }
+  return 0;
+}
+
+static void base_name(const char *path, char *out, size_t n) {
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  snprintf(out, n, "%s", b);
+  char *dot = strrchr(out, '.');
+  if (dot && dot != out) *dot = 0;
+}
+
+int run_load_case(run_state *r, const run_args *a) {
+  cf_file *f = &r->cf;
+  r->case_error = 1; /* every failure from here to create is the case's */
+  if (cf_load(f, a->case_path)) {
+    r->file_error = 1;
+    return run_fail(r, "%s", f->err);
+  }
+  for (int i = 0; i < a->nsets; i++) {
+    const char *s = a->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
+    if (!dot || !eq || dot > eq) {
+      r->case_error = 1;
+      return run_fail(r, "--set '%s': expected SECTION.KEY=VALUE", s);
+    }
+    char sec[128], key[128];
+    snprintf(sec, sizeof sec, "%.*s", (int)(dot - s), s);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+    if (cf_set(f, sec, key, eq + 1)) {
+      r->case_error = 1;
+      return run_fail(r, "%s", f->err);
+    }
+  }
+  const char *kind = cf_string(f, "solver", "kind", NULL);
+  if (!kind) {
+    /* validate for the message about the missing key */
+    if (cf_validate(f, run_schema, run_schema_count, "solver|grid|run", NULL,
+                    NULL))
+      return run_fail(r, "%s", f->err);
+    return run_fail(r, "%s: [solver] kind is required", f->path);
+  }
+  r->solver = find_solver(kind);
+  if (!r->solver) {
+    if (cf_in_choices(all_solver_kinds, kind))
+      return run_case_fail(r, "solver", "kind", "solver '%s' is not part "
+                           "of this build of strata yet", kind);
+    return run_case_fail(r, "solver", "kind", "'%s' is not one of: "
+                         "operator, heat, wave, fdtd, multigrid", kind);
+  }
+  /* multigrid runs cycles ([poisson] max_cycles), not [run] steps */
+  if (r->solver == &run_solver_multigrid && !cf_has(f, "run", "steps") &&
+      cf_set(f, "run", "steps", "1"))
+    return run_fail(r, "%s", f->err);
+  if (cf_validate(f, run_schema, run_schema_count, "solver|grid|run",
+                  section_allowed, (void *)r->solver))
+    return run_fail(r, "%s", f->err);
+  if (cf_has(f, "case", "name"))
+    snprintf(r->name, sizeof r->name, "%s", cf_string(f, "case", "name", ""));
+  else
+    base_name(a->case_path, r->name, sizeof r->name);
+  if (read_common(r)) return -1;
+  r->case_error = 0;
+  return 0;
+}
+

@@ -1,0 +1,291 @@
+/* strata run's output: snapshots through the library's writer, receiver
+ * traces, the movie and the summary. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+int run_make_dir(const char *dir) {
+  if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+    errno = ENOTDIR;
+  }
+  return -1;
+}
+
+/* A snapshot: the solver's field staged once into a host copy of the
+ * writer (over several processes, gathered into it: collective, rank 0
+ * writes), which writes every format from it, in the background when
+ * asynchronous.  A write that failed since the last hand-off fails this
+ * one, with that write's message. */
+int run_write_snapshot(run_state *r, output_cfg *o, const char *stem) {
+  if (r->dist && r->rank != 0) /* collective: send this rank's planes */
+    return strata_solver_read(r->sv, 0, NULL) == STRATA_OK
+               ? 0
+               : run_fail(r, "%s", strata_context_error(r->ctx));
+  double t0 = cli_now();
+  void *buf = strata_snapshot_acquire(o->writer);
+  int rc = 0;
+  if (strata_solver_read(r->sv, 0, buf) != STRATA_OK) {
+    strata_snapshot_release(o->writer, buf);
+    rc = run_fail(r, "snapshot %s: %s", stem, strata_context_error(r->ctx));
+  } else if (strata_snapshot_submit_host(o->writer, buf, stem) != STRATA_OK) {
+    rc = run_fail(r, "%s", strata_context_error(r->ctx));
+  }
+  o->write_s += cli_now() - t0;
+  return rc;
+}
+
+/* Waits until the writer has written every snapshot handed to it: 0, or
+ * -1 with the first failed write's message in r->err. */
+int run_drain_snapshots(run_state *r, output_cfg *o) {
+  if (!o->writer) return 0;
+  double t0 = cli_now();
+  strata_status s = strata_snapshot_flush(o->writer);
+  o->write_s += cli_now() - t0;
+  return s == STRATA_OK ? 0
+                        : run_fail(r, "%s", strata_context_error(r->ctx));
+}
+
+static int write_traces(run_state *r, output_cfg *o, FILE *json) {
+  strata_traces t;
+  /* collective over several processes: rank 0 receives the traces */
+  if (strata_solver_traces(r->sv, &t) != STRATA_OK)
+    return run_fail(r, "traces: %s", strata_context_error(r->ctx));
+  if (t.ntraces == 0 || t.nsamples == 0) return 0; /* none, or not rank 0 */
+  const double *buf = t.data;
+  char path[4096];
+  strata_status s = STRATA_OK;
+  fprintf(json, "  \"traces\": {\"receivers\": %zu, \"samples\": %zu, "
+          "\"dt\": %.9g", t.ntraces, t.nsamples, t.dt);
+  if (o->trace_npy) {
+    snprintf(path, sizeof path, "%s/traces.npy", o->dir);
+    s = strata_traces_save_npy(r->ctx, path, &t);
+  }
+  if (o->trace_segy && s == STRATA_OK) {
+    snprintf(path, sizeof path, "%s/traces.sgy", o->dir);
+    s = strata_segy_write(r->ctx, path, &t);
+    if (s == STRATA_EINVAL) { /* a sampling SEG-Y cannot hold: say so */
+      fprintf(stderr, "strata: traces.sgy not written: %s\n",
+              strata_context_error(r->ctx));
+      fprintf(json, ", \"segy\": \"not written: sampling out of range\"");
+      s = STRATA_OK;
+    }
+  }
+  if (o->trace_png && s == STRATA_OK) {
+    /* the gather: time down, one column per receiver */
+    double *img = malloc(t.ntraces * t.nsamples * sizeof *img);
+    if (!img) return run_fail(r, "out of memory for the trace image");
+    for (size_t rr = 0; rr < t.ntraces; rr++)
+      for (size_t k = 0; k < t.nsamples; k++)
+        img[k * t.ntraces + rr] = buf[rr * t.nsamples + k];
+    strata_png_options po;
+    strata_png_options_init(&po);
+    po.cmap = STRATA_CMAP_SEISMIC;
+    /* clip at a tenth of the peak so later, weaker arrivals show */
+    double mx = 0;
+    for (size_t i = 0; i < t.ntraces * t.nsamples; i++)
+      if (fabs(img[i]) > mx) mx = fabs(img[i]);
+    if (mx > 0) {
+      po.lo = -0.1 * mx;
+      po.hi = 0.1 * mx;
+    }
+    size_t w = t.ntraces, hgt = t.nsamples;
+    po.scale = w < 256 ? (int)(256 / w) : 1;
+    if (po.scale > 8) po.scale = 8;
+    if (hgt * (size_t)po.scale > 2048) po.scale = 1;
+    snprintf(path, sizeof path, "%s/traces.png", o->dir);
+    s = strata_png_write_image(r->ctx, path, STRATA_F64, w, hgt, img, &po);
+    free(img);
+  }
+  fprintf(json, "},\n");
+  if (s != STRATA_OK)
+    return run_fail(r, "cannot write %s: %s", path,
+                    strata_context_error(r->ctx));
+  return 0;
+}
+
+/* MP4 through ffmpeg when it is installed; otherwise the frames stay. */
+static void make_movie(run_state *r, output_cfg *o, FILE *json, int quiet) {
+  char cmd[8192];
+  if (system("command -v ffmpeg >/dev/null 2>&1") != 0) {
+    if (!quiet)
+      fprintf(stderr, "strata: ffmpeg not found: the movie is the numbered "
+              "frames %s/snap_*.png\n", o->dir);
+    fprintf(json, "  \"movie\": \"frames: snap_*.png (no ffmpeg)\",\n");
+    return;
+  }
+  snprintf(cmd, sizeof cmd,
+           "ffmpeg -loglevel error -y -framerate %d -pattern_type glob -i "
+           "'%s/snap_*.png' -vf 'pad=ceil(iw/2)*2:ceil(ih/2)*2' -pix_fmt "
+           "yuv420p '%s/movie.tmp.mp4' </dev/null && mv '%s/movie.tmp.mp4' "
+           "'%s/movie.mp4'",
+           o->fps, o->dir, o->dir, o->dir, o->dir);
+  int rc = strchr(o->dir, '\'') ? -1 : system(cmd);
+  if (rc != 0) {
+    fprintf(stderr, "strata: ffmpeg failed; the frames stay as "
+            "%s/snap_*.png\n", o->dir);
+    fprintf(json, "  \"movie\": \"ffmpeg failed; frames: snap_*.png\",\n");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/movie.tmp.mp4", o->dir);
+    remove(tmp);
+  } else {
+    fprintf(json, "  \"movie\": \"movie.mp4\",\n");
+  }
+  (void)r;
+}
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* Rank 0's snapshot writer (the library's): in the background when the
+ * loop writes snapshots ([output] every), unless [output] async = false
+ * or its memory cannot be had (then after a one-line notice); otherwise
+ * writing at each hand-over.  0, or -1 with r->err. */
+int run_output_setup(run_state *r, output_cfg *o) {
+  if (r->rank != 0) return 0;
+  strata_snapshot_options so;
+  strata_snapshot_options_init(&so);
+  so.dir = o->dir;
+  so.npy = o->npy;
+  so.vti = o->vti;
+  so.png = o->png;
+  so.png_options = o->po;
+  so.spacing = r->h;
+  so.field_name = r->solver->field_name;
+  /* the final state alone has nothing to overlap with */
+  so.async = o->async && o->every > 0;
+  /* the whole grid, gathered over several processes */
+  strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, 1,
+                         r->precision};
+  if (strata_snapshot_writer_create(r->ctx, &d, &so, &o->writer) ==
+      STRATA_OK) {
+    o->in_background = so.async;
+    return 0;
+  }
+  if (!so.async)
+    return run_fail(r, "snapshots: %s", strata_context_error(r->ctx));
+  if (!r->quiet)
+    fprintf(stderr, "strata: snapshots are written synchronously: %s\n",
+            strata_context_error(r->ctx));
+  so.async = 0;
+  if (strata_snapshot_writer_create(r->ctx, &d, &so, &o->writer) ==
+      STRATA_OK)
+    return 0;
+  return run_fail(r, "snapshots: %s", strata_context_error(r->ctx));
+}
+
+/* The summary (every rank builds it; rank 0 writes summary.json and the
+ * traces and prints the last line).  Returns 0 or an exit code, the same on
+ * every rank, the message printed. */
+int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
+  int rc = 0;
+  char *json_buf = NULL;
+  size_t json_len = 0;
+  FILE *json = open_memstream(&json_buf, &json_len);
+  if ((rc = run_agree(r, json ? 0 : (run_fail(r, "out of memory"), CLI_FAIL))))
+    return rc;
+  long done_steps = r->step - t->first;
+  double gpts =
+      t->kernel_s > 0 ? done_steps * t->points / t->kernel_s * 1e-9 : 0;
+  strata_solver_info si;
+  strata_solver_get_info(r->sv, &si);
+  double bpp = si.bytes_per_point_step;
+  fprintf(json, "{\n  \"case\": ");
+  json_str(json, r->name);
+  fprintf(json, ",\n  \"case_file\": ");
+  json_str(json, r->cf.path);
+  fprintf(json, ",\n  \"description\": ");
+  json_str(json, cf_string(&r->cf, "case", "description", ""));
+  fprintf(json, ",\n  \"solver\": \"%s\",\n  \"backend\": \"%s\",\n"
+          "  \"device\": ", r->solver->kind,
+          strata_backend_name(strata_context_backend(r->ctx)));
+  json_str(json, t->di.name);
+  fprintf(json, ",\n  \"ranks\": %d,\n  \"transport\": \"%s\"", r->nranks,
+          t->transport);
+  fprintf(json, ",\n  \"strata\": \"%s\",\n  \"build\": ", strata_version());
+  json_str(json, strata_build_info());
+  fprintf(json, ",\n  \"dims\": %d,\n  \"n\": [%zu, %zu, %zu],\n"
+          "  \"spacing\": %.17g,\n  \"precision\": \"%s\",\n"
+          "  \"steps\": %ld,\n  \"steps_done\": %ld,\n  \"first_step\": %ld,\n"
+          "  \"interrupted\": %s,\n  \"wall_s\": %.6f,\n"
+          "  \"kernel_s\": %.6f,\n"
+          "  \"output_s\": %.6f,\n  \"output_writer_s\": %.6f,\n"
+          "  \"output_async\": %s,\n  \"gpts_per_s\": %.6f,\n"
+          "  \"bytes_per_point_step\": %.3f,\n  \"gb_per_s\": %.6f,\n",
+          r->dims, r->n[0], r->n[1], r->n[2], r->h,
+          r->precision == STRATA_F32 ? "f32" : "f64", r->steps, r->step,
+          t->first,
+          t->interrupted ? "true" : "false", t->wall, t->kernel_s, o->write_s,
+          o->writer ? strata_snapshot_busy_seconds(o->writer) : 0.0,
+          o->in_background ? "true" : "false",
+          gpts, bpp, gpts * bpp);
+  if (t->copy_pts > 0)
+    fprintf(json, "  \"copy_gb_per_s\": %.6f,\n  \"percent_of_copy\": %.3f,\n",
+            t->copy_pts * 2 * (double)r->precision * 1e-9,
+            100 * gpts * bpp /
+                (t->copy_pts * 2 * (double)r->precision * 1e-9));
+  else
+    fprintf(json, "  \"copy_gb_per_s\": null,\n  \"percent_of_copy\": null,\n");
+  fprintf(json, "  \"memory_bytes\": %zu,\n  \"device_memory_bytes\": %zu,\n",
+          t->need, t->di.memory_bytes);
+  if (r->solver->describe) r->solver->describe(r, json);
+  if ((rc = run_agree(r, write_traces(r, o, json) ? CLI_FAIL : 0))) {
+    fclose(json);
+    free(json_buf);
+    return rc;
+  }
+  if (o->movie && !t->interrupted && r->rank == 0)
+    make_movie(r, o, json, t->quiet);
+  fprintf(json, "  \"output_dir\": ");
+  json_str(json, o->dir);
+  fprintf(json, "\n}\n");
+  fclose(json);
+  json = NULL;
+  int src = 0;
+  if (r->rank == 0) {
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/summary.json", o->dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *fp = fopen(tmp, "wb");
+    if (!fp || fwrite(json_buf, 1, json_len, fp) != json_len ||
+        fclose(fp) != 0 || rename(tmp, path) != 0) {
+      run_fail(r, "cannot write %s: %s", path, strerror(errno));
+      remove(tmp);
+      src = CLI_FAIL;
+    }
+  }
+  free(json_buf);
+  if ((rc = run_agree(r, src))) return rc;
+  if (!t->quiet && r->rank == 0) {
+    fprintf(stderr, "strata: %s %ld steps in %.2f s (kernels %.2f s): %.3f "
+            "Gpts/s, %.1f GB/s",
+            t->interrupted ? "interrupted after" : "done:",
+            done_steps, t->wall, t->kernel_s, gpts, gpts * bpp);
+    if (t->copy_pts > 0)
+      fprintf(stderr, " (%.0f%% of copy)",
+              100 * gpts * bpp /
+                  (t->copy_pts * 2 * (double)r->precision * 1e-9));
+    fprintf(stderr, "; output in %s/\n", o->dir);
+  }
+  return 0;
+}

@@ -1,0 +1,697 @@
+/* The solver interface (strata_solver_*) on the CPU engine: every kind
+ * through the interface equals the same run through its own API bit for
+ * bit; saved states (in memory and as files) continue bit for bit; info;
+ * bad arguments and bad images are refused with messages that name the
+ * problem; the snapshot writer writes every format from one host copy,
+ * byte for byte as the field writers do. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner.h"
+#include "strata.h"
+
+/* The interiors of two fields are equal bit for bit. */
+static int same_bits(const strata_field *a, const strata_field *b) {
+  strata_field_desc d;
+  strata_field_get_desc(a, &d);
+  size_t n = d.n[0] * d.n[1] * d.n[2] * (size_t)d.precision;
+  unsigned char *x = malloc(n), *y = malloc(n);
+  int same = x && y && strata_field_read(a, x) == STRATA_OK &&
+             strata_field_read(b, y) == STRATA_OK && !memcmp(x, y, n);
+  free(x);
+  free(y);
+  return same;
+}
+
+static double bump(long i, long j, long k, void *user) {
+  (void)user;
+  return sin(0.3 * (double)i + 0.1) * cos(0.2 * (double)j) +
+         0.01 * (double)k;
+}
+
+/* ---- the options of each kind's test case ---------------------------------- */
+
+static void heat_opts(strata_heat_options *o) {
+  strata_heat_options_init(o);
+  o->dims = 2;
+  o->n[0] = 37;
+  o->n[1] = 29;
+  o->D = 0.2;
+  o->bc.kind[STRATA_FACE_XLO] = STRATA_BC_NEUMANN;
+  o->bc.value[STRATA_FACE_YHI] = 1.0;
+}
+
+static const double receivers[9] = {100, 100, 50, 200, 150, 60, 300, 300, 70};
+
+static void wave_opts(strata_wave_options *o) {
+  strata_wave_options_init(o);
+  o->n[0] = o->n[1] = o->n[2] = 40;
+  o->absorb_width = 6;
+  o->face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
+  o->face[STRATA_FACE_XLO] = STRATA_WAVE_SPONGE;
+  o->nreceivers = 3;
+  o->receivers = receivers;
+  o->record_every = 2;
+}
+
+static void fdtd_opts(strata_fdtd_options *o, int yee) {
+  strata_fdtd_options_init(o);
+  o->n[0] = 61;
+  o->n[1] = 47;
+  o->scheme = yee ? STRATA_FDTD_YEE_TM : STRATA_FDTD_EXPLICIT;
+  o->pml_width = 8;
+  o->face[0] = STRATA_FDTD_PML;
+  o->face[1] = STRATA_FDTD_MUR;
+  o->waveform = STRATA_FDTD_RICKER;
+  o->period = 8;
+  o->delay = 10;
+}
+
+static void mg_opts(strata_mg_options *o) {
+  strata_mg_options_init(o);
+  o->dims = 3;
+  o->n[0] = 17;
+  o->n[1] = 15;
+  o->n[2] = 13;
+  o->disc = STRATA_MG_FD;
+  o->bc.kind[STRATA_FACE_ZHI] = STRATA_BC_NEUMANN;
+}
+
+static void op_opts(strata_operator_options *o) {
+  strata_operator_options_init(o);
+  o->n[0] = 33;
+  o->n[1] = 21;
+  o->precision = STRATA_F64;
+  const double c = 0.1;
+  strata_stencil_star(&o->op, 2, 1, 0.6, &c);
+  o->bc.kind[STRATA_FACE_XLO] = STRATA_BC_NEUMANN;
+  o->bc.value[STRATA_FACE_YHI] = 1.0;
+  o->init = bump;
+}
+
+/* A solver of kind with the options above (fdtd: Yee when yee). */
+static strata_status make(strata_context *ctx, strata_solver_kind kind,
+                          int yee, uint64_t tag, strata_solver **s) {
+  strata_solver_options o;
+  strata_solver_options_init(&o, kind);
+  o.tag = tag;
+  strata_heat_options ho;
+  strata_wave_options wo;
+  strata_fdtd_options fo;
+  strata_mg_options mo;
+  strata_operator_options oo;
+  switch (kind) {
+  case STRATA_SOLVER_HEAT: heat_opts(&ho); o.heat = &ho; break;
+  case STRATA_SOLVER_WAVE: wave_opts(&wo); o.wave = &wo; break;
+  case STRATA_SOLVER_FDTD: fdtd_opts(&fo, yee); o.fdtd = &fo; break;
+  case STRATA_SOLVER_OPERATOR: op_opts(&oo); o.op = &oo; break;
+  default: mg_opts(&mo); o.poisson = &mo; break;
+  }
+  strata_status st = strata_solver_create(ctx, &o, s);
+  if (st != STRATA_OK) return st;
+  /* a state that is not trivial: the initial fields */
+  if (kind == STRATA_SOLVER_HEAT || kind == STRATA_SOLVER_POISSON)
+    return strata_field_fill_fn(
+        strata_solver_field(*s, kind == STRATA_SOLVER_HEAT ? 0 : 1), bump,
+        NULL);
+  return STRATA_OK;
+}
+
+/* ---- each kind against its own API ---------------------------------------- */
+
+TEST(heat_matches_own_api) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 0, &s), ctx);
+  strata_heat_options ho;
+  heat_opts(&ho);
+  strata_heat *h = NULL;
+  CHECK_OK(strata_heat_create(ctx, &ho, &h), ctx);
+  CHECK_OK(strata_field_fill_fn(strata_heat_field(h), bump, NULL), ctx);
+  CHECK_OK(strata_solver_step(s, 13), ctx);
+  CHECK_OK(strata_heat_step(h, 13), ctx);
+  CHECK(same_bits(strata_solver_field(s, 0), strata_heat_field(h)));
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(s, &i), ctx);
+  CHECK(i.kind == STRATA_SOLVER_HEAT && i.dims == 2 && i.n[0] == 37 &&
+        i.n[1] == 29 && i.n[2] == 1 && i.precision == STRATA_F64);
+  CHECK(i.steps == 13 && i.last_steps == 13 && i.time == 13);
+  CHECK(i.device_bytes >= 2 * 37 * 29 * 8 && i.bytes_per_point_step > 0);
+  CHECK(i.points_per_s > 0);
+  CHECK(strata_solver_field_count(s) == 1);
+  CHECK(!strcmp(strata_solver_field_name(s, 0), "u"));
+  CHECK(strata_solver_heat(s) && !strata_solver_wave(s));
+  strata_heat_destroy(&h);
+  strata_solver_destroy(&s);
+  CHECK(!s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(wave_matches_own_api) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_WAVE, 0, 0, &s), ctx);
+  strata_wave_options wo;
+  wave_opts(&wo);
+  strata_wave *w = NULL;
+  CHECK_OK(strata_wave_create(ctx, &wo, &w), ctx);
+  CHECK_OK(strata_solver_step(s, 25), ctx);
+  CHECK_OK(strata_wave_step(w, 25), ctx);
+  CHECK(same_bits(strata_solver_field(s, 0), strata_wave_field(w, 0)));
+  CHECK(same_bits(strata_solver_field(s, 1), strata_wave_field(w, 1)));
+  strata_traces t;
+  CHECK_OK(strata_solver_traces(s, &t), ctx);
+  size_t ns = 0;
+  CHECK_OK(strata_wave_traces(w, NULL, 0, &ns), ctx);
+  double *own = malloc(3 * ns * sizeof *own);
+  CHECK(own);
+  CHECK_OK(strata_wave_traces(w, own, 3 * ns, &ns), ctx);
+  CHECK(t.ntraces == 3 && t.nsamples == ns && ns == 13);
+  CHECK(!memcmp(t.data, own, 3 * ns * sizeof *own));
+  CHECK(t.receivers && t.receivers[3] == 200);
+  CHECK(t.source[0] == 0.5 * 39 * 10);
+  strata_wave_info wi;
+  strata_wave_get_info(w, &wi);
+  CHECK(t.dt == 2 * wi.dt);
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(s, &i), ctx);
+  CHECK(i.steps == 25 && i.dt == wi.dt && i.time == 25 * wi.dt);
+  CHECK(i.bytes_per_point_step == wi.bytes_per_point_step);
+  CHECK(strata_solver_field_index(s, "p_prev") == 1);
+  free(own);
+  strata_wave_destroy(&w);
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(fdtd_matches_own_api) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  for (int yee = 0; yee < 2; yee++) {
+    strata_solver *s = NULL;
+    CHECK_OK(make(ctx, STRATA_SOLVER_FDTD, yee, 0, &s), ctx);
+    strata_fdtd_options fo;
+    fdtd_opts(&fo, yee);
+    strata_fdtd *f = NULL;
+    CHECK_OK(strata_fdtd_create(ctx, &fo, &f), ctx);
+    CHECK_OK(strata_solver_step(s, 40), ctx);
+    CHECK_OK(strata_fdtd_step(f, 40), ctx);
+    CHECK(strata_solver_field_count(s) == (yee ? 3 : 2));
+    static const strata_fdtd_component yc[3] = {STRATA_FDTD_EZ, STRATA_FDTD_HX,
+                                                STRATA_FDTD_HY};
+    static const strata_fdtd_component ec[2] = {STRATA_FDTD_EZ,
+                                                STRATA_FDTD_EZ_PREV};
+    for (int q = 0; q < strata_solver_field_count(s); q++)
+      CHECKF(same_bits(strata_solver_field(s, q),
+                       strata_fdtd_field(f, yee ? yc[q] : ec[q])),
+             "yee %d field %s", yee, strata_solver_field_name(s, q));
+    CHECK(!strcmp(strata_solver_field_name(s, 1), yee ? "Hx" : "Ez_prev"));
+    strata_solver_info i;
+    CHECK_OK(strata_solver_get_info(s, &i), ctx);
+    CHECK(i.steps == 40 && i.dt == 0.5 && i.dims == 2 && i.n[2] == 1);
+    strata_fdtd_destroy(&f);
+    strata_solver_destroy(&s);
+  }
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(poisson_matches_own_api) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_POISSON, 0, 0, &s), ctx);
+  /* step(n): n solves of one cycle without tolerance tests */
+  strata_mg_options mo;
+  mg_opts(&mo);
+  mo.max_cycles = 1;
+  mo.rtol = 0;
+  mo.atol = 0;
+  mo.stall = 0;
+  strata_mg *mg = NULL;
+  CHECK_OK(strata_mg_create(ctx, &mo, &mg), ctx);
+  strata_field_desc d = {3, {17, 15, 13}, 1, STRATA_F64};
+  strata_field *phi = NULL, *psi = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &phi), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &psi), ctx);
+  CHECK_OK(strata_field_fill_fn(psi, bump, NULL), ctx);
+  strata_mg_result r, first;
+  memset(&first, 0, sizeof first);
+  for (int c = 0; c < 4; c++) {
+    CHECK_OK(strata_mg_solve(mg, phi, psi, &r), ctx);
+    if (c == 0) first = r;
+  }
+  CHECK_OK(strata_solver_step(s, 4), ctx);
+  CHECK(same_bits(strata_solver_field(s, 0), phi));
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(s, &i), ctx);
+  CHECK(i.steps == 4 && i.residual0 == first.residual0 &&
+        i.residual == r.residual && i.residual < 0.5 * i.residual0);
+  CHECK(i.dt == 0 && i.time == 0);
+  CHECK(i.history && i.history[0] == first.residual0 &&
+        i.history[4] == r.residual);
+  strata_mg_destroy(&mg);
+  /* solve: strata_mg_solve with the options as given */
+  strata_solver_destroy(&s);
+  CHECK_OK(make(ctx, STRATA_SOLVER_POISSON, 0, 0, &s), ctx);
+  mg_opts(&mo);
+  CHECK_OK(strata_mg_create(ctx, &mo, &mg), ctx);
+  CHECK_OK(strata_field_fill(phi, 0), ctx);
+  strata_mg_result a, b;
+  CHECK_OK(strata_mg_solve(mg, phi, psi, &a), ctx);
+  CHECK_OK(strata_solver_solve(s, &b), ctx);
+  CHECK(same_bits(strata_solver_field(s, 0), phi));
+  CHECK(a.cycles == b.cycles && a.converged && b.converged &&
+        a.residual == b.residual);
+  CHECK_OK(strata_solver_get_info(s, &i), ctx);
+  CHECK(i.steps == b.cycles && i.residual == b.residual);
+  strata_mg_destroy(&mg);
+  strata_field_destroy(&phi);
+  strata_field_destroy(&psi);
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(operator_matches_own_api) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_OPERATOR, 0, 0, &s), ctx);
+  strata_operator_options oo;
+  op_opts(&oo);
+  strata_field_desc d = {2, {33, 21, 1}, 1, STRATA_F64};
+  strata_field *u = NULL, *v = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &u), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &v), ctx);
+  CHECK_OK(strata_field_fill_fn(u, bump, NULL), ctx);
+  for (int i = 0; i < 9; i++) {
+    CHECK_OK(strata_field_fill_ghosts(u, &oo.bc), ctx);
+    CHECK_OK(strata_apply(&oo.op, u, v, NULL), ctx);
+    strata_field *t = u;
+    u = v;
+    v = t;
+  }
+  CHECK_OK(strata_solver_step(s, 9), ctx);
+  CHECK(same_bits(strata_solver_field(s, 0), u));
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(s, &i), ctx);
+  CHECK(i.kind == STRATA_SOLVER_OPERATOR && i.steps == 9 &&
+        i.bytes_per_point_step == 16);
+  /* a variant the backend lacks is refused at create */
+  oo.variant = "nope";
+  strata_solver_options o;
+  strata_solver_options_init(&o, STRATA_SOLVER_OPERATOR);
+  o.op = &oo;
+  strata_solver *bad = NULL;
+  CHECK_STATUS(strata_solver_create(ctx, &o, &bad), STRATA_ENOTSUP, ctx);
+  CHECK(!bad);
+  strata_field_destroy(&u);
+  strata_field_destroy(&v);
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ---- saved states ------------------------------------------------------------ */
+
+/* Runs a steps, saves (in memory, or to a file when path), runs b more;
+ * a second solver loads the state and runs b: every field is the same. */
+static int round_trip(strata_solver_kind kind, int yee, const char *path) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL, *t = NULL;
+  CHECK_OK(make(ctx, kind, yee, 42, &s), ctx);
+  CHECK_OK(strata_solver_step(s, 6), ctx);
+  size_t n = 0;
+  void *buf = NULL;
+  if (path) {
+    CHECK_OK(strata_solver_save(s, path), ctx);
+  } else {
+    CHECK_OK(strata_solver_state_size(s, &n), ctx);
+    CHECK(n > 0 && (buf = malloc(n)));
+    CHECK_OK(strata_solver_save_state(s, buf, n), ctx);
+  }
+  CHECK_OK(strata_solver_step(s, 5), ctx);
+  CHECK_OK(make(ctx, kind, yee, 42, &t), ctx);
+  if (path)
+    CHECK_OK(strata_solver_load(t, path), ctx);
+  else
+    CHECK_OK(strata_solver_load_state(t, buf, n), ctx);
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(t, &i), ctx);
+  CHECK(i.steps == 6);
+  CHECK_OK(strata_solver_step(t, 5), ctx);
+  for (int q = 0; q < strata_solver_field_count(s); q++)
+    CHECKF(same_bits(strata_solver_field(s, q), strata_solver_field(t, q)),
+           "%s field %s", strata_solver_kind_name(kind),
+           strata_solver_field_name(s, q));
+  strata_solver_info a, b;
+  CHECK_OK(strata_solver_get_info(s, &a), ctx);
+  CHECK_OK(strata_solver_get_info(t, &b), ctx);
+  CHECK(a.steps == 11 && b.steps == 11 && a.residual == b.residual &&
+        a.residual0 == b.residual0);
+  if (kind == STRATA_SOLVER_WAVE) {
+    strata_traces ta, tb;
+    CHECK_OK(strata_solver_traces(s, &ta), ctx);
+    size_t bytes = ta.ntraces * ta.nsamples * sizeof(double);
+    double *keep = malloc(bytes);
+    CHECK(keep);
+    memcpy(keep, ta.data, bytes);
+    CHECK_OK(strata_solver_traces(t, &tb), ctx);
+    CHECK(tb.nsamples == ta.nsamples && !memcmp(keep, tb.data, bytes));
+    free(keep);
+  }
+  free(buf);
+  strata_solver_destroy(&s);
+  strata_solver_destroy(&t);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(save_load_memory_continues_bit_for_bit) {
+  for (int k = STRATA_SOLVER_HEAT; k <= STRATA_SOLVER_OPERATOR; k++)
+    if (round_trip((strata_solver_kind)k, 0, NULL)) return 1;
+  return round_trip(STRATA_SOLVER_FDTD, 1, NULL);
+}
+
+TEST(save_load_file_continues_bit_for_bit) {
+  char path[128];
+  snprintf(path, sizeof path, "test_solver_%ld.stck", (long)getpid());
+  for (int k = STRATA_SOLVER_HEAT; k <= STRATA_SOLVER_OPERATOR; k++) {
+    if (round_trip((strata_solver_kind)k, 0, path)) return 1;
+    CHECK(remove(path) == 0); /* the final name, no temporary left */
+  }
+  return 0;
+}
+
+/* A heat checkpoint as the strata program wrote it before the library had
+ * the format (version 1: header, one field record, the interior, CRC-32
+ * computed bit by bit here) loads, its step restored. */
+static uint32_t crc32_bits(const unsigned char *p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+  }
+  return ~c;
+}
+
+TEST(program_checkpoint_v1_loads) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 0x1234, &s), ctx);
+  const size_t np = 37 * 29;
+  size_t len = 48 + 32 + np * 8 + 4;
+  unsigned char *b = calloc(1, len);
+  CHECK(b);
+  uint32_t u32[2] = {1, 1};          /* version, fields */
+  uint64_t tag = 0x1234;
+  int64_t step = 77;
+  uint32_t fd[2] = {2, 8};           /* dims, precision */
+  uint64_t fn[3] = {37, 29, 1};
+  memcpy(b, "STRATACK", 8);
+  memcpy(b + 8, u32, 8);
+  memcpy(b + 16, "heat", 4);
+  memcpy(b + 32, &tag, 8);
+  memcpy(b + 40, &step, 8);
+  memcpy(b + 48, fd, 8);
+  memcpy(b + 56, fn, 24);
+  for (size_t i = 0; i < np; i++) {
+    double v = (double)i / 7.0;
+    memcpy(b + 80 + 8 * i, &v, 8);
+  }
+  uint32_t crc = crc32_bits(b, len - 4);
+  memcpy(b + len - 4, &crc, 4);
+  CHECK_OK(strata_solver_load_state(s, b, len), ctx);
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(s, &i), ctx);
+  CHECK(i.steps == 77);
+  double *u = malloc(np * sizeof *u);
+  CHECK(u);
+  CHECK_OK(strata_solver_read(s, 0, u), ctx);
+  CHECK(u[100] == 100 / 7.0 && u[np - 1] == (double)(np - 1) / 7.0);
+  /* and what the library writes is that format, byte for byte */
+  size_t n = 0;
+  CHECK_OK(strata_solver_state_size(s, &n), ctx);
+  CHECK(n == len);
+  unsigned char *c = malloc(n);
+  CHECK(c);
+  CHECK_OK(strata_solver_save_state(s, c, n), ctx);
+  CHECK(!memcmp(b, c, n));
+  free(c);
+  free(u);
+  free(b);
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ---- refusals ----------------------------------------------------------------- */
+
+static int says(strata_context *ctx, const char *what) {
+  const char *m = strata_context_error(ctx);
+  if (strstr(m, what)) return 1;
+  fprintf(stderr, "  message \"%s\" lacks \"%s\"\n", m, what);
+  return 0;
+}
+
+TEST(bad_arguments_refused) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_STATUS(strata_solver_create(ctx, NULL, &s), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "options are NULL") && !s);
+  CHECK_ARG(ctx, "o", "NULL");
+  strata_solver_options o;
+  strata_solver_options_init(&o, (strata_solver_kind)9);
+  CHECK_STATUS(strata_solver_create(ctx, &o, &s), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "kind 9 is not one of"));
+  CHECK_ARG(ctx, "kind", "9");
+  strata_wave_options wo;
+  strata_wave_options_init(&wo);
+  strata_solver_options_init(&o, STRATA_SOLVER_HEAT);
+  o.wave = &wo;
+  CHECK_STATUS(strata_solver_create(ctx, &o, &s), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "the kind is heat, but options.wave is set"));
+  CHECK_ARG(ctx, "wave", "set");
+  /* the kind's own refusal, with its message */
+  strata_heat_options ho;
+  strata_heat_options_init(&ho);
+  ho.D = 0.3;
+  strata_solver_options_init(&o, STRATA_SOLVER_HEAT);
+  o.heat = &ho;
+  CHECK_STATUS(strata_solver_create(ctx, &o, &s), STRATA_EUNSTABLE, ctx);
+  CHECK(!s);
+  CHECK_ARG(ctx, "D", "0.3"); /* the kind's argument passes through */
+  CHECK(strata_solver_kind_name(STRATA_SOLVER_POISSON)[0] == 'p');
+  CHECK(!strcmp(strata_solver_kind_name((strata_solver_kind)0), "?"));
+  strata_solver_kind k;
+  CHECK(strata_solver_kind_parse("fdtd", &k) == STRATA_OK &&
+        k == STRATA_SOLVER_FDTD);
+  CHECK(strata_solver_kind_parse("multigrid", &k) == STRATA_EINVAL);
+
+  CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 7, &s), ctx);
+  CHECK_STATUS(strata_solver_step(s, -1), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "-1 steps"));
+  CHECK_ARG(ctx, "n", "-1");
+  CHECK(!strata_solver_field(s, 1) && !strata_solver_field_name(s, -1));
+  CHECK(strata_solver_field_index(s, "p") == -1);
+  CHECK_STATUS(strata_solver_read(s, 3, NULL), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "field 3; the heat solver has fields 0..0"));
+  CHECK_ARG(ctx, "index", "3");
+  CHECK_STATUS(strata_solver_solve(s, NULL), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "solve is for the Poisson solver"));
+  strata_traces t;
+  CHECK_OK(strata_solver_traces(s, &t), ctx);
+  CHECK(t.ntraces == 0);
+  CHECK_STATUS(strata_solver_save(s, ""), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "path", "");
+  CHECK_STATUS(strata_solver_load(s, "no/such/file.stck"), STRATA_EIO, ctx);
+  CHECK(says(ctx, "cannot open the checkpoint"));
+  CHECK_ARG(ctx, "path", "no/such/file.stck");
+
+  /* images: too small a buffer, another kind, another tag, damage */
+  size_t n = 0;
+  CHECK_OK(strata_solver_state_size(s, &n), ctx);
+  unsigned char *buf = malloc(n);
+  CHECK(buf);
+  CHECK_STATUS(strata_solver_save_state(s, buf, n - 1), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "the state needs"));
+  char nv[32];
+  snprintf(nv, sizeof nv, "%zu", n - 1);
+  CHECK_ARG(ctx, "size", nv);
+  CHECK_OK(strata_solver_save_state(s, buf, n), ctx);
+  strata_solver *f = NULL, *h2 = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_FDTD, 0, 7, &f), ctx);
+  CHECK_STATUS(strata_solver_load_state(f, buf, n), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "written by solver 'heat', not 'fdtd'"));
+  CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 8, &h2), ctx);
+  CHECK_STATUS(strata_solver_load_state(h2, buf, n), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "written for a different case"));
+  buf[n / 2] ^= 1;
+  CHECK_STATUS(strata_solver_load_state(s, buf, n), STRATA_EFORMAT, ctx);
+  CHECK(says(ctx, "damaged (CRC-32 mismatch)"));
+  CHECK_STATUS(strata_solver_load_state(s, "not a checkpoint", 16),
+               STRATA_EFORMAT, ctx);
+  CHECK(says(ctx, "is not a strata checkpoint"));
+  /* another shape */
+  strata_heat_options_init(&ho);
+  ho.n[0] = 36;
+  ho.n[1] = 29;
+  strata_solver_options_init(&o, STRATA_SOLVER_HEAT);
+  o.heat = &ho;
+  o.tag = 7;
+  strata_solver *h3 = NULL;
+  CHECK_OK(strata_solver_create(ctx, &o, &h3), ctx);
+  buf[n / 2] ^= 1;
+  CHECK_STATUS(strata_solver_load_state(h3, buf, n), STRATA_EINVAL, ctx);
+  CHECK(says(ctx, "field 0 is 37x29x1 f64, the solver's is 36x29x1 f64"));
+  free(buf);
+  strata_solver_destroy(&h3);
+  strata_solver_destroy(&h2);
+  strata_solver_destroy(&f);
+  strata_solver_destroy(&s);
+  strata_solver_destroy(&s); /* NULL is harmless */
+  CHECK(strata_solver_field_count(NULL) == 0);
+  CHECK(strata_solver_step(NULL, 1) == STRATA_EINVAL);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ---- the snapshot writer ------------------------------------------------------ */
+
+static char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc(len > 0 ? (size_t)len : 1);
+  *n = b ? fread(b, 1, (size_t)len, f) : 0;
+  fclose(f);
+  return b;
+}
+
+static int same_file(const char *a, const char *b) {
+  size_t na = 0, nb = 0;
+  char *x = slurp(a, &na), *y = slurp(b, &nb);
+  int same = x && y && na == nb && !memcmp(x, y, na);
+  if (!same) fprintf(stderr, "  %s and %s differ\n", a, b);
+  free(x);
+  free(y);
+  return same;
+}
+
+/* Every format from the one host copy equals the field's own writer. */
+TEST(snapshot_writer_matches_field_writers) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  char dir[64];
+  snprintf(dir, sizeof dir, "snap_%ld", (long)getpid());
+  CHECK(mkdir(dir, 0755) == 0);
+  strata_field_desc d = {3, {19, 14, 11}, 2, STRATA_F32};
+  strata_field *f = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &f), ctx);
+  CHECK_OK(strata_field_fill_fn(f, bump, NULL), ctx);
+  for (int async = 0; async < 2; async++) {
+    strata_snapshot_options o;
+    strata_snapshot_options_init(&o);
+    o.dir = dir;
+    o.vti = 1;
+    o.spacing = 2.5;
+    o.field_name = "p";
+    o.png_options.axis = 1;
+    o.png_options.cmap = STRATA_CMAP_SEISMIC;
+    o.async = async;
+    strata_snapshot_writer *w = NULL;
+    CHECK_OK(strata_snapshot_writer_create(ctx, &d, &o, &w), ctx);
+    CHECK_OK(strata_snapshot_submit(w, f, "a"), ctx);
+    void *host = strata_snapshot_acquire(w);
+    CHECK(host);
+    CHECK_OK(strata_field_read(f, host), ctx);
+    CHECK_OK(strata_snapshot_submit_host(w, host, "b"), ctx);
+    CHECK_OK(strata_snapshot_flush(w), ctx);
+    CHECK(strata_snapshot_busy_seconds(w) > 0);
+    strata_snapshot_writer_destroy(&w);
+    CHECK(!w);
+    char p[128], q[128];
+    const double h[3] = {2.5, 2.5, 2.5};
+    snprintf(p, sizeof p, "%s/ref.npy", dir);
+    CHECK_OK(strata_field_save_npy(f, p), ctx);
+    snprintf(p, sizeof p, "%s/ref.vti", dir);
+    CHECK_OK(strata_field_save_vti(f, "p", p, h, NULL), ctx);
+    snprintf(p, sizeof p, "%s/ref.png", dir);
+    CHECK_OK(strata_field_save_png(f, p, &o.png_options), ctx);
+    static const char *const ext[3] = {"npy", "vti", "png"};
+    for (int e = 0; e < 3; e++)
+      for (int k = 0; k < 2; k++) {
+        snprintf(p, sizeof p, "%s/%s.%s", dir, k ? "b" : "a", ext[e]);
+        snprintf(q, sizeof q, "%s/ref.%s", dir, ext[e]);
+        CHECK(same_file(p, q));
+        CHECK(remove(p) == 0);
+      }
+    for (int e = 0; e < 3; e++) {
+      snprintf(q, sizeof q, "%s/ref.%s", dir, ext[e]);
+      remove(q);
+    }
+  }
+  /* a folder that is not there: the failure comes back at flush, and the
+   * next submit is refused with it */
+  strata_snapshot_options o;
+  strata_snapshot_options_init(&o);
+  o.dir = "no/such/folder";
+  strata_snapshot_writer *w = NULL;
+  CHECK_OK(strata_snapshot_writer_create(ctx, &d, &o, &w), ctx);
+  CHECK_OK(strata_snapshot_submit(w, f, "x"), ctx);
+  CHECK_STATUS(strata_snapshot_flush(w), STRATA_EIO, ctx);
+  CHECK(says(ctx, "cannot write no/such/folder/x.npy"));
+  CHECK_STATUS(strata_snapshot_submit(w, f, "y"), STRATA_EIO, ctx);
+  CHECK_STATUS(strata_snapshot_status(w), STRATA_EIO, ctx);
+  strata_snapshot_writer_destroy(&w);
+  /* refusals at create and submit */
+  o.npy = o.png = 0;
+  CHECK_STATUS(strata_snapshot_writer_create(ctx, &d, &o, &w), STRATA_EINVAL,
+               ctx);
+  CHECK(says(ctx, "no format asked for"));
+  strata_snapshot_options_init(&o);
+  o.png_options.index = 11;
+  CHECK_STATUS(strata_snapshot_writer_create(ctx, &d, &o, &w), STRATA_EINVAL,
+               ctx);
+  CHECK(says(ctx, "slice index 11 along z is outside 0..10"));
+  CHECK_ARG(ctx, "png_options.index", "11");
+  strata_snapshot_options_init(&o);
+  o.dir = "";
+  CHECK_STATUS(strata_snapshot_writer_create(ctx, &d, &o, &w), STRATA_EINVAL,
+               ctx);
+  CHECK_ARG(ctx, "dir", "");
+  strata_snapshot_options_init(&o);
+  o.dir = dir;
+  strata_field_desc d2 = d;
+  d2.n[0] = 18;
+  CHECK_OK(strata_snapshot_writer_create(ctx, &d2, &o, &w), ctx);
+  CHECK_STATUS(strata_snapshot_submit(w, f, "z"), STRATA_ESHAPE, ctx);
+  CHECK_ARG(ctx, "f", "set");
+  strata_snapshot_writer_destroy(&w);
+  strata_snapshot_writer_destroy(&w);
+  CHECK(rmdir(dir) == 0);
+  strata_field_destroy(&f);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+RUN_TESTS(heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
+          poisson_matches_own_api, operator_matches_own_api, save_load_memory_continues_bit_for_bit,
+          save_load_file_continues_bit_for_bit, program_checkpoint_v1_loads,
+          bad_arguments_refused,
+          snapshot_writer_matches_field_writers)

@@ -58,6 +58,25 @@
 #define STRATA_PT_BOX27(dx, dy, dz) (((dz) + 1) * 9 + ((dy) + 1) * 3 + (dx) + 1)
 #define STRATA_PT_BOX9(dx, dy) (((dy) + 1) * 3 + (dx) + 1)
 
+/* The neighbour sums of the symmetric stencils, in their one order, over
+ * V(dx, dy, dz) (3D) or V(dx, dy) (2D): a macro of the caller that loads
+ * the value at that offset however the kernel stages it.  Each value is
+ * loaded where it is added, which keeps register pressure as low as a
+ * hand-written sum.  faces6 ... corners4 below take the same values in the
+ * same order as arguments. */
+#define STRATA_PT_FACES6(V)                                                    \
+  (V(-1, 0, 0) + V(1, 0, 0) + V(0, -1, 0) + V(0, 1, 0) + V(0, 0, -1) +         \
+   V(0, 0, 1))
+#define STRATA_PT_EDGES12(V)                                                   \
+  (V(-1, -1, 0) + V(1, -1, 0) + V(-1, 1, 0) + V(1, 1, 0) + V(-1, 0, -1) +      \
+   V(1, 0, -1) + V(-1, 0, 1) + V(1, 0, 1) + V(0, -1, -1) + V(0, 1, -1) +       \
+   V(0, -1, 1) + V(0, 1, 1))
+#define STRATA_PT_CORNERS8(V)                                                  \
+  (V(-1, -1, -1) + V(1, -1, -1) + V(-1, 1, -1) + V(1, 1, -1) +                 \
+   V(-1, -1, 1) + V(1, -1, 1) + V(-1, 1, 1) + V(1, 1, 1))
+#define STRATA_PT_FACES4(V) (V(-1, 0) + V(1, 0) + V(0, -1) + V(0, 1))
+#define STRATA_PT_CORNERS4(V) (V(-1, -1) + V(1, -1) + V(-1, 1) + V(1, 1))
+
 /* T, PT and PT_DIV name the body's type, function names and division;
  * a caller's own macros of those names are saved and restored */
 #pragma push_macro("T")
@@ -182,9 +201,11 @@ STRATA_HD T PT(box)(int D, const T *K, const T *v) {
   return acc;
 }
 
-/* The neighbour sums of the symmetric stencils, each in the order of its
- * arguments; the names say where each value lies (m: -1, p: +1 along the
- * axes named, x fastest). */
+/* The neighbour sums of the symmetric stencils from values passed as
+ * arguments, in the order of STRATA_PT_FACES6 etc. (the names say where
+ * each value lies: m -1, p +1 along the axes named, x fastest).  A loop
+ * that loads 26 neighbours should prefer the macros: passing them all at
+ * once keeps them all live. */
 STRATA_HD T PT(faces6)(T xm, T xp, T ym, T yp, T zm, T zp) {
   return xm + xp + ym + yp + zm + zp;
 }
@@ -202,22 +223,19 @@ STRATA_HD T PT(faces4)(T xm, T xp, T ym, T yp) { return xm + xp + ym + yp; }
 STRATA_HD T PT(corners4)(T mm, T pm, T mp, T pp) { return mm + pm + mp + pp; }
 
 /* The same sums from a box's values (layout STRATA_PT_BOX27 / BOX9). */
-STRATA_HD T PT(faces27)(const T *v) {
-  return PT(faces6)(v[12], v[14], v[10], v[16], v[4], v[22]);
-}
+#define STRATA_PT_V27_(dx, dy, dz) v[STRATA_PT_BOX27(dx, dy, dz)]
+#define STRATA_PT_V9_(dx, dy) v[STRATA_PT_BOX9(dx, dy)]
+STRATA_HD T PT(faces27)(const T *v) { return STRATA_PT_FACES6(STRATA_PT_V27_); }
 STRATA_HD T PT(edges27)(const T *v) {
-  return PT(edges12)(v[9], v[11], v[15], v[17], v[3], v[5], v[21], v[23],
-                     v[1], v[7], v[19], v[25]);
+  return STRATA_PT_EDGES12(STRATA_PT_V27_);
 }
 STRATA_HD T PT(corners27)(const T *v) {
-  return PT(corners8)(v[0], v[2], v[6], v[8], v[18], v[20], v[24], v[26]);
+  return STRATA_PT_CORNERS8(STRATA_PT_V27_);
 }
-STRATA_HD T PT(faces9)(const T *v) {
-  return PT(faces4)(v[3], v[5], v[1], v[7]);
-}
-STRATA_HD T PT(corners9)(const T *v) {
-  return PT(corners4)(v[0], v[2], v[6], v[8]);
-}
+STRATA_HD T PT(faces9)(const T *v) { return STRATA_PT_FACES4(STRATA_PT_V9_); }
+STRATA_HD T PT(corners9)(const T *v) { return STRATA_PT_CORNERS4(STRATA_PT_V9_); }
+#undef STRATA_PT_V27_
+#undef STRATA_PT_V9_
 
 /* Symmetric 27-point stencil from the centre and the three neighbour sums:
  *   C0 u + C1 faces + C2 edges + C3 corners. */

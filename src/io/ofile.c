@@ -53,7 +53,7 @@ strata_status strata__ofile_write(strata__ofile *o, const void *p, size_t n) {
   return o->status;
 }
 
-strata_status strata__ofile_printf(strata__ofile *o, const char *fmt, ...) {
+strata_status strata__ofile_format(strata__ofile *o, const char *fmt, ...) {
   if (o->status != STRATA_OK) return o->status;
   va_list ap;
   va_start(ap, fmt);

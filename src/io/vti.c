@@ -46,7 +46,7 @@ strata_status strata__vti_write_host(strata_context *ctx, const char *path,
   strata__ofile o;
   strata_status s = strata__ofile_open(&o, ctx, path);
   if (s != STRATA_OK) return s;
-  strata__ofile_printf(&o,
+  strata__ofile_format(&o,
       "<?xml version=\"1.0\"?>\n"
       "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\""
       " header_type=\"UInt64\">\n"
@@ -59,13 +59,13 @@ strata_status strata__vti_write_host(strata_context *ctx, const char *path,
   uint64_t offset = 0, count = (uint64_t)n[0] * n[1] * n[2];
   for (int i = 0; i < nfields; i++) {
     int es = (int)prec[i];
-    strata__ofile_printf(&o,
+    strata__ofile_format(&o,
         "        <DataArray type=\"Float%d\" Name=\"%s\" "
         "NumberOfComponents=\"1\" format=\"appended\" offset=\"%llu\"/>\n",
         es * 8, names[i], (unsigned long long)offset);
     offset += 8 + count * (uint64_t)es;
   }
-  strata__ofile_printf(&o,
+  strata__ofile_format(&o,
       "      </PointData>\n"
       "      <CellData>\n"
       "      </CellData>\n"
@@ -78,7 +78,7 @@ strata_status strata__vti_write_host(strata_context *ctx, const char *path,
     strata__ofile_write_le(&o, &bytes, 1, 8);
     strata__ofile_write_le(&o, data[i], count, (size_t)prec[i]);
   }
-  strata__ofile_printf(&o, "\n  </AppendedData>\n</VTKFile>\n");
+  strata__ofile_format(&o, "\n  </AppendedData>\n</VTKFile>\n");
   return strata__ofile_commit(&o);
 }
 

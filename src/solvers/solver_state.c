@@ -263,12 +263,13 @@ strata_status strata_solver_save(const strata_solver *s, const char *path) {
     if (st == STRATA_OK) st = s2;
   }
   char *mine = part_path(s, path);
-  char *stage = mine ? malloc(strlen(mine) + 8) : NULL;
+  size_t stage_size = mine ? strlen(mine) + 8 : 0;
+  char *stage = mine ? malloc(stage_size) : NULL;
   if (st == STRATA_OK && !stage)
     st = strata__fail(s->ctx, STRATA_ENOMEM, "checkpoint: out of memory");
   /* one process: the file under its name; several: a staged part, moved
    * into place once every rank wrote its own */
-  if (stage) sprintf(stage, "%s%s", mine, s->dist ? ".part" : "");
+  if (stage) snprintf(stage, stage_size, "%s%s", mine, s->dist ? ".part" : "");
   if (st == STRATA_OK) {
     strata__ofile of;
     st = strata__ofile_open(&of, s->ctx, stage);

@@ -260,7 +260,7 @@ static void dense_rows(const strata_field *f, char *img, char *dense,
 
 /* Dense transfers: through the backend's read_dense/write_dense when it has
  * them (the CUDA engine: no image of the padded allocation, see
- * cuda_backend.cu), else rows copied out of / into a host image. */
+ * cuda/engine/transfer.cu), else rows copied out of / into a host image. */
 static strata_status transfer(const strata_field *f, void *host, int ghosted,
                               int to_field) {
   if (!f) return STRATA_EINVAL;

@@ -5,7 +5,7 @@
 namespace {
 
 /* B (3D). The update of up over the stencil nodes, streamed in the style of
- * streamcp (src/cuda/cuda_stream.cu).  A kVX x kVY block owns an xy tile of
+ * streamcp (src/cuda/seeds/stream.cu).  A kVX x kVY block owns an xy tile of
  * kVX*V x kVY points (V = 16 bytes / sizeof(T) along x per thread) and walks
  * a chunk [kz0, kz1) of the stencil nodes' z range.  Every plane's u tile
  * (centre vectors and the x/y halo) is copied global -> shared by cp.async

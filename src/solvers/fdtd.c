@@ -1,11 +1,11 @@
-/* FDTD in 2D (seed 002), in grid units h = 1, c = 1, dt = S (Courant):
- *  - the explicit E-field update of seed 002,
+/* FDTD in 2D, in grid units h = 1, c = 1, dt = S (Courant):
+ *  - the explicit E-field update (Ez alone, second order in time),
  *      E+ = 2 (1 - 2 dt^2) E - E- + dt^2 (4 neighbours) + dt (J - J-),
  *    i.e. the 5-point wave equation, run on the wave engine (radius 1):
  *    PEC = odd image about the boundary node, Mur and CPML faces;
  *  - Yee's TM scheme (Ez, Hx, Hy) through the backend's yee_step, with
  *    PEC, first-order Mur, CPML (Roden & Gedney) and periodic faces.
- * The source current J enters with the seed's sign in both schemes. */
+ * The source current J enters with the same sign in both schemes. */
 #include "solvers_internal.h"
 
 #include <limits.h>

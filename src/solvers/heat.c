@@ -1,4 +1,4 @@
-/* The heat (diffusion) solver, u' = u + D lap(u) (seed 001), 2D and 3D,
+/* The heat (diffusion) solver, u' = u + D lap(u), 2D and 3D,
  * with temporal blocking through the backend's apply_fused entry.  The time
  * loop is written once: fill ghosts, then one fused sweep of s steps (or a
  * plain strata_apply when s = 1). */
@@ -10,19 +10,13 @@
 #include <string.h>
 
 /* Steps fused per sweep when the caller leaves the choice to us and the
- * backend can fuse, as measured (bench/bench_solvers.c, docs/performance.md).
- * CPU engine: 2D gains up to s = 8 (the largest ghost width, +50% over
- * s = 1); in 3D the redundant halo work of the tiles costs more than the
- * traffic saved (s = 1: 2.2, s = 4: 1.85 Gpts/s), so no fusion.
- * CUDA engine (H100, 2026-11-22): 2D 10472^2 by warp strips, fp32 361
- * (s = 1) -> 2165 Gpts/s (s = 8), fp64 184 -> 1134; 3D 512^3 by register
- * tiles, the 27-point box at s = 2 (2026-11-26, two rows a thread: fp32
- * 290 -> 444, fp64 155 -> 243; s <= 2 is all its register tiles take).
- * The 7-point star (s <= 4): best at s = 3 while a thread held one row of
- * its tile (fp32 290 -> 674, fp64 160 -> 358); with two rows a thread
- * (2026-11-26) at s = 4 in fp32 (512^3: 701 at s = 3, 772 at s = 4;
- * 768 x 352 x 2560: 741, 835) and either in fp64 (394-398, 387-403).
- * Seed 001's model for 32-point tiles predicted s = 6 and 4. */
+ * backend can fuse, the fastest measured (bench/bench_solvers.c,
+ * docs/performance.md#heat).  2D: s = 8, the largest ghost width, on both
+ * engines.  3D on the CPU: no fusion, the redundant halo work of the tiles
+ * costs more than the traffic saved.  3D on the CUDA engine: the register
+ * tiles take s <= 2 for the 27-point box and s <= 4 for the 7-point star,
+ * and each runs fastest at its largest s.  The temporal-blocking model
+ * (docs/performance.md#temporal-blocking-fs) predicts the same trend. */
 static int default_fuse(const strata_context *ctx,
                         const strata_heat_options *o) {
   if (o->dims == 2) return 8;

@@ -1,4 +1,4 @@
-/* Geometric multigrid for the Poisson equation (issue 5, seed 004 sec. 8).
+/* Geometric multigrid for the Poisson equation.
  *
  * Written once against the backend: the per-level work is the backend's
  * mg_sweep (weighted Jacobi, the residual and its norm in one pass),

@@ -1,4 +1,4 @@
-/* The 3D acoustic wave solver (seed 000's seismic case):
+/* The 3D acoustic wave solver (the seismic modelling case):
  *   p_tt = v^2 lap(p) + f(t) delta(x - x_s),  f = A ricker(f0, t - delay)
  * leapfrog in time, the order-2r star Laplacian (25 points at order 8) in
  * space, on the wave engine (wave_engine.c).  Validation (CFL, dispersion,

@@ -283,11 +283,8 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
       /* both sides: the layer's first index lo at the field's 0, so that
        * a row's psi and zeta along x are stored as whole 32-byte sectors
        * ([lo - R, hi + R) is [-R, W + 2R): its first R in the ghosts).
-       * H100, 512^3 fp32, CPML on every face (medians, one call): the
-       * high sides R further out, as before (their psi rows copied as two
-       * 64-byte granules but stored in partial sectors), 137.3-138.0
-       * Gpts.steps/s; this layout 139.0-139.1.  Both sides R further out
-       * lost 1-3% more. */
+       * Placing the high sides R further out (their psi rows then
+       * stored in partial sectors) measured slower. */
       S->lo = side ? n - W - R : 0;
       S->origin = S->lo;
       S->hi = side ? n : W + R;

@@ -58,8 +58,8 @@ __global__ void __launch_bounds__(kThreads2d) k_fused2d(const fused_par<T> P) {
 /* ---- 2D radius 1: one warp streams a strip along y, all in registers ----
  *
  * The 5-point star is what the 2D heat solver fuses, and the tile kernel
- * above spends its time in shared memory and barriers (464 Gpts/s at s = 8
- * on an H100).  Here a warp owns a strip of 32 V columns (V values, 16
+ * above spends its time in shared memory and barriers
+ * (docs/performance.md#heat).  Here a warp owns a strip of 32 V columns (V values, 16
  * bytes, a lane) and a chunk of rows [y0, y1); it walks the input rows
  * p = y0 - S .. y1 + S - 1 once.  Time level k (1..S) computes row p - k
  * as soon as row p - k + 1 of level k - 1 exists, so a level needs only its
@@ -190,7 +190,7 @@ strata_status fused2d(strata_context *ctx, fused_par<T> &P, int D, int R,
   const size_t smax = st->prop.sharedMemPerBlockOptin;
   if (D == 2 && R == 1 && !sym && s <= 8) {
     /* warp strips (k_fused2d_warp): 16 bytes a lane (32 bytes a lane,
-     * V = 8 fp32 / 4 fp64, measured 0.8x / 1.0x: fewer warps fit) */
+     * V = 8 fp32 / 4 fp64, was no faster: fewer warps fit) */
     constexpr int V = 16 / (int)sizeof(T);
     const int HP = (s + V - 1) / V * V;
     const int ae = STRATA__ALIGN_BYTES / (int)sizeof(T);
@@ -215,7 +215,7 @@ strata_status fused2d(strata_context *ctx, fused_par<T> &P, int D, int R,
                         &occ, kern, kWarps2dw * 32, smem));
     if (occ < 1) occ = 1;
     /* rows per chunk: each chunk reads 2 s rows of warm-up, so at least
-     * 16 s rows (<= 12% extra reads); otherwise as many chunks as fill
+     * 16 s rows (at most 1/8 extra reads); otherwise as many chunks as fill
      * whole waves of resident warps, so no wave runs a few warps alone */
     const long long cap =
         (long long)occ * kWarps2dw * st->prop.multiProcessorCount;

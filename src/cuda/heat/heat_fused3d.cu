@@ -1,4 +1,4 @@
-/* The CUDA engine's apply_fused entry (issue 4): s repetitions of
+/* The CUDA engine's apply_fused entry: s repetitions of
  * { fill in's ghosts with bc; out = op(in) } in one launch (temporal
  * blocking), for star stencils (radius 1..4, 1D/2D/3D) and the symmetric
  * 27-point box (3D).  The contract is in src/core/internal.h; the oracle is
@@ -38,7 +38,7 @@
  * kernels above.
  *
  * The arithmetic of a point is the CPU's, term for term and in the same
- * order, except in k_fused3d_box (seed 004's partial sums, the in-plane
+ * order, except in k_fused3d_box (per-plane partial sums, the in-plane
  * sums shared between rows); nvcc may contract a multiply and an add into
  * one FMA, so the result agrees with the CPU engine to rounding
  * (tests/test_cuda_solvers.c states the tolerance), not bit for bit. */

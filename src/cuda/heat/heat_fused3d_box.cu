@@ -6,7 +6,7 @@ namespace {
 
 /* ---- 3D symmetric 27-point box: register tiles with partial sums --------
  *
- * k_fused3d_reg's tiles and barrier, with seed 004's partial sums inside a
+ * k_fused3d_reg's tiles and barrier, with per-plane partial sums inside a
  * level: a plane r of level k - 1 (its 3 x 3 in-plane neighbourhood from
  * the rows above and below in shared memory and the lanes beside by
  * shuffle) is consumed once, adding "same" (C0 c + C1 f + C2 k4) to level
@@ -26,9 +26,8 @@ namespace {
  * W = 2 rows a thread, as in k_fused3d_reg: between a thread's rows the
  * neighbour's plane and row sums are its own registers, so a row reads
  * one neighbour row a level from shared memory and forms one neighbour's
- * sums by shuffles, not two.  H100, 512^3, s = 2 (bench_solvers heat3d,
- * 2026-11-26): fp32 418-420 -> 444 Gpts.steps/s (512-thread tiles of 128
- * x 32), fp64 210-211 -> 243. */
+ * sums by shuffles, not two: fewer shared-memory reads, which bound the
+ * kernel (docs/performance.md#heat). */
 
 
 template <typename T, int V, int S, int NW, int LR, int W = 1>

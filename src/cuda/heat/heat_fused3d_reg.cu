@@ -26,12 +26,9 @@ namespace {
  * W = 2 rows a thread (512 threads at up to 128 registers in place of
  * 1024 at 64, the same tile): the y neighbour between a thread's rows is
  * in its registers, so a row reads one neighbour row a level from shared
- * memory, not two.  ncu (H100, 512^3 fp64, s = 3, 96-plane chunks): the
- * shared-memory pipe bounded the W = 1 kernel (4.4 cycles of MIO throttle
- * and 3.8 of short scoreboard an issue; 194 M wavefronts); W = 2 moves
- * 150 M wavefronts, MIO throttle 1.2, and takes 1.02 ms against 1.19.
- * The solver (tuned): fp64 381-382 -> 406-407 Gpts.steps/s, fp32 674-675
- * -> 699-700 (2026-11-26). */
+ * memory, not two.  The shared-memory pipe bounds the W = 1 kernel (ncu:
+ * MIO throttle and short scoreboard stalls); W = 2 cuts its wavefronts
+ * and runs faster in both precisions (docs/performance.md#heat). */
 
 
 /* W: rows a thread (1, or 2: the y neighbour between a thread's two rows

@@ -144,18 +144,13 @@ strata_status fz3_tune(fz3_run<T> &run, const tile3 *cand, int ncand,
   const fused_par<T> &P = run.P;
   const int s = run.s;
   /* Autotuning: every shape (or the one asked for) with every chunk
-   * length, the fastest kept.  The thread count does not rank the shapes
-   * (H100, s = 3, 512^3 fp32: 633 / 650 / 671 Gpts/s for one block of 128
-   * x 32, one of 64 x 64 and two of 64 x 32 a multiprocessor, 3200 / 2880
-   * / 3200 threads over the plane), and the chunk model misses that a
-   * short last chunk fills the gaps of the waves before it (96-plane
-   * chunks ran 575 and fp64 361 Gpts/s, the model's 103-plane ones 559
-   * and 351).  Each candidate writes the same output, so the timing runs
-   * are harmless. */
+   * length, the fastest kept.  Neither the thread count a multiprocessor
+   * ranks the shapes nor does the chunk model see that a short last chunk
+   * fills the gaps of the waves before it, so they are timed.  Each
+   * candidate writes the same output, so the timing runs are harmless. */
   /* one pass over all (three launches each), then the three fastest
-   * again with eight launches each (two-launch timings alone picked
-   * shapes that ran 353 to 382 Gpts/s from one H100 run to the next, fp64
-   * 512^3 s = 3) */
+   * again with eight launches each (two-launch timings alone were too
+   * noisy: their pick varied from one run to the next) */
   struct trial {
     int shape, planes;
     float ms;

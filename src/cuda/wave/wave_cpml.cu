@@ -17,7 +17,7 @@ namespace {
  *    its own column of the warp's shared memory (rows of 32: coalesced, no
  *    bank conflicts) and reads zeta, up (and c2) into registers, four
  *    positions at a time, where it corrects.  (Copying all five with
- *    cp.async was slower: 120-126 us a y or z pass against 86-88.)
+ *    cp.async measured slower.)
  * Warps are mapped without divisions: blockIdx.y (grid-stride) is the
  * plane (x and y slabs) or the row (z slabs), blockIdx.x and the warp the
  * row (x slabs) or the group of 32 columns.
@@ -27,27 +27,18 @@ namespace {
  * [lo, hi) from the new psi and u (cpml_at and k_cpml_corr's expressions:
  * the same results to rounding).  Against k_psi + k_cpml_corr: u and psi
  * read once instead of twice, no one-point rows for the x slabs.  The
- * first version (a block of 8 warps over a tile of 32 lines, three block
- * barriers, every point's coordinates recomputed in each phase from a
- * 64-bit unit index) ran ~290 warp instructions for 32 points (ncu):
- * bound by its instructions, not by memory.  This one (H100, 512^3 fp32,
- * CPML 20 on all faces): a y or z pass 86-88 us (the block version
- * ~100), an x pass ~141 us (~158), still issue-bound (74% of the SM's
- * issue slots); the step 102.5 -> 108 Gpts.steps/s.  An x row of at most
- * 32 points (W + 3R <= 32: a 20-point layer at r = 4) then went to one
- * element a lane with shuffles for the neighbours and b, a loaded once:
- * 89 -> 76 M instructions, x pass 141 -> 124 us, the step 108.5 -> 111.1
- * (same call).  Eight rows a warp (fewer warps, the prologue shared) cut
- * the x pass to 106 us under ncu but the step to 108-109: not kept.  Four
- * rows a warp with every row's loads issued first (kSlabRows) did keep:
- * x pass 124 -> 108 us, the step +2% (2026-11-25, session 15).  Loading
- * more of a y or z unit at once (its whole column in two batches, zeta /
- * up / c2 ten positions at a time, the first batch in flight with u and
- * psi: 118-128 registers, 16 warps a multiprocessor) made those passes
- * slower (87 -> 115 us), as did capping them at 72 registers (28 warps:
- * 88-93 us).  The two slabs of an axis go in one launch (blockIdx.z the
- * side) when they are as wide and no point lies in both: one tail of
- * units instead of two, the step +3% (112.1 -> 115.4, same call). */
+ * pass is bound by its instructions, not by memory, so its shape is chosen
+ * to issue fewer: warps take units alone (a block of warps over a tile,
+ * with barriers and coordinates recomputed in each phase, issued more);
+ * an x row of at most 32 points (W + 3R <= 32: a 20-point layer at r = 4)
+ * is one element a lane, with shuffles for the neighbours and b, a loaded
+ * once; a warp takes kSlabRows x rows with every row's loads issued first
+ * (more rows a warp shortened the pass alone but not the step).  Loading
+ * more of a y or z unit at once (more registers, fewer warps) or capping
+ * the registers made those passes slower.  The two slabs of an axis go in
+ * one launch (blockIdx.z the side) when they are as wide and no point lies
+ * in both: one tail of units instead of two.  The measurements are in
+ * docs/performance.md#acoustic-wave. */
 
 template <typename T, int R, int AX>
 __global__ void __launch_bounds__(256)

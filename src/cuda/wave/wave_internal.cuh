@@ -277,9 +277,8 @@ __host__ __device__ constexpr int slab_warp_elems(int ax, int Lw) {
 }
 constexpr int kSlabWarps = 4; /* warps a block */
 /* rows a warp of an x slab's unit when they are at most 32 points wide:
- * H100, 512^3 fp32, CPML 20 on every face: x pass 124 -> 108 us (ncu) with
- * 4 rows, the step 108.0-110.4 -> 111.5-112.2 Gpts.steps/s (two runs in
- * one call; 8 rows: 111.4-111.5, its x pass 115 us) */
+ * the rows' loads issued together hide their latency; more rows a warp
+ * leave too few warps (docs/performance.md#acoustic-wave) */
 constexpr int kSlabRows = 4;
 /* the units of a slab's pass along w (see k_cpml_slab): rows of an x slab
  * (kSlabRows a unit when Lw <= 32), groups of 32 columns of a y or z slab */

@@ -1,6 +1,6 @@
 /* Two acoustic wave steps in one sweep: temporal blocking of the
- * second-order update u+ = 2u - u- + c2 L u (issue 4, "more through
- * temporal blocking where the radius-4 stencil allows it").  The contract
+ * second-order update u+ = 2u - u- + c2 L u: fewer bytes moved per step
+ * where the radius-4 stencil allows it.  The contract
  * is the backend's wave_pair entry (src/core/internal.h).
  *
  * One block owns an output tile of BXO vectors x BYO rows of an xy plane
@@ -90,9 +90,8 @@ __device__ __forceinline__ float pair_div(float a, float b) {
  * (2c - (1 - e) p + c2 L) / (1 + e) where e != 0: the single-step
  * kernels' expression (wave_update in wave/wave_internal.cuh), kept in this form
  * here: the pair kernel built on wave_update's (one branch on the sponge,
- * then one per element) ran 111.4 Gpts.steps/s against this form's 123.6
- * (H100, 512^3 fp32, sponge; two calls on different cards of that kind,
- * single steps 212.8 and 215.8). */
+ * then one per element) ran slower
+ * (docs/performance.md#temporal-blocking-of-the-wave-step). */
 template <typename T, int V>
 __device__ __forceinline__ strata__vec<T, V>
 pair_update(bool damp, const strata__vec<T, V> &c, const strata__vec<T, V> &p,

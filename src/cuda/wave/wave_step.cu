@@ -345,7 +345,7 @@ strata_status wave_psi(strata_context *ctx, strata__cuda_state *st,
   if (nxr <= 0 || rows <= 0) return STRATA_OK;
   /* x slabs are narrow (width + r points): a block of the range's
    * size, not 128 threads with most of them idle (a linear index over
-   * rows and x, tried for full lanes, measured 3% slower overall) */
+   * rows and x, tried for full lanes, measured slower overall) */
   const int pth = nxr <= 32 ? 32 : nxr <= 64 ? 64 : 128;
   dim3 grid((unsigned)((nxr + pth - 1) / pth),
             (unsigned)(rows < 65535 ? rows : 65535));

@@ -21,7 +21,7 @@ namespace {
  * named registers (the walk is unrolled 2R + 1 planes a trip), the point
  * update is k_wavev's (the CPU's order), and the CPML terms stay in
  * k_cpml_slab (added here, out of line for the vectors in a slab, the CPML
- * case measured 2x slower: the calls' register saves), but for x slabs of
+ * case was much slower: the calls' register saves), but for x slabs of
  * at most 32 points with their margins, whose terms the tiles that hold
  * them add in line (CX instances, radius 4: wt_cpml).  up is read
  * (u^{n-1}) by the copies and written (u^{n+1}) by the block at different
@@ -33,11 +33,10 @@ namespace {
  * three warps leave), so that its registers can go back to the block's
  * pool (setmaxnreg, sm_90a): 640 threads launch with 96 registers, the
  * copying warpgroup drops to 24 and the 16 consumer warps rise to 112
- * (4 x 128 x 112 + 128 x 24 <= 640 x 96).  Before (H100, 512^3 fp32,
- * same run): 15 consumer warps and one copier warp (128 registers; 16
- * rows with a 17th warp are capped at 96 and measured 15% slower), 35
- * tiles over 512 rows in place of 32: free surfaces 192.3 against 194.2
- * Gpts.steps/s, sponge 163.3 against 171.7. */
+ * (4 x 128 x 112 + 128 x 24 <= 640 x 96).  A single copier warp beside
+ * 15 consumer warps kept 128 registers each but needed 35 tiles over 512
+ * rows in place of 32, and a 17th warp beside 16 consumer warps would cap
+ * them at 96 registers: both ran slower (docs/performance.md#acoustic-wave). */
 constexpr int kWtX = 32; /* vectors along x a block */
 constexpr int kWtConsumers = 512, kWtRegs = 112, kWtCopyRegs = 24;
 /* the y CPML tiles (CY, below): at most 24 rows (a 20-point layer and
@@ -104,19 +103,14 @@ struct wt_cpml {
  * the launch of the rows between them (u is only read; the two write
  * apart), and the y slabs' pass (k_cpml_slab) is left out.  psi of the
  * planes the walk skips (FREE or Mur z faces) goes to k_psi (wave_typed).
- * H100, 512^3 fp32, CPML 20 on every face (2026-11-25, session 18): 122.5
- * -> 130.5 Gpts.steps/s (74 -> 79% of the ceiling); ncu with the two
- * launches one after the other: the y tiles 189 us (the y pair they
- * replace: 170), the other rows 682 us (the whole update was 751).  With a free top and a velocity field (the
- * FREE-face instances spill 660-920 bytes at 80 registers, on the planes
- * near the face): 100.7 -> 102.6 in one call.  The z slabs the same way
- * (CY == 2, session 19): the same tiles on wave_yz's view, rows = the
- * slab's planes, walking along y over every row (no FREE y face), the
- * other launches walking the planes between; the y slabs' planes there
- * (the corners) get their pass, on the side stream after the tiles.
- * H100, same case: 129.4-129.8 -> 133.7-134.0 (78 -> 80%); ncu, launches
- * in series: z tiles 190 us, y tiles 182, the other rows 618, the corners'
- * pass 24 (the z pass of 166 us gone). */
+ * The y tiles replace the y slabs' pass and shorten the launch of the
+ * rows between them by more than they take.  (The FREE-face instances
+ * spill at 80 registers, on the planes near the face, and still gain.)
+ * The z slabs the same way (CY == 2): the same tiles on wave_yz's view,
+ * rows = the slab's planes, walking along y over every row (no FREE y
+ * face), the other launches walking the planes between; the y slabs'
+ * planes there (the corners) get their pass, on the side stream after the
+ * tiles, and the z slabs' pass is gone (docs/performance.md#acoustic-wave). */
 struct wt_cpmly {
   CUtensorMap mp[2], mz[2]; /* psi and zeta of tile row b: boxes of 64 x
                                BY + 2R and 64 x BY */

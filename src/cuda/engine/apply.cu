@@ -70,13 +70,13 @@ void strata__cu_default_block(int v, const strata_stencil *op, int prec, int b[3
     if (op->dims == 1) { b[0] = 256; b[1] = 1; }
     break;
   case STRATA__V_KD:
-    b[0] = prec == 4 ? 32 : 16; /* seed 004: 32x6 remapped to 48x4 */
+    b[0] = prec == 4 ? 32 : 16; /* the block the kd method was designed for */
     b[1] = 6;
     break;
   case STRATA__V_KDV:
   case STRATA__V_STREAMV:
   case STRATA__V_STREAMRQ:
-    b[1] = 4; /* measured best on the H100 at 512^3 (docs/cuda-notes.md) */
+    b[1] = 4; /* measured best on the H100 (docs/performance.md) */
     break;
   case STRATA__V_PENCIL:
     if (op->axis == 0 && op->dims == 1) { b[0] = 256; b[1] = 1; }
@@ -93,9 +93,8 @@ void strata__cu_default_block(int v, const strata_stencil *op, int prec, int b[3
   case STRATA__V_STREAMWS:
     /* a row each, one block a multiprocessor: fp32 16x32 threads (a 64 x
      * 32 tile: 1.41 tile-and-halo reads a point against 1.59 for 128 x
-     * 16), fp64 32x16.  H100, 25-point star, % of copycube at 512^3 /
-     * 1024x512x256: fp32 89.1 / 87.7 against 87.2 / 86.4, fp64 92.3 /
-     * 89.3 against 93.5 / 90.3 (docs/cuda-notes.md, session 25) */
+     * 16), fp64 32x16: each the faster of the two on the H100 for the
+     * 25-point star (docs/performance.md#operators-on-the-h100) */
     if (prec == 4) b[0] = 16;
     b[1] = prec == 4 ? 32 : 16;
     break;
@@ -106,7 +105,7 @@ void strata__cu_default_block(int v, const strata_stencil *op, int prec, int b[3
     break;
   case STRATA__V_VECZ:
     b[1] = 2; /* 32x2 threads, 4 rows each: 120 x 8 points a plane (fp32),
-                 measured best on the H100 (docs/cuda-notes.md) */
+                 measured best on the H100 (docs/performance.md) */
     b[2] = 4;
     break;
   default: break;

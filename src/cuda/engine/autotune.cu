@@ -18,8 +18,8 @@
 namespace {
 
 /* The size class of an extent: powers of two up to 64, then multiples of
- * 64.  (Powers of two throughout lumped 376 with 512, and the launch shape
- * tuned at 376^3 ran the 25-point star 13% slower at 512^3.) */
+ * 64.  (Powers of two throughout lumped 376 with 512, and a launch shape
+ * tuned at one size can run much slower at the other.) */
 size_t size_class(size_t n) {
   if (n > 64) return (n + 63) / 64 * 64;
   size_t p = 1;
@@ -293,9 +293,8 @@ int add_chunks(const strata_stencil *op, candidate *c, int k, int max) {
     }
   /* the tensor-copy kernels also with 2 and 4 chunks (a whole-depth walk
    * of 128 tiles leaves 4 of 132 SMs idle at 512^3), and the pencils that
-   * walk y or z (d/dy fp64 at 1024x512x256 on the H100: 89.5% of copycube
-   * at the model's chunks, 89.9 / 90.1 with 2 / 4; docs/cuda-notes.md
-   * step 98) */
+   * walk y or z (fewer chunks than the occupancy model's can be a little
+   * faster for them) */
   for (int i = 0; i < base && k + 2 <= max; i++)
     if (c[i].v == STRATA__V_STREAMTMA || c[i].v == STRATA__V_STREAMWS ||
         c[i].v == STRATA__V_KDTMA || c[i].v == STRATA__V_KDWS ||
@@ -306,7 +305,7 @@ int add_chunks(const strata_stencil *op, candidate *c, int k, int max) {
       c[k++].zc = 4;
     }
   /* vecz also in short columns (16 and 64 chunks: 32 and 8 planes at 512):
-   * vec's plain-grid order, which put the 7-point at 95% of copycube */
+   * closer to vec's plain-grid order, which suits the 7-point best */
   for (int i = 0; i < base && k + 2 <= max; i++)
     if (c[i].v == STRATA__V_VECZ) {
       c[k] = c[i];

@@ -170,9 +170,7 @@ strata__wave_lap(const T (&lap)[STRATA_MAX_RADIUS + 1], T c0,
  * copy of the trip, each step behind its (uniform) test, serves the last,
  * partial trip too: a separate tail copy doubled the code of the walk, and
  * for the wave step's kernels (tens of KB of code a trip) that cost time
- * (H100, 512^3 fp32, same call: CPML 133.5 -> 135.5 Gpts.steps/s, CPML +
- * free top + velocity field 116.3 -> 118.3, free surfaces and sponge
- * +0.4%; the stars and the 7-point stream kernels unchanged). */
+ * (instruction cache); the stars' walks are not affected. */
 template <int NQ, typename F>
 __device__ __forceinline__ void strata__trips(int k0, int k1, F &&step) {
 #pragma unroll 1

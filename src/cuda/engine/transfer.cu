@@ -25,8 +25,8 @@ namespace {
  * - into a pinned slot the copy engine would walk the interior rows itself,
  *   which is fine for long rows but loses much of the link on short ones
  *   (a 33-double row is 264 bytes: many small, unaligned PCIe writes);
- * - the pack kernel gathers a chunk at HBM speed (8 MiB in about 10 us, next
- *   to 150-350 us of PCIe for the same chunk), so the DMA is always one
+ * - the pack kernel gathers a chunk at HBM speed (more than ten times
+ *   the PCIe link's rate), so the DMA is always one
  *   contiguous copy at the link's full rate, whatever the row length.
  * The 3D copy into the pinned slot is kept as the fallback when the two
  * device slots cannot be allocated (a device filled to the last MiB), and

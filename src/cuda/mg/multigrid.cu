@@ -1,5 +1,5 @@
-/* The CUDA engine's multigrid kernels (issue 5): the weighted-Jacobi sweep
- * fused with the residual and its norm (3D: k_sweep3, seed 004's kdv
+/* The CUDA engine's multigrid kernels: the weighted-Jacobi sweep
+ * fused with the residual and its norm (3D: k_sweep3, the kdv
  * method: 16-byte vectors, one xy plane in shared memory, partial sums of
  * three output planes in registers, the next plane of u and of b
  * prefetched in registers; 2D and unaligned fields: k_sweep, an xy tile

@@ -1,10 +1,11 @@
 /* The two teaching variants, for every operator in 1D, 2D and 3D:
- *   naive: one thread per point, every read from global memory (seed 001's
- *          first kernel; seed 000's "26x redundancy" for the 25-point star);
+ *   naive: one thread per point, every read from global memory (the
+ *          textbook first kernel: the 25-point star reads each input
+ *          point 25 times, through the caches);
  *   smem:  one thread per point of a 2D block; the block's tile of input
  *          with its halo (and, in 3D, the 2r+1 planes the operator reaches)
  *          is loaded into shared memory with a strided loop, then every
- *          thread reads its neighbours from there (seed 001 / seed 002).
+ *          thread reads its neighbours from there (the classic tiled form).
  * Radius, dimension and axis are run-time values here (a small predicated
  * unrolled loop): these variants are the baselines, not the fast path, and
  * keeping them generic keeps the number of instantiations low. */

@@ -74,12 +74,9 @@ __device__ __forceinline__ void walk_step(strata__vec<T, 16 / sizeof(T)> (&q)[NQ
   constexpr int V = 16 / sizeof(T);
   constexpr int PD = NQ - 2 * R - 1;
   /* The y walk at radius 4 (one plane in flight in registers) also asks L2
-   * for the row after that one.  H100, order-8 d/dy, % of copycube at
-   * 512^3 / 1024x512x256, three runs each: fp32 91.9 -> 92.1 / 90.3 ->
-   * 91.0, fp64 90.9 -> 92.2 / 90.1 -> 90.7; two rows ahead about the same,
-   * three 1-2.5 points worse, four or more 4-26 worse (presumably the rows
-   * leave L2 before they are read); the z walk 0.5-2.5 points worse at one
-   * (docs/cuda-notes.md, step 101) */
+   * for the row after that one: a little faster in both precisions; more
+   * rows ahead are slower (presumably they leave L2 before they are read),
+   * and so is any prefetch in the z walk (docs/performance.md#operators-on-the-h100) */
   constexpr int PF = AXIS == 1 && PD == 1 ? 1 : 0;
   /* slot of plane k + d is (s + R + d) % NQ */
   if (k + PD < k1)

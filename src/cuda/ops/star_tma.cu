@@ -2,8 +2,9 @@
  *  streamtma  the 2.5D walk for the 3D stars (radius 2..4);
  *  streamws   the same, warp-specialised.
  *
- * Why: ncu on the H100 showed streamcp (the best 25-point kernel) issuing
- * 67 instructions a point, 25 of them arithmetic.  Its copy side costs a
+ * Why: ncu showed streamcp (the best 25-point kernel before these) bound
+ * by instruction issue, most of its instructions a point not arithmetic.
+ * Its copy side costs a
  * thread, per plane, one cp.async for each of its rows and up to three for
  * the halo, each with a 64-bit address, a predicate, a branch and three
  * dummy issue slots, and its register queue of z-neighbours shifts by
@@ -64,13 +65,11 @@ __host__ __device__ inline void stream_slot(int TW, int TH, int HVV, int rows,
  * the halo is 16 bytes each side, and a tile box with it starts and ends
  * 16 bytes into its neighbours' 128-byte lines; the tile's own columns in
  * one box and the halo in two more (a column of 16 bytes each side,
- * stream_slot) took the 25-point star at 16x32 from 89.3 to 93.2-93.7% of
- * copycube at 512^3 and from 87.6 to 91.9% at 1024x512x256 (H100, 2 and
- * 1 z chunks; one 4D box for both columns was 0.1-0.4 points slower).
- * fp64 (32-byte halo at r = 4) lost 0.1-1 point that way, and the fp32
- * 7-point (r = 1) 2-3 points (streamtma 85.8 -> 83.0, streamws 82.2 ->
- * 79.5 at 512^3): those keep the halo in the tile's box.  r = 2 and 3
- * were not measured; they follow r = 4, whose halo they share. */
+ * stream_slot) brings the fp32 25-point star closer to the copy ceiling
+ * (one 4D box for both columns was a little slower).  fp64 (32-byte halo
+ * at r = 4) and the fp32 7-point (r = 1) lose that way: those keep the
+ * halo in the tile's box.  r = 2 and 3 follow r = 4, whose halo they
+ * share (docs/performance.md#operators-on-the-h100). */
 template <typename T, int R>
 __host__ __device__ constexpr bool stream_xsplit() {
   return sizeof(T) == 4 && R >= 2;
@@ -221,16 +220,15 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   int hoff, hsz, slot;
   stream_slot<T>(TW, TH, HVV, BY * W, &hoff, &hsz, &slot);
   tma_plan P;
-  /* 128-byte L2 promotion: the 25-point star fp64 90.5% against 88.7%
-   * without (H100, 512^3) */
+  /* 128-byte L2 promotion: faster than none for the 25-point star */
   strata_status s =
       tma_prepare<T>(L, kern, name, W, tma_max_threads<W, WS>(), WS, TW, TH,
                      slot, R + 1 + kTmaAhead, 128, 2 * R, &P);
   if (s != STRATA_OK) return s;
   /* XS: the x halo's map, and the same without L2 promotion for the row's
    * end tiles.  Otherwise tm2 is the tile's map without promotion for
-   * those tiles (their outer halo is alone in its line: streamws fp32 at
-   * 32x16, 512^3, 83.5-83.7 -> 84.8-85.0% before XS) */
+   * those tiles (their outer halo is alone in its line, and promoting it
+   * fetched bytes nobody reads) */
   CUtensorMap tm2, tm3 = P.tm;
   if (XS) {
     s = tensor_map(L, sizeof(T), HVV, BY * W, 128, name, &tm2);

@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(512)
  * rows (Y = block z = 1, 2 or 4) and walks the planes of its z chunk:
  * each input plane's Y+2 rows are loaded once (the next plane's while this
  * one is summed) and added to the three output planes it touches through
- * two rolling partial sums (seed 004's three partial sums, in registers):
+ * two rolling partial sums (plane accumulation, kept in registers):
  *   out(p-1) = A + T(dz=+1),  A = B + T(dz=0),  B = T(dz=-1)
  * where T(dz) is plane p's in-plane sum with the weights of the output
  * plane p-dz.  The symmetric box shares the in-plane sums (centre a, the

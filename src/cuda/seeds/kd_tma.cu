@@ -7,7 +7,7 @@
 
 namespace {
 
-/* kdtma / kdws: seed 004's radius-1 method (kd_plane: each input plane
+/* kdtma / kdws: the plane-accumulation method for radius 1 (kd_plane: each input plane
  * consumed once, its in-plane sums added to the partial sums of three
  * output planes, W rows a thread) fed by one tensor copy a plane into a
  * ring of A+1 slots.  The tile of plane p is (BX+2)V columns (one vector of
@@ -103,8 +103,8 @@ strata_status launch_kdtma(const strata__launch *L, const strata_stencil *op) {
   const int BX = L->block[0], BY = L->block[1];
   auto kern = k_kdtma<T, MODE, W, kKdTmaAhead, WS>;
   tma_plan P;
-  /* no L2 promotion: the symmetric box 84.1% against 82.6% with 128-byte
-   * promotion (H100, 512^3 fp32, default shape) */
+  /* no L2 promotion: faster for the symmetric box than 128-byte promotion
+   * (docs/performance.md#the-seeds-strategies--dstrata_cuda_seedson) */
   const int TW = (BX + 2) * V, TH = BY * W + 2;
   strata_status s = tma_prepare<T>(L, kern, WS ? "kdws" : "kdtma", W,
                                    kdtma_max_threads<WS>(), WS, TW, TH,

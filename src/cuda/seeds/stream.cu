@@ -1,7 +1,7 @@
 /* 2.5D streaming for 3D star stencils (built with STRATA_CUDA_SEEDS; the
  * star walks the engine selects are ops/star_tma.cu and ops/vec.cu).
  *
- * stream   (V = 1, W = 1): seed 000's kernel.  A 2D thread block tiles the
+ * stream   (V = 1, W = 1): the classic 2.5D kernel.  A 2D thread block tiles the
  *          xy plane; each thread walks z keeping the 2r+1 values of its
  *          column in registers (the z-neighbours), while the current
  *          plane's tile and its x/y halo sit in shared memory.

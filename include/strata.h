@@ -329,7 +329,7 @@ strata_status strata_stencil_star(strata_stencil *s, int dims, int radius,
  * h (order 8: coefficients 4/5, -1/5, 4/105, -1/280, over h). */
 strata_status strata_stencil_derivative(strata_stencil *s, int dims, int axis,
                                         int order, double h);
-/* The symmetric 27-point stencil.  Presets of seed 004: the 7-point
+/* The symmetric 27-point stencil.  Presets: the 7-point
  * finite-difference stencil is (1, -1/6, 0, 0); the trilinear finite-element
  * stencil is (8/3, 0, -1/6, -1/12). */
 strata_status strata_stencil_box_symmetric(strata_stencil *s, double c0,
@@ -589,7 +589,7 @@ typedef enum strata_heat_operator {
                           u' = u + D (sum of the 2*dims neighbours -
                           2*dims u); stable for D <= 1/(2*dims) */
   STRATA_HEAT_FE27 = 1 /* 3D only: the 27-point trilinear finite-element
-                          operator K with lumped mass (seed 004: C0..C3 =
+                          operator K with lumped mass (C0..C3 =
                           8/3, 0, -1/6, -1/12): u' = u - D K u; stable for
                           D <= 1/2 (K's largest eigenvalue is 4) */
 } strata_heat_operator;
@@ -795,11 +795,11 @@ strata_status strata_wave_save_state(const strata_wave *w, void *buf,
 strata_status strata_wave_load_state(strata_wave *w, const void *buf,
                                      size_t size);
 
-/* ---- FDTD, 2D (seed 002), grid units: h = 1, c = 1, dt = courant ---- */
+/* ---- FDTD, 2D, grid units: h = 1, c = 1, dt = courant ---------------- */
 typedef struct strata_fdtd strata_fdtd;
 
 typedef enum strata_fdtd_scheme {
-  STRATA_FDTD_EXPLICIT = 0, /* seed 002's E-field update: E+ = 2(1 - 2dt^2)
+  STRATA_FDTD_EXPLICIT = 0, /* the explicit E update: E+ = 2(1 - 2dt^2)
                                E - E- + dt^2 (4 neighbours) + dt (J - J-) */
   STRATA_FDTD_YEE_TM = 1    /* Yee's TM scheme: Ez, Hx, Hy staggered */
 } strata_fdtd_scheme;
@@ -846,7 +846,7 @@ typedef enum strata_fdtd_component {
   STRATA_FDTD_EZ_PREV = 3 /* explicit scheme only: E one step earlier */
 } strata_fdtd_component;
 
-/* Fills *o with the defaults listed above (seed 002's demonstration:
+/* Fills *o with the defaults listed above (a demonstration case:
  * 256 x 256, explicit scheme, sine source at the centre, PEC walls). */
 void strata_fdtd_options_init(strata_fdtd_options *o);
 /* The Courant limit of both schemes in 2D: 1/sqrt(2). */
@@ -891,15 +891,15 @@ strata_status strata_fdtd_load_state(strata_fdtd *f, const void *buf,
 /* Multigrid: the Poisson equation -lap(phi) = psi                          */
 /* ------------------------------------------------------------------------ */
 /* Geometric multigrid for -lap(phi) = psi on a 2D or 3D box of spacing h
- * (seed 004, eq. 1).  The faces take the conditions of
+ * (docs/multigrid.md).  The faces take the conditions of
  * strata_field_fill_ghosts: Dirichlet (the value sits on the ghost node,
  * one spacing outside the first interior point), zero-flux Neumann (the
  * face lies halfway between the ghost and the first interior point) and
  * periodic, in any mix.  The discrete problem is
  *     S phi = sigma h^2 psi   at every interior point,
  * phi's ghosts filled from bc, S the dimensionless stencil of the
- * discretisation (seed 004's C0..C3) and sigma its scale, so that S u =
- * sigma h^2 (-lap u) + O(h^4): sigma = 1/6 (FD, 3D), 1/4 (FD, 2D), 1 (FE).
+ * discretisation (C0..C3 of strata_stencil_box_symmetric) and sigma its
+ * scale, so that S u = sigma h^2 (-lap u) + O(h^4): sigma = 1/6 (FD, 3D), 1/4 (FD, 2D), 1 (FE).
  * The source is scaled once, so S is the same on every level.  Without a
  * Dirichlet face the solution is defined up to a constant: psi must then
  * have zero mean (or opt.project = 1), and the result has zero mean.
@@ -935,7 +935,7 @@ typedef struct strata_mg_options {
   strata_boundary bc;         /* default Dirichlet 0 on every face; any mix
                                  of Dirichlet, Neumann and periodic */
   strata_mg_discretization disc; /* default STRATA_MG_FE */
-  /* the method (the defaults are seed 004's setting) */
+  /* the method (the defaults: strata_mg_options_seed004) */
   strata_mg_cycle cycle;      /* default STRATA_MG_V */
   int fmg;                    /* 1: start with a full-multigrid pass (the
                                  correction of the initial guess solved
@@ -971,10 +971,11 @@ typedef struct strata_mg_options {
                                  at each level change); default 0 */
 } strata_mg_options;
 
-/* Fills *o with the defaults listed above (seed 004's setting). */
+/* Fills *o with the defaults listed above. */
 void strata_mg_options_init(strata_mg_options *o);
-/* Sets the method fields of *o to seed 004's setting and keeps the problem
- * fields: FE stencil, V-cycles, 2 pre-smoothing sweeps on the finest level,
+/* Sets the method fields of *o to the reference setting (named after the
+ * source whose setting it reproduces, docs/multigrid.md) and keeps the
+ * problem fields: FE stencil, V-cycles, 2 pre-smoothing sweeps on the finest level,
  * 1 pre and 1 post elsewhere, 1 post on the finest, optimal Jacobi weight,
  * no full multigrid. */
 void strata_mg_options_seed004(strata_mg_options *o);

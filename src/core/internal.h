@@ -53,7 +53,7 @@ struct strata_field {
                                  field (src/dist/dist.c) */
 };
 
-/* ---- Solver kernels (issue 4) ------------------------------------------
+/* ---- Solver kernels ----------------------------------------------------
  * The time loops live in src/solvers/ and are written once; the hot
  * per-step work goes through the backend entries at the end of
  * struct strata__backend, which take the argument blocks below.  Profile
@@ -150,7 +150,7 @@ typedef struct strata__yee_args {
   double src_val[4];
 } strata__yee_args;
 
-/* ---- Multigrid kernels (issue 5) ---------------------------------------
+/* ---- Multigrid kernels -------------------------------------------------
  * The cycles live in src/solvers/multigrid.c and are written once; the
  * per-level work goes through the mg_* entries at the end of struct
  * strata__backend.  Every level uses the same dimensionless symmetric
@@ -420,7 +420,7 @@ static inline size_t strata__offset(const strata_field *f, long i, long j,
                   (j + (long)f->L.pitch_y * k));
 }
 
-/* ---- Distributed fields (issue 7, src/dist/dist.c) ----------------------
+/* ---- Distributed fields (src/dist/dist.c) -------------------------------
  * The local interior along the split axis is [e_lo planes of the low
  * neighbour][owned planes][e_hi planes of the high neighbour]: solvers
  * whose step reaches further than the ghost width (fused heat steps, the

@@ -128,8 +128,8 @@ __device__ __forceinline__ void wave_damp_rowcol(const wave_par<T> &P, int xv,
  * from a FREE face into the ghost at -q (or n - 1 + q), along that axis
  * only, as k_faces' lines do.  A line along another axis's boundary nodes
  * has only zeros, so its ghosts are 0 (STRATA__WF_FREE).  This saves
- * k_faces' pass over the faces (0.27 of a 0.99 ms step on 512^3 with six
- * FREE faces, H100), most of it the x faces' scattered row ends. */
+ * k_faces' pass over the faces (a large part of a step with six FREE
+ * faces), most of it the x faces' scattered row ends. */
 
 /* The ghosts of one value v of up at (i, j, k) (not a boundary node):
  * its odd images along each axis with a FREE face within R of it. */

@@ -1,5 +1,5 @@
-/* Multigrid benchmark (issue 5): V-cycles per second and unknowns per
- * second of the Poisson solver on seed 004's grids (Table 6: 129^3, 257^3
+/* Multigrid benchmark: V-cycles per second and unknowns per
+ * second of the Poisson solver on the reference paper's grids (129^3, 257^3
  * and 513x513x257 points with the Dirichlet boundary, i.e. 127^3, 255^3
  * and 511x511x255 unknowns), fp32 and fp64, with
  *   - the copy ceiling of the same run (strata_copy_kernel(in, out, NULL))
@@ -54,7 +54,8 @@ typedef struct {
   int cycles, reps;
 } cfg;
 
-/* Seed 004, Table 6: V-cycles/s on a Tesla C2050 (fp32, FE, V(2,1)). */
+/* The reference paper's V-cycles/s on a Tesla C2050 (fp32, FE, V(2,1)),
+ * printed as its comparison column. */
 static const char *seed_ref(const size_t n[3]) {
   if (n[0] == 127 && n[1] == 127 && n[2] == 127) return "233";
   if (n[0] == 255 && n[1] == 255 && n[2] == 255) return "53";

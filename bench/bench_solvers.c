@@ -2,9 +2,9 @@
  * bytes each step must move, and the percentage of the copy ceiling
  * (strata_copy_kernel "copy", measured in the same run on fields of the
  * same size and precision).  Heat: temporal blocking depth s = 1..8 next
- * to seed 001's model f(s).  Wave: the 25-point acoustic step.  FDTD: seed
- * 002's table (1M, 4M, 16M cells), step time and transfer (read-back)
- * time separately.  Prints markdown tables.  Each figure is timed g_reps
+ * to the temporal-blocking model f(s).  Wave: the 25-point acoustic step.
+ * FDTD: the reference paper's table (1M, 4M, 16M cells), step time and
+ * transfer (read-back) time separately.  Prints markdown tables.  Each figure is timed g_reps
  * times after a warm-up; throughput is given as median / best, and the
  * percentages compare best with best (the ceiling is a best case, and on
  * a shared machine the median carries other processes' load).
@@ -90,8 +90,9 @@ static double copy_gbs(strata_context *ctx, int dims, const size_t n[3],
   return 2.0 * (double)p * pts / best(t) / 1e9;
 }
 
-/* seed 001: f(s) = a s (p - 2s)^D / (p^D + (p - 2s)^D) */
-static double seed001_model(double a, double p, int D, int s) {
+/* the temporal-blocking model (docs/performance.md#temporal-blocking-fs):
+ * f(s) = a s (p - 2s)^D / (p^D + (p - 2s)^D) */
+static double blocking_model(double a, double p, int D, int s) {
   double in = pow(p - 2 * s, D);
   return a * s * in / (pow(p, D) + in);
 }
@@ -103,7 +104,7 @@ typedef struct {
   size_t n[3];
   strata_precision p;
   strata_heat_operator op;
-  double ebisu; /* Gcells/s, issue 4's table; 0 = none */
+  double ebisu; /* Gcells/s, EBISU's published table; 0 = none */
   int ns, s[6];
 } heat_case;
 
@@ -154,7 +155,7 @@ static void bench_heat_case(strata_context *ctx, const heat_case *c) {
     double gmed = pts * steps / tm / 1e9, gpts = pts * steps / best(t) / 1e9;
     double a = dims == 2 ? 7 : 9;
     printf("| %d | %.2f | %.2f / %.2f | %.1f | %.0f%% |", s,
-           seed001_model(a, 32, dims, s) / seed001_model(a, 32, dims, 1),
+           blocking_model(a, 32, dims, s) / blocking_model(a, 32, dims, 1),
            gmed, gpts, gpts * 2 * es, 100 * gpts / ceiling);
     if (c->ebisu > 0) printf(" %.0f%% |", 100 * gmed / c->ebisu);
     printf("\n");
@@ -167,7 +168,7 @@ static void bench_heat_case(strata_context *ctx, const heat_case *c) {
 static void bench_heat(strata_context *ctx, int small, int which) {
   printf("\n### Heat (u' = u + D lap u), Dirichlet\n\n");
   if (strata_context_backend(ctx) == STRATA_BACKEND_CUDA && !small) {
-    /* EBISU's grids and figures (issue 4) */
+    /* EBISU's grids and published figures */
     static const heat_case cuda[] = {
         {2, {10472, 10472, 1}, STRATA_F32, STRATA_HEAT_FD, 1111, 5,
          {1, 4, 6, 7, 8}},

@@ -899,7 +899,8 @@ strata_status strata_fdtd_load_state(strata_fdtd *f, const void *buf,
  *     S phi = sigma h^2 psi   at every interior point,
  * phi's ghosts filled from bc, S the dimensionless stencil of the
  * discretisation (C0..C3 of strata_stencil_box_symmetric) and sigma its
- * scale, so that S u = sigma h^2 (-lap u) + O(h^4): sigma = 1/6 (FD, 3D), 1/4 (FD, 2D), 1 (FE).
+ * scale, so that S u = sigma h^2 (-lap u) + O(h^4): sigma = 1/6 (FD,
+ * 3D), 1/4 (FD, 2D), 1 (FE).
  * The source is scaled once, so S is the same on every level.  Without a
  * Dirichlet face the solution is defined up to a constant: psi must then
  * have zero mean (or opt.project = 1), and the result has zero mean.

@@ -17,17 +17,18 @@ static strata_context *cpu(void) {
   return strata_context_create(&ctx, &o) == STRATA_OK ? ctx : NULL;
 }
 
-/* ---- seed 003: the 64^3 cos case ---------------------------------------
+/* ---- the 64^3 cos case of the reference derivative code ---------------
+ * (Harris' 8th-order finite-difference sample, docs/performance.md#peers-side-by-side)
  * f = cos(2 pi (i-1)/(mx-1)) on mx = 64 points per axis, periodic with
- * period mx-1 (the seed's grid repeats point 0 at point 63), h = 1/(mx-1),
- * d/dx with the 8th-order stencil in fp32.  The seed reports an RMS error
- * of 7.14e-6 (x) and 7.28e-6 (y).  Ghosts are filled from the function
- * itself, which is exactly the seed's periodic wrap. */
+ * period mx-1 (the reference's grid repeats point 0 at point 63),
+ * h = 1/(mx-1), d/dx with the 8th-order stencil in fp32.  The reference
+ * publishes an RMS error of 7.14e-6 (x) and 7.28e-6 (y).  Ghosts are
+ * filled from the function itself, which is exactly its periodic wrap. */
 typedef struct {
   int axis;
   double period;
   double scale;
-  int fp32_input; /* evaluate f in fp32 as the seed does */
+  int fp32_input; /* evaluate f in fp32 as the reference does */
 } wave_arg;
 
 static double cos_fn(long i, long j, long k, void *u) {
@@ -63,7 +64,7 @@ static int seed003_case(int axis, int fp32_input, double *rms_out,
     for (size_t j = 0; j < m; j++)
       for (size_t i = 0; i < m; i++) {
         size_t t = axis == 0 ? i : axis == 1 ? j : k;
-        /* the seed's reference, -2 pi sin(...), computed in fp32 as there */
+        /* the reference's exact value, -2 pi sin(...), computed in fp32 as there */
         float want = -(float)TWO_PI *
                      sinf((float)TWO_PI * ((float)t - 1.f) / (float)(m - 1));
         double e = fabs((double)got[i + m * (j + m * k)] - (double)want);
@@ -88,7 +89,7 @@ TEST(seed003_derivative_64cubed) {
            "error %.3e, max %.3e; input rounded from fp64: RMS %.3e, max "
            "%.3e (seed 003: RMS 7.14e-6 x, 7.28e-6 y; max 2.86e-5)\n",
            "xyz"[axis], rms, mx, rms_exact, mx_exact);
-    /* the seed's case: its error is the fp32 evaluation of the input,
+    /* the reference's case: its error is the fp32 evaluation of the input,
      * amplified by 1/h = 63; we must land within 5% of its RMS */
     CHECK(fabs(rms - 7.14e-6) < 0.05 * 7.14e-6);
     CHECK(mx < 3e-5);

@@ -1,4 +1,4 @@
-/* End-to-end tests of strata run's background snapshot writer (issue #4):
+/* End-to-end tests of strata run's background snapshot writer:
  * the files it writes are the bytes the synchronous path writes (one
  * process, and over 2 processes with MPI); a snapshot that cannot be
  * written fails the run, with the file's name, whether the failure is seen

@@ -1,4 +1,4 @@
-/* The CUDA engine's solver entries (issue 4) against the CPU engine, the
+/* The CUDA engine's solver entries against the CPU engine, the
  * oracle.  Two kinds of checks:
  *
  * 1. Each backend entry on its own (ctx->be->wave_step, yee_step, sample,

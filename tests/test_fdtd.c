@@ -1,8 +1,8 @@
 /* The 2D FDTD solver on the CPU engine: a 1D-like plane wave against the
- * exact solution with the measured order (Yee TM and seed 002's explicit
+ * exact solution with the measured order (Yee TM and the explicit
  * E update), the two schemes agreeing to rounding where they are the same
  * recurrence (Ez of Yee obeys the 5-point wave equation), Mur and PML
- * absorbing a pulse, seed 002's 256 x 256, 260-step demonstration, and the
+ * absorbing a pulse, the 256 x 256, 260-step demonstration, and the
  * Courant and geometry refusals. */
 #include <math.h>
 #include <stdlib.h>
@@ -102,7 +102,7 @@ static double gauss_fn(long i, long j, long k, void *p) {
 
 TEST(yee_equals_explicit) {
   /* Eliminating H from Yee's TM scheme leaves Ez^{n+1} - 2 Ez^n + Ez^{n-1}
-   * = S^2 L5 Ez^n: seed 002's recurrence.  With H = 0 at t = -dt/2 and
+   * = S^2 L5 Ez^n: the explicit scheme's recurrence.  With H = 0 at t = -dt/2 and
    * E^{-1} = E^0 the two runs are the same numbers up to rounding, for
    * PEC, Mur and periodic faces. */
   strata_context *ctx = strata_test_cpu_context();
@@ -225,7 +225,7 @@ TEST(absorbing_boundaries) {
 }
 
 TEST(seed002_demonstration) {
-  /* the defaults are seed 002's demo: 256 x 256, explicit E update, a sine
+  /* the defaults are the demonstration case: 256 x 256, explicit E update, a sine
    * current at the centre, PEC walls, 260 steps */
   strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);

@@ -1,4 +1,4 @@
-/* The multigrid Poisson solver (issue 5).
+/* The multigrid Poisson solver.
  *
  *  - the backend's four multigrid kernels against plain long-double
  *    references on random data (ghosts random, outputs poisoned with NaN),
@@ -7,7 +7,7 @@
  *  - manufactured solutions: the discretisation error falls at second
  *    order in h (FD and FE, 2D and 3D, Dirichlet with nonzero values,
  *    Neumann, periodic, and the all-Neumann/periodic singular case);
- *  - seed 004's setting on the FE stencil: the residual factor per V-cycle
+ *  - the reference setting (strata_mg_options_seed004) on the FE stencil: the residual factor per V-cycle
  *    and the machine-precision level in fp32 within about 7 cycles;
  *  - the solver's reported residual against one computed independently
  *    (strata_apply of the stencil, host arithmetic);
@@ -636,7 +636,7 @@ TEST(second_order) {
 }
 
 /* ======================================================================== */
-/* Seed 004's setting on the FE stencil                                      */
+/* The reference setting on the FE stencil                                  */
 /* ======================================================================== */
 
 /* Solves with a random psi (mean removed when singular) from a random
@@ -701,7 +701,7 @@ TEST(seed004_fe_vcycle) {
   o.max_cycles = 10;
   strata_mg_result r;
   double h[64];
-  /* fp64: the seed's setting, from phi = 0 */
+  /* fp64: the reference setting, from phi = 0 */
   CHECK(solve_random(ctx, &o, 11 | ZERO_INIT, &r, h, 64, NULL) == 0);
   print_hist("fp64 V(2,1)/(1,1) FE 63^3", &r, h);
   double first6 = pow(h[6] / h[0], 1.0 / 6);

@@ -134,7 +134,7 @@ const cf_key run_schema[] = {
     KI("receivers", "every", 1, 1000000, "1", "record every N-th step"),
 
     KE("fdtd", "scheme", "explicit|yee", "explicit",
-       "seed 002's explicit E update, or Yee's staggered TM scheme"),
+       "the explicit E update (Ez alone), or Yee's staggered TM scheme"),
     KF("fdtd", "courant", 1e-9, 10, "0.5", "c dt / h; limit 1/sqrt(2)"),
 
     KE("poisson", "discretization", "fd7|fe27", "fe27",

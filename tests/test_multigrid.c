@@ -8,7 +8,8 @@
  *    order in h (FD and FE, 2D and 3D, Dirichlet with nonzero values,
  *    Neumann, periodic, and the all-Neumann/periodic singular case);
  *  - the reference setting (strata_mg_options_seed004) on the FE stencil:
- *    the residual factor per V-cycle and the machine-precision level in fp32 within about 7 cycles;
+ *    the residual factor per V-cycle and the machine-precision level in
+ *    fp32 within about 7 cycles;
  *  - the solver's reported residual against one computed independently
  *    (strata_apply of the stencil, host arithmetic);
  *  - odd sizes and every boundary mix converge; F-, W-cycles and FMG;

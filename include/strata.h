@@ -635,7 +635,7 @@ strata_status strata_heat_write(strata_heat *h, const void *host);
 /* Advances nsteps >= 0 steps: nsteps / fuse sweeps of fuse steps, then
  * one of nsteps % fuse.  With autotune on, the CUDA engine times the
  * kernel shapes of each sweep length on its first use in the context (a
- * one-time cost, about 0.1 s at 512^3): to time a run, warm it up with
+ * one-time cost): to time a run, warm it up with
  * the same remainder.  Errors: STRATA_EINVAL, STRATA_EDEVICE. */
 strata_status strata_heat_step(strata_heat *h, long nsteps);
 /* Copies u's interior to a dense host array of the solver's precision. */

@@ -56,8 +56,8 @@ done
 if want test; then
   # the GPU tests and the CPU oracle's own test (TESTS="" runs the whole suite)
   # several OpenMP test programs at once: few threads each, and no spinning,
-  # or they starve each other (test_heat took 316 s with 16 spinning threads
-  # in each of 8 programs)
+  # or they starve each other (test_heat alone took minutes with 16 spinning
+  # threads in each of 8 programs)
   (cd "$B" && OMP_NUM_THREADS=4 OMP_WAIT_POLICY=passive \
      timeout $(( $(left) - 200 )) ctest -V -j 4 --timeout 400 \
      ${TESTS-"-R" "test_cuda|test_operators"}) \

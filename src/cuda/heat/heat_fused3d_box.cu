@@ -42,8 +42,8 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
   T *ring = exb + (size_t)2 * S * LSZ +
             (W == 1 ? (size_t)threadIdx.x * V : (size_t)row * RW + lx * V);
   /* the tile setup below repeats k_fused3d_reg's on purpose: moved into
-   * one shared function it changed ptxas's register allocation (fp32 s =
-   * 3 star spills 4 / 8 -> 36 / 92 bytes, the 768-thread box 0 -> 16 / 16) */
+   * one shared function it changed ptxas's register allocation: both the
+   * star and the box kernels spilled more */
   unsigned b = blockIdx.x;
   const int tx = (int)(b % (unsigned)P.ntl[0]);
   b /= (unsigned)P.ntl[0];

@@ -45,8 +45,7 @@ __global__ void __launch_bounds__(NW * 32, NW <= 16 && W == 1 ? 2 : 1)
   T *exb = reinterpret_cast<T *>(f3_smem); /* [2][S][NR][RW] */
   /* my slots (rows row .. row + W - 1, lane lx): my row w at + w RW
    * (threadIdx.x V when W = 1, the same offset: written so, ptxas spills
-   * less in the one-row instances, fp32 s = 3 8 / 16 bytes against 20 /
-   * 52) */
+   * less in the one-row instances) */
   T *ring = exb + (size_t)2 * S * LSZ +
             (W == 1 ? (size_t)threadIdx.x * V : (size_t)row * RW + lx * V);
   T *mine =

@@ -1683,8 +1683,8 @@ TEST(fdtd_end_to_end) {
   return 0;
 }
 
-/* The solvers no longer refuse a CUDA context, and the fused heat path is
- * the one in use there. */
+/* The solvers accept a CUDA context, and the fused heat path is the one in
+ * use there. */
 TEST(cuda_engine_has_the_solver_entries) {
   ctx_pair P;
   OPEN_PAIR(P);

@@ -21,7 +21,7 @@ namespace {
  *
  * Why a pack kernel and not a cudaMemcpy2D/3D from the pitched field:
  * - to pageable memory a 2D/3D copy is staged by the driver as well, often
- *   row by row: no faster than the old path;
+ *   row by row: no faster than copying through a host image;
  * - into a pinned slot the copy engine would walk the interior rows itself,
  *   which is fine for long rows but loses much of the link on short ones
  *   (a 33-double row is 264 bytes: many small, unaligned PCIe writes);

@@ -575,7 +575,7 @@ strata_status wave_typed(const strata__wave_args *a) {
   /* faces in the kernels (see above): 3D, FREE and ZERO faces only (at
    * least one FREE), every axis at least 2R + 2 nodes (FREE rows and images
    * never overlap), and only when k_wavev runs (set below).  k_wavev has
-   * an instance for it (FF), so the other cases run the kernel as before. */
+   * an instance for it (FF), so the other cases run the kernel without it. */
   P.inface = 0;
   for (int f = 0; f < 2 * D; f++)
     if (a->face[f] == STRATA__WF_FREE) P.inface = D == 3;

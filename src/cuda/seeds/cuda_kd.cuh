@@ -1,6 +1,6 @@
-/* The per-plane body of the plane-accumulation (kd) method, shared by the radius-1 kernels
- * fed by registers and cp.async (seeds/kd.cu) and by tensor copies
- * (seeds/kd_tma.cu). */
+/* The per-plane body of the plane-accumulation (kd) method, shared by the
+ * radius-1 kernels fed by registers and cp.async (seeds/kd.cu) and by
+ * tensor copies (seeds/kd_tma.cu). */
 #ifndef STRATA_CUDA_KD_CUH
 #define STRATA_CUDA_KD_CUH
 

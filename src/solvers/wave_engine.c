@@ -362,8 +362,9 @@ strata_status strata__we_step(strata__wengine *e, int nsrc,
 }
 
 int strata__we_pair_wanted(const strata_context *ctx) {
-  /* measured slower than single steps (docs/performance.md, "Temporal
-   * blocking of the wave step"): only when asked for */
+  /* measured slower than single steps
+   * (docs/performance.md#temporal-blocking-of-the-wave-step): only when
+   * asked for */
   return strata__tuning_long(ctx, "wave_pair", 0) == 1;
 }
 

@@ -1,13 +1,13 @@
-/* CPU benchmark of the solvers: points x steps per second, GB/s at the
- * bytes each step must move, and the percentage of the copy ceiling
- * (strata_copy_kernel "copy", measured in the same run on fields of the
- * same size and precision).  Heat: temporal blocking depth s = 1..8 next
- * to the temporal-blocking model f(s).  Wave: the 25-point acoustic step.
- * FDTD: the reference paper's table (1M, 4M, 16M cells), step time and
- * transfer (read-back) time separately.  Prints markdown tables.  Each figure is timed g_reps
- * times after a warm-up; throughput is given as median / best, and the
- * percentages compare best with best (the ceiling is a best case, and on
- * a shared machine the median carries other processes' load).
+/* CPU benchmark of the solvers: points x steps per second, GB/s at the bytes
+ * each step must move, and the percentage of the copy ceiling
+ * (strata_copy_kernel "copy", measured in the same run on fields of the same
+ * size and precision).  Heat: temporal blocking depth s = 1..8 next to the
+ * temporal-blocking model f(s).  Wave: the 25-point acoustic step. FDTD: the
+ * reference paper's table (1M, 4M, 16M cells), step time and transfer
+ * (read-back) time separately.  Prints markdown tables.  Each figure is timed
+ * g_reps times after a warm-up; throughput is given as median / best, and the
+ * percentages compare best with best (the ceiling is a best case, and on a
+ * shared machine the median carries other processes' load).
  *
  *   bench_solvers [heat|heat2d|heat3d|wave|fdtd|all] [--small] [--reps N]
  *                 [--backend cpu|cuda|auto] [--tuning KEY=VALUE,...]

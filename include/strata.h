@@ -976,9 +976,9 @@ typedef struct strata_mg_options {
 void strata_mg_options_init(strata_mg_options *o);
 /* Sets the method fields of *o to the reference setting (named after the
  * source whose setting it reproduces, docs/multigrid.md) and keeps the
- * problem fields: FE stencil, V-cycles, 2 pre-smoothing sweeps on the finest level,
- * 1 pre and 1 post elsewhere, 1 post on the finest, optimal Jacobi weight,
- * no full multigrid. */
+ * problem fields: FE stencil, V-cycles, 2 pre-smoothing sweeps on the
+ * finest level, 1 pre and 1 post elsewhere, 1 post on the finest, optimal
+ * Jacobi weight, no full multigrid. */
 void strata_mg_options_seed004(strata_mg_options *o);
 
 /* Creates the solver: the level hierarchy, its fields and transfer tables

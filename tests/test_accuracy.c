@@ -18,7 +18,8 @@ static strata_context *cpu(void) {
 }
 
 /* ---- the 64^3 cos case of the reference derivative code ---------------
- * (Harris' 8th-order finite-difference sample, docs/performance.md#peers-side-by-side)
+ * (Harris' 8th-order finite-difference sample,
+ * docs/performance.md#peers-side-by-side):
  * f = cos(2 pi (i-1)/(mx-1)) on mx = 64 points per axis, periodic with
  * period mx-1 (the reference's grid repeats point 0 at point 63),
  * h = 1/(mx-1), d/dx with the 8th-order stencil in fp32.  The reference
@@ -64,7 +65,8 @@ static int seed003_case(int axis, int fp32_input, double *rms_out,
     for (size_t j = 0; j < m; j++)
       for (size_t i = 0; i < m; i++) {
         size_t t = axis == 0 ? i : axis == 1 ? j : k;
-        /* the reference's exact value, -2 pi sin(...), computed in fp32 as there */
+        /* the exact derivative, -2 pi sin(...), computed in fp32 as the
+         * reference does */
         float want = -(float)TWO_PI *
                      sinf((float)TWO_PI * ((float)t - 1.f) / (float)(m - 1));
         double e = fabs((double)got[i + m * (j + m * k)] - (double)want);

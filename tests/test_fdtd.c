@@ -101,10 +101,10 @@ static double gauss_fn(long i, long j, long k, void *p) {
 }
 
 TEST(yee_equals_explicit) {
-  /* Eliminating H from Yee's TM scheme leaves Ez^{n+1} - 2 Ez^n + Ez^{n-1}
-   * = S^2 L5 Ez^n: the explicit scheme's recurrence.  With H = 0 at t = -dt/2 and
-   * E^{-1} = E^0 the two runs are the same numbers up to rounding, for
-   * PEC, Mur and periodic faces. */
+  /* Eliminating H from Yee's TM scheme leaves Ez^{n+1} - 2 Ez^n + Ez^{n-1} =
+   * S^2 L5 Ez^n: the explicit scheme's recurrence.  With H = 0 at t = -dt/2 and
+   * E^{-1} = E^0 the two runs are the same numbers up to rounding, for PEC,
+   * Mur and periodic faces. */
   strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   const strata_fdtd_face kinds[3] = {STRATA_FDTD_PEC, STRATA_FDTD_MUR,
@@ -225,8 +225,8 @@ TEST(absorbing_boundaries) {
 }
 
 TEST(seed002_demonstration) {
-  /* the defaults are the demonstration case: 256 x 256, explicit E update, a sine
-   * current at the centre, PEC walls, 260 steps */
+  /* the defaults are the demonstration case: 256 x 256, explicit E update,
+   * a sine current at the centre, PEC walls, 260 steps */
   strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   for (int p = 0; p < 2; p++) {

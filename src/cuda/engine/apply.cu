@@ -76,7 +76,7 @@ void strata__cu_default_block(int v, const strata_stencil *op, int prec, int b[3
   case STRATA__V_KDV:
   case STRATA__V_STREAMV:
   case STRATA__V_STREAMRQ:
-    b[1] = 4; /* measured best on the H100 (docs/performance.md) */
+    b[1] = 4; /* the fastest shape tried on the H100 */
     break;
   case STRATA__V_PENCIL:
     if (op->axis == 0 && op->dims == 1) { b[0] = 256; b[1] = 1; }
@@ -105,7 +105,7 @@ void strata__cu_default_block(int v, const strata_stencil *op, int prec, int b[3
     break;
   case STRATA__V_VECZ:
     b[1] = 2; /* 32x2 threads, 4 rows each: 120 x 8 points a plane (fp32),
-                 measured best on the H100 (docs/performance.md) */
+                 the fastest shape tried on the H100 */
     b[2] = 4;
     break;
   default: break;

@@ -135,8 +135,8 @@ __device__ __forceinline__ void strata__xwin(const T *rowp,
  * summed before it is weighted by lap[m].  rowp: the first of the HV
  * vectors left of mine in its shared-memory row (the x window, returned in
  * xs with c in the middle); colp: my vector, rows TW apart (y); zm / zp:
- * the planes m below / above.  Used by the wave kernels of wave/ (wave_internal.cuh)
- * and wave/wave_pair.cu. */
+ * the planes m below / above.  Used by the wave kernels of wave/
+ * (wave_internal.cuh) and wave/wave_pair.cu. */
 template <typename T, int R, int V, int HV>
 __device__ __forceinline__ void
 strata__wave_lap(const T (&lap)[STRATA_MAX_RADIUS + 1], T c0,

@@ -57,11 +57,11 @@ __global__ void __launch_bounds__(kThreads2d) k_fused2d(const fused_par<T> P) {
 
 /* ---- 2D radius 1: one warp streams a strip along y, all in registers ----
  *
- * The 5-point star is what the 2D heat solver fuses, and the tile kernel
- * above spends its time in shared memory and barriers
- * (docs/performance.md#heat).  Here a warp owns a strip of 32 V columns (V values, 16
- * bytes, a lane) and a chunk of rows [y0, y1); it walks the input rows
- * p = y0 - S .. y1 + S - 1 once.  Time level k (1..S) computes row p - k
+ * The 5-point star is what the 2D heat solver fuses, and the tile kernel above
+ * spends its time in shared memory and barriers
+ * (docs/performance.md#heat).  Here a warp owns a strip of 32 V columns (V
+ * values, 16 bytes, a lane) and a chunk of rows [y0, y1); it walks the input
+ * rows p = y0 - S .. y1 + S - 1 once.  Time level k (1..S) computes row p - k
  * as soon as row p - k + 1 of level k - 1 exists, so a level needs only its
  * last two rows and the newest one of the level below: 2 S V registers a
  * lane, rotated between three named sets (X, Y, Z) by unrolling three rows

@@ -76,7 +76,8 @@ __device__ __forceinline__ void walk_step(strata__vec<T, 16 / sizeof(T)> (&q)[NQ
   /* The y walk at radius 4 (one plane in flight in registers) also asks L2
    * for the row after that one: a little faster in both precisions; more
    * rows ahead are slower (presumably they leave L2 before they are read),
-   * and so is any prefetch in the z walk (docs/performance.md#operators-on-the-h100) */
+   * and so is any prefetch in the z walk
+   * (docs/performance.md#operators-on-the-h100) */
   constexpr int PF = AXIS == 1 && PD == 1 ? 1 : 0;
   /* slot of plane k + d is (s + R + d) % NQ */
   if (k + PD < k1)

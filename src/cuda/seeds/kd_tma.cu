@@ -7,9 +7,9 @@
 
 namespace {
 
-/* kdtma / kdws: the plane-accumulation method for radius 1 (kd_plane: each input plane
- * consumed once, its in-plane sums added to the partial sums of three
- * output planes, W rows a thread) fed by one tensor copy a plane into a
+/* kdtma / kdws: the plane-accumulation method for radius 1 (kd_plane: each
+ * input plane consumed once, its in-plane sums added to the partial sums of
+ * three output planes, W rows a thread) fed by one tensor copy a plane into a
  * ring of A+1 slots.  The tile of plane p is (BX+2)V columns (one vector of
  * halo each side) by BY*W+2 rows.  WS as in k_streamtma. */
 /* WS: at most 256 consumers (8 warps and the copier: 9 warps keep the

@@ -1,10 +1,10 @@
 /* 2.5D streaming for 3D star stencils (built with STRATA_CUDA_SEEDS; the
  * star walks the engine selects are ops/star_tma.cu and ops/vec.cu).
  *
- * stream   (V = 1, W = 1): the classic 2.5D kernel.  A 2D thread block tiles the
- *          xy plane; each thread walks z keeping the 2r+1 values of its
- *          column in registers (the z-neighbours), while the current
- *          plane's tile and its x/y halo sit in shared memory.
+ * stream   (V = 1, W = 1): the classic 2.5D kernel.  A 2D thread block tiles
+ *          the xy plane; each thread walks z keeping the 2r+1 values of its
+ *          column in registers (the z-neighbours), while the current plane's
+ *          tile and its x/y halo sit in shared memory.
  * streamv  (V = 16 bytes / sizeof(T), W = 1 or 2 rows per thread, block z):
  *          the same traversal with 16-byte vectors, the next plane's column
  *          and halo prefetched into registers one plane ahead, the tile

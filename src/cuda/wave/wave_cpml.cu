@@ -37,7 +37,7 @@ namespace {
  * more of a y or z unit at once (more registers, fewer warps) or capping
  * the registers made those passes slower.  The two slabs of an axis go in
  * one launch (blockIdx.z the side) when they are as wide and no point lies
- * in both: one tail of units instead of two.  The measurements are in
+ * in both: one tail of units instead of two.  The step's current figures:
  * docs/performance.md#acoustic-wave. */
 
 template <typename T, int R, int AX>

@@ -24,7 +24,8 @@ strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
                                  const char *path);
 /* Appends n bytes; failures are kept in o->status and returned. */
 strata_status strata__ofile_write(strata__ofile *o, const void *p, size_t n);
-/* Appends text formatted as by printf (to the file, never the console). */
+/* Appends formatted text (a C format string and its arguments) to the file;
+ * the library writes files, never to the console. */
 strata_status strata__ofile_format(strata__ofile *o, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

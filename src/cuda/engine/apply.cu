@@ -26,7 +26,7 @@ unsigned strata__cu_applicable(const strata_stencil *op, int major) {
              1u << STRATA__V_VEC;
       if (op->radius == 1 && major >= 9)
         m |= 1u << STRATA__V_KDTMA | 1u << STRATA__V_KDWS;
-      if (op->radius >= 2 && major >= 9)
+      if (major >= 9)
         m |= 1u << STRATA__V_STREAMTMA | 1u << STRATA__V_STREAMWS;
     } else if (op->dims == 2) {
       m |= 1u << STRATA__V_VEC;

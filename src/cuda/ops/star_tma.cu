@@ -1,5 +1,5 @@
 /* The star walks fed by Hopper bulk tensor copies (TMA, sm_90):
- *  streamtma  the 2.5D walk for the 3D stars (radius 2..4);
+ *  streamtma  the 2.5D walk for the 3D stars (radius 1..4);
  *  streamws   the same, warp-specialised.
  *
  * Why: ncu showed streamcp (the best 25-point kernel before these) bound
@@ -246,10 +246,12 @@ strata_status launch_tma(const strata__launch *L, const strata_stencil *op) {
   return STRATA_OK;
 }
 
-/* Radius 2..4: the radius-1 star runs as vec. */
+/* Radius 1 too: on some sm_90 parts (the H200) the tuner picks the walk
+ * over vec for the 7-point star (docs/performance.md#operators-on-the-h100). */
 template <typename T, int W, bool WS>
 strata_status tma_r(const strata__launch *L, const strata_stencil *op) {
   switch (op->radius) {
+  case 1: return launch_tma<T, 1, W, WS>(L, op);
   case 2: return launch_tma<T, 2, W, WS>(L, op);
   case 3: return launch_tma<T, 3, W, WS>(L, op);
   case 4: return launch_tma<T, 4, W, WS>(L, op);
@@ -268,11 +270,10 @@ strata_status tma_t(const strata__launch *L, const strata_stencil *op, bool ws) 
 
 strata_status strata__cu_streamtma(const strata__launch *L,
                                    const strata_stencil *op, int ws) {
-  if (op->dims != 3 || op->kind != STRATA_STENCIL_STAR || op->radius < 2 ||
+  if (op->dims != 3 || op->kind != STRATA_STENCIL_STAR || op->radius < 1 ||
       op->radius > 4)
     return strata__fail(L->ctx, STRATA_ENOTSUP,
-                        "streamtma: only 3D star stencils of radius 2..4 (the "
-                        "radius-1 star: vec)");
+                        "streamtma: only 3D star stencils of radius 1..4");
   strata_status s = tma_usable(L, ws ? "streamws" : "streamtma");
   if (s != STRATA_OK) return s;
   if (L->block[2] != 1 && L->block[2] != 2)

@@ -15,6 +15,141 @@
 
 #include "run.h"
 
+/* The run's one line on stderr: case, grid, engine and memory. */
+static void run_announce(const run_state *r, const strata_device_info *di,
+                         const char *transport, size_t need) {
+  fprintf(stderr, "strata: %s: %s %zu", r->name, r->solver->kind, r->n[0]);
+  for (int d = 1; d < r->dims; d++) fprintf(stderr, "x%zu", r->n[d]);
+  fprintf(stderr, " %s, %ld steps on %s (%s), %.1f MiB",
+          r->precision == STRATA_F32 ? "fp32" : "fp64", r->steps,
+          strata_backend_name(strata_context_backend(r->ctx)), di->name,
+          need / 1048576.0);
+  if (r->dist)
+    fprintf(stderr, " per rank, over %d processes (%s)", r->nranks,
+            transport);
+  fputc('\n', stderr);
+}
+
+/* The copy kernel's rate on this grid, the run's ceiling (over several
+ * processes every rank on its slab at once, summed); 0 when it could not
+ * be measured. */
+static double run_ceiling(run_state *r) {
+  double copy_pts = 0;
+  size_t cn[3] = {r->n[0], r->n[1], r->n[2]};
+  if (r->dist) { /* every rank on its slab at once: the sum is the ceiling */
+    size_t lo;
+    strata_dist_split(r->dist, r->n[r->dims - 1], r->rank, &lo,
+                      &cn[r->dims - 1]);
+    strata_dist_barrier(r->dist);
+  }
+  int bad = cli_copy_rate(r->ctx, cn, r->precision, &copy_pts) != 0;
+  if (bad) copy_pts = 0;
+  if (r->dist) {
+    double v[2] = {copy_pts, bad};
+    strata_dist_allreduce(r->dist, v, 2, 0);
+    copy_pts = v[1] > 0 ? 0 : v[0];
+  }
+  return copy_pts;
+}
+
+/* The time loop: steps in chunks of about 0.1 s so progress and Ctrl-C
+ * stay responsive, snapshots and checkpoints at their steps.  Returns the
+ * exit code so far; *interrupted and *kernel_s say how it went. */
+static int run_steps(run_state *r, output_cfg *o, const run_args *a,
+                     long ck_every, double points, long first,
+                     int *interrupted, double *kernel_s) {
+  cli_progress pg;
+  int rc;
+  long chunk = 1;
+  int stop = 0;
+  if (o->every && r->step == 0 &&
+      (rc = run_agree(r, run_write_snapshot(r, o, "snap_000000") ? CLI_FAIL
+                                                                  : 0)))
+    return rc;
+  cli_progress_start(&pg, first, r->steps, points,
+                     a->quiet || r->solver->own_progress || r->rank != 0);
+  while (r->step < r->steps) {
+    /* over several processes the ranks stop together: at the step where
+     * the flag of any of them was seen (the allreduce below) */
+    if (r->dist ? stop : cli_interrupted()) {
+      *interrupted = 1;
+      break;
+    }
+    long n = chunk;
+    if (n > r->steps - r->step) n = r->steps - r->step;
+    if (o->every && n > o->every - r->step % o->every)
+      n = o->every - r->step % o->every;
+    if (ck_every && n > ck_every - r->step % ck_every)
+      n = ck_every - r->step % ck_every;
+    double t0 = cli_now();
+    if (r->solver->step ? r->solver->step(r, n)
+                        : strata_solver_step(r->sv, n) != STRATA_OK) {
+      cli_progress_finish(&pg);
+      if (r->dist) {
+        /* the other ranks may be waiting for this one inside their step,
+         * where no agreement reaches them: end this process, and the
+         * launcher ends the others (every rank exits non-zero) */
+        cli_err_rank("step %ld: %s", r->step,
+                     r->err[0] ? r->err : strata_context_error(r->ctx));
+        if (o->writer) /* the snapshots handed over before this step */
+          strata_snapshot_flush(o->writer);
+        fflush(NULL);
+        _exit(CLI_FAIL);
+      }
+      cli_err("step %ld: %s", r->step,
+              r->err[0] ? r->err : strata_context_error(r->ctx));
+      rc = CLI_FAIL;
+      return rc;
+    }
+    double dt = cli_now() - t0;
+    /* a snapshot the writer thread failed to write stops the run now, not
+     * at the next snapshot, which may be far away */
+    int wfail = 0;
+    if (o->writer && strata_snapshot_status(o->writer) != STRATA_OK)
+      wfail = run_fail(r, "%s", strata_context_error(r->ctx)) != 0;
+    if (r->dist) { /* the slowest rank's time, anyone's stop flag, and
+                    * rank 0's writer */
+      double v[3] = {dt, cli_interrupted(), wfail};
+      strata_dist_allreduce(r->dist, v, 3, 1);
+      dt = v[0];
+      stop = v[1] > 0;
+      if (v[2] > 0) {
+        cli_progress_finish(&pg);
+        rc = run_agree(r, wfail ? CLI_FAIL : 0);
+        if (!rc) rc = CLI_FAIL;
+        return rc;
+      }
+    } else if (wfail) {
+      cli_progress_finish(&pg);
+      rc = run_agree(r, CLI_FAIL);
+      return rc;
+    }
+    *kernel_s += dt;
+    r->step += n;
+    if (r->stop_at) /* complete early (multigrid converged) */
+      r->step = r->steps = r->stop_at;
+    /* aim at about 0.1 s per call so progress and Ctrl-C stay responsive */
+    if (dt < 0.05 && n == chunk && chunk < (1L << 20))
+      chunk *= 2;
+    else if (dt > 0.2 && chunk > 1)
+      chunk /= 2;
+    cli_progress_update(&pg, r->step);
+    if (o->every && r->step % o->every == 0 && r->step < r->steps) {
+      char stem[64];
+      snprintf(stem, sizeof stem, "snap_%06ld", r->step);
+      if ((rc = run_agree(r, run_write_snapshot(r, o, stem) ? CLI_FAIL : 0)))
+        return rc;
+    }
+    /* a checkpoint comes after every earlier snapshot is on disk */
+    if (ck_every && r->step % ck_every == 0 && r->step < r->steps &&
+        ((rc = run_agree(r, run_drain_snapshots(r, o) ? CLI_FAIL : 0)) ||
+         (rc = run_save_checkpoint(r, o->dir))))
+      return rc;
+  }
+  cli_progress_finish(&pg);
+  return CLI_OK;
+}
+
 int cli_run(int argc, char **argv) {
   /* started by an MPI launcher as several processes (or by PMIx alone,
    * which does not say how many: MPI tells once it is up) */
@@ -70,19 +205,7 @@ int cli_run(int argc, char **argv) {
     memset(&di, 0, sizeof di);
   double points = (double)r->n[0] * r->n[1] * r->n[2];
   const char *transport = r->dist ? strata_dist_transport(r->dist) : "none";
-  const int talk = !a.quiet && r->rank == 0;
-  if (talk) {
-    fprintf(stderr, "strata: %s: %s %zu", r->name, r->solver->kind, r->n[0]);
-    for (int d = 1; d < r->dims; d++) fprintf(stderr, "x%zu", r->n[d]);
-    fprintf(stderr, " %s, %ld steps on %s (%s), %.1f MiB",
-            r->precision == STRATA_F32 ? "fp32" : "fp64", r->steps,
-            strata_backend_name(strata_context_backend(r->ctx)), di.name,
-            need / 1048576.0);
-    if (r->dist)
-      fprintf(stderr, " per rank, over %d processes (%s)", r->nranks,
-              transport);
-    fputc('\n', stderr);
-  }
+  if (!a.quiet && r->rank == 0) run_announce(r, &di, transport, need);
   if (a.check_only) {
     if (r->rank == 0) {
       printf("%s: ok (%s, %.1f MiB needed", r->cf.path, r->solver->kind,
@@ -93,23 +216,7 @@ int cli_run(int argc, char **argv) {
     goto done;
   }
   if ((rc = run_agree(r, run_output_setup(r, &o) ? CLI_FAIL : 0))) goto done;
-  double copy_pts = 0;
-  if (!a.no_ceiling) {
-    size_t cn[3] = {r->n[0], r->n[1], r->n[2]};
-    if (r->dist) { /* every rank on its slab at once: the sum is the ceiling */
-      size_t lo;
-      strata_dist_split(r->dist, r->n[r->dims - 1], r->rank, &lo,
-                        &cn[r->dims - 1]);
-      strata_dist_barrier(r->dist);
-    }
-    int bad = cli_copy_rate(r->ctx, cn, r->precision, &copy_pts) != 0;
-    if (bad) copy_pts = 0;
-    if (r->dist) {
-      double v[2] = {copy_pts, bad};
-      strata_dist_allreduce(r->dist, v, 2, 0);
-      copy_pts = v[1] > 0 ? 0 : v[0];
-    }
-  }
+  double copy_pts = a.no_ceiling ? 0 : run_ceiling(r);
   int mrc = 0;
   if (r->rank == 0 && run_make_dir(o.dir)) {
     run_fail(r, "cannot create the output folder '%s': %s", o.dir,
@@ -117,96 +224,12 @@ int cli_run(int argc, char **argv) {
     mrc = CLI_FAIL;
   }
   if ((rc = run_agree(r, mrc))) goto done;
-  cli_progress pg;
   long first = r->step;
   double t_start = cli_now(), kernel_s = 0;
-  long chunk = 1;
-  int interrupted = 0, stop = 0;
-  if (o.every && r->step == 0 &&
-      (rc = run_agree(r, run_write_snapshot(r, &o, "snap_000000") ? CLI_FAIL
-                                                                  : 0)))
+  int interrupted = 0;
+  if ((rc = run_steps(r, &o, &a, ck_every, points, first, &interrupted,
+                      &kernel_s)))
     goto done;
-  cli_progress_start(&pg, first, r->steps, points,
-                     a.quiet || r->solver->own_progress || r->rank != 0);
-  while (r->step < r->steps) {
-    /* over several processes the ranks stop together: at the step where
-     * the flag of any of them was seen (the allreduce below) */
-    if (r->dist ? stop : cli_interrupted()) {
-      interrupted = 1;
-      break;
-    }
-    long n = chunk;
-    if (n > r->steps - r->step) n = r->steps - r->step;
-    if (o.every && n > o.every - r->step % o.every)
-      n = o.every - r->step % o.every;
-    if (ck_every && n > ck_every - r->step % ck_every)
-      n = ck_every - r->step % ck_every;
-    double t0 = cli_now();
-    if (r->solver->step ? r->solver->step(r, n)
-                        : strata_solver_step(r->sv, n) != STRATA_OK) {
-      cli_progress_finish(&pg);
-      if (r->dist) {
-        /* the other ranks may be waiting for this one inside their step,
-         * where no agreement reaches them: end this process, and the
-         * launcher ends the others (every rank exits non-zero) */
-        cli_err_rank("step %ld: %s", r->step,
-                     r->err[0] ? r->err : strata_context_error(r->ctx));
-        if (o.writer) /* the snapshots handed over before this step */
-          strata_snapshot_flush(o.writer);
-        fflush(NULL);
-        _exit(CLI_FAIL);
-      }
-      cli_err("step %ld: %s", r->step,
-              r->err[0] ? r->err : strata_context_error(r->ctx));
-      rc = CLI_FAIL;
-      goto done;
-    }
-    double dt = cli_now() - t0;
-    /* a snapshot the writer thread failed to write stops the run now, not
-     * at the next snapshot, which may be far away */
-    int wfail = 0;
-    if (o.writer && strata_snapshot_status(o.writer) != STRATA_OK)
-      wfail = run_fail(r, "%s", strata_context_error(r->ctx)) != 0;
-    if (r->dist) { /* the slowest rank's time, anyone's stop flag, and
-                    * rank 0's writer */
-      double v[3] = {dt, cli_interrupted(), wfail};
-      strata_dist_allreduce(r->dist, v, 3, 1);
-      dt = v[0];
-      stop = v[1] > 0;
-      if (v[2] > 0) {
-        cli_progress_finish(&pg);
-        rc = run_agree(r, wfail ? CLI_FAIL : 0);
-        if (!rc) rc = CLI_FAIL;
-        goto done;
-      }
-    } else if (wfail) {
-      cli_progress_finish(&pg);
-      rc = run_agree(r, CLI_FAIL);
-      goto done;
-    }
-    kernel_s += dt;
-    r->step += n;
-    if (r->stop_at) /* complete early (multigrid converged) */
-      r->step = r->steps = r->stop_at;
-    /* aim at about 0.1 s per call so progress and Ctrl-C stay responsive */
-    if (dt < 0.05 && n == chunk && chunk < (1L << 20))
-      chunk *= 2;
-    else if (dt > 0.2 && chunk > 1)
-      chunk /= 2;
-    cli_progress_update(&pg, r->step);
-    if (o.every && r->step % o.every == 0 && r->step < r->steps) {
-      char stem[64];
-      snprintf(stem, sizeof stem, "snap_%06ld", r->step);
-      if ((rc = run_agree(r, run_write_snapshot(r, &o, stem) ? CLI_FAIL : 0)))
-        goto done;
-    }
-    /* a checkpoint comes after every earlier snapshot is on disk */
-    if (ck_every && r->step % ck_every == 0 && r->step < r->steps &&
-        ((rc = run_agree(r, run_drain_snapshots(r, &o) ? CLI_FAIL : 0)) ||
-         (rc = run_save_checkpoint(r, o.dir))))
-      goto done;
-  }
-  cli_progress_finish(&pg);
   /* the loop's time includes writing its snapshots, as when synchronous */
   if ((rc = run_agree(r, run_drain_snapshots(r, &o) ? CLI_FAIL : 0))) goto done;
   double wall = cli_now() - t_start;

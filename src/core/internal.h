@@ -420,7 +420,7 @@ static inline size_t strata__offset(const strata_field *f, long i, long j,
                   (j + (long)f->L.pitch_y * k));
 }
 
-/* ---- Distributed fields (src/dist/dist.c) -------------------------------
+/* ---- Distributed fields (src/dist/dist.c, dist_exchange.c) --------------
  * The local interior along the split axis is [e_lo planes of the low
  * neighbour][owned planes][e_hi planes of the high neighbour]: solvers
  * whose step reaches further than the ghost width (fused heat steps, the

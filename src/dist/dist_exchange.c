@@ -1,0 +1,473 @@
+/* The work on distributed fields once they exist: the halo exchange of
+ * whole planes (MPI on host memory for the CPU engine, NCCL on the device
+ * for the CUDA engine), the distributed apply that overlaps the exchange
+ * with the interior, gathers and scatters through one root, and collective
+ * norms.  Planes along the split axis are contiguous in a field's
+ * allocation (a plane holds its x/y ghosts and row padding), so the
+ * exchange needs no packing: each message is one run of whole planes, sent
+ * from the owner's allocation straight into the neighbour's ghost planes. */
+#define _POSIX_C_SOURCE 200809L
+#include "dist_internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef STRATA_HAVE_MPI
+/* ---- built without MPI ------------------------------------------------- */
+strata_status strata__dist_exchange(strata_field *const *f, int nf,
+                                    int periodic) {
+  (void)f, (void)nf, (void)periodic;
+  return STRATA_ENOTSUP;
+}
+strata_status strata_dist_gather(const strata_field *f, int root, void *host) {
+  if (!f || !host) return STRATA_EINVAL;
+  (void)root;
+  return strata_field_read(f, host);
+}
+strata_status strata_dist_scatter(strata_field *f, int root, const void *host) {
+  if (!f || !host) return STRATA_EINVAL;
+  (void)root;
+  return strata_field_write(f, host);
+}
+strata_status strata__dist_gatherv(strata_dist *d, const void *send,
+                                   size_t bytes, void *recv, int root) {
+  (void)d, (void)send, (void)bytes, (void)recv, (void)root;
+  return STRATA_ENOTSUP;
+}
+strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
+                                strata_norm which, double *out) {
+  (void)a, (void)b, (void)which, (void)out;
+  return STRATA_ENOTSUP;
+}
+strata_status strata_dist_fill_ghosts(strata_field *f,
+                                      const strata_boundary *bc) {
+  return strata_field_fill_ghosts(f, bc);
+}
+strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
+                                const strata_boundary *bc, strata_field *out,
+                                const strata_apply_options *opt) {
+  strata_status s = strata_field_fill_ghosts(in, bc);
+  return s != STRATA_OK ? s : strata_apply(op, in, out, opt);
+}
+#else
+/* ---- MPI ---------------------------------------------------------------- */
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Point-to-point in chunks of at most 1 GiB (MPI counts are ints). */
+static void send_big(MPI_Comm c, const void *buf, size_t bytes, int to,
+                     int tag) {
+  const unsigned char *p = buf;
+  do {
+    int n = bytes > (1u << 30) ? (1 << 30) : (int)bytes;
+    MPI_Send(p, n, MPI_BYTE, to, tag, c);
+    p += n;
+    bytes -= (size_t)n;
+  } while (bytes);
+}
+static void recv_big(MPI_Comm c, void *buf, size_t bytes, int from, int tag) {
+  unsigned char *p = buf;
+  do {
+    int n = bytes > (1u << 30) ? (1 << 30) : (int)bytes;
+    MPI_Recv(p, n, MPI_BYTE, from, tag, c, MPI_STATUS_IGNORE);
+    p += n;
+    bytes -= (size_t)n;
+  } while (bytes);
+}
+
+strata_status strata__dist_gatherv(strata_dist *d, const void *send,
+                                   size_t bytes, void *recv, int root) {
+  unsigned long long b = bytes, *all = NULL;
+  if (d->rank == root) {
+    all = malloc(sizeof *all * (size_t)d->size);
+    if (!all) return strata__fail(d->ctx, STRATA_ENOMEM, "out of host memory");
+  }
+  MPI_Gather(&b, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG,
+             root, d->comm);
+  if (d->rank == root) {
+    unsigned char *p = recv;
+    for (int r = 0; r < d->size; r++) {
+      if (r == root)
+        memcpy(p, send, bytes);
+      else if (all[r])
+        recv_big(d->comm, p, (size_t)all[r], r, 7);
+      p += all[r];
+    }
+    free(all);
+  } else if (bytes) {
+    send_big(d->comm, send, bytes, root, 7);
+  }
+  return STRATA_OK;
+}
+
+/* ---- windows and views --------------------------------------------------- */
+
+static char *plane_ptr(const strata_field *f, long k) {
+  const int ax = f->d.dims - 1;
+  const size_t S = ax == 2 ? f->L.pitch_x * f->L.pitch_y : f->L.pitch_x;
+  return (char *)f->data + (ptrdiff_t)(k + f->g[ax]) * (ptrdiff_t)(S * f->esize);
+}
+
+/* The messages of one field: sends in side order 0, 1, receives in side
+ * order 1, 0, so that with two ranks and wrap-around (both neighbours the
+ * same rank) the n-th send to a peer meets the peer's n-th receive. */
+static int field_xfers(const strata_field *f, int periodic, strata__xfer *x,
+                       int *tags, int tagbase) {
+  const strata__window *w = f->win;
+  int nb[2];
+  neighbours(w, periodic, nb);
+  const int ax = w->axis, g = f->g[ax];
+  const long n = (long)f->d.n[ax];
+  const size_t S = ax == 2 ? f->L.pitch_x * f->L.pitch_y : f->L.pitch_x;
+  const long H = g + (w->e_lo > w->e_hi ? w->e_lo : w->e_hi);
+  const size_t bytes = (size_t)H * S * f->esize;
+  int m = 0;
+  if (nb[0] >= 0) { /* my lowest owned planes go down */
+    x[m] = (strata__xfer){nb[0], 1, plane_ptr(f, w->e_lo), bytes};
+    tags[m++] = tagbase + 0;
+  }
+  if (nb[1] >= 0) { /* my highest owned planes go up */
+    x[m] = (strata__xfer){nb[1], 1, plane_ptr(f, n - w->e_hi - H), bytes};
+    tags[m++] = tagbase + 1;
+  }
+  if (nb[1] >= 0) { /* the planes above mine came down from above */
+    x[m] = (strata__xfer){nb[1], 0, plane_ptr(f, n - w->e_hi), bytes};
+    tags[m++] = tagbase + 0;
+  }
+  if (nb[0] >= 0) { /* the planes below mine came up from below */
+    x[m] = (strata__xfer){nb[0], 0, plane_ptr(f, -g), bytes};
+    tags[m++] = tagbase + 1;
+  }
+  return m;
+}
+
+#define MAX_XF 16
+static strata_status exchange_start(strata_field *const *f, int nf,
+                                    int periodic) {
+  strata_dist *d = f[0]->win->dist;
+  if (!d->exchange || d->size == 1) return STRATA_OK;
+  if (nf > MAX_XF / 4)
+    return strata__fail(d->ctx, STRATA_EINVAL, "dist: too many fields");
+  strata__xfer x[MAX_XF];
+  int tags[MAX_XF], m = 0;
+  for (int i = 0; i < nf; i++) {
+    if (!f[i]->win || f[i]->win->dist != d)
+      return strata__fail(d->ctx, STRATA_EINVAL,
+                          "dist: exchange of a field that is not part of "
+                          "this group");
+    m += field_xfers(f[i], periodic, x + m, tags + m, 16 * i);
+  }
+  for (int i = 0; i < m; i++) {
+    if (x[i].send) {
+      d->stats.bytes_sent += (double)x[i].bytes;
+    }
+    if (x[i].bytes > (size_t)1 << 30)
+      return strata__fail(d->ctx, STRATA_EINVAL,
+                          "dist: a halo message of %zu bytes exceeds 1 GiB",
+                          x[i].bytes);
+  }
+  d->stats.exchanges++;
+  if (d->transport == T_NCCL) {
+#if defined(STRATA_HAVE_CUDA) && defined(STRATA_HAVE_NCCL)
+    return strata__nccl_start(d->ctx, d->nccl, x, m);
+#else
+    return STRATA_ENOTSUP;
+#endif
+  }
+  /* MPI on host memory: the fields' work is done when the CPU engine
+   * returns; post receives first */
+  d->nreq = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < m; i++) {
+      if (x[i].send != pass) continue;
+      MPI_Request *r = &d->req[d->nreq++];
+      if (x[i].send)
+        MPI_Isend(x[i].ptr, (int)x[i].bytes, MPI_BYTE, x[i].peer, tags[i],
+                  d->comm, r);
+      else
+        MPI_Irecv(x[i].ptr, (int)x[i].bytes, MPI_BYTE, x[i].peer, tags[i],
+                  d->comm, r);
+    }
+  return STRATA_OK;
+}
+
+static strata_status exchange_join(strata_dist *d) {
+  if (!d->exchange || d->size == 1) return STRATA_OK;
+  if (d->transport == T_NCCL) {
+#if defined(STRATA_HAVE_CUDA) && defined(STRATA_HAVE_NCCL)
+    return strata__nccl_join(d->ctx, d->nccl);
+#else
+    return STRATA_ENOTSUP;
+#endif
+  }
+  double t0 = now_s();
+  int rc = MPI_Waitall(d->nreq, d->req, MPI_STATUSES_IGNORE);
+  d->nreq = 0;
+  d->stats.wait_seconds += now_s() - t0;
+  if (rc != MPI_SUCCESS)
+    return strata__fail(d->ctx, STRATA_EDEVICE, "dist: MPI exchange failed");
+  return STRATA_OK;
+}
+
+strata_status strata__dist_exchange(strata_field *const *f, int nf,
+                                    int periodic) {
+  if (nf < 1 || !f[0]->win) return STRATA_OK;
+  strata_status s = exchange_start(f, nf, periodic);
+  if (s != STRATA_OK) return s;
+  return exchange_join(f[0]->win->dist);
+}
+
+strata_status strata_dist_fill_ghosts(strata_field *f,
+                                      const strata_boundary *bc) {
+  if (!f) return STRATA_EINVAL;
+  if (!bc)
+    return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "bc", bc,
+                              "boundary conditions are NULL");
+  if (!f->win) return strata_field_fill_ghosts(f, bc);
+  strata_boundary lb;
+  strata__dist_local_bc(f, bc, &lb);
+  strata_status s = strata__fill_ghosts_local(f, &lb);
+  if (s != STRATA_OK) return s;
+  return strata__dist_exchange(&f, 1,
+                               bc->kind[2 * f->win->axis] ==
+                                   STRATA_BC_PERIODIC);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* The variant every rank uses for op when the caller leaves the choice:
+ * the CUDA engine's fixed table, never the autotuner, whose choice depends
+ * on the slab's size.  Variants round differently; one kernel on every
+ * rank and every part of a slab keeps the results equal to one rank's bit
+ * for bit.  (The CPU engine has one kernel per operator.) */
+static strata_status resolve(strata_dist *d, const strata_stencil *op,
+                             strata_field *in, strata_field *out,
+                             strata_apply_options *o) {
+  if (strata_context_backend(d->ctx) != STRATA_BACKEND_CUDA) return STRATA_OK;
+  uint64_t key = fnv(0xcbf29ce484222325ull, op, sizeof *op);
+  key = fnv(key, &in->d.precision, sizeof in->d.precision);
+  for (int i = 0; i < d->nvc; i++)
+    if (d->vc[i].key == key) {
+      o->variant = d->vc[i].name;
+      memcpy(o->block, d->vc[i].block, sizeof o->block);
+      return STRATA_OK;
+    }
+  vchoice c;
+  memset(&c, 0, sizeof c);
+  c.key = key;
+  strata_status s = STRATA_OK;
+#ifdef STRATA_HAVE_CUDA
+  s = strata__cuda_resolve_variant(op, in, out, c.name, sizeof c.name,
+                                   c.block);
+#endif
+  if (s != STRATA_OK) return s;
+  if (d->nvc == (int)(sizeof d->vc / sizeof d->vc[0])) d->nvc = 0;
+  d->vc[d->nvc++] = c;
+  o->variant = d->vc[d->nvc - 1].name;
+  memcpy(o->block, c.block, sizeof o->block);
+  return STRATA_OK;
+}
+
+strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
+                                const strata_boundary *bc, strata_field *out,
+                                const strata_apply_options *opt) {
+  if (!op || !in || !out || !bc) {
+    strata_context *c = in ? in->ctx : out ? out->ctx : NULL;
+    return c ? strata__fail_arg_p(c, STRATA_EINVAL,
+                                  !op ? "op" : !in ? "in" : !out ? "out"
+                                                             : "bc",
+                                  NULL, "dist_apply: NULL argument")
+             : STRATA_EINVAL;
+  }
+  if (!in->win) {
+    strata_status s = strata_field_fill_ghosts(in, bc);
+    return s != STRATA_OK ? s : strata_apply(op, in, out, opt);
+  }
+  strata__window *w = in->win;
+  strata_dist *d = w->dist;
+  if (!out->win || out->win->dist != d || out->win->e_lo != w->e_lo ||
+      out->win->e_hi != w->e_hi || out->win->own_lo != w->own_lo ||
+      out->win->own_n != w->own_n)
+    return strata__fail_arg_s(d->ctx, STRATA_EINVAL, "out", "set",
+                        "dist_apply: in and out must be distributed fields "
+                        "of the same group and grid");
+  strata_apply_options o;
+  memset(&o, 0, sizeof o);
+  if (opt) o = *opt;
+  strata_status s = STRATA_OK;
+  if (!o.variant || strcmp(o.variant, "auto") == 0) {
+    s = resolve(d, op, in, out, &o);
+    if (s != STRATA_OK) return s;
+  }
+  strata_boundary lb;
+  strata__dist_local_bc(in, bc, &lb);
+  s = strata__fill_ghosts_local(in, &lb);
+  if (s != STRATA_OK) return s;
+  const int periodic = bc->kind[2 * w->axis] == STRATA_BC_PERIODIC;
+  int nb[2];
+  neighbours(w, periodic, nb);
+  const long n = (long)in->d.n[w->axis], r = op->radius;
+  const long a = nb[0] >= 0 ? r : 0, b = nb[1] >= 0 ? n - r : n;
+  const int split = d->overlap && d->exchange && d->size > 1 && b - a >= 1 &&
+                    (nb[0] >= 0 || nb[1] >= 0);
+  if (!split) {
+    s = strata__dist_exchange(&in, 1, periodic);
+    return s != STRATA_OK ? s : strata_apply(op, in, out, &o);
+  }
+  s = exchange_start(&in, 1, periodic);
+  if (s != STRATA_OK) return s;
+  strata_field vi, vo;
+  strata__field_view(in, a, b - a, &vi);
+  strata__field_view(out, a, b - a, &vo);
+  s = strata_apply(op, &vi, &vo, &o);
+  strata_status sj = exchange_join(d); /* always complete the messages */
+  if (s != STRATA_OK) return s;
+  if (sj != STRATA_OK) return sj;
+  if (a > 0) {
+    strata__field_view(in, 0, a, &vi);
+    strata__field_view(out, 0, a, &vo);
+    s = strata_apply(op, &vi, &vo, &o);
+    if (s != STRATA_OK) return s;
+  }
+  if (b < n) {
+    strata__field_view(in, b, n - b, &vi);
+    strata__field_view(out, b, n - b, &vo);
+    s = strata_apply(op, &vi, &vo, &o);
+  }
+  return s;
+}
+
+/* ---- gathers ------------------------------------------------------------- */
+
+static size_t plane_values(const strata_field *f) {
+  return f->d.dims == 3 ? f->d.n[0] * f->d.n[1] : f->d.n[0];
+}
+
+strata_status strata_dist_gather(const strata_field *f, int root, void *host) {
+  if (!f) return STRATA_EINVAL;
+  if (!f->win) {
+    if (!host)
+      return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "host", host,
+                                "gather: host is NULL");
+    return strata_field_read(f, host);
+  }
+  strata_dist *d = f->win->dist;
+  if (root < 0 || root >= d->size)
+    return strata__fail_arg(d->ctx, STRATA_EINVAL, "root", root,
+                            "gather: root %d of %d ranks", root, d->size);
+  const size_t bytes = plane_values(f) * (size_t)f->win->own_n * f->esize;
+  void *mine = malloc(bytes ? bytes : 1);
+  strata_status s = mine ? STRATA_OK
+                         : strata__fail(d->ctx, STRATA_ENOMEM,
+                                        "out of host memory");
+  if (s == STRATA_OK) s = strata_field_read(f, mine); /* the owned planes */
+  if (d->rank == root && !host && s == STRATA_OK)
+    s = strata__fail_arg_p(d->ctx, STRATA_EINVAL, "host", host,
+                           "gather: host is NULL on root");
+  if (!all_ok(d->comm, s == STRATA_OK)) {
+    free(mine);
+    return s != STRATA_OK ? s
+                          : strata__fail(d->ctx, STRATA_EIO,
+                                         "gather: another rank failed");
+  }
+  s = strata__dist_gatherv(d, mine, bytes, host, root);
+  free(mine);
+  return s;
+}
+
+strata_status strata_dist_scatter(strata_field *f, int root,
+                                  const void *host) {
+  if (!f) return STRATA_EINVAL;
+  if (!f->win) {
+    if (!host)
+      return strata__fail_arg_p(f->ctx, STRATA_EINVAL, "host", host,
+                                "scatter: host is NULL");
+    return strata_field_write(f, host);
+  }
+  strata_dist *d = f->win->dist;
+  if (root < 0 || root >= d->size)
+    return strata__fail_arg(d->ctx, STRATA_EINVAL, "root", root,
+                            "scatter: root %d of %d ranks", root, d->size);
+  int okh = d->rank != root || host;
+  if (!all_ok(d->comm, okh))
+    return strata__fail(d->ctx, STRATA_EINVAL, "scatter: host is NULL on "
+                        "root");
+  const size_t pv = plane_values(f) * f->esize;
+  const size_t bytes = pv * (size_t)f->win->own_n;
+  void *mine = malloc(bytes ? bytes : 1);
+  int ok = all_ok(d->comm, mine != NULL);
+  if (!ok) {
+    free(mine);
+    return strata__fail(d->ctx, STRATA_ENOMEM, "out of host memory");
+  }
+  if (d->rank == root) {
+    for (int r = 0; r < d->size; r++) {
+      size_t lo, cnt;
+      strata_dist_split(d, f->win->gn[f->win->axis], r, &lo, &cnt);
+      const unsigned char *p = (const unsigned char *)host + lo * pv;
+      if (r == root)
+        memcpy(mine, p, cnt * pv);
+      else if (cnt)
+        send_big(d->comm, p, cnt * pv, r, 8);
+    }
+  } else if (bytes) {
+    recv_big(d->comm, mine, bytes, root, 8);
+  }
+  strata_status s = strata_field_write(f, mine);
+  free(mine);
+  return s;
+}
+
+/* Collective norms of distributed fields (strata_field_norm/diff): the
+ * local norm of the owned planes, combined. */
+strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
+                                strata_norm which, double *out) {
+  const strata__window *w = a->win;
+  strata_dist *d = w->dist;
+  strata_field va, vb;
+  strata__field_view(a, w->e_lo, w->own_n, &va);
+  if (b) strata__field_view(b, b->win ? b->win->e_lo : 0, w->own_n, &vb);
+  double v = 0;
+  strata_status s = b ? strata_field_diff(&va, &vb, which, &v)
+                      : strata_field_norm(&va, which, &v);
+  if (!all_ok(d->comm, s == STRATA_OK))
+    return s != STRATA_OK ? s
+                          : strata__fail(d->ctx, STRATA_EDEVICE,
+                                         "norm: another rank failed");
+  const double cnt = (double)plane_values(a) * (double)w->own_n;
+  double total = (double)plane_values(a) * (double)w->gn[w->axis];
+  double part[2] = {0, isnan(v) ? 1.0 : 0.0};
+  switch (which) {
+  case STRATA_NORM_L2: part[0] = v * v; break;
+  case STRATA_NORM_RMS: part[0] = v * v * cnt; break;
+  default: part[0] = v; break;
+  }
+  if (isnan(part[0])) part[0] = 0;
+  double mx[1] = {part[0]};
+  MPI_Allreduce(MPI_IN_PLACE, part, 2, MPI_DOUBLE, MPI_SUM, d->comm);
+  MPI_Allreduce(MPI_IN_PLACE, mx, 1, MPI_DOUBLE, MPI_MAX, d->comm);
+  if (part[1] > 0) {
+    *out = NAN;
+    return STRATA_OK;
+  }
+  switch (which) {
+  case STRATA_NORM_L2: *out = sqrt(part[0]); break;
+  case STRATA_NORM_RMS: *out = sqrt(part[0] / total); break;
+  case STRATA_NORM_MAX: *out = mx[0]; break;
+  default: *out = part[0]; break;
+  }
+  return STRATA_OK;
+}
+#endif

@@ -151,7 +151,7 @@ typedef struct strata__yee_args {
 } strata__yee_args;
 
 /* ---- Multigrid kernels -------------------------------------------------
- * The cycles live in src/solvers/multigrid.c and are written once; the
+ * The cycles live in src/solvers/mg_cycle.c and are written once; the
  * per-level work goes through the mg_* entries at the end of struct
  * strata__backend.  Every level uses the same dimensionless symmetric
  * stencil S (the source is scaled instead).  Band tables live in the
@@ -262,7 +262,7 @@ struct strata__backend {
    * off, w and dst are backend memory (receivers, seismograms). */
   strata_status (*sample)(const strata_field *f, int npts, int nw,
                           const long *off, const double *w, double *dst);
-  /* Multigrid (src/solvers/multigrid.c).  NULL = the backend lacks the
+  /* Multigrid (src/solvers/mg_cycle.c).  NULL = the backend lacks the
    * kernel; the solver then refuses with STRATA_ENOTSUP.
    * mg_ghosts: fills the first ghost layer of f by the rules g, axis by
    *   axis (x over the interior, y over x-extended rows, z over whole

@@ -2,7 +2,7 @@
  * with the residual and its norm), the separable banded transfer used for
  * restriction and prolongation, axpby with a sum, and the ghost rules of
  * coarse levels.  Registered in strata__cpu_backend (cpu.c); the cycles
- * that use them are in src/solvers/multigrid.c. */
+ * that use them are in src/solvers/mg_cycle.c. */
 #define _GNU_SOURCE
 #include "cpu_internal.h"
 

@@ -205,7 +205,8 @@ int cli_run(int argc, char **argv) {
     memset(&di, 0, sizeof di);
   double points = (double)r->n[0] * r->n[1] * r->n[2];
   const char *transport = r->dist ? strata_dist_transport(r->dist) : "none";
-  if (!a.quiet && r->rank == 0) run_announce(r, &di, transport, need);
+  if (!a.quiet && r->rank == 0)
+    run_announce(r, &di, transport, need);
   if (a.check_only) {
     if (r->rank == 0) {
       printf("%s: ok (%s, %.1f MiB needed", r->cf.path, r->solver->kind,

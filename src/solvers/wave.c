@@ -313,6 +313,152 @@ void strata_wave_destroy(strata_wave **pw) {
   *pw = NULL;
 }
 
+/* The engine under the solver: face kinds, absorbing profiles and the
+ * squared Courant numbers per plane, handed to the shared wave engine. */
+static strata_status make_engine(strata_context *ctx, strata_wave *w,
+                                 const strata_wave_options *o, double dt,
+                                 double vmax) {
+  strata_status s;
+  strata__we_desc d;
+  memset(&d, 0, sizeof d);
+  d.dims = 3;
+  d.dist = o->dist;
+  d.split_periodic = o->face[STRATA_FACE_ZLO] == STRATA_WAVE_PERIODIC;
+  double W;
+  d.radius = w->radius = lap_weights(o->order, d.lap, d.d1, &W);
+  for (int a = 0; a < 3; a++) d.n[a] = o->n[a];
+  d.precision = o->precision;
+  d.width = o->absorb_width;
+  d.width_arg = "absorb_width";
+  double *host[3][3] = {{NULL}};
+  double *line = malloc(o->n[2] * sizeof(double));
+  int oom = !line;
+  for (int f = 0; f < 6; f++) {
+    d.face[f] = o->face[f] == STRATA_WAVE_FREE       ? STRATA__WF_FREE
+                : o->face[f] == STRATA_WAVE_PERIODIC ? STRATA__WF_PERIODIC
+                                                    : STRATA__WF_ZERO;
+    d.absorb[f] = o->face[f] == STRATA_WAVE_CPML     ? STRATA__ABS_CPML
+                  : o->face[f] == STRATA_WAVE_SPONGE ? STRATA__ABS_SPONGE
+                                                    : STRATA__ABS_NONE;
+  }
+  for (int a = 0; a < 3 && !oom; a++) {
+    int sp = o->face[2 * a] == STRATA_WAVE_SPONGE ||
+             o->face[2 * a + 1] == STRATA_WAVE_SPONGE;
+    int cp = o->face[2 * a] == STRATA_WAVE_CPML ||
+             o->face[2 * a + 1] == STRATA_WAVE_CPML;
+    if (sp) oom |= !(host[a][0] = malloc(o->n[a] * sizeof(double)));
+    if (cp) {
+      oom |= !(host[a][1] = malloc(o->n[a] * sizeof(double)));
+      oom |= !(host[a][2] = malloc(o->n[a] * sizeof(double)));
+    }
+    if (!oom && (sp || cp))
+      profiles(o, dt, vmax, a, host[a][0], host[a][1], host[a][2]);
+    d.damp[a] = host[a][0];
+    d.pml_a[a] = host[a][1];
+    d.pml_b[a] = host[a][2];
+  }
+  if (!oom) {
+    for (size_t k = 0; k < o->n[2]; k++) {
+      double v = o->velocity;
+      if (o->nlayers > 0) {
+        double z = (double)k * o->h;
+        for (int m = 0; m < o->nlayers; m++)
+          if (o->layer_top[m] <= z) v = o->layer_velocity[m];
+      }
+      line[k] = (v * dt / o->h) * (v * dt / o->h);
+    }
+    d.c2_line = line;
+    s = strata__we_create(ctx, &d, &w->e);
+  } else {
+    s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  }
+  free(line);
+  for (int a = 0; a < 3; a++)
+    for (int q = 0; q < 3; q++) free(host[a][q]);
+  return s;
+}
+
+/* The source's trilinear weights on up to 8 nodes, the ones this rank
+ * owns ([zlo, zhi) of the global planes, zoff the slab's first). */
+static void place_source(strata_wave *w, const strata_wave_options *o,
+                         long zoff, long zlo, long zhi) {
+  long i0[3];
+  double fr[3];
+  for (int a = 0; a < 3; a++)
+    lin(o->src[a] / o->h, (long)o->n[a], &i0[a], &fr[a]);
+  for (int c = 0; c < 8; c++) {
+    double wt = 1;
+    long idx[3];
+    for (int a = 0; a < 3; a++) {
+      int up = (c >> a) & 1;
+      wt *= up ? fr[a] : 1 - fr[a];
+      idx[a] = i0[a] + up;
+    }
+    if (wt == 0 || idx[2] < zlo || idx[2] >= zhi) continue;
+    idx[2] -= zoff;
+    memcpy(w->src[w->nsrc], idx, sizeof idx);
+    w->src_w[w->nsrc++] = wt;
+  }
+}
+
+/* The receivers this rank samples (those whose lower z node it owns) and
+ * their trilinear offsets and weights in the backend's memory. */
+static strata_status place_receivers(strata_context *ctx, strata_wave *w,
+                                     const strata_wave_options *o, long zoff,
+                                     long zlo, long zhi) {
+  strata_status s = STRATA_OK;
+  long i0[3];
+  double fr[3];
+  if (w->nrec_all > 0) {
+    /* a receiver belongs to the rank owning its lower z node (the upper
+     * one may be a ghost plane, exchanged before every sample) */
+    w->rec_id = malloc(sizeof(int) * (size_t)w->nrec_all);
+    if (!w->rec_id) s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    w->nrec = 0;
+    for (int r = 0; w->rec_id && r < w->nrec_all; r++) {
+      lin(o->receivers[3 * r + 2] / o->h, (long)o->n[2], &i0[2], &fr[2]);
+      if (i0[2] >= zlo && i0[2] < zhi) w->rec_id[w->nrec++] = r;
+    }
+  }
+  if (w->nrec > 0) {
+    size_t cnt = (size_t)w->nrec * 8;
+    long *off = malloc(cnt * sizeof(long));
+    double *wt = malloc(cnt * sizeof(double));
+    if (!off || !wt) {
+      s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    } else {
+      for (int rr = 0; rr < w->nrec; rr++) {
+        const int r = w->rec_id[rr];
+        for (int a = 0; a < 3; a++)
+          lin(o->receivers[3 * r + a] / o->h, (long)o->n[a], &i0[a], &fr[a]);
+        for (int c = 0; c < 8; c++) {
+          double ww = 1;
+          long idx[3];
+          for (int a = 0; a < 3; a++) {
+            int up = (c >> a) & 1;
+            ww *= up ? fr[a] : 1 - fr[a];
+            idx[a] = i0[a] + up;
+            if (idx[a] >= (long)o->n[a]) idx[a] = (long)o->n[a] - 1;
+          }
+          off[8 * rr + c] = (long)strata__offset(w->e->u, idx[0], idx[1],
+                                                 idx[2] - zoff);
+          wt[8 * rr + c] = ww;
+        }
+      }
+      void *p = NULL;
+      s = ctx->be->alloc(ctx, cnt * sizeof(long), &p);
+      if (s == STRATA_OK) {
+        w->rec_off = p;
+        s = ctx->be->from_host(ctx, p, off, cnt * sizeof(long));
+      }
+      if (s == STRATA_OK) s = strata__dev_doubles(ctx, wt, cnt, &w->rec_w);
+    }
+    free(off);
+    free(wt);
+  }
+  return s;
+}
+
 strata_status strata_wave_create(strata_context *ctx,
                                  const strata_wave_options *opt,
                                  strata_wave **out) {
@@ -350,62 +496,7 @@ strata_status strata_wave_create(strata_context *ctx,
   w->delay = o.delay > 0 ? o.delay : 1.5 / o.f0;
   w->nrec = w->nrec_all = o.nreceivers;
 
-  strata__we_desc d;
-  memset(&d, 0, sizeof d);
-  d.dims = 3;
-  d.dist = o.dist;
-  d.split_periodic = o.face[STRATA_FACE_ZLO] == STRATA_WAVE_PERIODIC;
-  double W;
-  d.radius = w->radius = lap_weights(o.order, d.lap, d.d1, &W);
-  for (int a = 0; a < 3; a++) d.n[a] = o.n[a];
-  d.precision = o.precision;
-  d.width = o.absorb_width;
-  d.width_arg = "absorb_width";
-  double *host[3][3] = {{NULL}};
-  double *line = malloc(o.n[2] * sizeof(double));
-  int oom = !line;
-  for (int f = 0; f < 6; f++) {
-    d.face[f] = o.face[f] == STRATA_WAVE_FREE       ? STRATA__WF_FREE
-                : o.face[f] == STRATA_WAVE_PERIODIC ? STRATA__WF_PERIODIC
-                                                    : STRATA__WF_ZERO;
-    d.absorb[f] = o.face[f] == STRATA_WAVE_CPML     ? STRATA__ABS_CPML
-                  : o.face[f] == STRATA_WAVE_SPONGE ? STRATA__ABS_SPONGE
-                                                    : STRATA__ABS_NONE;
-  }
-  for (int a = 0; a < 3 && !oom; a++) {
-    int sp = o.face[2 * a] == STRATA_WAVE_SPONGE ||
-             o.face[2 * a + 1] == STRATA_WAVE_SPONGE;
-    int cp = o.face[2 * a] == STRATA_WAVE_CPML ||
-             o.face[2 * a + 1] == STRATA_WAVE_CPML;
-    if (sp) oom |= !(host[a][0] = malloc(o.n[a] * sizeof(double)));
-    if (cp) {
-      oom |= !(host[a][1] = malloc(o.n[a] * sizeof(double)));
-      oom |= !(host[a][2] = malloc(o.n[a] * sizeof(double)));
-    }
-    if (!oom && (sp || cp))
-      profiles(&o, dt, vmax, a, host[a][0], host[a][1], host[a][2]);
-    d.damp[a] = host[a][0];
-    d.pml_a[a] = host[a][1];
-    d.pml_b[a] = host[a][2];
-  }
-  if (!oom) {
-    for (size_t k = 0; k < o.n[2]; k++) {
-      double v = o.velocity;
-      if (o.nlayers > 0) {
-        double z = (double)k * o.h;
-        for (int m = 0; m < o.nlayers; m++)
-          if (o.layer_top[m] <= z) v = o.layer_velocity[m];
-      }
-      line[k] = (v * dt / o.h) * (v * dt / o.h);
-    }
-    d.c2_line = line;
-    s = strata__we_create(ctx, &d, &w->e);
-  } else {
-    s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
-  }
-  free(line);
-  for (int a = 0; a < 3; a++)
-    for (int q = 0; q < 3; q++) free(host[a][q]);
+  s = make_engine(ctx, w, &o, dt, vmax);
   if (s != STRATA_OK) {
     strata_wave_destroy(&w);
     return s;
@@ -419,71 +510,8 @@ strata_status strata_wave_create(strata_context *ctx,
     zlo = win->own_lo;
     zhi = win->own_lo + win->own_n;
   }
-  /* source: trilinear spread over up to 8 nodes (the owners' only) */
-  long i0[3];
-  double fr[3];
-  for (int a = 0; a < 3; a++) lin(o.src[a] / o.h, (long)o.n[a], &i0[a], &fr[a]);
-  for (int c = 0; c < 8; c++) {
-    double wt = 1;
-    long idx[3];
-    for (int a = 0; a < 3; a++) {
-      int up = (c >> a) & 1;
-      wt *= up ? fr[a] : 1 - fr[a];
-      idx[a] = i0[a] + up;
-    }
-    if (wt == 0 || idx[2] < zlo || idx[2] >= zhi) continue;
-    idx[2] -= zoff;
-    memcpy(w->src[w->nsrc], idx, sizeof idx);
-    w->src_w[w->nsrc++] = wt;
-  }
-  /* receivers */
-  if (w->nrec_all > 0) {
-    /* a receiver belongs to the rank owning its lower z node (the upper
-     * one may be a ghost plane, exchanged before every sample) */
-    w->rec_id = malloc(sizeof(int) * (size_t)w->nrec_all);
-    if (!w->rec_id) s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
-    w->nrec = 0;
-    for (int r = 0; w->rec_id && r < w->nrec_all; r++) {
-      lin(o.receivers[3 * r + 2] / o.h, (long)o.n[2], &i0[2], &fr[2]);
-      if (i0[2] >= zlo && i0[2] < zhi) w->rec_id[w->nrec++] = r;
-    }
-  }
-  if (w->nrec > 0) {
-    size_t cnt = (size_t)w->nrec * 8;
-    long *off = malloc(cnt * sizeof(long));
-    double *wt = malloc(cnt * sizeof(double));
-    if (!off || !wt) {
-      s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
-    } else {
-      for (int rr = 0; rr < w->nrec; rr++) {
-        const int r = w->rec_id[rr];
-        for (int a = 0; a < 3; a++)
-          lin(o.receivers[3 * r + a] / o.h, (long)o.n[a], &i0[a], &fr[a]);
-        for (int c = 0; c < 8; c++) {
-          double ww = 1;
-          long idx[3];
-          for (int a = 0; a < 3; a++) {
-            int up = (c >> a) & 1;
-            ww *= up ? fr[a] : 1 - fr[a];
-            idx[a] = i0[a] + up;
-            if (idx[a] >= (long)o.n[a]) idx[a] = (long)o.n[a] - 1;
-          }
-          off[8 * rr + c] = (long)strata__offset(w->e->u, idx[0], idx[1],
-                                                 idx[2] - zoff);
-          wt[8 * rr + c] = ww;
-        }
-      }
-      void *p = NULL;
-      s = ctx->be->alloc(ctx, cnt * sizeof(long), &p);
-      if (s == STRATA_OK) {
-        w->rec_off = p;
-        s = ctx->be->from_host(ctx, p, off, cnt * sizeof(long));
-      }
-      if (s == STRATA_OK) s = strata__dev_doubles(ctx, wt, cnt, &w->rec_w);
-    }
-    free(off);
-    free(wt);
-  }
+  place_source(w, &o, zoff, zlo, zhi);
+  s = place_receivers(ctx, w, &o, zoff, zlo, zhi);
   if (o.dist) s = strata__dist_agree(o.dist, s);
   if (s != STRATA_OK) {
     strata_wave_destroy(&w);

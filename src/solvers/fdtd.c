@@ -483,32 +483,34 @@ strata_status strata_fdtd_step(strata_fdtd *f, long nsteps) {
   return s;
 }
 
-strata_field *strata_fdtd_field(strata_fdtd *f, strata_fdtd_component c) {
+const strata_field *strata__fdtd_peek(const strata_fdtd *f,
+                                      strata_fdtd_component c) {
   if (!f) return NULL;
-  if (f->o.scheme == STRATA_FDTD_EXPLICIT) {
-    if (c != STRATA_FDTD_EZ && c != STRATA_FDTD_EZ_PREV) return NULL;
+  if (f->o.scheme == STRATA_FDTD_EXPLICIT)
+    return c == STRATA_FDTD_EZ        ? f->e->u
+           : c == STRATA_FDTD_EZ_PREV ? f->e->up
+                                      : NULL;
+  return c == STRATA_FDTD_EZ   ? f->ez
+         : c == STRATA_FDTD_HX ? f->hx
+         : c == STRATA_FDTD_HY ? f->hy
+                               : NULL;
+}
+
+strata_field *strata_fdtd_field(strata_fdtd *f, strata_fdtd_component c) {
+  strata_field *fl = (strata_field *)strata__fdtd_peek(f, c);
+  if (!fl) return NULL;
+  /* the caller may write the state: re-derive what depends on it */
+  if (f->o.scheme == STRATA_FDTD_EXPLICIT)
     f->e->dirty = 1;
-    return c == STRATA_FDTD_EZ ? f->e->u : f->e->up;
-  }
-  f->dirty = 1;
-  switch (c) {
-  case STRATA_FDTD_EZ: return f->ez;
-  case STRATA_FDTD_HX: return f->hx;
-  case STRATA_FDTD_HY: return f->hy;
-  default: return NULL;
-  }
+  else
+    f->dirty = 1;
+  return fl;
 }
 
 strata_status strata_fdtd_read(const strata_fdtd *f, strata_fdtd_component c,
                                void *host) {
   if (!f) return STRATA_EINVAL;
-  const strata_field *fl = NULL;
-  if (f->o.scheme == STRATA_FDTD_EXPLICIT)
-    fl = c == STRATA_FDTD_EZ ? f->e->u : c == STRATA_FDTD_EZ_PREV ? f->e->up
-                                                                   : NULL;
-  else
-    fl = c == STRATA_FDTD_EZ ? f->ez : c == STRATA_FDTD_HX ? f->hx
-                               : c == STRATA_FDTD_HY ? f->hy : NULL;
+  const strata_field *fl = strata__fdtd_peek(f, c);
   if (!fl)
     return strata__fail_arg(f->ctx, STRATA_EINVAL, "c", (int)c,
                         "fdtd: the %s scheme has no component %d",

@@ -328,9 +328,20 @@ strata_field *strata_solver_field(strata_solver *s, int index) {
   }
 }
 
+/* The field for reading only: the wave and FDTD solvers are not told that
+ * their state may have been written (which would cost a refresh). */
+static const strata_field *peek(const strata_solver *s, int index) {
+  if (index < 0 || index >= s->nfields) return NULL;
+  switch (s->kind) {
+  case STRATA_SOLVER_WAVE: return strata__wave_peek(s->wave, index);
+  case STRATA_SOLVER_FDTD: return strata__fdtd_peek(s->fdtd, s->comp[index]);
+  default: return strata_solver_field((strata_solver *)s, index);
+  }
+}
+
 strata_status strata_solver_read(strata_solver *s, int index, void *host) {
   if (!s) return STRATA_EINVAL;
-  strata_field *f = strata_solver_field(s, index);
+  const strata_field *f = peek(s, index);
   if (!f)
     return strata__fail_arg(s->ctx, STRATA_EINVAL, "index", index,
                             "solver: field %d; the %s "
@@ -441,7 +452,7 @@ static double bytes_per_point_step(const strata_solver *s) {
 static double local_points(const strata_solver *s) {
   double pts = (double)s->n[0] * (double)s->n[1] * (double)s->n[2];
   strata_field_window w;
-  strata_field *f = strata_solver_field((strata_solver *)s, 0);
+  const strata_field *f = peek(s, 0);
   if (s->dist && f && strata_field_get_window(f, &w) == STRATA_OK &&
       w.distributed)
     pts = pts / (double)s->n[w.axis] * (double)w.owned_count;

@@ -120,6 +120,12 @@ strata_status strata__state_agree(const strata_field *u, strata_status s,
 /* The solver interface's hooks (src/solvers/solver.c).  The heat
  * solver's step count, restored with its state. */
 void strata__heat_set_steps(strata_heat *h, long steps);
+/* A wave's or FDTD solver's field for reading: unlike strata_wave_field
+ * and strata_fdtd_field it does not mark the state as written, so reading
+ * a snapshot costs no refresh before the next step. */
+const strata_field *strata__wave_peek(const strata_wave *w, int previous);
+const strata_field *strata__fdtd_peek(const strata_fdtd *f,
+                                      strata_fdtd_component c);
 /* Exactly `cycles` cycles of the options' cycle type on phi (1 ..
  * max_cycles), with no tolerance or stall test and no full-multigrid
  * pass: strata_mg_solve with those options overridden for the call. */

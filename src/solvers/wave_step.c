@@ -59,9 +59,14 @@ strata_status strata_wave_set_state(strata_wave *w, strata_point_fn u0,
   return s;
 }
 
+const strata_field *strata__wave_peek(const strata_wave *w, int previous) {
+  if (!w) return NULL;
+  return previous ? w->e->up : w->e->u;
+}
+
 strata_field *strata_wave_field(strata_wave *w, int previous) {
   if (!w) return NULL;
-  w->e->dirty = 1;
+  w->e->dirty = 1; /* the caller may write the state */
   return previous ? w->e->up : w->e->u;
 }
 

@@ -81,6 +81,22 @@ strata_status strata__fail(strata_context *ctx, strata_status s,
   return s;
 }
 
+void strata__error_keep(const strata_context *ctx, strata__kept_error *k) {
+  memcpy(k->msg, ctx->error, sizeof k->msg);
+  memcpy(k->arg, ctx->error_arg, sizeof k->arg);
+  memcpy(k->value, ctx->error_value, sizeof k->value);
+}
+
+void strata__error_restore(strata_context *ctx, const strata__kept_error *k) {
+  memcpy(ctx->error, k->msg, sizeof k->msg);
+  memcpy(ctx->error_arg, k->arg, sizeof k->arg);
+  memcpy(ctx->error_value, k->value, sizeof k->value);
+}
+
+void strata__error_clear(strata_context *ctx) {
+  ctx->error[0] = ctx->error_arg[0] = ctx->error_value[0] = '\0';
+}
+
 strata_status strata__fail_arg_s(strata_context *ctx, strata_status s,
                                  const char *name, const char *value,
                                  const char *fmt, ...) {

@@ -346,6 +346,18 @@ strata_status strata__fail(strata_context *ctx, strata_status s,
 #else
 #define STRATA__PRINTF(f, a)
 #endif
+/* The last failure kept aside while a fallback is tried, then put back
+ * exactly (message, argument's name and value); a fallback that works
+ * clears the record instead (strata__error_clear). */
+typedef struct strata__kept_error {
+  char msg[STRATA__ERRMSG_SIZE];
+  char arg[STRATA__ARGNAME_SIZE];
+  char value[STRATA__ARGVALUE_SIZE];
+} strata__kept_error;
+void strata__error_keep(const strata_context *ctx, strata__kept_error *k);
+void strata__error_restore(strata_context *ctx, const strata__kept_error *k);
+void strata__error_clear(strata_context *ctx);
+
 /* strata__fail for a failure about one option or argument: name is the
  * options struct's field or the parameter as strata.h spells it ("dt",
  * "n[2]", "face[4]", "bc.kind[1]", "path"), value its current value as

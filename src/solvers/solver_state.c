@@ -146,25 +146,6 @@ static strata_status poisson_load(strata_solver *s, const unsigned char *p,
   return STRATA_OK;
 }
 
-/* A failure kept while a collective call that must go on runs, then
- * recorded again as it was: message, argument's name and value. */
-typedef struct kept_failure {
-  char msg[STRATA__ERRMSG_SIZE];
-  char arg[STRATA__ARGNAME_SIZE];
-  char value[STRATA__ARGVALUE_SIZE];
-} kept_failure;
-
-static void keep_failure(const strata_context *ctx, kept_failure *k) {
-  snprintf(k->msg, sizeof k->msg, "%s", ctx->error);
-  snprintf(k->arg, sizeof k->arg, "%s", ctx->error_arg);
-  snprintf(k->value, sizeof k->value, "%s", ctx->error_value);
-}
-
-static strata_status restore_failure(strata_context *ctx, strata_status st,
-                                     const kept_failure *k) {
-  return strata__fail_arg_s(ctx, st, k->arg, k->value, "%s", k->msg);
-}
-
 /* Loads an image named name (a path or "the state"). */
 static strata_status load_image(strata_solver *s, const char *name,
                                 const void *buf, size_t size) {
@@ -188,8 +169,8 @@ static strata_status load_image(strata_solver *s, const char *name,
   if (st != STRATA_OK && !s->dist) return st;
   const int ok = st == STRATA_OK;
   strata_status l;
-  kept_failure kept;
-  keep_failure(s->ctx, &kept);
+  strata__kept_error kept;
+  strata__error_keep(s->ctx, &kept);
   switch (s->kind) {
   case STRATA_SOLVER_WAVE:
     l = strata_wave_load_state(s->wave, ok ? blob : NULL, ok ? n : 0);
@@ -199,7 +180,10 @@ static strata_status load_image(strata_solver *s, const char *name,
     break;
   default: l = ok ? poisson_load(s, blob, n, step) : STRATA_OK; break;
   }
-  if (!ok) return restore_failure(s->ctx, st, &kept);
+  if (!ok) {
+    strata__error_restore(s->ctx, &kept);
+    return st;
+  }
   return l;
 }
 
@@ -311,11 +295,11 @@ strata_status strata_solver_load(strata_solver *s, const char *path) {
     /* over several processes every rank takes part in the wave and FDTD
      * loads, one that could not read its part with nothing (it fails, and
      * so do the others); its own message is kept */
-    kept_failure kept;
-    keep_failure(s->ctx, &kept);
+    strata__kept_error kept;
+    strata__error_keep(s->ctx, &kept);
     if (s->wave) strata_wave_load_state(s->wave, NULL, 0);
     if (s->fdtd) strata_fdtd_load_state(s->fdtd, NULL, 0);
-    restore_failure(s->ctx, st, &kept);
+    strata__error_restore(s->ctx, &kept);
   }
   free(buf);
   free(mine);

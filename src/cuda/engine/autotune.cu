@@ -486,7 +486,7 @@ strata_status ref_init(const strata__launch *L, const strata_stencil *op,
   R.zchunks = 0;
   strata_status s = strata__cu_run_variant(STRATA__V_NAIVE, &R, op);
   if (s == STRATA_EINVAL || s == STRATA_ENOTSUP) { /* go on unchecked */
-    ctx->error[0] = '\0';
+    strata__error_clear(ctx);
     cudaFree(ref->out);
     ref->out = nullptr;
     return STRATA_OK;
@@ -609,7 +609,7 @@ strata_status tune(strata_context *ctx, strata__launch *L,
     if (s != STRATA_OK) return s;
     if (t[i] < first_best) first_best = t[i];
   }
-  ctx->error[0] = '\0';
+  strata__error_clear(ctx);
   if (first_best == 1e300)
     return strata__fail(ctx, STRATA_EINVAL,
                         "autotune: no variant could run this operator");

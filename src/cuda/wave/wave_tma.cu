@@ -93,7 +93,7 @@ template <typename T, int R> struct wt_launcher {
   /* a driver without the encoder (or a map it refuses) leaves k_wavev to
    * do the step (or a CPML slab to its pass): no error, and the context's
    * message as it was */
-  char msg[STRATA__ERRMSG_SIZE];
+  strata__kept_error kept;
   const char *cant = "wave step: the tensor-copy update cannot be resident "
                      "after its CPML tiles ran";
 
@@ -102,7 +102,7 @@ template <typename T, int R> struct wt_launcher {
       : ctx(c), st(s), P(p), a(args), Q(wave_yz(p)), Pm(p) {}
 
   /* a refused map: the context's message as it was */
-  void unrefuse() { memcpy(ctx->error, msg, sizeof msg); }
+  void unrefuse() { strata__error_restore(ctx, &kept); }
 
   bool make_maps(int TWm, int THm, int PWm, int BYm, wt_maps &m,
                  bool yz = false) {
@@ -275,7 +275,7 @@ template <typename T, int R> struct wt_launcher {
     const int nzs = P.s1[2] - P.s0[2];
     if (nzs <= 0 || P.s1[0] <= P.s0[0] || P.s1[1] <= P.s0[1])
       return 1; /* no stencil nodes */
-    memcpy(msg, ctx->error, sizeof msg);
+    strata__error_keep(ctx, &kept);
     if (!make_maps(TW, TH, kWtX * V, BY, mm)) return 0;
     cxon = R == 4 && (P.slab[0].psi != NULL || P.slab[1].psi != NULL);
     if (sv_tuning_is(ctx, "wave_cpmlx", "pass")) cxon = false;

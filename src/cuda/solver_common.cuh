@@ -1,5 +1,5 @@
-/* Helpers of the solver entries (wave, FDTD, receivers): the context's
- * device, grid sizes and the axis limit of the CUDA kernels. */
+/* Helpers of the solver entries (wave, FDTD, receivers): tuning switches
+ * and the axis limit of the CUDA kernels. */
 #ifndef STRATA_CUDA_SOLVER_COMMON_CUH
 #define STRATA_CUDA_SOLVER_COMMON_CUH
 
@@ -15,23 +15,6 @@ inline bool sv_tuning_is(const strata_context *ctx, const char *key,
   char buf[32];
   const char *v = strata__tuning(ctx, key, buf, sizeof buf);
   return v && strcmp(v, val) == 0;
-}
-
-inline strata_status sv_device(strata_context *ctx) {
-  STRATA__CU(ctx, cudaSetDevice(strata__cu_state(ctx)->device));
-  return STRATA_OK;
-}
-
-#define SV_DEVICE(ctx)                                                         \
-  do {                                                                         \
-    strata_status s_ = sv_device(ctx);                                         \
-    if (s_ != STRATA_OK) return s_;                                            \
-  } while (0)
-
-inline unsigned sv_blocks(long long n, int threads) {
-  long long b = (n + threads - 1) / threads;
-  if (b > 65535) b = 65535;
-  return (unsigned)(b < 1 ? 1 : b);
 }
 
 inline strata_status sv_check_axis(strata_context *ctx,

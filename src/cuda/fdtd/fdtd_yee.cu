@@ -226,19 +226,19 @@ strata_status yee_typed(const strata__yee_args *a) {
   /* H */
   {
     dim3 block(128, 2);
-    dim3 grid((unsigned)((P.n0 + 127) / 128), sv_blocks(P.n1, 2));
+    dim3 grid((unsigned)((P.n0 + 127) / 128), strata__cu_grid1d(P.n1, 2));
     k_yee_h<T><<<grid, block, 0, st->stream>>>(P);
     STRATA__LAUNCHED(ctx, "yee step: H kernel launch");
   }
   if (P.perx || P.pery || any_mur) {
-    k_yee_fix<T><<<sv_blocks(m, 256), 256, 0, st->stream>>>(P);
+    k_yee_fix<T><<<strata__cu_grid1d(m, 256), 256, 0, st->stream>>>(P);
     STRATA__LAUNCHED(ctx, "yee step: ghost kernel launch");
   }
   /* E */
   if (P.e1x > P.e0x && P.e1y > P.e0y) {
     dim3 block(128, 2);
     dim3 grid((unsigned)((P.e1x - P.e0x + 127) / 128),
-              sv_blocks(P.e1y - P.e0y, 2));
+              strata__cu_grid1d(P.e1y - P.e0y, 2));
     k_yee_e<T><<<grid, block, 0, st->stream>>>(P);
     STRATA__LAUNCHED(ctx, "yee step: E kernel launch");
   }
@@ -258,11 +258,11 @@ strata_status yee_typed(const strata__yee_args *a) {
     STRATA__LAUNCHED(ctx, "yee step: source kernel launch");
   }
   if (any_mur) {
-    k_yee_mur<T><<<sv_blocks(m, 256), 256, 0, st->stream>>>(P);
+    k_yee_mur<T><<<strata__cu_grid1d(m, 256), 256, 0, st->stream>>>(P);
     STRATA__LAUNCHED(ctx, "yee step: Mur kernel launch");
   }
   if (P.perx || P.pery) {
-    k_yee_per<T><<<sv_blocks(m, 256), 256, 0, st->stream>>>(P);
+    k_yee_per<T><<<strata__cu_grid1d(m, 256), 256, 0, st->stream>>>(P);
     STRATA__LAUNCHED(ctx, "yee step: periodic ghost kernel launch");
   }
   return STRATA_OK;
@@ -277,7 +277,7 @@ strata_status strata__cuda_yee_step(const strata__yee_args *a) {
                         "yee step: Ez must be 2D with ghost width >= 1");
   strata_status s = sv_check_axis(ctx, a->ez, "yee step");
   if (s != STRATA_OK) return s;
-  SV_DEVICE(ctx);
+  STRATA__USE_DEVICE(ctx);
   if (a->ez->d.precision == STRATA_F32) return yee_typed<float>(a);
   return yee_typed<double>(a);
 }

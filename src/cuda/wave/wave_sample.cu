@@ -29,7 +29,7 @@ strata_status strata__cuda_sample(const strata_field *f, int npts, int nw,
   if (nw < 1)
     return strata__fail(ctx, STRATA_EINVAL, "sample: %d weights per point",
                         nw);
-  SV_DEVICE(ctx);
+  STRATA__USE_DEVICE(ctx);
   cudaStream_t stream = strata__cu_state(ctx)->stream;
   const int threads = 128;
   const unsigned blocks = (unsigned)((npts + threads - 1) / threads);

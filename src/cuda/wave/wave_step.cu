@@ -494,7 +494,7 @@ strata_status wave_faces(strata_context *ctx, strata__cuda_state *st,
       F.fc[side] = c < D && a->face[2 * c + side] == STRATA__WF_FREE;
     }
     const long long lines = (long long)F.nb * F.nc;
-    k_faces<T><<<sv_blocks(lines, 256), 256, 0, st->stream>>>(
+    k_faces<T><<<strata__cu_grid1d(lines, 256), 256, 0, st->stream>>>(
         P.up, P.u, F, (T)a->mur);
     STRATA__LAUNCHED(ctx, "wave step: face kernel launch");
   }
@@ -703,7 +703,7 @@ strata_status strata__cuda_wave_step(const strata__wave_args *a) {
                         "wave step: neither c2 nor c2_line is set");
   strata_status s = sv_check_axis(ctx, a->u, "wave step");
   if (s != STRATA_OK) return s;
-  SV_DEVICE(ctx);
+  STRATA__USE_DEVICE(ctx);
   if (a->u->d.precision == STRATA_F32) return wave_typed<float>(a);
   return wave_typed<double>(a);
 }

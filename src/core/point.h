@@ -8,12 +8,11 @@
  * (CPU rows under omp simd, CUDA global loads, shared-memory tiles,
  * registers streamed along z) and hands the values here.  Once inlined with
  * a literal radius and dimension, the code is what a hand-written
- * expression gives.  Two forms where a sum runs over a radius or a box:
- * small arrays (star, pairs, deriv, box, *_box), which nvcc keeps in
- * registers, and the scalar pieces they are built from (term, star_k,
- * faces6, edges12, corners8, ...), for loops under omp simd (gcc 12 does not
- * vectorise a simd loop that holds a small array) - one chain of
- * operations either way.
+ * expression gives.  Sums over a radius or a box are chains of term()
+ * that the kernels write out in the order given here (gcc 12 does not
+ * vectorise a simd loop that holds a small array, so the rows pass
+ * scalars); the symmetric stencils' neighbour sums come as macros over the
+ * kernel's own loader (STRATA_PT_FACES6 ...) or as functions of values.
  *
  * Precision: every function exists as name_f32 (float) and name_f64
  * (double), instantiated from one body below (the file includes itself once
@@ -137,39 +136,6 @@
  * a chain of these from its first value, in the order given. */
 STRATA_HD T PT(term)(T acc, T w, T x) { return acc + w * x; }
 
-/* The distance-k terms of a star in D dimensions:
- *   acc + wx px [+ wy py] [+ wz pz]   (y only when D >= 2, z when D >= 3)
- * px = u(x-k) + u(x+k), the pair summed first; likewise py, pz. */
-STRATA_HD T PT(star_k)(int D, T acc, T wx, T px, T wy, T py, T wz, T pz) {
-  acc = PT(term)(acc, wx, px);
-  if (D >= 2) acc = PT(term)(acc, wy, py);
-  if (D >= 3) acc = PT(term)(acc, wz, pz);
-  return acc;
-}
-
-/* Star stencil of radius R in D dimensions:
- *   c0 u + sum_{k=1..R} (wx[k] px[k] + wy[k] py[k] + wz[k] pz[k])
- * summed k by k (star_k), x then y then z within each k; py and pz are
- * read only when D >= 2, D >= 3 (pass any pointer otherwise).  A row
- * kernel under omp simd calls c0 * u and star_k with scalars instead (gcc
- * does not vectorise loops holding small arrays): the same chain.
- * The heat step is this function (and sym27 below): heat folds
- * u + dt alpha L(u) into the operator's coefficients, so a fused heat
- * sweep and single strata_apply steps are one computation. */
-STRATA_HD T PT(star)(int R, int D, T c0, const T *wx, const T *wy,
-                     const T *wz, T u, const T *px, const T *py,
-                     const T *pz) {
-  T acc = c0 * u;
-  STRATA_PT_UNROLL
-  for (int k = 1; k <= STRATA_PT_MAX_RADIUS; k++) {
-    if (k > R) break;
-    acc = PT(star_k)(D, acc, wx[k], px[k], D >= 2 ? wy[k] : (T)0,
-                     D >= 2 ? py[k] : (T)0, D >= 3 ? wz[k] : (T)0,
-                     D >= 3 ? pz[k] : (T)0);
-  }
-  return acc;
-}
-
 /* One axis's terms of a star, for kernels that sum axis by axis:
  *   acc + sum_{k=1..R} w[k] p[k], in k order. */
 STRATA_HD T PT(pairs)(int R, T acc, const T *w, const T *p) {
@@ -186,19 +152,6 @@ STRATA_HD T PT(pairs)(int R, T acc, const T *w, const T *p) {
  * CPML's D1 terms. */
 STRATA_HD T PT(deriv)(int R, const T *w, const T *d) {
   return PT(pairs)(R, (T)0, w, d);
-}
-
-/* General 3x3 (D = 2) or 3x3x3 (D = 3) box: sum_q K[q] v[q] in q order
- * from 0 (term()); v and K in the box layout (STRATA_PT_BOX9/27). */
-STRATA_HD T PT(box)(int D, const T *K, const T *v) {
-  T acc = 0;
-  const int m = D == 3 ? 27 : 9;
-  STRATA_PT_UNROLL
-  for (int q = 0; q < 27; q++) {
-    if (q >= m) break;
-    acc = PT(term)(acc, K[q], v[q]);
-  }
-  return acc;
 }
 
 /* The neighbour sums of the symmetric stencils from values passed as
@@ -222,46 +175,20 @@ STRATA_HD T PT(corners8)(T mmm, T pmm, T mpm, T ppm, T mmp, T pmp, T mpp,
 STRATA_HD T PT(faces4)(T xm, T xp, T ym, T yp) { return xm + xp + ym + yp; }
 STRATA_HD T PT(corners4)(T mm, T pm, T mp, T pp) { return mm + pm + mp + pp; }
 
-/* The same sums from a box's values (layout STRATA_PT_BOX27 / BOX9). */
-#define STRATA_PT_V27_(dx, dy, dz) v[STRATA_PT_BOX27(dx, dy, dz)]
-#define STRATA_PT_V9_(dx, dy) v[STRATA_PT_BOX9(dx, dy)]
-STRATA_HD T PT(faces27)(const T *v) { return STRATA_PT_FACES6(STRATA_PT_V27_); }
-STRATA_HD T PT(edges27)(const T *v) {
-  return STRATA_PT_EDGES12(STRATA_PT_V27_);
-}
-STRATA_HD T PT(corners27)(const T *v) {
-  return STRATA_PT_CORNERS8(STRATA_PT_V27_);
-}
-STRATA_HD T PT(faces9)(const T *v) { return STRATA_PT_FACES4(STRATA_PT_V9_); }
-STRATA_HD T PT(corners9)(const T *v) { return STRATA_PT_CORNERS4(STRATA_PT_V9_); }
-#undef STRATA_PT_V27_
-#undef STRATA_PT_V9_
-
 /* Symmetric 27-point stencil from the centre and the three neighbour sums:
  *   C0 u + C1 faces + C2 edges + C3 corners. */
 STRATA_HD T PT(sym27)(const T *C, T u, T faces, T edges, T corners) {
   return C[0] * u + C[1] * faces + C[2] * edges + C[3] * corners;
 }
 
-/* The same from the 27 values of the box. */
-STRATA_HD T PT(sym27_box)(const T *C, const T *v) {
-  return PT(sym27)(C, v[13], PT(faces27)(v), PT(edges27)(v),
-                   PT(corners27)(v));
-}
-
 /* ======================================================================
  * Second-order wave (acoustic) and the explicit scalar FDTD scheme
  * ==================================================================== */
 
-/* The Laplacian of the wave engine: the star with lap[k] on every axis and
- * centre lap[0] * D (lap[0] is one axis's centre weight). */
+/* The centre weight of the wave engine's Laplacian: lap[0] * D (lap[0] is
+ * one axis's centre weight; the star's other weights are lap[k] on every
+ * axis). */
 STRATA_HD T PT(lap_centre)(int D, T lap0) { return lap0 * (T)D; }
-STRATA_HD T PT(lap)(int R, int D, const T *lap, T u, const T *px,
-                    const T *py, const T *pz) {
-  return PT(star)(R, D, PT(lap_centre)(D, lap[0]), lap, lap, lap, u,
-                  px, py, pz);
-}
-
 /* Leapfrog: u+ = 2u - u- + c2 L (c2 = (c dt / h)^2 at the point). */
 STRATA_HD T PT(wave)(T u, T um, T c2, T L) {
   return (T)2 * u - um + c2 * L;
@@ -335,18 +262,6 @@ STRATA_HD T PT(mg_op)(int SHAPE, const T *C, T u, T faces, T edges,
   T s = C[0] * u + C[2] * edges + C[3] * corners;
   if (SHAPE == 27) s += C[1] * faces;
   return s;
-}
-
-/* The same from the box's values: 9 (STRATA_PT_BOX9) for SHAPE 5 and 9,
- * 27 (STRATA_PT_BOX27) for 7, 26, 27; values a SHAPE does not use are not
- * read. */
-STRATA_HD T PT(mg_op_box)(int SHAPE, const T *C, const T *v) {
-  if (SHAPE == 5) return PT(mg_op)(5, C, v[4], PT(faces9)(v), 0, 0);
-  if (SHAPE == 9)
-    return PT(mg_op)(9, C, v[4], PT(faces9)(v), PT(corners9)(v), 0);
-  if (SHAPE == 7) return PT(mg_op)(7, C, v[13], PT(faces27)(v), 0, 0);
-  return PT(mg_op)(SHAPE, C, v[13], SHAPE == 27 ? PT(faces27)(v) : (T)0,
-                   PT(edges27)(v), PT(corners27)(v));
 }
 
 /* Residual r = bs (b + bsh) - S u (bs, bsh: the level's right-hand side

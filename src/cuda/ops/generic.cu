@@ -25,8 +25,8 @@ __device__ __forceinline__ T eval_point(const T *p, S sy, S sz,
 #pragma unroll
     for (int k = 1; k <= STRATA_MAX_RADIUS; k++) {
       if (k > w.R) break;
-      /* strata__pt_star_k, its terms under the dimension tests so that
-       * the loads of the axes a field lacks are not issued */
+      /* the star's terms (point.h's order), under the dimension tests
+       * so that the loads of the axes a field lacks are not issued */
       acc = strata__pt_term(acc, w.cx[k], p[-k] + p[k]);
       if (w.dims >= 2)
         acc = strata__pt_term(acc, w.cy[k], p[-k * sy] + p[k * sy]);

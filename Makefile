@@ -27,7 +27,10 @@ configure: $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# run builds the library and the command only; the tests and benchmarks
+# are built by test, bench and build
+run: configure
+	cmake --build $(BUILD) -j $(JOBS) --target strata_cli
 	$(BUILD)/strata run examples/seismic3d.ini
 
 test: build

@@ -206,7 +206,7 @@ strata_status strata__cu_kd(const strata__launch *L, const strata_stencil *op,
                             int mode);
 strata_status strata__cu_pencil(const strata__launch *L,
                                 const strata_stencil *op);
-/* block z = 1 or 2: rows per thread (ops/star_tma.cu, sm_90 and later); ws:
+/* block z = 1 or 2: rows per thread (ops/star_tma.cuh, sm_90 and later); ws:
  * the warp-specialised form (streamws) */
 strata_status strata__cu_streamtma(const strata__launch *L,
                                    const strata_stencil *op, int ws);

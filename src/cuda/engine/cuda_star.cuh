@@ -1,6 +1,6 @@
 /* The per-plane body of the 2.5D star walks fed through a shared-memory
  * ring (streamcp and streamrq in seeds/stream.cu, streamtma and streamws in
- * ops/star_tma.cu), and its y terms, which streamv shares. */
+ * ops/star_tma.cuh), and its y terms, which streamv shares. */
 #ifndef STRATA_CUDA_STAR_CUH
 #define STRATA_CUDA_STAR_CUH
 

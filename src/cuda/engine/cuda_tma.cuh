@@ -1,7 +1,7 @@
 /* The Hopper bulk tensor copy (TMA, sm_90) pieces shared by the kernels
- * that use it (the operator variants of ops/star_tma.cu and
+ * that use it (the operator variants of ops/star_tma.cuh and
  * seeds/kd_tma.cu, the wave step): mbarrier helpers, the 3D box copy, the ring of tile
- * slots with its full / empty protocol (stated in ops/star_tma.cu's header),
+ * slots with its full / empty protocol (stated in ops/star_tma.cuh's header),
  * and the host's tensor-map encoder. */
 #ifndef STRATA_CUDA_TMA_CUH
 #define STRATA_CUDA_TMA_CUH

@@ -1,5 +1,5 @@
 /* The fused heat kernels' shared parts (heat_fused2d.cu, heat_fused3d.cu,
- * heat_fused3d_reg.cu, heat_fused3d_box.cu, heat_fused3d_tune.cu): their
+ * heat_fused3d_reg.cuh, heat_fused3d_box.cuh, heat_fused3d_tune.cu): their
  * parameters, the point updates and row helpers the kernels share, and the
  * launchers one file calls in another.  The scheme is described in
  * heat_fused3d.cu. */
@@ -45,7 +45,7 @@ struct tile3 {
 template <typename T> using fz_kern = void (*)(const fused_par<T>);
 
 /* The 3D register-tile kernel of shape c for s fused steps, or nullptr
- * (heat_fused3d_reg.cu: the 7-point star; heat_fused3d_box.cu: the
+ * (heat_fused3d_reg.cuh: the 7-point star; heat_fused3d_box.cuh: the
  * symmetric 27-point box). */
 template <typename T> fz_kern<T> fz3_kernel_reg(int s, const tile3 &c);
 template <typename T> fz_kern<T> fz3_kernel_box(int s, const tile3 &c);

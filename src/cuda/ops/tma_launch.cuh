@@ -1,4 +1,4 @@
-/* Host side of the operator kernels fed by tensor copies (ops/star_tma.cu,
+/* Host side of the operator kernels fed by tensor copies (ops/star_tma.cuh,
  * seeds/kd_tma.cu): the block, ring and grid they work out before a launch,
  * the input's tensor map, the copies' L2 policy and what the device and the
  * input must offer. */

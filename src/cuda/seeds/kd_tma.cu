@@ -1,7 +1,7 @@
 /* kdtma / kdws: the plane accumulation of the radius-1 3D operators
  * (kd_plane, seeds/cuda_kd.cuh) fed by Hopper bulk tensor copies, built
  * with STRATA_CUDA_SEEDS.  The ring's protocol is stated in
- * ops/star_tma.cu. */
+ * ops/star_tma.cuh. */
 #include "ops/tma_launch.cuh"
 #include "seeds/cuda_kd.cuh"
 

@@ -1,5 +1,5 @@
 /* 2.5D streaming for 3D star stencils (built with STRATA_CUDA_SEEDS; the
- * star walks the engine selects are ops/star_tma.cu and ops/vec.cu).
+ * star walks the engine selects are ops/star_tma.cuh and ops/vec.cu).
  *
  * stream   (V = 1, W = 1): the classic 2.5D kernel.  A 2D thread block tiles
  *          the xy plane; each thread walks z keeping the 2r+1 values of its

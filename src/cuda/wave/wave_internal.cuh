@@ -1,5 +1,5 @@
 /* The wave step's shared parts (wave_step.cu, wave_cpml.cu, wave_stream.cu,
- * wave_tma.cu): its parameters, the point-update pieces every update
+ * wave_tma_launch.cuh): its parameters, the point-update pieces every update
  * kernel uses (sponge, CPML, free-surface images) and the launchers one
  * file calls in another.  The phases of the step are described in
  * wave_step.cu. */
@@ -58,7 +58,7 @@ template <typename T>
 strata_status launch_stream(strata_context *ctx, strata__cuda_state *st,
                             const wave_par<T> &P, int R, bool *used);
 
-/* B with tensor copies (wave_tma.cu): k_wavetma and its CPML tiles; see
+/* B with tensor copies (wave_tma_launch.cuh): k_wavetma and its CPML tiles; see
  * launch_wavetma there for used, fused and cover. */
 template <typename T>
 strata_status launch_tma(strata_context *ctx, strata__cuda_state *st,

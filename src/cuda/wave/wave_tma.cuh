@@ -1,5 +1,5 @@
 /* k_wavetma's geometry and the CPML tiles' parameters, shared by the kernel
- * (wave_tma_kernel.cuh) and its launcher (wave_tma.cu). */
+ * (wave_tma_kernel.cuh) and its launcher (wave_tma_launch.cuh). */
 #ifndef STRATA_CUDA_WAVE_TMA_CUH
 #define STRATA_CUDA_WAVE_TMA_CUH
 
@@ -9,7 +9,7 @@
 namespace {
 
 /* B (3D, sm_90): k_wavev fed by tensor copies, in the manner of streamws
- * (ops/star_tma.cu; its header states the ring's full / empty protocol).  A
+ * (ops/star_tma.cuh; its header states the ring's full / empty protocol).  A
  * block is BX x BY consumer threads (one 16-byte vector of one row each)
  * and a copying warpgroup (below).  Ring slot s holds, for plane p: the u tile with its
  * halo ((BX + 2 HV) V x BY + 2R, one box), and for p inside the chunk the

@@ -1,5 +1,10 @@
 /* B of the wave step in 3D on sm_90: the launches of k_wavetma and of its
- * y and z CPML tiles.  See wave_step.cu for the phases. */
+ * y and z CPML tiles.  See wave_step.cu for the phases.  Included once per
+ * precision (wave_tma_f32.cu, wave_tma_f64.cu), so the two halves of the
+ * kernel's instances compile side by side. */
+#ifndef STRATA_CUDA_WAVE_TMA_LAUNCH_CUH
+#define STRATA_CUDA_WAVE_TMA_LAUNCH_CUH
+
 #include "wave/wave_tma_kernel.cuh"
 
 #include <string.h>
@@ -592,14 +597,6 @@ strata_status launch_tma(strata_context *ctx, strata__cuda_state *st,
   }
 }
 
-template strata_status launch_tma<float>(strata_context *, strata__cuda_state *,
-                                         const wave_par<float> &,
-                                         const strata__wave_args *, int,
-                                         bool *, int *, int *);
-template strata_status launch_tma<double>(strata_context *,
-                                          strata__cuda_state *,
-                                          const wave_par<double> &,
-                                          const strata__wave_args *, int,
-                                          bool *, int *, int *);
-
 } // namespace strata_cuwave
+
+#endif

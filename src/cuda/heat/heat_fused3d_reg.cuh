@@ -1,5 +1,9 @@
 /* apply_fused in 3D for the radius-1 star: k_fused3d_reg, register tiles
- * streamed along z (launched by heat_fused3d_tune.cu). */
+ * streamed along z (launched by heat_fused3d_tune.cu).
+ * Included once per precision (heat_fused3d_reg_f32.cu, _f64.cu), so the
+ * two halves of the instances compile side by side. */
+#ifndef STRATA_CUDA_HEAT_FUSED3D_REG_CUH
+#define STRATA_CUDA_HEAT_FUSED3D_REG_CUH
 #include "heat/heat_internal.cuh"
 
 namespace {
@@ -201,8 +205,6 @@ template <typename T> fz_kern<T> fz3_kernel_reg(int s, const tile3 &c) {
   return nullptr;
 }
 
-
-template fz_kern<float> fz3_kernel_reg<float>(int, const tile3 &);
-template fz_kern<double> fz3_kernel_reg<double>(int, const tile3 &);
-
 } // namespace strata_cuheat
+
+#endif

@@ -1,5 +1,9 @@
 /* apply_fused in 3D for the symmetric 27-point box: k_fused3d_box,
- * register tiles with partial sums (launched by heat_fused3d_tune.cu). */
+ * register tiles with partial sums (launched by heat_fused3d_tune.cu).
+ * Included once per precision (heat_fused3d_box_f32.cu, _f64.cu), so the
+ * two halves of the instances compile side by side. */
+#ifndef STRATA_CUDA_HEAT_FUSED3D_BOX_CUH
+#define STRATA_CUDA_HEAT_FUSED3D_BOX_CUH
 #include "heat/heat_internal.cuh"
 
 namespace {
@@ -258,7 +262,6 @@ template <typename T> fz_kern<T> fz3_kernel_box(int s, const tile3 &c) {
   return nullptr;
 }
 
-template fz_kern<float> fz3_kernel_box<float>(int, const tile3 &);
-template fz_kern<double> fz3_kernel_box<double>(int, const tile3 &);
-
 } // namespace strata_cuheat
+
+#endif

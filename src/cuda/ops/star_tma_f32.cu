@@ -1,0 +1,7 @@
+/* streamtma / streamws in fp32 (star_tma.cuh). */
+#include "ops/star_tma.cuh"
+
+strata_status strata__cu_streamtma_f32(const strata__launch *L,
+                                       const strata_stencil *op, bool ws) {
+  return tma_t<float>(L, op, ws);
+}

@@ -1,5 +1,5 @@
 /* k_wavetma, the wave step's update fed by tensor copies (see wave_tma.cuh
- * and wave_step.cu).  Included by wave_tma.cu only: a kernel must be in the
+ * and wave_step.cu).  Included by wave_tma_launch.cuh only: a kernel must be in the
  * translation unit that launches it. */
 #ifndef STRATA_CUDA_WAVE_TMA_KERNEL_CUH
 #define STRATA_CUDA_WAVE_TMA_KERNEL_CUH
@@ -60,6 +60,350 @@ __device__ __forceinline__ void wt_cpml_x(const wave_par<T> &P,
   }
 }
 
+/* k_wavetma's copying thread: every plane's u tile into the ring, and for
+ * the chunk's own planes up (and c2) and the CPML boxes of the tile (x
+ * slabs: wt_cpml, y slabs: wt_cpmly). */
+template <typename T, int R, bool C2F, bool CX, int CY, int NS, int V, int HV>
+__device__ __forceinline__ void
+wt_copy(const CUtensorMap &tu, const CUtensorMap &tue, const CUtensorMap &tp,
+        const CUtensorMap &tc, const wt_cpml &cx, const wt_cpmly &cy, T *sm,
+        int SS, int SA, int SY, int USZ, int PSZ, uint64_t *full,
+        uint64_t *empty, int kz0, int kz1, int x0, int y0, int BY, int TW,
+        int TH, int cxs, int3 ou, int3 op, int3 oc) {
+  constexpr int BX = kWtX;
+  const int last = kz1 - 1 + R; /* the last u tile needed */
+  const unsigned ub = (unsigned)(TW * TH * sizeof(T));
+  const unsigned pb = (unsigned)(BX * V * BY * sizeof(T));
+  const CUtensorMap *um =
+      blockIdx.x == 0 || blockIdx.x == gridDim.x - 1 ? &tue : &tu;
+  tma_copier<NS>(empty, kz0, last, [&](int p, int slot) {
+    T *b = sm + slot * SS;
+    const bool own = p < kz1; /* a plane of the chunk: up (and c2) too */
+    unsigned xb = 0; /* the x and y CPML boxes' bytes */
+    if (CX && own && cxs)
+      xb = (unsigned)((cx.pw[cxs - 1] + cx.zw[cxs - 1]) * BY * sizeof(T));
+    if (CY && own)
+      xb += (unsigned)(BX * V * 2 * BY * sizeof(T));
+    mbar_expect_tx(&full[slot],
+                   ub + (own && !CY ? (C2F ? 2 : 1) * pb : 0) + xb);
+    tma_load3(b, um, ou.x + x0 - HV * V, ou.y + y0 - R, ou.z + p,
+              &full[slot]);
+    if (own) {
+      if (!CY)
+        tma_load3(b + USZ, &tp, op.x + x0, op.y + y0, op.z + p, &full[slot]);
+      if (C2F && !CY)
+        tma_load3(b + USZ + PSZ, &tc, oc.x + x0, oc.y + y0, oc.z + p,
+                  &full[slot]);
+      /* unrolled: the maps' addresses must be the parameter's own */
+#pragma unroll
+      for (int sd = 0; CX && sd < 2; sd++)
+        if (cxs >> sd & 1) {
+          T *ab = b + SA;
+          tma_load3(ab, &cx.mp[sd], cx.bxp[sd], cx.oy + y0, cx.oz + p,
+                    &full[slot]);
+          tma_load3(ab + cx.apsz, &cx.mz[sd], cx.bxz[sd], cx.oy + y0,
+                    cx.oz + p, &full[slot]);
+        }
+      /* the y slab's psi and zeta (the maps named, not indexed: see
+       * above) */
+      if constexpr (CY) {
+        T *yb_ = b + SY;
+        const int t = blockIdx.y;
+        tma_load3(yb_ + R * BX * V, t ? &cy.mp[1] : &cy.mp[0], cy.bxp + x0,
+                  cy.byp[t], cy.oz + p, &full[slot]);
+        tma_load3(yb_ + cy.apsz, t ? &cy.mz[1] : &cy.mz[0], cy.bxz + x0,
+                  cy.byz[t], cy.oz + p, &full[slot]);
+      }
+    }
+  });
+}
+
+/* A lane's part of the x CPML slab in its row (wt_lane), for the tile's
+ * side cxs (0: none). */
+template <typename T, int R, int V, int HV, bool CX>
+__device__ __forceinline__ wt_lane<T>
+wt_lane_init(const wave_par<T> &P, int cxs, int lane, int x0, int xv, int j,
+             int kz0, bool rowact) {
+  wt_lane<T> cxl;
+  cxl.f = cxl.uo = cxl.src = 0;
+  cxl.a = cxl.b = T(0);
+  cxl.o = 0;
+  if (CX && cxs) {
+    const wave_slab<T> &S = P.slab[cxs - 1];
+    const int x = S.lo - R + lane;
+    const bool in = x >= S.lo && x < S.hi;
+    cxl.f = (in ? 1 : 0) |
+            (in && rowact && x >= P.s0[0] && x < P.s1[0] ? 2 : 0);
+    /* outside the slab the window still reads inside the tile row */
+    cxl.uo = (in ? x : S.lo) - x0 + HV * V;
+    cxl.src = xv - (S.lo - R);
+    if (in) {
+      cxl.a = (T)P.pa[0][x];
+      cxl.b = (T)P.pb[0][x];
+    }
+    cxl.o = (long long)j * S.psy + (long long)kz0 * S.psz + x - S.origin;
+  }
+  return cxl;
+}
+
+/* My row's part of the y CPML slab (CY): f bit 0 my row is in the slab,
+ * bit 1 its psi changes (a != 0, as the CPU skips rows with a == 0), bit 2
+ * it is a stencil-node row (zeta and the correction); x / m: which of my V
+ * columns exist (psi) / are stencil nodes (zeta); a, b the profile; o my
+ * vector's offset in psi and zeta at plane k. */
+template <typename T> struct wt_rowy {
+  int f;
+  unsigned x, m;
+  T a, b;
+  long long o;
+};
+
+template <typename T, int V, int CY>
+__device__ __forceinline__ wt_rowy<T>
+wt_rowy_init(const wave_par<T> &P, const wt_cpmly &cy, int xv, int j, int nx,
+             int kz0, bool rowact) {
+  wt_rowy<T> r;
+  r.f = 0;
+  r.x = r.m = 0;
+  r.a = r.b = T(0);
+  r.o = 0;
+  if constexpr (CY) {
+    const wave_slab<T> &S = P.slab[cy.sl[blockIdx.y]];
+    if (j >= S.lo && j < S.hi) {
+      r.f = 1 | (P.pa[1][j] != 0.0 ? 2 : 0) | (rowact ? 4 : 0);
+      r.a = (T)P.pa[1][j];
+      r.b = (T)P.pb[1][j];
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+      if (xv + e < nx) r.x |= 1u << e;
+      if (xv + e >= P.s0[0] && xv + e < P.s1[0]) r.m |= 1u << e;
+    }
+    r.o = xv + (long long)(j - S.origin) * S.psy + (long long)kz0 * S.psz;
+  }
+  return r;
+}
+
+/* One plane of the y CPML slab in my row (CY, the block's consumers): the
+ * new psi of every slab row into the slot sb, the consumers meet, then D1
+ * psi along y and zeta; yc (added to L after the x terms) is 0 outside the
+ * slab.  uc: my vector in the u tile, cu its value. */
+template <typename T, int R, int V>
+__device__ __forceinline__ void
+wt_cpml_y(const wave_par<T> &P, const wt_cpmly &cy, wt_rowy<T> &r, T *sb,
+          int SY, const T *uc, const strata__vec<T, V> cu, int TW, int tx,
+          int ty, int nthr, T (&yc)[V]) {
+  typedef strata__vec<T, V> vec;
+  constexpr int BX = kWtX;
+  const wave_slab<T> &S = P.slab[cy.sl[blockIdx.y]];
+  constexpr int PW = BX * V; /* the psi and zeta areas' row pitch */
+  T *pr = sb + SY + (R + ty) * PW + tx * V;
+  const T *zr = sb + SY + cy.apsz + ty * PW + tx * V;
+  T d2[V];
+#pragma unroll
+  for (int e = 0; e < V; e++) {
+    d2[e] = P.lap[0] * cu.v[e];
+    yc[e] = T(0);
+  }
+  if (r.f & 1) {
+    T d[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) d[e] = T(0);
+#pragma unroll
+    for (int m = 1; m <= R; m++) {
+      const vec um = lds_v<T, V>(uc - m * TW), upp = lds_v<T, V>(uc + m * TW);
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        d[e] += P.d1[m] * (upp.v[e] - um.v[e]);
+        d2[e] += P.lap[m] * (upp.v[e] + um.v[e]);
+      }
+    }
+    if (r.f & 2) {
+      vec ps = lds_v<T, V>(pr);
+#pragma unroll
+      for (int e = 0; e < V; e++)
+        ps.v[e] = strata__pt_cpml_psi(r.b, r.a, ps.v[e], d[e]);
+      sts_v<T, V>(pr, ps);
+      if (r.x == (1u << V) - 1) {
+        *reinterpret_cast<vec *>(S.psi + r.o) = ps;
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+          if (r.x >> e & 1u) S.psi[r.o + e] = ps.v[e];
+      }
+    }
+  }
+  /* every row's new psi is in the slot (the consumers only) */
+  asm volatile("bar.sync 1, %0;\n" ::"r"(nthr) : "memory");
+  if (r.f & 4) {
+    T dp[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) dp[e] = T(0);
+#pragma unroll
+    for (int m = 1; m <= R; m++) {
+      const vec pm = lds_v<T, V>(pr - m * PW), pp = lds_v<T, V>(pr + m * PW);
+#pragma unroll
+      for (int e = 0; e < V; e++) dp[e] += P.d1[m] * (pp.v[e] - pm.v[e]);
+    }
+    const vec zo = lds_v<T, V>(zr);
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (r.m >> e & 1u) {
+        const T z =
+            strata__pt_cpml_zeta(r.b, r.a, zo.v[e], d2[e], dp[e]);
+        S.zeta[r.o + e] = z;
+        yc[e] = dp[e] + z;
+      }
+  }
+  r.o += S.psz;
+}
+
+/* Stores my vector res of plane k at upk: FF, zeros on the columns that
+ * are not stencil nodes (xin) and the odd images near FREE faces (nearx,
+ * neary; planes up to zfl and from zfh); otherwise the stencil nodes'
+ * columns only. */
+template <typename T, int R, int V, int FF, int CY>
+__device__ __forceinline__ void
+wt_store(const wave_par<T> &P, T *upk, strata__vec<T, V> res, int xv, int j,
+         int k, unsigned xin, bool nearx, bool neary, int zfl, int zfh) {
+  typedef strata__vec<T, V> vec;
+  const int nx = P.n[0];
+  if constexpr (FF) {
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (!(xin >> e & 1u)) res.v[e] = T(0);
+    /* the images within R of a FREE y or z face (whole warps or
+     * blocks) out of line, so the unrolled walk does not carry their
+     * registers; those of an x face (a lane or two of every warp in
+     * the first and last tiles, which would take the whole warp
+     * through the call) in line */
+    if (FF == 1 && (neary || k <= zfl || k >= zfh)) {
+      free_emit_far<T, V, R>(P, xv, j, k, res);
+    } else {
+      store_masked<T, V>(upk, res, nx - xv);
+      /* (CY tiles run without FREE x faces: the code left out) */
+      if (!CY && nearx) {
+        vec nv;
+#pragma unroll
+        for (int e = 0; e < V; e++) nv.v[e] = -res.v[e];
+        free_images_x<T, V, R>(P, upk - xv, xv, nv);
+      }
+    }
+  } else {
+    T *dst = upk;
+    if (xv >= P.s0[0] && xv + V <= P.s1[0]) {
+      stcs_v<T, V>(dst, res);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; e++)
+        if (xv + e >= P.s0[0] && xv + e < P.s1[0])
+          __stcs(dst + e, res.v[e]);
+    }
+  }
+}
+
+/* c2 of my vector from the flat model's line: the value of plane k (of
+ * row j in the z CPML tiles, whose rows are planes: wave_yz). */
+template <typename T, int V, int CY>
+__device__ __forceinline__ strata__vec<T, V> wt_c2_line(const wave_par<T> &P,
+                                                       int j, int k) {
+  strata__vec<T, V> c2v;
+  const T cl = (T)P.c2_line[CY == 2 ? j : k];
+#pragma unroll
+  for (int e = 0; e < V; e++) c2v.v[e] = cl;
+  return c2v;
+}
+
+/* CY: my up (and c2) vector of the next plane, loaded a plane ahead (the
+ * CY tiles' slots carry no up tile). */
+template <typename T, int V, bool C2F> struct wt_ahead {
+  typedef strata__vec<T, V> vec;
+  vec upn, c2n;
+  const T *c2k;
+  /* upk: up at the chunk's first plane, off: its offset (c2's too) */
+  __device__ __forceinline__ wt_ahead(const wave_par<T> &P, const T *upk,
+                                      long long off, bool load) {
+    upn = zero_v<T, V>();
+    c2n = zero_v<T, V>();
+    c2k = C2F ? P.c2 + off : nullptr;
+    if (load) {
+      upn = *reinterpret_cast<const vec *>(upk);
+      if (C2F) c2n = *reinterpret_cast<const vec *>(c2k);
+    }
+  }
+  /* this plane's vectors, and the next plane's loaded when more */
+  __device__ __forceinline__ void take(vec &upv, vec &c2v, const T *upk,
+                                       long long sz, bool more) {
+    upv = upn;
+    if constexpr (C2F) c2v = c2n;
+    if (more) {
+      upn = *reinterpret_cast<const vec *>(upk + sz);
+      if constexpr (C2F) {
+        c2k += sz;
+        c2n = *reinterpret_cast<const vec *>(c2k);
+      }
+    }
+  }
+};
+
+/* A ring slot of k_wavetma (elements): the u tile (usz), up and c2 (psz
+ * each; not in CY tiles), the x CPML areas from sa (wt_cpml), the CY areas
+ * from sy (wt_cpmly); ss in all. */
+struct wt_slot {
+  int usz, psz, sa, sy, ss;
+};
+
+template <typename T, bool C2F, bool CX, int CY>
+__device__ __forceinline__ wt_slot wt_slot_of(int TW, int TH, int PW, int BY,
+                                              const wt_cpml &cx,
+                                              const wt_cpmly &cy) {
+  wt_slot o;
+  o.usz = tma_slot_elems<T>(TW, TH);
+  o.psz = tma_slot_elems<T>(PW, BY);
+  o.sa = o.usz + (CY ? 0 : (C2F ? 2 : 1) * o.psz);
+  o.sy = o.sa + (CX ? cx.apsz + cx.azsz : 0);
+  o.ss = o.sy + (CY ? cy.apsz + cy.azsz : 0);
+  return o;
+}
+
+/* The block's rows [y0, yend): a CY tile's are its slab's; the others
+ * start at ya and store below yb where CY tiles may run beside them (YW;
+ * elsewhere the window is the whole grid, and left out: the FREE-face
+ * instances at the edge of their registers spill otherwise). */
+template <typename T, int R, int CY>
+__device__ __forceinline__ void wt_rows(const wave_par<T> &P,
+                                        const wt_cpmly &cy, int BY, int ya,
+                                        int yb, int &y0, int &yend) {
+  constexpr bool YW = sizeof(T) == 4 && R == 4;
+  y0 = CY   ? cy.y0[blockIdx.y]
+       : YW ? ya + (int)blockIdx.y * BY
+            : (int)blockIdx.y * BY;
+  yend = CY ? y0 + BY : YW ? yb : P.n[1];
+}
+
+/* The queue's first 2R planes (kz0 - R .. kz0 + R - 1) from global
+ * memory at u (my vector's column; zeros when !ok), and the wait for the
+ * tiles of planes kz0 .. kz0 + R - 1, which are never a queue front. */
+template <typename T, int R, int V, int NQ>
+__device__ __forceinline__ void
+wt_queue_start(const T *u, long long sz, int kz0, bool ok,
+               strata__vec<T, V> (&q)[NQ], uint64_t *full) {
+#pragma unroll
+  for (int d = 0; d < 2 * R; d++)
+    q[d] = ok ? ldg_v<T, V>(u + (long long)(kz0 - R + d) * sz)
+              : zero_v<T, V>();
+#pragma unroll
+  for (int p = 0; p < R; p++) mbar_wait(&full[p], 0u);
+}
+
+/* L += t, element by element (the CPML terms after the Laplacian, in the
+ * CPU's order) */
+template <typename T, int V>
+__device__ __forceinline__ void wt_add(T (&L)[V], const T (&t)[V]) {
+#pragma unroll
+  for (int e = 0; e < V; e++) L[e] += t[e];
+}
+
 /* k_wavetma's instances: FF 0 the faces left to k_faces, 1 the FREE faces
  * kept here (zeros on the nodes that are not stencil nodes, and the odd
  * images), 2 as 1 without the images (a launch whose rows and walk stay
@@ -89,28 +433,17 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
 
   const int tid = threadIdx.x, nthr = BX * BY;
   const int TH = BY + 2 * R;
-  const int USZ = tma_slot_elems<T>(TW, TH), PSZ = tma_slot_elems<T>(BX * V, BY);
-  /* one slot: u, up (c2), and the x CPML areas (wt_cpml) */
-  const int SA = USZ + (CY ? 0 : (C2F ? 2 : 1) * PSZ);
-  const int SY = SA + (CX ? cx.apsz + cx.azsz : 0); /* the CY areas */
-  const int SS = SY + (CY ? cy.apsz + cy.azsz : 0);
+  const wt_slot sl = wt_slot_of<T, C2F, CX, CY>(TW, TH, BX * V, BY, cx, cy);
+  const int USZ = sl.usz, PSZ = sl.psz, SA = sl.sa, SY = sl.sy, SS = sl.ss;
   static_assert(BX == 32, "a warp is one row of the tile (wt_cpml_x)");
   uint64_t *full = reinterpret_cast<uint64_t *>(sm + NS * SS);
   uint64_t *empty = full + NS;
-  /* rows: a CY tile's are its slab's; the others start at ya and store
-   * below yb where CY tiles may run beside them (YW; elsewhere the window
-   * is the whole grid, and left out: the FREE-face instances at the edge
-   * of their registers spill otherwise) */
-  constexpr bool YW = sizeof(T) == 4 && R == 4;
   const int x0 = blockIdx.x * BX * V;
-  const int y0 = CY   ? cy.y0[blockIdx.y]
-                 : YW ? ya + (int)blockIdx.y * BY
-                      : (int)blockIdx.y * BY;
-  const int yend = CY ? y0 + BY : YW ? yb : P.n[1];
+  int y0, yend;
+  wt_rows<T, R, CY>(P, cy, BY, ya, yb, y0, yend);
   const int kz0 = P.s0[2] + (int)blockIdx.z * zchunk;
   const int kz1 = min(P.s1[2], kz0 + zchunk);
   if (kz0 >= kz1) return; /* block-uniform */
-  const int last = kz1 - 1 + R; /* the last u tile needed */
   /* the x CPML side whose slab lies in this tile (bit s: side s; at most
    * one) */
   const int cxs = CX ? (cx.tile[0] == (int)blockIdx.x ? 1 : 0) |
@@ -129,51 +462,11 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
   __syncthreads();
   if (tid >= nthr) { /* the copying warpgroup: one thread copies every plane */
     wg_regs_dec<kWtCopyRegs>(); /* the whole copying warpgroup */
-    if (tid != nthr) return;
-    const unsigned ub = (unsigned)(TW * TH * sizeof(T));
-    const unsigned pb = (unsigned)(BX * V * BY * sizeof(T));
-    const CUtensorMap *um =
-        blockIdx.x == 0 || blockIdx.x == gridDim.x - 1 ? &tue : &tu;
-    tma_copier<NS>(empty, kz0, last, [&](int p, int slot) {
-      T *b = sm + slot * SS;
-      const bool own = p < kz1; /* a plane of the chunk: up (and c2) too */
-      unsigned xb = 0; /* the x and y CPML boxes' bytes */
-      if (CX && own && cxs)
-        xb = (unsigned)((cx.pw[cxs - 1] + cx.zw[cxs - 1]) * BY * sizeof(T));
-      if (CY && own)
-        xb += (unsigned)(BX * V * 2 * BY * sizeof(T));
-      mbar_expect_tx(&full[slot],
-                     ub + (own && !CY ? (C2F ? 2 : 1) * pb : 0) + xb);
-      tma_load3(b, um, ou.x + x0 - HV * V, ou.y + y0 - R, ou.z + p,
-                &full[slot]);
-      if (own) {
-        if (!CY)
-          tma_load3(b + USZ, &tp, op.x + x0, op.y + y0, op.z + p, &full[slot]);
-        if (C2F && !CY)
-          tma_load3(b + USZ + PSZ, &tc, oc.x + x0, oc.y + y0, oc.z + p,
-                    &full[slot]);
-        /* unrolled: the maps' addresses must be the parameter's own */
-#pragma unroll
-        for (int sd = 0; CX && sd < 2; sd++)
-          if (cxs >> sd & 1) {
-            T *ab = b + SA;
-            tma_load3(ab, &cx.mp[sd], cx.bxp[sd], cx.oy + y0, cx.oz + p,
-                      &full[slot]);
-            tma_load3(ab + cx.apsz, &cx.mz[sd], cx.bxz[sd], cx.oy + y0,
-                      cx.oz + p, &full[slot]);
-          }
-        /* the y slab's psi and zeta (the maps named, not indexed: see
-         * above) */
-        if constexpr (CY) {
-          T *yb_ = b + SY;
-          const int t = blockIdx.y;
-          tma_load3(yb_ + R * BX * V, t ? &cy.mp[1] : &cy.mp[0], cy.bxp + x0,
-                    cy.byp[t], cy.oz + p, &full[slot]);
-          tma_load3(yb_ + cy.apsz, t ? &cy.mz[1] : &cy.mz[0], cy.bxz + x0,
-                    cy.byz[t], cy.oz + p, &full[slot]);
-        }
-      }
-    });
+    if (tid == nthr)
+      wt_copy<T, R, C2F, CX, CY, NS, V, HV>(tu, tue, tp, tc, cx, cy, sm, SS, SA,
+                                            SY, USZ, PSZ, full, empty, kz0,
+                                            kz1, x0, y0, BY, TW, TH, cxs, ou,
+                                            op, oc);
     return;
   }
 
@@ -210,82 +503,22 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
   T ey, ex[V];
   wave_damp_rowcol<T, V>(P, xv, j, ey, ex);
   /* my lane's part of the x CPML slab in my row (wt_lane) */
-  wt_lane<T> cxl;
-  cxl.f = cxl.uo = cxl.src = 0;
-  cxl.a = cxl.b = T(0);
-  cxl.o = 0;
-  if (CX && cxs) {
-    const wave_slab<T> &S = P.slab[cxs - 1];
-    const int x = S.lo - R + lane;
-    const bool in = x >= S.lo && x < S.hi;
-    cxl.f = (in ? 1 : 0) |
-            (in && rowact && x >= P.s0[0] && x < P.s1[0] ? 2 : 0);
-    /* outside the slab the window still reads inside the tile row */
-    cxl.uo = (in ? x : S.lo) - x0 + HV * V;
-    cxl.src = xv - (S.lo - R);
-    if (in) {
-      cxl.a = (T)P.pa[0][x];
-      cxl.b = (T)P.pb[0][x];
-    }
-    cxl.o = (long long)j * S.psy + (long long)kz0 * S.psz + x - S.origin;
-  }
-  /* my row's part of the y CPML slab (CY): cyf bit 0 my row is in the
-   * slab, bit 1 its psi changes (a != 0, as the CPU skips rows with
-   * a == 0), bit 2 it is a stencil-node row (zeta and the correction);
-   * cyx / cym: which of my V columns exist (psi) / are stencil nodes
-   * (zeta); cyo: my vector's offset in psi and zeta at plane k */
-  int cyf = 0;
-  unsigned cyx = 0, cym = 0;
-  T cya = T(0), cyb = T(0);
-  long long cyo = 0;
-  if constexpr (CY) {
-    const wave_slab<T> &S = P.slab[cy.sl[blockIdx.y]];
-    if (j >= S.lo && j < S.hi) {
-      cyf = 1 | (P.pa[1][j] != 0.0 ? 2 : 0) | (rowact ? 4 : 0);
-      cya = (T)P.pa[1][j];
-      cyb = (T)P.pb[1][j];
-    }
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-      if (xv + e < nx) cyx |= 1u << e;
-      if (xv + e >= P.s0[0] && xv + e < P.s1[0]) cym |= 1u << e;
-    }
-    cyo = xv + (long long)(j - S.origin) * S.psy + (long long)kz0 * S.psz;
-  }
+  wt_lane<T> cxl =
+      wt_lane_init<T, R, V, HV, CX>(P, cxs, lane, x0, xv, j, kz0, rowact);
+  /* my row's part of the y CPML slab (CY) */
+  wt_rowy<T> cyr = wt_rowy_init<T, V, CY>(P, cy, xv, j, nx, kz0, rowact);
   /* the queue: at phase ph of a trip (k = trip start + ph) plane k + d sits
    * in q[(ph + R + d) % NQ]; planes kz0-R .. kz0+R-1 from global first */
   vec q[NQ];
-#pragma unroll
-  for (int d = 0; d < 2 * R; d++)
-    q[d] = cok ? ldg_v<T, V>(P.u + coff + (long long)(kz0 - R + d) * sz)
-               : zero_v<T, V>();
-  /* the tiles of planes kz0 .. kz0+R-1 are never a queue front */
-#pragma unroll
-  for (int p = 0; p < R; p++) mbar_wait(&full[p], 0u);
+  wt_queue_start<T, R, V, NQ>(P.u + coff, sz, kz0, cok, q, full);
 
-  /* CY: my up (and c2) vector of the next plane, loaded a plane ahead */
-  vec upn = zero_v<T, V>(), c2n = zero_v<T, V>();
-  const T *c2k = C2F ? P.c2 + coff + (long long)kz0 * sz : nullptr;
-  if (CY && uok) {
-    upn = *reinterpret_cast<const vec *>(upk);
-    if (C2F) c2n = *reinterpret_cast<const vec *>(c2k);
-  }
+  wt_ahead<T, V, C2F> ahead(P, upk, coff + (long long)kz0 * sz, CY && uok);
 
   tma_cursor<NS> cur(R);
   auto plane = [&](int k, int ph) {
     const T *sb = sm + cur.cs * SS;
     vec upv, c2v;
-    if constexpr (CY) {
-      upv = upn;
-      if constexpr (C2F) c2v = c2n;
-      if (uok && k + 1 < kz1) {
-        upn = *reinterpret_cast<const vec *>(upk + sz);
-        if constexpr (C2F) {
-          c2k += sz;
-          c2n = *reinterpret_cast<const vec *>(c2k);
-        }
-      }
-    }
+    if constexpr (CY) ahead.take(upv, c2v, upk, sz, uok && k + 1 < kz1);
     /* the x CPML terms of the slabs in this tile (D1 psi + zeta, added to
      * L after the Laplacian as on the CPU), first: fewer registers are
      * live before the queue's front and the x window come in */
@@ -301,75 +534,11 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
         cxl.o += P.slab[sd].psz;
       }
     }
-    /* the y CPML terms of my row (CY): the new psi of every slab row into
-     * the slot, the block's consumers meet, then D1 psi along y and zeta;
-     * yc (added to L after the x terms) is 0 outside the slab */
+    /* the y CPML terms of my row (CY), added to L after the x terms */
     T yc[CY ? V : 1];
-    if constexpr (CY) {
-      const wave_slab<T> &S = P.slab[cy.sl[blockIdx.y]];
-      constexpr int PW = BX * V; /* the psi and zeta areas' row pitch */
-      T *pr = sm + cur.cs * SS + SY + (R + ty) * PW + tx * V;
-      const T *zr = sm + cur.cs * SS + SY + cy.apsz + ty * PW + tx * V;
-      const T *uc = sb + csm;
-      const vec cu = q[(ph + R) % NQ];
-      T d2[V];
-#pragma unroll
-      for (int e = 0; e < V; e++) {
-        d2[e] = P.lap[0] * cu.v[e];
-        yc[e] = T(0);
-      }
-      if (cyf & 1) {
-        T d[V];
-#pragma unroll
-        for (int e = 0; e < V; e++) d[e] = T(0);
-#pragma unroll
-        for (int m = 1; m <= R; m++) {
-          const vec um = lds_v<T, V>(uc - m * TW), upp = lds_v<T, V>(uc + m * TW);
-#pragma unroll
-          for (int e = 0; e < V; e++) {
-            d[e] += P.d1[m] * (upp.v[e] - um.v[e]);
-            d2[e] += P.lap[m] * (upp.v[e] + um.v[e]);
-          }
-        }
-        if (cyf & 2) {
-          vec ps = lds_v<T, V>(pr);
-#pragma unroll
-          for (int e = 0; e < V; e++)
-            ps.v[e] = strata__pt_cpml_psi(cyb, cya, ps.v[e], d[e]);
-          sts_v<T, V>(pr, ps);
-          if (cyx == (1u << V) - 1) {
-            *reinterpret_cast<vec *>(S.psi + cyo) = ps;
-          } else {
-#pragma unroll
-            for (int e = 0; e < V; e++)
-              if (cyx >> e & 1u) S.psi[cyo + e] = ps.v[e];
-          }
-        }
-      }
-      /* every row's new psi is in the slot (the consumers only) */
-      asm volatile("bar.sync 1, %0;\n" ::"r"(nthr) : "memory");
-      if (cyf & 4) {
-        T dp[V];
-#pragma unroll
-        for (int e = 0; e < V; e++) dp[e] = T(0);
-#pragma unroll
-        for (int m = 1; m <= R; m++) {
-          const vec pm = lds_v<T, V>(pr - m * PW), pp = lds_v<T, V>(pr + m * PW);
-#pragma unroll
-          for (int e = 0; e < V; e++) dp[e] += P.d1[m] * (pp.v[e] - pm.v[e]);
-        }
-        const vec zo = lds_v<T, V>(zr);
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          if (cym >> e & 1u) {
-            const T z =
-                strata__pt_cpml_zeta(cyb, cya, zo.v[e], d2[e], dp[e]);
-            S.zeta[cyo + e] = z;
-            yc[e] = dp[e] + z;
-          }
-      }
-      cyo += S.psz;
-    }
+    if constexpr (CY)
+      wt_cpml_y<T, R, V>(P, cy, cyr, sm + cur.cs * SS, SY, sb + csm,
+                         q[(ph + R) % NQ], TW, tx, ty, nthr, yc);
     mbar_wait(&full[cur.fs], cur.fph);
     q[(ph + 2 * R) % NQ] = lds_v<T, V>(sm + cur.fs * SS + csm);
     const vec c = q[(ph + R) % NQ];
@@ -378,20 +547,13 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
     const T *colp = sb + csm;
     T xs[(2 * HV + 1) * V], L[V];
     wave_lap<T, R, V, HV, NQ>(P, c0, q, ph + R, rowp, colp, TW, xs, L);
-    if constexpr (CX)
-#pragma unroll
-      for (int e = 0; e < V; e++) L[e] += xc[e];
-    if constexpr (CY)
-#pragma unroll
-      for (int e = 0; e < V; e++) L[e] += yc[e];
+    if constexpr (CX) wt_add<T, V>(L, xc);
+    if constexpr (CY) wt_add<T, V>(L, yc);
     if constexpr (!CY) upv = lds_v<T, V>(sb + psm);
     if constexpr (C2F) {
       if constexpr (!CY) c2v = lds_v<T, V>(sb + psm + PSZ);
     } else {
-      /* (the tile's row in the z CPML tiles, wave_yz) */
-      const T cl = (T)P.c2_line[CY == 2 ? j : k];
-#pragma unroll
-      for (int e = 0; e < V; e++) c2v.v[e] = cl;
+      c2v = wt_c2_line<T, V, CY>(P, j, k);
     }
     /* this warp is done with the slot of k */
     __syncwarp();
@@ -399,40 +561,9 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
     T erow = ey;
     if (P.any_damp && P.damp[2]) erow += (T)P.damp[2][k];
     vec res = wave_update<T, V>(P, c, upv, c2v, L, erow, ex);
-    if (uok) {
-      if constexpr (FF) {
-#pragma unroll
-        for (int e = 0; e < V; e++)
-          if (!(xin >> e & 1u)) res.v[e] = T(0);
-        /* the images within R of a FREE y or z face (whole warps or
-         * blocks) out of line, so the unrolled walk does not carry their
-         * registers; those of an x face (a lane or two of every warp in
-         * the first and last tiles, which would take the whole warp
-         * through the call) in line */
-        if (FF == 1 && (neary || k <= zfl || k >= zfh)) {
-          free_emit_far<T, V, R>(P, xv, j, k, res);
-        } else {
-          store_masked<T, V>(upk, res, nx - xv);
-          /* (CY tiles run without FREE x faces: the code left out) */
-          if (!CY && nearx) {
-            vec nv;
-#pragma unroll
-            for (int e = 0; e < V; e++) nv.v[e] = -res.v[e];
-            free_images_x<T, V, R>(P, upk - xv, xv, nv);
-          }
-        }
-      } else {
-        T *dst = upk;
-        if (xv >= P.s0[0] && xv + V <= P.s1[0]) {
-          stcs_v<T, V>(dst, res);
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; e++)
-            if (xv + e >= P.s0[0] && xv + e < P.s1[0])
-              __stcs(dst + e, res.v[e]);
-        }
-      }
-    }
+    if (uok)
+      wt_store<T, R, V, FF, CY>(P, upk, res, xv, j, k, xin, nearx, neary,
+                                zfl, zfh);
     upk += sz;
     cur.next();
   };

@@ -789,6 +789,7 @@ TEST(ctrl_c_stops_cleanly) {
   CHECK(setup() == 0);
   CHECK(write_file(tp("long.ini"),
                    "[solver]\nkind = operator\n[grid]\nn = 64, 64, 64\n"
+                   "[operator]\nscale = 0.1\nidentity = true\n"
                    "[run]\nsteps = 2000000000\n[output]\nformats = npy\n") ==
         0);
   rm_rf(tp("long.out"));

@@ -883,6 +883,24 @@ TEST(blowups_exit_nonzero_keeping_good_output) {
   CHECKF(rc == 1 && e && strstr(e, "heat: u is not finite after step 10"),
          "exit %d: %s", rc, e ? e : "");
   free(e);
+  /* an operator's constant initial state: 3.5e38 rounds to infinity in
+   * fp32 (refused), 3.4e38 fits and overflows at the first step */
+  rc = strata("run blow.ini --quiet --set initial.kind=constant --set "
+              "initial.value=3.5e38");
+  e = err_text();
+  CHECKF(rc == 2 && e && strstr(e, "key 'value' in [initial]: 3.5e+38 is "
+                                "beyond the fp32 range"),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  rm_rf(tp("blow4.out"));
+  rc = strata("run blow.ini --quiet --no-ceiling --out blow4.out --set "
+              "initial.kind=constant --set initial.value=3.4e38 --set "
+              "run.steps=5 --set output.every=0 --set run.checkpoint_every=0");
+  e = err_text();
+  CHECKF(rc == 1 && e && strstr(e, "the run blew up: operator: u is not "
+                                "finite after step 5: u(0, 0) = "),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
   CHECK(strata("run big.ini --set run.check_every=-1") == 2);
   return 0;
 }

@@ -41,6 +41,11 @@ const cf_key run_schema[] = {
        "time steps to take (not multigrid: see [poisson] max_cycles)"),
     KI("run", "checkpoint_every", 0, 2000000000, "0",
        "write a checkpoint every N steps (0 = never; not multigrid)"),
+    KI("run", "check_every", 0, 2000000000, "500",
+       "look for NaN and infinity in the solution every N steps (one "
+       "reduction; 0 = never) and stop with an error naming the step, the "
+       "field and the point; every snapshot and checkpoint is checked "
+       "before it is written (multigrid: its residual, every cycle)"),
 
     KE("boundary", "all", BCS, "by solver",
        "kind of every face: heat/operator/multigrid dirichlet, neumann, "

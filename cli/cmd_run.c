@@ -82,9 +82,20 @@ static int run_steps(run_state *r, output_cfg *o, const run_args *a,
     if (ck_every && n > ck_every - r->step % ck_every)
       n = ck_every - r->step % ck_every;
     double t0 = cli_now();
+    r->step_status = STRATA_OK;
     if (r->solver->step ? r->solver->step(r, n)
-                        : strata_solver_step(r->sv, n) != STRATA_OK) {
+                        : (r->step_status = strata_solver_step(r->sv, n)) !=
+                              STRATA_OK) {
       cli_progress_finish(&pg);
+      if (r->step_status == STRATA_ENONFINITE) {
+        /* every rank's check found it at the same step: they stop
+         * together, and nothing more is written */
+        char m[1024];
+        snprintf(m, sizeof m, "%s",
+                 r->solver->step ? r->err : strata_context_error(r->ctx));
+        rc = run_agree(r, run_blew_up(r, o->dir, m) ? CLI_FAIL : 0);
+        return rc ? rc : CLI_FAIL;
+      }
       if (r->dist) {
         /* the other ranks may be waiting for this one inside their step,
          * where no agreement reaches them: end this process, and the
@@ -168,6 +179,7 @@ int cli_run(int argc, char **argv) {
   }
   r->quiet = a.quiet;
   r->nranks = 1;
+  r->kept_ck_step = -1;
   int rc = CLI_OK;
   output_cfg o;
   memset(&o, 0, sizeof o);

@@ -63,6 +63,12 @@ struct run_state {
   int quiet;       /* --quiet: adapters print nothing */
   long stop_at;    /* set by step() when the run is complete before
                       r->steps (multigrid converged): the steps done */
+  strata_status step_status; /* the library's status of a failed step */
+  /* the outputs the run wrote, each after a check found its state
+   * finite: what a blow-up keeps */
+  char kept_snap[64];  /* the last snapshot's stem, "" = none */
+  long kept_snap_step;
+  long kept_ck_step;   /* the last checkpoint's step, -1 = none */
 };
 
 /* The solvers this build knows (NULL-terminated). */
@@ -193,6 +199,13 @@ int run_save_checkpoint(run_state *r, const char *dir);
 int run_load_checkpoint(run_state *r, const char *path);
 
 /* run_output.c */
+/* The check before an output (collective): 0 when every field of the
+ * solver is finite, so that a blown-up state is never written under a
+ * final name; else -1 with r->err from run_blew_up (or the failure). */
+int run_check_state(run_state *r, const char *dir);
+/* r->err = "the run blew up: MSG; kept ..." naming the last snapshot and
+ * checkpoint written in dir (or that none was); returns -1. */
+int run_blew_up(run_state *r, const char *dir, const char *msg);
 int run_make_dir(const char *dir);
 int run_output_setup(run_state *r, output_cfg *o);
 int run_write_snapshot(run_state *r, output_cfg *o, const char *stem);

@@ -2,6 +2,7 @@
  * keys every solver shares read) and the memory the case needs. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -153,6 +154,35 @@ static int section_allowed(const char *sec, void *user, char *why, size_t n) {
   return 0;
 }
 
+/* The keys whose values go into the fields (or the operator's weights)
+ * as they are: in fp32 a value beyond FLT_MAX would be infinite before
+ * the first step, so it is refused here, at its line. */
+static const char *const fp32_keys[][2] = {
+    {"initial", "amplitude"}, {"initial", "value"},
+    {"boundary", "value"},    {"source", "amplitude"},
+    {"operator", "center"},   {"operator", "coefficients"},
+    {"operator", "scale"},    {"poisson", "amplitude"},
+    {"poisson", "dirichlet_values"}};
+
+static int check_fp32(run_state *r) {
+  for (size_t i = 0; i < sizeof fp32_keys / sizeof fp32_keys[0]; i++) {
+    const char *sec = fp32_keys[i][0], *key = fp32_keys[i][1];
+    if (!cf_has(&r->cf, sec, key)) continue;
+    double v[8];
+    int n = cf_floats(&r->cf, sec, key, v, 8);
+    if (n == 0) { /* a single value */
+      v[0] = cf_float(&r->cf, sec, key, 0);
+      n = 1;
+    }
+    for (int k = 0; k < n && k < 8; k++)
+      if (fabs(v[k]) > FLT_MAX)
+        return run_case_fail(r, sec, key, "%g is beyond the fp32 range "
+                             "(largest %g): set [grid] precision = f64 or "
+                             "use a smaller value", v[k], (double)FLT_MAX);
+  }
+  return 0;
+}
+
 /* Reads what every solver shares: grid, precision, steps, boundaries. */
 static int read_common(run_state *r) {
   cf_file *f = &r->cf;
@@ -173,6 +203,7 @@ static int read_common(run_state *r) {
   r->precision = p ? (!strcmp(p, "f64") ? STRATA_F64 : STRATA_F32)
                    : r->solver->precision;
   r->steps = cf_int(f, "run", "steps", 1);
+  if (r->precision == STRATA_F32 && check_fp32(r)) return -1;
   for (int face = 0; face < 6; face++) {
     const char *v = run_face_value(r, face, NULL);
     if (!v) continue;

@@ -26,7 +26,40 @@ int run_make_dir(const char *dir) {
  * writes), which writes every format from it, in the background when
  * asynchronous.  A write that failed since the last hand-off fails this
  * one, with that write's message. */
+int run_blew_up(run_state *r, const char *dir, const char *msg) {
+  char m[1024], kept[1024];
+  snprintf(m, sizeof m, "%s", msg);
+  if (r->kept_snap[0] && r->kept_ck_step >= 0)
+    snprintf(kept, sizeof kept, "kept the last good snapshot %s/%s (step "
+             "%ld) and checkpoint %s/checkpoint.stck (step %ld)", dir,
+             r->kept_snap, r->kept_snap_step, dir, r->kept_ck_step);
+  else if (r->kept_snap[0])
+    snprintf(kept, sizeof kept, "kept the last good snapshot %s/%s (step "
+             "%ld); no checkpoint was written", dir, r->kept_snap,
+             r->kept_snap_step);
+  else if (r->kept_ck_step >= 0)
+    snprintf(kept, sizeof kept, "kept the last good checkpoint "
+             "%s/checkpoint.stck (step %ld); no snapshot was written", dir,
+             r->kept_ck_step);
+  else
+    snprintf(kept, sizeof kept, "no snapshot or checkpoint was written "
+             "(set [output] every or --checkpoint-every to keep earlier "
+             "states)");
+  return run_fail(r, "the run blew up: %s; %s", m, kept);
+}
+
+int run_check_state(run_state *r, const char *dir) {
+  strata_status s = strata_solver_check(r->sv);
+  if (s == STRATA_OK) return 0;
+  if (s == STRATA_ENONFINITE)
+    return run_blew_up(r, dir, strata_context_error(r->ctx));
+  return run_fail(r, "%s", strata_context_error(r->ctx));
+}
+
 int run_write_snapshot(run_state *r, output_cfg *o, const char *stem) {
+  if (run_check_state(r, o->dir)) return -1;
+  snprintf(r->kept_snap, sizeof r->kept_snap, "%s.*", stem);
+  r->kept_snap_step = r->step;
   if (r->dist && r->rank != 0) /* collective: send this rank's planes */
     return strata_solver_read(r->sv, 0, NULL) == STRATA_OK
                ? 0
@@ -41,6 +74,7 @@ int run_write_snapshot(run_state *r, output_cfg *o, const char *stem) {
     rc = run_fail(r, "%s", strata_context_error(r->ctx));
   }
   o->write_s += cli_now() - t0;
+  if (rc) r->kept_snap[0] = 0;
   return rc;
 }
 

@@ -73,9 +73,11 @@ int run_dist_refusal(run_state *r, int nranks) {
 int run_save_checkpoint(run_state *r, const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/checkpoint.stck", dir);
-  int rc = strata_solver_save(r->sv, path) == STRATA_OK
+  int rc = run_check_state(r, dir) ? CLI_FAIL
+           : strata_solver_save(r->sv, path) == STRATA_OK
                ? 0
                : (run_fail(r, "%s", strata_context_error(r->ctx)), CLI_FAIL);
+  if (!rc) r->kept_ck_step = r->step;
   return run_agree(r, rc);
 }
 

@@ -88,7 +88,9 @@ static int op_estimate(run_state *r, size_t *bytes) {
 }
 
 /* the fields' description as op_create makes it from the case */
-static const run_optkey op_keys[] = {RUN_GRID_KEYS, {NULL, NULL, NULL, NULL}};
+static const run_optkey op_keys[] = {
+    RUN_GRID_KEYS, {"check_every", "run", "check_every", NULL},
+    {NULL, NULL, NULL, NULL}};
 
 static int op_create(run_state *r) {
   strata_operator_options o;
@@ -112,6 +114,7 @@ static int op_create(run_state *r) {
   o.variant = cf_string(f, "operator", "variant", "auto");
   o.init = run_initial_value;
   o.dist = r->dist;
+  o.check_every = (int)cf_int(f, "run", "check_every", STRATA_CHECK_EVERY);
   strata_solver_options so;
   strata_solver_options_init(&so, STRATA_SOLVER_OPERATOR);
   so.op = &o;

@@ -283,6 +283,7 @@ static int mg_step(run_state *r, long n) {
   for (long c = 0; c < n; c++) {
     strata_solver_info si;
     strata_status s = strata_solver_step(r->sv, 1);
+    r->step_status = s;
     if (s != STRATA_OK)
       return run_fail(r, "cycle %ld: %s", r->step + c + 1,
                       strata_context_error(r->ctx));

@@ -147,6 +147,7 @@ static const run_optkey heat_keys[] = {
     {"fuse", "heat", "fuse", NULL},
     {"bc.kind", NULL, NULL, run_where_face},
     {"bc.value", "boundary", "value", NULL},
+    {"check_every", "run", "check_every", NULL},
     {NULL, NULL, NULL, NULL}};
 
 static int heat_create(run_state *r) {
@@ -162,6 +163,8 @@ static int heat_create(run_state *r) {
     return run_case_fail(r, "heat", "operator", "fe27 needs a 3D grid");
   o.D = cf_float(&r->cf, "heat", "diffusion_number", 0.1);
   o.fuse = (int)cf_int(&r->cf, "heat", "fuse", 0);
+  o.check_every = (int)cf_int(&r->cf, "run", "check_every",
+                              STRATA_CHECK_EVERY);
   o.dist = r->dist;
   double value = cf_float(&r->cf, "boundary", "value", 0);
   for (int face = 0; face < 6; face++) {
@@ -233,6 +236,7 @@ static const run_optkey wave_keys[] = {
     {"nreceivers", "receivers", "count", NULL},
     {"receivers", NULL, NULL, where_receiver},
     {"record_every", "receivers", "every", NULL},
+    {"check_every", "run", "check_every", NULL},
     {NULL, NULL, NULL, NULL}};
 
 static int wave_create(run_state *r) {
@@ -243,6 +247,7 @@ static int wave_create(run_state *r) {
   o.h = r->h;
   o.precision = r->precision;
   o.dt = cf_float(f, "wave", "dt", 0);
+  o.check_every = (int)cf_int(f, "run", "check_every", STRATA_CHECK_EVERY);
   o.order = (int)cf_int(f, "wave", "order", 8);
   o.velocity = cf_float(f, "wave", "velocity", 2000);
   o.min_ppw = cf_float(f, "wave", "min_ppw", 4);
@@ -362,6 +367,7 @@ static const run_optkey fdtd_keys[] = {
     {"amplitude", "source", "amplitude", NULL},
     {"period", "source", "period", NULL},
     {"delay", "source", "delay", NULL},
+    {"check_every", "run", "check_every", NULL},
     {NULL, NULL, NULL, NULL}};
 
 static int fdtd_create(run_state *r) {
@@ -371,6 +377,7 @@ static int fdtd_create(run_state *r) {
   o.n[0] = r->n[0];
   o.n[1] = r->n[1];
   o.precision = r->precision;
+  o.check_every = (int)cf_int(cf, "run", "check_every", STRATA_CHECK_EVERY);
   o.scheme = !strcmp(cf_string(cf, "fdtd", "scheme", "explicit"), "yee")
                  ? STRATA_FDTD_YEE_TM
                  : STRATA_FDTD_EXPLICIT;

@@ -49,7 +49,8 @@ extern "C" {
   X(EFORMAT, "malformed input")                                               \
   X(EUNSTABLE, "parameters violate a stability limit")                        \
   X(ENOTSUP, "operation not supported by this backend or build")              \
-  X(EINTERRUPTED, "interrupted")
+  X(EINTERRUPTED, "interrupted")                                              \
+  X(ENONFINITE, "a field holds NaN or infinity (the run blew up)")
 
 typedef enum strata_status {
 #define STRATA__STATUS_ENUM(name, msg) STRATA_##name,
@@ -579,7 +580,20 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
  *   strata_X_step(h, n) as often as needed: the time loop runs on the
  *     context's backend, with no host round trip per step;
  *   read fields (and traces);  strata_X_destroy(&h).
- * Equations, discretisations and limits: docs/solvers.md. */
+ * Equations, discretisations and limits: docs/solvers.md.
+ *
+ * Blow-ups: every check_every steps (an option of each solver, default
+ * STRATA_CHECK_EVERY; 0 = never) a step call looks for a NaN or an
+ * infinity in the solution (one reduction on the device; a flag and an
+ * index come back).  When it finds one the call stops there and returns
+ * STRATA_ENONFINITE; the message names the solver, the field, the step
+ * count, the first bad point's grid index (i, j[, k]) and value, and how
+ * many points are bad.  Over several processes every rank stops at the
+ * same step with the same message.  The check only reads: a run gives
+ * the same bits with any check_every.  strata_solver_check checks every
+ * field now; the Poisson solver's check is the residual norm it takes
+ * every cycle. */
+#define STRATA_CHECK_EVERY 500
 
 /* ---- Heat (diffusion), 2D and 3D: u' = u + D lap(u) ---- */
 typedef struct strata_heat strata_heat;
@@ -608,6 +622,11 @@ typedef struct strata_heat_options {
                                  global grid, split over dist's ranks, and
                                  ctx must be strata_dist_context(dist): see
                                  "Several processes and GPUs" */
+  int check_every;            /* every check_every steps, stop with
+                                 STRATA_ENONFINITE when the solution holds
+                                 a NaN or an infinity (a reduction: one
+                                 read of one field); 0 = never; default
+                                 STRATA_CHECK_EVERY */
 } strata_heat_options;
 
 /* Fills *o with the defaults listed above. */
@@ -630,13 +649,15 @@ strata_status strata_heat_set_initial(strata_heat *h, strata_point_fn fn,
                                       void *user);
 /* Sets u's interior from a dense host array of the solver's precision, x
  * fastest (n[0]*n[1]*n[2] values), e.g. read from a file.
- * Errors: STRATA_EINVAL. */
+ * Errors: STRATA_EINVAL (also a NaN or an infinity in host: the message
+ * names its index; u is left as it was). */
 strata_status strata_heat_write(strata_heat *h, const void *host);
 /* Advances nsteps >= 0 steps: nsteps / fuse sweeps of fuse steps, then
  * one of nsteps % fuse.  With autotune on, the CUDA engine times the
  * kernel shapes of each sweep length on its first use in the context (a
  * one-time cost): to time a run, warm it up with
- * the same remainder.  Errors: STRATA_EINVAL, STRATA_EDEVICE. */
+ * the same remainder.  Errors: STRATA_EINVAL, STRATA_EDEVICE,
+ * STRATA_ENONFINITE (a check found u blown up: "Blow-ups" above). */
 strata_status strata_heat_step(strata_heat *h, long nsteps);
 /* Copies u's interior to a dense host array of the solver's precision. */
 strata_status strata_heat_read(const strata_heat *h, void *host);
@@ -705,6 +726,11 @@ typedef struct strata_wave_options {
                                  2.5 f0; default 4 */
   strata_dist *dist;          /* NULL (default): one process; else as for
                                  the heat solver */
+  int check_every;            /* every check_every steps, stop with
+                                 STRATA_ENONFINITE when p holds
+                                 a NaN or an infinity (a reduction: one
+                                 read of one field); 0 = never; default
+                                 STRATA_CHECK_EVERY */
 } strata_wave_options;
 
 /* Fills *o with the defaults listed above. */
@@ -739,7 +765,8 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v);
 strata_status strata_wave_set_state(strata_wave *w, strata_point_fn u0,
                                     strata_point_fn um1, void *user);
 /* Advances nsteps >= 0 steps, recording the receivers when due.
- * Errors: STRATA_EINVAL, STRATA_ENOMEM, STRATA_EDEVICE. */
+ * Errors: STRATA_EINVAL, STRATA_ENOMEM, STRATA_EDEVICE,
+ * STRATA_ENONFINITE (a check found p blown up: "Blow-ups" above). */
 strata_status strata_wave_step(strata_wave *w, long nsteps);
 /* Copies p^n's interior to a dense host array of the solver's precision. */
 strata_status strata_wave_read(const strata_wave *w, void *host);
@@ -837,6 +864,11 @@ typedef struct strata_fdtd_options {
   double delay;                /* time units; default 0 */
   strata_dist *dist;           /* NULL (default): one process; else as for
                                   the heat solver (split along y) */
+  int check_every;             /* every check_every steps, stop with
+                                  STRATA_ENONFINITE when Ez holds a NaN or
+                                  an infinity (a reduction: one read of
+                                  one field); 0 = never; default
+                                  STRATA_CHECK_EVERY */
 } strata_fdtd_options;
 
 typedef enum strata_fdtd_component {
@@ -859,7 +891,8 @@ strata_status strata_fdtd_create(strata_context *ctx,
                                  strata_fdtd **out);
 /* Releases the solver; sets *f = NULL; NULL is harmless. */
 void strata_fdtd_destroy(strata_fdtd **f);
-/* Advances nsteps >= 0 steps.  Errors: STRATA_EINVAL, STRATA_EDEVICE. */
+/* Advances nsteps >= 0 steps.  Errors: STRATA_EINVAL, STRATA_EDEVICE,
+ * STRATA_ENONFINITE (a check found Ez blown up: "Blow-ups" above). */
 strata_status strata_fdtd_step(strata_fdtd *f, long nsteps);
 /* The field of a component (borrowed: valid until the next step or
  * destroy; its interior may be written before stepping to set an initial
@@ -1017,8 +1050,9 @@ typedef struct strata_mg_result {
  * Returns STRATA_OK also when the tolerance was not met (res->converged
  * says).  Errors: STRATA_EINVAL (NULL, same field twice, another context;
  * psi with a nonzero mean and no Dirichlet face, unless opt.project),
- * STRATA_ESHAPE, STRATA_EPRECISION, STRATA_EUNSTABLE (the residual became
- * NaN or infinite), STRATA_EDEVICE. */
+ * STRATA_ESHAPE, STRATA_EPRECISION, STRATA_ENONFINITE (the residual,
+ * taken every cycle, became NaN or infinite: the message names the first
+ * non-finite point of the iterate phi, else of psi), STRATA_EDEVICE. */
 strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
                               const strata_field *psi, strata_mg_result *res);
 
@@ -1106,6 +1140,11 @@ typedef struct strata_operator_options {
   void *init_user;
   strata_dist *dist;          /* NULL (default): one process; else as for
                                  the heat solver (dims 2 or 3) */
+  int check_every;            /* every check_every steps, stop with
+                                 STRATA_ENONFINITE when u holds
+                                 a NaN or an infinity (a reduction: one
+                                 read of one field); 0 = never; default
+                                 STRATA_CHECK_EVERY */
 } strata_operator_options;
 
 /* Fills *o with the defaults listed above. */
@@ -1155,8 +1194,9 @@ void strata_solver_destroy(strata_solver **s);
  * the residual is measured before and after every cycle (info.residual);
  * the caller decides when to stop (strata_solver_solve stops by itself).
  * Returns when the work is done on the device, so that info's throughput
- * is the call's.  Errors: those of the kind's step; STRATA_EINVAL for n <
- * 0. */
+ * is the call's.  Errors: those of the kind's step (STRATA_ENONFINITE
+ * when a check finds the state blown up: see "Blow-ups" above; Poisson:
+ * a cycle whose residual is not finite); STRATA_EINVAL for n < 0. */
 strata_status strata_solver_step(strata_solver *s, long n);
 /* Poisson only: solves to the tolerance of the solver's options
  * (strata_mg_solve on phi and psi, full-multigrid pass included), its
@@ -1180,6 +1220,12 @@ strata_field *strata_solver_field(strata_solver *s, int index);
  * to rank 0 (host may be NULL on the other ranks), collective.  Errors:
  * STRATA_EINVAL (bad index), those of strata_field_read. */
 strata_status strata_solver_read(strata_solver *s, int index, void *host);
+/* Checks every field of the solver for a NaN or an infinity now (over
+ * several processes collective): STRATA_OK, or STRATA_ENONFINITE with a
+ * message naming the field, the step count and the first bad point's
+ * grid index and value.  Costs one read of each field.  Errors also:
+ * STRATA_EINVAL, STRATA_EDEVICE. */
+strata_status strata_solver_check(strata_solver *s);
 /* The receiver traces recorded so far, in *t: the wave solver's
  * receivers (positions in metres, samples in fp64, dt the sampling
  * interval); t->ntraces = 0 for a solver without receivers.  t->data and

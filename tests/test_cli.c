@@ -785,10 +785,131 @@ TEST(wave_fdtd_restart_bit_for_bit) {
   return 0;
 }
 
+/* Every value of an npy file is finite (and the file reads). */
+static int npy_finite(const char *path) {
+  int nd;
+  size_t sh[4];
+  double *d = read_npy(path, &nd, sh);
+  if (!d) return 0;
+  size_t n = 1;
+  for (int i = 0; i < nd; i++) n *= sh[i];
+  int ok = 1;
+  for (size_t i = 0; i < n; i++) ok &= isfinite(d[i]) != 0;
+  free(d);
+  return ok;
+}
+
+/* A run that blows up exits 1 naming the step, the field and the point,
+ * keeps the last snapshot and checkpoint written before it (each checked
+ * before it was written: finite) and says which; a value an fp32 field
+ * cannot hold is refused at its line before the run. */
+TEST(blowups_exit_nonzero_keeping_good_output) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("blow.ini"),
+                   "[solver]\nkind = operator\n[grid]\nn = 64, 64\n"
+                   "[operator]\nscale = 0.3\nidentity = true\n"
+                   "[run]\nsteps = 3000\ncheckpoint_every = 100\n"
+                   "[output]\nevery = 100\nformats = npy\n") == 0);
+  rm_rf(tp("blow.out"));
+  int rc = strata("run blow.ini --quiet --no-ceiling");
+  char *e = err_text();
+  CHECKF(rc == 1 && e && strstr(e, "the run blew up: operator: u is not "
+                                "finite after step ") &&
+             strstr(e, ": u(") && strstr(e, "kept the last good snapshot "
+                                         "blow.out/snap_"),
+         "exit %d: %s", rc, e ? e : "");
+  /* the kept snapshot and checkpoint are those it names, and finite */
+  const char *k = strstr(e, "snap_");
+  long kept = atol(k + 5);
+  char want[256], path[256];
+  snprintf(want, sizeof want, "snap_%06ld.* (step %ld) and checkpoint "
+           "blow.out/checkpoint.stck (step %ld)", kept, kept, kept);
+  CHECKF(kept > 0 && kept < 3000 && strstr(e, want), "%s", e);
+  free(e);
+  snprintf(path, sizeof path, "blow.out/snap_%06ld.npy", kept);
+  CHECK(npy_finite(tp(path)));
+  snprintf(path, sizeof path, "blow.out/snap_%06ld.npy", kept + 100);
+  CHECK(!exists(tp(path)));
+  CHECK(!exists(tp("blow.out/final.npy")));
+  CHECK(!exists(tp("blow.out/summary.json")));
+  /* the checkpoint holds that step: a restart from it runs on */
+  rm_rf(tp("blow2.out"));
+  rc = strata("run blow.ini --quiet --no-ceiling --out blow2.out --set "
+              "run.checkpoint_every=0 --set output.every=0 --restart "
+              "blow.out/checkpoint.stck");
+  e = err_text();
+  snprintf(want, sizeof want, "the run blew up: operator: u is not finite "
+           "after step ");
+  CHECKF(rc == 1 && e && strstr(e, want) &&
+             strstr(e, "no snapshot or checkpoint was written"),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  /* between checks ([run] check_every = 0, or 10 steps): the check before
+   * the final snapshot finds it */
+  rm_rf(tp("blow3.out"));
+  rc = strata("run blow.ini --quiet --no-ceiling --out blow3.out --set "
+              "operator.scale=1e300 --set grid.precision=f64 --set "
+              "run.steps=10 --set run.checkpoint_every=0 --set "
+              "output.every=0 --set run.check_every=0");
+  e = err_text();
+  CHECKF(rc == 1 && e && strstr(e, "u is not finite after step 10: u(0, 0) "
+                                "= nan") &&
+             !exists(tp("blow3.out/final.npy")),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  /* fp32: 1e39 and 1e300 are refused at their lines, nothing runs */
+  CHECK(write_file(tp("big.ini"),
+                   "[solver]\nkind = heat\n[grid]\nn = 64, 64\n"
+                   "precision = f32\n[run]\nsteps = 10\n[initial]\n"
+                   "amplitude = 1e39\n") == 0);
+  rm_rf(tp("big.out"));
+  rc = strata("run big.ini --quiet");
+  e = err_text();
+  CHECKF(rc == 2 && e && strstr(e, "big.ini:9: key 'amplitude' in "
+                                "[initial]: 1e+39 is beyond the fp32 range"),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  CHECK(!exists(tp("big.out")));
+  rc = strata("run blow.ini --quiet --set operator.scale=1e300");
+  e = err_text();
+  CHECKF(rc == 2 && e && strstr(e, "key 'scale' in [operator]: 1e+300 is "
+                                "beyond the fp32 range"),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  /* in range in fp32, overflowing at the first step: a blow-up */
+  rc = strata("run big.ini --quiet --out big.out --set "
+              "initial.amplitude=3e38");
+  e = err_text();
+  CHECKF(rc == 1 && e && strstr(e, "heat: u is not finite after step 10"),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  /* an operator's constant initial state: 3.5e38 rounds to infinity in
+   * fp32 (refused), 3.4e38 fits and overflows at the first step */
+  rc = strata("run blow.ini --quiet --set initial.kind=constant --set "
+              "initial.value=3.5e38");
+  e = err_text();
+  CHECKF(rc == 2 && e && strstr(e, "key 'value' in [initial]: 3.5e+38 is "
+                                "beyond the fp32 range"),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  rm_rf(tp("blow4.out"));
+  rc = strata("run blow.ini --quiet --no-ceiling --out blow4.out --set "
+              "initial.kind=constant --set initial.value=3.4e38 --set "
+              "run.steps=5 --set output.every=0 --set run.checkpoint_every=0");
+  e = err_text();
+  CHECKF(rc == 1 && e && strstr(e, "the run blew up: operator: u is not "
+                                "finite after step 5: u(0, 0) = "),
+         "exit %d: %s", rc, e ? e : "");
+  free(e);
+  CHECK(strata("run big.ini --set run.check_every=-1") == 2);
+  return 0;
+}
+
 TEST(ctrl_c_stops_cleanly) {
   CHECK(setup() == 0);
   CHECK(write_file(tp("long.ini"),
                    "[solver]\nkind = operator\n[grid]\nn = 64, 64, 64\n"
+                   "[operator]\nscale = 0.1\nidentity = true\n"
                    "[run]\nsteps = 2000000000\n[output]\nformats = npy\n") ==
         0);
   rm_rf(tp("long.out"));
@@ -1166,6 +1287,37 @@ TEST(mpi_refusals) {
   return 0;
 }
 
+/* A blow-up over several processes: every rank stops at the same check,
+ * with the message of one process (the same first bad point, in global
+ * indices), printed once, and exit code 1. */
+TEST(mpi_blowup) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("mblow.ini"),
+                   "[solver]\nkind = operator\n[grid]\nn = 40, 36\n"
+                   "[operator]\nscale = 0.3\nidentity = true\n"
+                   "[run]\nsteps = 3000\ncheckpoint_every = 100\n"
+                   "[output]\nevery = 100\nformats = npy\n") == 0);
+  char *msg[2] = {NULL, NULL};
+  for (int np = 1; np <= 2; np++) {
+    rm_rf(tp("mblow.out"));
+    const char *args = "run mblow.ini --backend cpu --quiet --no-ceiling";
+    int rc = np == 1 ? strata(args) : strata_mpi(np, args);
+    char *e = err_text();
+    CHECKF(rc == 1 && e && count_of(e, "the run blew up: operator: u is not "
+                                    "finite after step ") == 1,
+           "over %d: exit %d: %s", np, rc, e ? e : "");
+    char *line = strstr(e, "the run blew up");
+    line[strcspn(line, "\n")] = 0;
+    msg[np - 1] = strdup(line);
+    free(e);
+  }
+  CHECKF(!strcmp(msg[0], msg[1]), "one process: %s\ntwo: %s", msg[0],
+         msg[1]);
+  free(msg[0]);
+  free(msg[1]);
+  return 0;
+}
+
 /* A stop signal reaching the ranks (Open MPI's mpiexec forwards SIGUSR1)
  * stops every rank at the same step: the state is written once, as
  * interrupted.npy with both ranks' checkpoint parts, and the summary says
@@ -1211,6 +1363,7 @@ TEST(mpi_stop_signal) {
 TEST(mpi_runs_match_one_process) { SKIP("strata was built without MPI"); }
 TEST(mpi_refusals) { SKIP("strata was built without MPI"); }
 TEST(mpi_stop_signal) { SKIP("strata was built without MPI"); }
+TEST(mpi_blowup) { SKIP("strata was built without MPI"); }
 #endif
 
 TEST(cleanup) {
@@ -1222,6 +1375,7 @@ RUN_TESTS(help_and_usage, bad_case_files_refused,
           operator_run_matches_library, heat_run_matches_library,
           checkpoint_restart_bit_for_bit, poisson_run_matches_library,
           wave_fdtd_restart_bit_for_bit,
-          ctrl_c_stops_cleanly, demo_runs_and_draws, key_reference_is_current,
+          blowups_exit_nonzero_keeping_good_output, ctrl_c_stops_cleanly, demo_runs_and_draws, key_reference_is_current,
           examples_run_reduced, bench_writes_tables_and_chart,
-          mpi_runs_match_one_process, mpi_refusals, mpi_stop_signal, cleanup)
+          mpi_runs_match_one_process, mpi_refusals, mpi_stop_signal,
+          mpi_blowup, cleanup)

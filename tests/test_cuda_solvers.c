@@ -1704,8 +1704,146 @@ TEST(cuda_engine_has_the_solver_entries) {
   return 0;
 }
 
+/* The blow-up check (be->nonfinite) on both engines: the same count,
+ * first index and value, at shapes whose rows are more than the kernel's
+ * blocks and not multiples of its threads, with NaN, +inf and -inf planted
+ * (the first one last in memory order of the plants, so the minimum is
+ * not the first found); a finite field gives 0 and no index. */
+TEST(nonfinite_check_vs_cpu) {
+  ctx_pair P;
+  OPEN_PAIR(P);
+  static const size_t shapes[3][3] = {{5000, 1, 1}, {301, 77, 1},
+                                      {70, 41, 53}};
+  for (int sh = 0; sh < 3; sh++)
+    for (int prec = 4; prec <= 8; prec += 4) {
+      strata_field_desc d = {sh + 1, {shapes[sh][0], shapes[sh][1],
+                                      shapes[sh][2]}, 2,
+                             (strata_precision)prec};
+      const size_t np = d.n[0] * d.n[1] * d.n[2];
+      double *img = malloc(np * sizeof *img);
+      void *host = malloc(np * (size_t)prec);
+      CHECK(img && host);
+      for (size_t q = 0; q < np; q++)
+        img[q] = sin(0.37 * (double)q) * 1e3;
+      for (int planted = 0; planted <= 1; planted++) {
+        const size_t at[3] = {np - 3, np / 2 + 1, np / 3 + 7};
+        if (planted) {
+          img[at[0]] = NAN;
+          img[at[1]] = INFINITY;
+          img[at[2]] = -INFINITY;
+        }
+        for (size_t q = 0; q < np; q++) {
+          if (prec == 4)
+            ((float *)host)[q] = (float)img[q];
+          else
+            ((double *)host)[q] = img[q];
+        }
+        uint64_t cnt[2], first[2];
+        double val[2];
+        for (int e = 0; e < 2; e++) {
+          strata_field *f = NULL;
+          CHECK_OK(strata_field_create(P.c[e], &d, &f), P.c[e]);
+          CHECK_OK(strata_field_fill(f, NAN), P.c[e]); /* ghosts stay NaN */
+          CHECK_OK(strata_field_write(f, host), P.c[e]);
+          val[e] = 0;
+          CHECK_OK(P.c[e]->be->nonfinite(f, &cnt[e], &first[e], &val[e]),
+                   P.c[e]);
+          strata_field_destroy(&f);
+        }
+        CHECKF(cnt[0] == (planted ? 3u : 0u) &&
+                   first[0] == (planted ? at[2] : UINT64_MAX) &&
+                   (!planted || (isinf(val[0]) && val[0] < 0)),
+               "cpu: %dD fp%d: count %llu first %llu", sh + 1, 8 * prec,
+               (unsigned long long)cnt[0], (unsigned long long)first[0]);
+        CHECKF(cnt[1] == cnt[0] && first[1] == first[0] &&
+                   (!planted || val[1] == val[0]),
+               "%s: %dD fp%d: count %llu first %llu value %g", eng(1),
+               sh + 1, 8 * prec, (unsigned long long)cnt[1],
+               (unsigned long long)first[1], val[1]);
+      }
+      free(img);
+      free(host);
+    }
+  close_pair(&P);
+  return 0;
+}
+
+static double noise_fn(long i, long j, long k, void *user) {
+  (void)user;
+  return sin(12.9898 * (double)i + 78.233 * (double)j + 37.719 * (double)k);
+}
+
+/* End to end on the engine under test: an unstable operator run stops at
+ * the same check on both engines; a NaN written into heat is refused; a
+ * stable heat run checked every step is bit for bit the unchecked one. */
+TEST(blowup_end_to_end) {
+  ctx_pair P;
+  OPEN_PAIR(P);
+  long stopped[2];
+  for (int e = 0; e < 2; e++) {
+    strata_operator_options o;
+    strata_operator_options_init(&o);
+    o.n[0] = o.n[1] = 64;
+    strata_stencil_laplacian(&o.op, 2, 2, 1.0);
+    o.op.center = 1 + 0.3 * o.op.center;
+    o.op.coef[0][1] *= 0.3;
+    o.op.coef[1][1] *= 0.3;
+    o.init = noise_fn;
+    strata_solver_options so;
+    strata_solver_options_init(&so, STRATA_SOLVER_OPERATOR);
+    so.op = &o;
+    strata_solver *s = NULL;
+    CHECK_OK(strata_solver_create(P.c[e], &so, &s), P.c[e]);
+    CHECK_STATUS(strata_solver_step(s, 3000), STRATA_ENONFINITE, P.c[e]);
+    CHECKF(strstr(strata_context_error(P.c[e]), "operator: u is not finite "
+                  "after step "), "%s", strata_context_error(P.c[e]));
+    strata_solver_info i;
+    CHECK_OK(strata_solver_get_info(s, &i), P.c[e]);
+    stopped[e] = i.steps;
+    strata_solver_destroy(&s);
+  }
+  CHECKF(stopped[0] == stopped[1] && stopped[0] < 3000,
+         "cpu stopped after %ld steps, %s after %ld", stopped[0], eng(1),
+         stopped[1]);
+  strata_heat_options ho;
+  strata_heat_options_init(&ho);
+  ho.n[0] = 67;
+  ho.n[1] = 45;
+  double *u = malloc(67 * 45 * sizeof *u), *v = malloc(67 * 45 * sizeof *v);
+  CHECK(u && v);
+  for (int q = 0; q < 67 * 45; q++) u[q] = sin(0.1 * q);
+  strata_heat *a = NULL, *b = NULL;
+  ho.check_every = 1;
+  CHECK_OK(strata_heat_create(P.c[1], &ho, &a), P.c[1]);
+  ho.check_every = 0;
+  CHECK_OK(strata_heat_create(P.c[1], &ho, &b), P.c[1]);
+  u[100] = NAN;
+  CHECK_STATUS(strata_heat_write(a, u), STRATA_EINVAL, P.c[1]);
+  u[100] = 0.5;
+  CHECK_OK(strata_heat_write(a, u), P.c[1]);
+  CHECK_OK(strata_heat_write(b, u), P.c[1]);
+  CHECK_OK(strata_heat_step(a, 1003), P.c[1]);
+  CHECK_OK(strata_heat_step(b, 1003), P.c[1]);
+  CHECK_OK(strata_heat_read(a, u), P.c[1]);
+  CHECK_OK(strata_heat_read(b, v), P.c[1]);
+  CHECK(memcmp(u, v, 67 * 45 * sizeof *u) == 0);
+  /* a NaN through the field: found at the next check on the device */
+  for (int q = 0; q < 67 * 45; q++) u[q] = q == 45 * 67 - 2 ? NAN : 1.0;
+  CHECK_OK(strata_field_write(strata_heat_field(a), u), P.c[1]);
+  CHECK_STATUS(strata_heat_step(a, 1), STRATA_ENONFINITE, P.c[1]);
+  CHECKF(strstr(strata_context_error(P.c[1]), "heat: u is not finite after "
+                "step 1004: u("), "%s", strata_context_error(P.c[1]));
+  strata_heat_destroy(&a);
+  strata_heat_destroy(&b);
+  free(u);
+  free(v);
+  close_pair(&P);
+  return 0;
+}
+
 RUN_TESTS(cuda_engine_has_the_solver_entries, sample_vs_cpu, wave_step_vs_cpu,
           wave_pair_vs_cpu,
           wave_step_fallback_vs_cpu,
           yee_step_vs_cpu, apply_fused_vs_cpu, heat_end_to_end,
-          wave_end_to_end, fdtd_end_to_end)
+          wave_end_to_end, fdtd_end_to_end, nonfinite_check_vs_cpu,
+          blowup_end_to_end)

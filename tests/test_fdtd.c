@@ -446,6 +446,40 @@ TEST(checkpoint_bit_for_bit) {
   return 0;
 }
 
+/* A NaN in H reaches Ez in one step: the check every check_every steps
+ * (on Ez) stops the run there, on both schemes' paths. */
+TEST(blowup_stops_the_run) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_fdtd_options o;
+  strata_fdtd_options_init(&o);
+  CHECK(o.check_every == STRATA_CHECK_EVERY);
+  o.n[0] = 40;
+  o.n[1] = 30;
+  o.check_every = 3;
+  o.scheme = STRATA_FDTD_YEE_TM;
+  strata_fdtd *f = NULL;
+  CHECK_OK(strata_fdtd_create(ctx, &o, &f), ctx);
+  CHECK_OK(strata_field_fill(strata_fdtd_field(f, STRATA_FDTD_HX), NAN), ctx);
+  CHECK_STATUS(strata_fdtd_step(f, 7), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx), "fdtd: Ez is not finite after "
+                "step 3: Ez("),
+         "%s", strata_context_error(ctx));
+  CHECK(strata_fdtd_steps(f) == 3);
+  strata_fdtd_destroy(&f);
+  o.scheme = STRATA_FDTD_EXPLICIT;
+  CHECK_OK(strata_fdtd_create(ctx, &o, &f), ctx);
+  CHECK_OK(strata_field_fill(strata_fdtd_field(f, STRATA_FDTD_EZ), INFINITY),
+           ctx);
+  CHECK_STATUS(strata_fdtd_step(f, 7), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx), "fdtd: Ez is not finite after "
+                "step 3: Ez("),
+         "%s", strata_context_error(ctx));
+  strata_fdtd_destroy(&f);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(plane_wave_orders, yee_equals_explicit, absorbing_boundaries,
           seed002_demonstration, refusals, refusals_name_the_option,
-          checkpoint_bit_for_bit)
+          checkpoint_bit_for_bit, blowup_stops_the_run)

@@ -482,6 +482,7 @@ static const struct {
     {"bc.value[0]", "nan", STRATA_EINVAL},
     {"bc.kind[1]", "0", STRATA_EINVAL}, /* x-low periodic, x-high not */
     {"precision", "2", STRATA_EINVAL},
+    {"check_every", "-1", STRATA_EINVAL},
 };
 
 static void heat_make_bad(strata_heat_options *o, int k) {
@@ -503,6 +504,7 @@ static void heat_make_bad(strata_heat_options *o, int k) {
   case 10: o->bc.value[0] = NAN; break;
   case 11: o->bc.kind[0] = STRATA_BC_PERIODIC; break;
   case 12: o->precision = (strata_precision)2; break;
+  case 13: o->check_every = -1; break;
   }
 }
 
@@ -577,6 +579,69 @@ TEST(backend_without_fused_kernel) {
   return 0;
 }
 
+static double huge_value(long i, long j, long k, void *u) {
+  (void)u;
+  return i == 3 && j == 4 && k == 0 ? 1e39 : 1.0;
+}
+
+/* A NaN or an infinity: refused by strata_heat_write (naming its index);
+ * written through the field or made by the state itself, found by the
+ * check every check_every steps, which names the step and the first bad
+ * point; with check_every = 0 nothing looks. */
+TEST(blowups_stop_the_run) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_heat_options o;
+  strata_heat_options_init(&o);
+  CHECK(o.check_every == STRATA_CHECK_EVERY);
+  o.n[0] = o.n[1] = 32;
+  o.check_every = 10;
+  strata_heat *h = NULL;
+  CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
+  double host[32 * 32], back[32 * 32];
+  for (int p = 0; p < 32 * 32; p++) host[p] = 1.0;
+  host[7 * 32 + 5] = NAN;
+  CHECK_STATUS(strata_heat_write(h, host), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "host", "229");
+  CHECKF(strstr(strata_context_error(ctx), "(5, 7)"), "%s",
+         strata_context_error(ctx));
+  CHECK_OK(strata_heat_read(h, back), ctx);
+  for (int p = 0; p < 32 * 32; p++) CHECK(back[p] == 0.0);
+  /* through the borrowed field: 9 steps pass no check, the 10th does; the
+   * NaN spread 10 points (5-point star), to row 0 at i = 2..8 */
+  CHECK_OK(strata_field_write(strata_heat_field(h), host), ctx);
+  CHECK_OK(strata_heat_step(h, 9), ctx);
+  CHECK_STATUS(strata_heat_step(h, 1), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx),
+                "heat: u is not finite after step 10: u(2, 0) = nan is the "
+                "first of 187 non-finite points of 1024"),
+         "%s", strata_context_error(ctx));
+  CHECK(!strcmp(strata_status_name(STRATA_ENONFINITE), "STRATA_ENONFINITE"));
+  strata_heat_info hi;
+  CHECK_OK(strata_heat_get_info(h, &hi), ctx);
+  CHECK(hi.steps == 10);
+  strata_heat_destroy(&h);
+  /* check_every = 0: no check */
+  o.check_every = 0;
+  CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
+  CHECK_OK(strata_field_write(strata_heat_field(h), host), ctx);
+  CHECK_OK(strata_heat_step(h, 40), ctx);
+  strata_heat_destroy(&h);
+  /* fp32: a value beyond FLT_MAX is infinite in the field at once */
+  o.precision = STRATA_F32;
+  o.check_every = 16;
+  CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
+  CHECK_OK(strata_heat_set_initial(h, huge_value, NULL), ctx);
+  CHECK_STATUS(strata_heat_step(h, 20), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx), "after step 16: u(") &&
+             strstr(strata_context_error(ctx), ") = inf"),
+         "%s", strata_context_error(ctx));
+  strata_heat_destroy(&h);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(fourier_modes_exact, neumann_conserves_sum, dirichlet_steady_state,
           fused_matches_single_steps, orders_of_accuracy, stability_refusals,
-          refusals_name_the_option, backend_without_fused_kernel)
+          refusals_name_the_option, backend_without_fused_kernel,
+          blowups_stop_the_run)

@@ -1047,9 +1047,13 @@ TEST(bad_input) {
   strata_field_get_desc(phi, &d);
   CHECK(before && after &&
         memcmp(before, after, ref_count(&d, 1) * sizeof(double)) == 0);
-  /* NaN in psi: refused after the fact as unstable */
+  /* NaN in psi: the first cycle's residual is not finite, and the
+   * message names the field and the point */
   CHECK_OK(strata_field_fill(psi, NAN), ctx);
-  CHECK_STATUS(strata_mg_solve(mg, phi, psi, NULL), STRATA_EUNSTABLE, ctx);
+  CHECK_STATUS(strata_mg_solve(mg, phi, psi, NULL), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx), "psi(0, 0, 0) = nan") &&
+             strstr(strata_context_error(ctx), "after cycle 0"),
+         "%s", strata_context_error(ctx));
   /* level queries */
   strata_mg_level_info li;
   CHECK_STATUS(strata_mg_get_level(mg, -1, &li), STRATA_EINVAL, ctx);

@@ -690,8 +690,151 @@ TEST(snapshot_writer_matches_field_writers) {
   return 0;
 }
 
+/* ---- blow-ups ------------------------------------------------------------- */
+
+static double noise(long i, long j, long k, void *user) {
+  (void)user;
+  uint64_t x = (uint64_t)(i + 7) * 0x9e3779b97f4a7c15ull ^
+               (uint64_t)(j + 3) * 0xbf58476d1ce4e5b9ull ^ (uint64_t)k;
+  x ^= x >> 29;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 32;
+  return (double)(x >> 11) * 0x1p-53 * 2 - 1;
+}
+
+/* u' = u + scale lap(u) on 64 x 64 random values (the operator case's
+ * [operator] scale, identity = true) */
+static void unstable_opts(strata_operator_options *o, double scale,
+                          strata_precision p) {
+  strata_operator_options_init(o);
+  o->n[0] = o->n[1] = 64;
+  o->precision = p;
+  strata_stencil_laplacian(&o->op, 2, 2, 1.0);
+  o->op.center = 1 + scale * o->op.center;
+  for (int a = 0; a < 2; a++) o->op.coef[a][1] *= scale;
+  o->init = noise;
+}
+
+static strata_solver *op_solver(strata_context *ctx,
+                                const strata_operator_options *o) {
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_OPERATOR);
+  so.op = o;
+  strata_solver *s = NULL;
+  return strata_solver_create(ctx, &so, &s) == STRATA_OK ? s : NULL;
+}
+
+/* Two solvers of so from the same initial state, one checked every step
+ * and one never (*check_every is the kind's option), n steps each: 1 when
+ * their solutions agree bit for bit. */
+static int checks_change_no_bits(strata_context *ctx,
+                                 const strata_solver_options *so,
+                                 int *check_every, long n) {
+  strata_solver *s[2] = {NULL, NULL};
+  int ok = 1;
+  for (int c = 0; c < 2; c++) {
+    *check_every = 1 - c;
+    ok &= strata_solver_create(ctx, so, &s[c]) == STRATA_OK &&
+          strata_field_fill_fn(strata_solver_field(s[c], 0), bump, NULL) ==
+              STRATA_OK &&
+          strata_solver_step(s[c], n) == STRATA_OK;
+  }
+  ok = ok && strata_solver_check(s[0]) == STRATA_OK &&
+       same_bits(strata_solver_field(s[0], 0), strata_solver_field(s[1], 0));
+  if (!ok)
+    fprintf(stderr, "  %s: %s\n", strata_solver_kind_name(so->kind),
+            strata_context_error(ctx));
+  strata_solver_destroy(&s[0]);
+  strata_solver_destroy(&s[1]);
+  return ok;
+}
+
+/* An unstable run stops at the first check after it overflows, with the
+ * step and the point; one that blows up between checks is found by
+ * strata_solver_check; a stable run checked every step gives the same
+ * bits as one never checked. */
+TEST(blowups_stop_and_checks_change_no_bits) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_operator_options o;
+  /* scale = 0.3 > 1/4, fp32: all infinite or NaN long before 3000 steps */
+  unstable_opts(&o, 0.3, STRATA_F32);
+  CHECK(o.check_every == STRATA_CHECK_EVERY);
+  strata_solver *s = op_solver(ctx, &o);
+  CHECK(s);
+  CHECK_STATUS(strata_solver_step(s, 3000), STRATA_ENONFINITE, ctx);
+  strata_solver_info info;
+  CHECK_OK(strata_solver_get_info(s, &info), ctx);
+  CHECKF(info.steps > 0 && info.steps < 3000 &&
+             info.steps % STRATA_CHECK_EVERY == 0,
+         "stopped after %ld steps", info.steps);
+  char want[96];
+  snprintf(want, sizeof want, "operator: u is not finite after step %ld: u(",
+           info.steps);
+  CHECKF(strstr(strata_context_error(ctx), want), "%s",
+         strata_context_error(ctx));
+  CHECK_STATUS(strata_solver_check(s), STRATA_ENONFINITE, ctx);
+  strata_solver_destroy(&s);
+  /* scale = 1e300 in fp64: NaN after a few steps, found by the check */
+  unstable_opts(&o, 1e300, STRATA_F64);
+  s = op_solver(ctx, &o);
+  CHECK(s);
+  CHECK_OK(strata_solver_step(s, 10), ctx); /* no check due yet */
+  CHECK_STATUS(strata_solver_check(s), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx), "after step 10: u(0, 0) = nan is "
+                "the first of 4096 non-finite points of 4096"),
+         "%s", strata_context_error(ctx));
+  strata_solver_destroy(&s);
+  o.check_every = 10;
+  s = op_solver(ctx, &o);
+  CHECK(s);
+  CHECK_STATUS(strata_solver_step(s, 25), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx), "after step 10:"), "%s",
+         strata_context_error(ctx));
+  strata_solver_destroy(&s);
+  o.check_every = -1;
+  CHECK(op_solver(ctx, &o) == NULL);
+  CHECK_ARG(ctx, "check_every", "-1");
+  /* stable and long: checked every step or never, the same bits, for
+   * each kind (heat in fused sweeps) */
+  unstable_opts(&o, 0.2, STRATA_F32);
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_OPERATOR);
+  so.op = &o;
+  CHECK(checks_change_no_bits(ctx, &so, &o.check_every, 3000));
+  strata_heat_options ho;
+  heat_opts(&ho);
+  strata_solver_options_init(&so, STRATA_SOLVER_HEAT);
+  so.heat = &ho;
+  CHECK(checks_change_no_bits(ctx, &so, &ho.check_every, 1001));
+  strata_wave_options wo;
+  wave_opts(&wo);
+  strata_solver_options_init(&so, STRATA_SOLVER_WAVE);
+  so.wave = &wo;
+  CHECK(checks_change_no_bits(ctx, &so, &wo.check_every, 60));
+  strata_fdtd_options fo;
+  fdtd_opts(&fo, 1);
+  strata_solver_options_init(&so, STRATA_SOLVER_FDTD);
+  so.fdtd = &fo;
+  CHECK(checks_change_no_bits(ctx, &so, &fo.check_every, 200));
+  /* a NaN written into Hx: the check names the field it is in */
+  strata_solver *a = NULL;
+  CHECK_OK(strata_solver_create(ctx, &so, &a), ctx);
+  CHECK_OK(strata_solver_step(a, 20), ctx);
+  CHECK_OK(strata_solver_check(a), ctx);
+  CHECK_OK(strata_field_fill(strata_solver_field(a, 1), NAN), ctx);
+  CHECK_STATUS(strata_solver_check(a), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx), "fdtd: Hx is not finite after "
+                "step 20: Hx(0, 0) = nan"),
+         "%s", strata_context_error(ctx));
+  strata_solver_destroy(&a);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
           poisson_matches_own_api, operator_matches_own_api, save_load_memory_continues_bit_for_bit,
           save_load_file_continues_bit_for_bit, program_checkpoint_v1_loads,
           bad_arguments_refused,
-          snapshot_writer_matches_field_writers)
+          snapshot_writer_matches_field_writers,
+          blowups_stop_and_checks_change_no_bits)

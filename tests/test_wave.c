@@ -854,7 +854,52 @@ TEST(checkpoint_bit_for_bit) {
   return 0;
 }
 
+/* A NaN in p (as a blow-up makes): the step call stops at the first check
+ * after it, naming p, the step and the first bad point; without the
+ * check (check_every = 0) the run goes on, NaN everywhere it reached. */
+TEST(blowup_stops_the_run) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_wave_options o;
+  strata_wave_options_init(&o);
+  CHECK(o.check_every == STRATA_CHECK_EVERY);
+  o.n[0] = o.n[1] = o.n[2] = 48;
+  o.absorb_width = 8;
+  o.check_every = 5;
+  strata_wave *w = NULL;
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  const size_t np = 48 * 48 * 48;
+  float *p = calloc(np, sizeof *p);
+  CHECK(p);
+  p[24 + 48 * (24 + 48 * 24)] = NAN;
+  CHECK_OK(strata_field_write(strata_wave_field(w, 0), p), ctx);
+  CHECK_OK(strata_wave_step(w, 4), ctx);
+  CHECK_STATUS(strata_wave_step(w, 10), STRATA_ENONFINITE, ctx);
+  CHECKF(strstr(strata_context_error(ctx),
+                "wave: p is not finite after step 5: p(") &&
+             strstr(strata_context_error(ctx), ") = nan is the first of "),
+         "%s", strata_context_error(ctx));
+  strata_wave_info wi;
+  CHECK_OK(strata_wave_get_info(w, &wi), ctx);
+  CHECK(wi.steps == 5);
+  strata_wave_destroy(&w);
+  o.check_every = 0;
+  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  CHECK_OK(strata_field_write(strata_wave_field(w, 0), p), ctx);
+  CHECK_OK(strata_wave_step(w, 10), ctx);
+  CHECK_OK(strata_wave_read(w, p), ctx);
+  CHECK(isnan(p[24 + 48 * (24 + 48 * 20)]));
+  strata_wave_destroy(&w);
+  o.check_every = -2;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "check_every", "-2");
+  free(p);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(standing_mode_exact, standing_mode_orders, energy_conserved,
           absorbing_boundaries, ricker_source_greens_function,
           free_surface_image_source, refusals, refusals_name_the_option,
-          backend_without_wave_kernel, checkpoint_bit_for_bit)
+          backend_without_wave_kernel, checkpoint_bit_for_bit,
+          blowup_stops_the_run)

@@ -297,6 +297,14 @@ struct strata__backend {
    * wave_step calls to rounding.  NULL: never. */
   strata_status (*wave_pair)(const strata__wave_args *a, const double *val2,
                              strata_field *o1, strata_field *o2, int *used);
+  /* The blow-up check (strata__check_finite): over f's interior, *count
+   * receives how many points are NaN or infinite and *first the dense
+   * index (x fastest, f's interior) of the first of them, UINT64_MAX when
+   * none, and *value its value.  One reduction over the field on the
+   * device; only the count, the index and the value come back to the
+   * host.  NULL: the solvers cannot check (STRATA_ENOTSUP). */
+  strata_status (*nonfinite)(const strata_field *f, uint64_t *count,
+                             uint64_t *first, double *value);
 };
 
 extern const strata__backend strata__cpu_backend;
@@ -499,6 +507,24 @@ strata_status strata__cuda_resolve_variant(const strata_stencil *op,
  * this rank's slab only, faces by bc as given. */
 strata_status strata__fill_ghosts_local(strata_field *f,
                                         const strata_boundary *bc);
+
+/* The blow-up check: STRATA_OK when f's interior (over several processes
+ * the owned planes of every rank: collective) holds no NaN or infinity;
+ * else STRATA_ENONFINITE with the message "WHO: FIELD is not finite after
+ * UNIT STEP: FIELD(i, j[, k]) = VALUE is the first of C non-finite points
+ * of N" (global grid indices), the same on every rank. */
+strata_status strata__check_finite(const strata_field *f, const char *who,
+                                   const char *field, const char *unit,
+                                   long step);
+/* Whether a step call that took the count from before to after passed a
+ * multiple of every (the solvers' check_every; 0 = never). */
+static inline int strata__check_due(long before, long after, int every) {
+  return every > 0 && before / every != after / every;
+}
+/* The first NaN or infinity of a dense host array of n values of
+ * precision p: its index, or -1 when every value is finite. */
+long long strata__host_nonfinite(const void *host, size_t n,
+                                 strata_precision p);
 
 /* Fills the ghost layers of an image of f's allocation (host memory). */
 strata_status strata__fill_ghosts_host(const strata_field *f, void *img,

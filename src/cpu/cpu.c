@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "cpu_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,49 @@ static strata_status cpu_variants(strata_context *ctx, const strata_stencil *op,
   (void)ctx;
   (void)op;
   snprintf(buf, n, "omp");
+  return STRATA_OK;
+}
+
+/* The blow-up check: a row whose sum of v * 0 is 0 holds only finite
+ * values (the sum is NaN when one is NaN or infinite), so the common case
+ * is one vectorised pass; only a bad row is looked at point by point. */
+#define CPU_NONFINITE(T)                                                      \
+  static void nonfinite_##T(const strata_field *f, int nt, uint64_t *count,  \
+                            uint64_t *first, double *value) {                 \
+    const long nx = (long)f->d.n[0], ny = (long)f->d.n[1];                    \
+    const long rows = ny * (long)f->d.n[2];                                   \
+    uint64_t cnt = 0, fst = UINT64_MAX;                                       \
+    _Pragma("omp parallel for num_threads(nt) schedule(static) \
+             reduction(+ : cnt) reduction(min : fst)")                        \
+    for (long r = 0; r < rows; r++) {                                         \
+      const T *p = (const T *)f->data + strata__offset(f, 0, r % ny, r / ny); \
+      T acc = 0;                                                              \
+      _Pragma("omp simd reduction(+ : acc)")                                  \
+      for (long i = 0; i < nx; i++) acc += p[i] * (T)0;                       \
+      if (acc == 0) continue;                                                 \
+      for (long i = 0; i < nx; i++)                                           \
+        if (!isfinite(p[i])) {                                                \
+          cnt++;                                                              \
+          if ((uint64_t)(r * nx + i) < fst) fst = (uint64_t)(r * nx + i);     \
+        }                                                                     \
+    }                                                                         \
+    *count = cnt;                                                             \
+    *first = fst;                                                             \
+    if (fst != UINT64_MAX)                                                    \
+      *value = (double)((const T *)f->data)[strata__offset(                   \
+          f, (long)(fst % (uint64_t)nx), (long)(fst / (uint64_t)nx % ny),     \
+          (long)(fst / (uint64_t)nx / (uint64_t)ny))];                        \
+  }
+CPU_NONFINITE(float)
+CPU_NONFINITE(double)
+
+static strata_status cpu_nonfinite(const strata_field *f, uint64_t *count,
+                                   uint64_t *first, double *value) {
+  const int nt = nthreads(f->ctx);
+  if (f->d.precision == STRATA_F32)
+    nonfinite_float(f, nt, count, first, value);
+  else
+    nonfinite_double(f, nt, count, first, value);
   return STRATA_OK;
 }
 
@@ -173,4 +217,5 @@ const strata__backend strata__cpu_backend = {
     .mg_sweep = strata__cpu_mg_sweep,
     .mg_transfer = strata__cpu_mg_transfer,
     .mg_axpby = strata__cpu_mg_axpby,
+    .nonfinite = cpu_nonfinite,
 };

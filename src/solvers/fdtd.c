@@ -57,6 +57,7 @@ void strata_fdtd_options_init(strata_fdtd_options *o) {
   o->amplitude = 1.0;
   o->period = 20.0;
   o->delay = 0.0;
+  o->check_every = STRATA_CHECK_EVERY;
 }
 
 double strata_fdtd_courant_limit(void) { return 1.0 / sqrt(2.0); }
@@ -102,6 +103,10 @@ static strata_status validate(strata_context *ctx, strata_fdtd_options *o) {
                               (int)o->face[f]);
     npml += o->face[f] == STRATA_FDTD_PML;
   }
+  if (o->check_every < 0)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "check_every",
+                            o->check_every, "fdtd: check_every is %d; it "
+                            "must be >= 0 (0 = never)", o->check_every);
   if (npml && (o->pml_width < 1 || o->pml_width > 1000))
     return strata__fail_arg(ctx, STRATA_EINVAL, "pml_width", o->pml_width,
                             "fdtd: pml_width is %d; it must be 1..1000",
@@ -455,6 +460,9 @@ strata_status strata_fdtd_step(strata_fdtd *f, long nsteps) {
       double val = f->dt * (current(&f->o, t) - current(&f->o, t - f->dt));
       s = strata__we_step(f->e, has_src, (const long(*)[3])f->src, &val);
       if (s == STRATA_OK) f->steps++;
+      if (s == STRATA_OK &&
+          strata__check_due(f->steps - 1, f->steps, f->o.check_every))
+        s = strata__check_finite(f->e->u, "fdtd", "Ez", "step", f->steps);
     }
     return s;
   }
@@ -479,6 +487,9 @@ strata_status strata_fdtd_step(strata_fdtd *f, long nsteps) {
       s = strata__dist_exchange(x, 3, f->o.face[2] == STRATA_FDTD_PERIODIC);
     }
     if (s == STRATA_OK) f->steps++;
+    if (s == STRATA_OK &&
+        strata__check_due(f->steps - 1, f->steps, f->o.check_every))
+      s = strata__check_finite(f->ez, "fdtd", "Ez", "step", f->steps);
   }
   return s;
 }

@@ -46,6 +46,7 @@ void strata_heat_options_init(strata_heat_options *o) {
   o->D = 0.1;
   strata_boundary_uniform(&o->bc, STRATA_BC_DIRICHLET, 0.0);
   o->fuse = 0;
+  o->check_every = STRATA_CHECK_EVERY;
 }
 
 double strata_heat_stability_limit(int dims, strata_heat_operator op) {
@@ -125,6 +126,10 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
                               "both faces of an axis must be periodic",
                               "xyz"[a]);
     }
+  if (o->check_every < 0)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "check_every",
+                            o->check_every, "heat: check_every is %d; it "
+                            "must be >= 0 (0 = never)", o->check_every);
   int s = o->fuse;
   if (s < 0 || s > STRATA_MAX_GHOST)
     return strata__fail_arg(ctx, STRATA_EINVAL, "fuse", o->fuse,
@@ -240,6 +245,31 @@ strata_status strata_heat_set_initial(strata_heat *h, strata_point_fn fn,
 
 strata_status strata_heat_write(strata_heat *h, const void *host) {
   if (!h) return STRATA_EINVAL;
+  /* refused here, where the index still means something to the caller,
+   * rather than found check_every steps later (over several processes
+   * rank 0's array is the one scattered, and every rank refuses) */
+  long long bad = -1;
+  if (host && (!h->o.dist || strata__dist_rank(h->o.dist) == 0))
+    bad = strata__host_nonfinite(host, h->o.n[0] * h->o.n[1] * h->o.n[2],
+                                 h->o.precision);
+  if (h->o.dist) {
+    double v = (double)bad;
+    strata_status st = strata_dist_allreduce(h->o.dist, &v, 1, 1);
+    if (st != STRATA_OK) return st;
+    bad = (long long)v;
+  }
+  if (bad >= 0) {
+    const size_t nx = h->o.n[0], ny = h->o.n[1], b = (size_t)bad;
+    char at[96];
+    if (h->o.dims == 2)
+      snprintf(at, sizeof at, "(%zu, %zu)", b % nx, b / nx);
+    else
+      snprintf(at, sizeof at, "(%zu, %zu, %zu)", b % nx, b / nx % ny,
+               b / nx / ny);
+    return strata__fail_arg(h->ctx, STRATA_EINVAL, "host", bad,
+                            "heat: host[%lld] (point %s) is not finite; u "
+                            "is left as it was", bad, at);
+  }
   if (h->o.dist) return strata_dist_scatter(h->u, 0, host);
   return strata_field_write(h->u, host);
 }
@@ -283,6 +313,10 @@ strata_status strata_heat_step(strata_heat *h, long nsteps) {
     h->v = t;
     h->steps += s;
     nsteps -= s;
+    if (strata__check_due(h->steps - s, h->steps, h->o.check_every) &&
+        (st = strata__check_finite(h->u, "heat", "u", "step", h->steps)) !=
+            STRATA_OK)
+      return st;
   }
   return STRATA_OK;
 }

@@ -312,9 +312,15 @@ strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
     mg->hist[k] = r;
     if (k == 0) r0 = r;
     if (!isfinite(r)) {
-      s = strata__fail(ctx, STRATA_EUNSTABLE,
-                       "multigrid: the residual is %g after %d cycles (are "
-                       "phi and psi finite?)", r, k);
+      /* the residual norm is the check of every cycle: name the point */
+      s = strata__check_finite(src, "multigrid", "phi", "cycle", k);
+      if (s == STRATA_OK)
+        s = strata__check_finite(psi, "multigrid", "psi", "cycle", k);
+      if (s == STRATA_OK)
+        s = strata__fail(ctx, STRATA_ENONFINITE,
+                         "multigrid: the residual is %g after %d cycles, "
+                         "with phi and psi finite (their values overflow "
+                         "the precision)", r, k);
       goto out;
     }
     if (r <= o->atol || r0 == 0 || (o->rtol > 0 && r <= o->rtol * r0)) {

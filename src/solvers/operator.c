@@ -16,6 +16,7 @@ struct strata__op {
   strata_apply_options ao;
   char variant[128];
   long steps;
+  int check_every;
 };
 
 void strata_operator_options_init(strata_operator_options *o) {
@@ -28,6 +29,7 @@ void strata_operator_options_init(strata_operator_options *o) {
   o->precision = STRATA_F32;
   strata_stencil_laplacian(&o->op, 2, 2, 1.0);
   strata_boundary_uniform(&o->bc, STRATA_BC_DIRICHLET, 0.0);
+  o->check_every = STRATA_CHECK_EVERY;
 }
 
 /* v = op(u) with u's ghosts filled. */
@@ -45,6 +47,10 @@ strata_status strata__op_create(strata_context *ctx,
     return strata__fail_arg(ctx, STRATA_EINVAL, "op.dims", o->op.dims,
                             "operator: the stencil is %dD, "
                         "the grid %dD", o->op.dims, o->dims);
+  if (o->check_every < 0)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "check_every",
+                            o->check_every, "operator: check_every is %d; "
+                            "it must be >= 0 (0 = never)", o->check_every);
   strata_status s = strata_stencil_validate(&o->op);
   if (s != STRATA_OK) return s;
   strata__op *p = calloc(1, sizeof *p);
@@ -53,6 +59,7 @@ strata_status strata__op_create(strata_context *ctx,
   p->op = o->op;
   p->bc = o->bc;
   p->dist = o->dist;
+  p->check_every = o->check_every;
   snprintf(p->variant, sizeof p->variant, "%s",
            o->variant ? o->variant : "auto");
   p->ao.variant = p->variant;
@@ -99,6 +106,10 @@ strata_status strata__op_step(strata__op *p, long n) {
     p->u = p->v;
     p->v = t;
     p->steps++;
+    if (strata__check_due(p->steps - 1, p->steps, p->check_every) &&
+        (s = strata__check_finite(p->u, "operator", "u", "step",
+                                  p->steps)) != STRATA_OK)
+      return s;
   }
   return STRATA_OK;
 }

@@ -355,6 +355,19 @@ strata_status strata_solver_read(strata_solver *s, int index, void *host) {
   return strata_field_read(f, host);
 }
 
+strata_status strata_solver_check(strata_solver *s) {
+  if (!s) return STRATA_EINVAL;
+  const long n = strata__solver_steps(s);
+  const char *unit = s->kind == STRATA_SOLVER_POISSON ? "cycle" : "step";
+  for (int i = 0; i < s->nfields; i++) {
+    strata_status st = strata__check_finite(peek(s, i),
+                                            strata__solver_kinds[s->kind],
+                                            s->names[i], unit, n);
+    if (st != STRATA_OK) return st;
+  }
+  return STRATA_OK;
+}
+
 strata_status strata_solver_traces(strata_solver *s, strata_traces *t) {
   if (!s) return STRATA_EINVAL;
   if (!t)

@@ -34,6 +34,7 @@ void strata_wave_options_init(strata_wave_options *o) {
   o->delay = 0.0;
   o->record_every = 1;
   o->min_ppw = 4.0;
+  o->check_every = STRATA_CHECK_EVERY;
 }
 
 /* Central second-derivative weights (order 2r) and their largest
@@ -263,6 +264,10 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
                             o->record_every,
                             "wave: record_every is %d; it must be >= 1",
                             o->record_every);
+  if (o->check_every < 0)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "check_every",
+                            o->check_every, "wave: check_every is %d; it "
+                            "must be >= 0 (0 = never)", o->check_every);
   *limit = 2.0 / sqrt(3 * W);
   double dt = o->dt > 0 ? o->dt : 0.8 * *limit * o->h / hi;
   strata_status s = check_velocity_range(ctx, o, dt, lo, hi, *limit, NULL);

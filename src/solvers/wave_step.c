@@ -91,7 +91,13 @@ strata_status strata_wave_step(strata_wave *w, long nsteps) {
   const double scale = w->dt * w->dt / (w->o.h * w->o.h * w->o.h);
   const int ns = w->o.amplitude != 0 ? w->nsrc : 0;
   const int pairs = strata__we_pair_wanted(w->ctx);
+  long before = w->steps; /* the count at the last chance to check */
   for (long q = 0; q < nsteps;) {
+    if (q > 0 && strata__check_due(before, w->steps, w->o.check_every) &&
+        (s = strata__check_finite(w->e->u, "wave", "p", "step", w->steps)) !=
+            STRATA_OK)
+      return s;
+    before = w->steps;
     /* the sources' values at this step, and the next when a pair may run */
     const int nh = pairs && nsteps - q >= 2 ? 2 : 1;
     double val[2][8];
@@ -120,6 +126,8 @@ strata_status strata_wave_step(strata_wave *w, long nsteps) {
     if (w->steps % k == 0 && (s = record(w)) != STRATA_OK) return s;
     q++;
   }
+  if (strata__check_due(before, w->steps, w->o.check_every))
+    return strata__check_finite(w->e->u, "wave", "p", "step", w->steps);
   return STRATA_OK;
 }
 

@@ -193,6 +193,31 @@ __global__ void __launch_bounds__(kNormThreads)
   }
 }
 
+/* ---- the blow-up check -------------------------------------------------------- */
+
+/* rec[0] += the NaNs and infinities seen, rec[1] = min(rec[1], the dense
+ * index of the first); a thread that saw none touches nothing, so a
+ * finite field costs one read and no atomics. */
+template <typename T>
+__global__ void __launch_bounds__(kNormThreads)
+    k_nonfinite(const T *a, long long sy, long long sz, int nx, int ny,
+                long long rows, unsigned long long *rec) {
+  unsigned long long cnt = 0, first = ~0ull;
+  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T *p = a + (r % ny) * sy + (r / ny) * sz;
+    for (int i = threadIdx.x; i < nx; i += blockDim.x)
+      if (!isfinite(p[i])) {
+        const unsigned long long idx = (unsigned long long)r * nx + i;
+        cnt++;
+        if (idx < first) first = idx;
+      }
+  }
+  if (cnt) {
+    atomicAdd(&rec[0], cnt);
+    atomicMin(&rec[1], first);
+  }
+}
+
 /* ---- backend entries --------------------------------------------------------- */
 
 void free_state(strata__cuda_state *st) {
@@ -258,7 +283,8 @@ strata_status cuda_init(strata_context *ctx, const strata_context_options *o) {
   INIT_CU(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
   INIT_CU(cudaEventCreate(&st->ev0));
   INIT_CU(cudaEventCreate(&st->ev1));
-  st->scratch_n = 3 * (kNormBlocks + 1);
+  /* the norms' partials and result, then the blow-up check's record */
+  st->scratch_n = 3 * (kNormBlocks + 1) + 2;
   INIT_CU(cudaMalloc((void **)&st->scratch, st->scratch_n * sizeof(double)));
 #undef INIT_CU
   strata__cuda_tune_init(ctx);
@@ -467,6 +493,52 @@ strata_status cuda_norm(const strata_field *a, const strata_field *b,
   return STRATA_OK;
 }
 
+/* The flag (a count) and the first index come back in one small copy; the
+ * bad value only when there is one. */
+strata_status cuda_nonfinite(const strata_field *f, uint64_t *count,
+                             uint64_t *first, double *value) {
+  strata_context *ctx = f->ctx;
+  strata__cuda_state *st = strata__cu_state(ctx);
+  STRATA__USE_DEVICE(ctx);
+  const int nx = (int)f->d.n[0], ny = (int)f->d.n[1];
+  const long long rows = (long long)f->d.n[1] * (long long)f->d.n[2];
+  const int blocks = rows < kNormBlocks ? (int)rows : kNormBlocks;
+  const long long sy = (long long)f->L.pitch_x,
+                  sz = sy * (long long)f->L.pitch_y;
+  unsigned long long *rec =
+      (unsigned long long *)(st->scratch + 3 * (kNormBlocks + 1));
+  STRATA__CU(ctx, cudaMemsetAsync(rec, 0, sizeof *rec, st->stream));
+  STRATA__CU(ctx, cudaMemsetAsync(rec + 1, 0xff, sizeof *rec, st->stream));
+  if (f->d.precision == STRATA_F32)
+    k_nonfinite<float><<<blocks, kNormThreads, 0, st->stream>>>(
+        (const float *)f->data + f->L.origin, sy, sz, nx, ny, rows, rec);
+  else
+    k_nonfinite<double><<<blocks, kNormThreads, 0, st->stream>>>(
+        (const double *)f->data + f->L.origin, sy, sz, nx, ny, rows, rec);
+  STRATA__LAUNCHED(ctx, "non-finite check kernel launch");
+  unsigned long long h[2];
+  STRATA__CU(ctx, cudaMemcpyAsync(h, rec, sizeof h, cudaMemcpyDeviceToHost,
+                                  st->stream));
+  STRATA__CU(ctx, cudaStreamSynchronize(st->stream));
+  *count = h[0];
+  *first = h[1];
+  if (h[1] == ~0ull) return STRATA_OK;
+  const unsigned long long i = h[1] % (unsigned long long)nx,
+                           j = h[1] / nx % (unsigned long long)ny,
+                           k = h[1] / nx / (unsigned long long)ny;
+  const size_t off = strata__offset(f, (long)i, (long)j, (long)k);
+  if (f->d.precision == STRATA_F32) {
+    float v;
+    STRATA__CU(ctx, cudaMemcpy(&v, (const float *)f->data + off, sizeof v,
+                               cudaMemcpyDeviceToHost));
+    *value = v;
+  } else {
+    STRATA__CU(ctx, cudaMemcpy(value, (const double *)f->data + off,
+                               sizeof *value, cudaMemcpyDeviceToHost));
+  }
+  return STRATA_OK;
+}
+
 strata_status cuda_copy_kernel(const strata_field *in, strata_field *out,
                                const char *variant) {
   strata_context *ctx = in->ctx;
@@ -582,4 +654,5 @@ const strata__backend strata__cuda_backend = {
     /* read_dense */ strata__cuda_read_dense,
     /* write_dense */ strata__cuda_write_dense,
     /* wave_pair */ strata__cuda_wave_pair,
+    /* nonfinite */ cuda_nonfinite,
 };

@@ -248,6 +248,22 @@ static strata_status footprint(strata_context *ctx,
   return st;
 }
 
+/* o checked as create checks it, and its footprint (in *fp) against the
+ * memory available: STRATA_ENOMEM, with *fp set, when it does not fit. */
+static strata_status checked_footprint(strata_context *ctx,
+                                       const strata_solver_options *o,
+                                       strata__footprint *fp) {
+  memset(fp, 0, sizeof *fp);
+  if (!o)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "o", o,
+                              "solver: options are NULL (a "
+                        "kind is needed: strata_solver_options_init)");
+  strata_status st = footprint(ctx, o, fp);
+  return st == STRATA_OK
+             ? strata__fp_check(ctx, strata__solver_kinds[o->kind], fp)
+             : st;
+}
+
 strata_status strata_solver_estimate(strata_context *ctx,
                                      const strata_solver_options *o,
                                      size_t *host_bytes,
@@ -255,16 +271,11 @@ strata_status strata_solver_estimate(strata_context *ctx,
   if (host_bytes) *host_bytes = 0;
   if (device_bytes) *device_bytes = 0;
   if (!ctx) return STRATA_EINVAL;
-  if (!o)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "o", o,
-                              "solver: options are NULL (a "
-                        "kind is needed: strata_solver_options_init)");
   strata__footprint fp;
-  memset(&fp, 0, sizeof fp);
-  strata_status st = footprint(ctx, o, &fp);
-  if (st != STRATA_OK) return st;
-  strata__fp_result(ctx, &fp, host_bytes, device_bytes);
-  return strata__fp_check(ctx, strata__solver_kinds[o->kind], &fp);
+  strata_status st = checked_footprint(ctx, o, &fp);
+  if (st == STRATA_OK || st == STRATA_ENOMEM)
+    strata__fp_result(ctx, &fp, host_bytes, device_bytes);
+  return st;
 }
 
 strata_status strata_solver_create(strata_context *ctx,
@@ -275,18 +286,12 @@ strata_status strata_solver_create(strata_context *ctx,
     return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
                               "solver: output pointer is NULL");
   *out = NULL;
-  if (!o)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "o", o,
-                              "solver: options are NULL (a "
-                        "kind is needed: strata_solver_options_init)");
   /* the whole footprint is refused before anything is allocated */
   strata__footprint fp;
-  memset(&fp, 0, sizeof fp);
-  strata_status st = footprint(ctx, o, &fp);
-  if (st == STRATA_OK)
-    st = strata__fp_check(ctx, strata__solver_kinds[o->kind], &fp);
+  strata_status st = checked_footprint(ctx, o, &fp);
   kind_options k;
-  if (o->kind >= STRATA_SOLVER_HEAT && o->kind <= STRATA_SOLVER_OPERATOR) {
+  if (o && o->kind >= STRATA_SOLVER_HEAT &&
+      o->kind <= STRATA_SOLVER_OPERATOR) {
     options_of(o, &k);
     strata_dist *dist = dist_of(o, &k);
     if (dist && strata__dist_ctx(dist) == ctx)

@@ -150,6 +150,21 @@ static int run_steps(run_state *r, output_cfg *o, const run_args *a,
   return CLI_OK;
 }
 
+/* --check's answer: the case is valid, and the memory it would take. */
+static void run_print_check(const run_state *r, size_t need) {
+  const char *be = strata_backend_name(strata_context_backend(r->ctx));
+  printf("%s: ok (%s %zu", r->cf.path, r->solver->kind, r->n[0]);
+  for (int d = 1; d < r->dims; d++) printf("x%zu", r->n[d]);
+  printf(" %s on %s, needs %zu bytes = %.1f MiB", r->precision == STRATA_F32
+                                                  ? "fp32" : "fp64",
+         be, need, need / 1048576.0);
+  if (r->dist) printf(" per rank, %d processes", r->nranks);
+  printf(")\n  %s memory: %zu bytes (the solver's fields and tables), "
+         "%zu bytes (traces)\n  host memory: %zu bytes (the solver's "
+         "buffers), %zu bytes (snapshot and trace copies)\n", be, r->fp_dev,
+         r->copy_dev, r->fp_host, r->copy_host);
+}
+
 int cli_run(int argc, char **argv) {
   /* started by an MPI launcher as several processes (or by PMIx alone,
    * which does not say how many: MPI tells once it is up) */
@@ -160,7 +175,11 @@ int cli_run(int argc, char **argv) {
   run_args a;
   int pr = run_parse_args(argc, argv, &a);
   if (pr) return pr > 0 ? CLI_OK : CLI_USAGE;
-  cli_install_interrupt(multi); /* from here Ctrl-C only asks the loop to stop */
+  /* until the output folder is made, Ctrl-C (SIGINT, SIGTERM) ends the
+   * process at once: setting up allocates, fills and reads, and has
+   * written nothing; from then on it asks the loop to stop */
+  cli_install_interrupt(multi);
+  cli_interrupt_exits(1);
   run_state *r = calloc(1, sizeof *r);
   if (!r) {
     cli_err_rank("out of memory");
@@ -193,6 +212,10 @@ int cli_run(int argc, char **argv) {
   }
   size_t need = 0;
   if ((rc = run_start(r, &a, &L, multi, &need))) goto done;
+  if (a.check_only) { /* nothing was allocated: say what would be */
+    if (r->rank == 0) run_print_check(r, need);
+    goto done;
+  }
   if (a.restart && (rc = run_load_checkpoint(r, a.restart))) goto done;
   if (r->step > r->steps) {
     cli_err("%s: the checkpoint is at step %ld, past the case's %ld steps",
@@ -207,18 +230,10 @@ int cli_run(int argc, char **argv) {
   const char *transport = r->dist ? strata_dist_transport(r->dist) : "none";
   if (!a.quiet && r->rank == 0)
     run_announce(r, &di, transport, need);
-  if (a.check_only) {
-    if (r->rank == 0) {
-      printf("%s: ok (%s, %.1f MiB needed", r->cf.path, r->solver->kind,
-             need / 1048576.0);
-      if (r->dist) printf(" per rank, %d processes", r->nranks);
-      printf(")\n");
-    }
-    goto done;
-  }
   if ((rc = run_agree(r, run_output_setup(r, &o) ? CLI_FAIL : 0))) goto done;
   double copy_pts = a.no_ceiling ? 0 : run_ceiling(r);
   int mrc = 0;
+  cli_interrupt_exits(0);
   if (r->rank == 0 && run_make_dir(o.dir)) {
     run_fail(r, "cannot create the output folder '%s': %s", o.dir,
              strerror(errno));

@@ -757,12 +757,13 @@ static void variant_options(any_options *a, strata_solver_kind k, int v) {
 }
 
 /* The estimate is what create allocates, counted by the backend's
- * allocator, for every kind. */
-TEST(estimate_matches_allocations) {
+ * allocator, for every kind on backend be. */
+static int estimate_matches_on(strata_backend be) {
   strata_context *ctx;
   strata_context_options co;
   strata_context_options_init(&co);
-  co.backend = STRATA_BACKEND_CPU;
+  co.backend = be;
+  co.tune_cache = "";
   CHECK(strata_context_create(&ctx, &co) == STRATA_OK);
   for (int k = STRATA_SOLVER_HEAT; k <= STRATA_SOLVER_OPERATOR; k++)
     for (int v = 0; v < 2; v++) {
@@ -778,13 +779,22 @@ TEST(estimate_matches_allocations) {
       const size_t got = ctx->alloc_total - before;
       strata_solver_info i;
       CHECK_OK(strata_solver_get_info(s, &i), ctx);
-      CHECKF(dev == got, "%s %d: estimate %zu bytes, create allocated %zu",
+      CHECKF(dev == got, "%s %s %d: estimate %zu bytes, create allocated "
+             "%zu", strata_backend_name(be),
              strata_solver_kind_name((strata_solver_kind)k), v, dev, got);
       CHECK(i.device_bytes <= dev && i.device_bytes > dev / 2);
       CHECK(host >= i.host_bytes);
       strata_solver_destroy(&s);
     }
   strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ... on the CPU engine and, when there is one, on the GPU. */
+TEST(estimate_matches_allocations) {
+  CHECK(estimate_matches_on(STRATA_BACKEND_CPU) == 0);
+  if (strata_backend_available(STRATA_BACKEND_CUDA, NULL, 0))
+    CHECK(estimate_matches_on(STRATA_BACKEND_CUDA) == 0);
   return 0;
 }
 

@@ -214,6 +214,9 @@ int cli_run(int argc, char **argv) {
   if ((rc = run_start(r, &a, &L, multi, &need))) goto done;
   if (a.check_only) { /* nothing was allocated: say what would be */
     if (r->rank == 0) run_print_check(r, need);
+    if (r->rank == 0 && a.restart)
+      printf("  the checkpoint %s is not read (--check allocates nothing)\n",
+             a.restart);
     goto done;
   }
   if (a.restart && (rc = run_load_checkpoint(r, a.restart))) goto done;

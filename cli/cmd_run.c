@@ -42,7 +42,19 @@ static double run_ceiling(run_state *r) {
                       &cn[r->dims - 1]);
     strata_dist_barrier(r->dist);
   }
-  int bad = cli_copy_rate(r->ctx, cn, r->precision, &copy_pts) != 0;
+  /* two more fields of the grid: measured only where they fit beside the
+   * solver's, in the memory free now */
+  strata_field_desc d = {3, {cn[0], cn[1], cn[2]}, 1, r->precision};
+  strata_device_info di;
+  size_t fb = 0;
+  int room = strata_field_bytes(&d, &fb) == STRATA_OK &&
+             strata_context_device_info(r->ctx, &di) == STRATA_OK &&
+             (!di.memory_free || (double)fb * 2 < 0.9 * (double)di.memory_free);
+  if (!room && !r->quiet && r->rank == 0)
+    fprintf(stderr, "strata: the copy ceiling is not measured: its two "
+            "fields (%.2f GiB) do not fit beside the solver's\n",
+            2.0 * (double)fb / 1073741824.0);
+  int bad = !room || cli_copy_rate(r->ctx, cn, r->precision, &copy_pts) != 0;
   if (bad) copy_pts = 0;
   if (r->dist) {
     double v[2] = {copy_pts, bad};

@@ -42,7 +42,19 @@ static double run_ceiling(run_state *r) {
                       &cn[r->dims - 1]);
     strata_dist_barrier(r->dist);
   }
-  int bad = cli_copy_rate(r->ctx, cn, r->precision, &copy_pts) != 0;
+  /* two more fields of the grid: measured only where they fit beside the
+   * solver's, in the memory free now */
+  strata_field_desc d = {3, {cn[0], cn[1], cn[2]}, 1, r->precision};
+  strata_device_info di;
+  size_t fb = 0;
+  int room = strata_field_bytes(&d, &fb) == STRATA_OK &&
+             strata_context_device_info(r->ctx, &di) == STRATA_OK &&
+             (!di.memory_free || (double)fb * 2 < 0.9 * (double)di.memory_free);
+  if (!room && !r->quiet && r->rank == 0)
+    fprintf(stderr, "strata: the copy ceiling is not measured: its two "
+            "fields (%.2f GiB) do not fit beside the solver's\n",
+            2.0 * (double)fb / 1073741824.0);
+  int bad = !room || cli_copy_rate(r->ctx, cn, r->precision, &copy_pts) != 0;
   if (bad) copy_pts = 0;
   if (r->dist) {
     double v[2] = {copy_pts, bad};
@@ -161,6 +173,21 @@ static int run_steps(run_state *r, output_cfg *o, const run_args *a,
   return CLI_OK;
 }
 
+/* --check's answer: the case is valid, and the memory it would take. */
+static void run_print_check(const run_state *r, size_t need) {
+  const char *be = strata_backend_name(strata_context_backend(r->ctx));
+  printf("%s: ok (%s %zu", r->cf.path, r->solver->kind, r->n[0]);
+  for (int d = 1; d < r->dims; d++) printf("x%zu", r->n[d]);
+  printf(" %s on %s, needs %zu bytes = %.1f MiB", r->precision == STRATA_F32
+                                                  ? "fp32" : "fp64",
+         be, need, need / 1048576.0);
+  if (r->dist) printf(" per rank, %d processes", r->nranks);
+  printf(")\n  %s memory: %zu bytes (the solver's fields and tables), "
+         "%zu bytes (traces)\n  host memory: %zu bytes (the solver's "
+         "buffers), %zu bytes (snapshot and trace copies)\n", be, r->fp_dev,
+         r->copy_dev, r->fp_host, r->copy_host);
+}
+
 int cli_run(int argc, char **argv) {
   /* started by an MPI launcher as several processes (or by PMIx alone,
    * which does not say how many: MPI tells once it is up) */
@@ -171,7 +198,11 @@ int cli_run(int argc, char **argv) {
   run_args a;
   int pr = run_parse_args(argc, argv, &a);
   if (pr) return pr > 0 ? CLI_OK : CLI_USAGE;
-  cli_install_interrupt(multi); /* from here Ctrl-C only asks the loop to stop */
+  /* until the output folder is made, Ctrl-C (SIGINT, SIGTERM) ends the
+   * process at once: setting up allocates, fills and reads, and has
+   * written nothing; from then on it asks the loop to stop */
+  cli_install_interrupt(multi);
+  cli_interrupt_exits(1);
   run_state *r = calloc(1, sizeof *r);
   if (!r) {
     cli_err_rank("out of memory");
@@ -205,6 +236,13 @@ int cli_run(int argc, char **argv) {
   }
   size_t need = 0;
   if ((rc = run_start(r, &a, &L, multi, &need))) goto done;
+  if (a.check_only) { /* nothing was allocated: say what would be */
+    if (r->rank == 0) run_print_check(r, need);
+    if (r->rank == 0 && a.restart)
+      printf("  the checkpoint %s is not read (--check allocates nothing)\n",
+             a.restart);
+    goto done;
+  }
   if (a.restart && (rc = run_load_checkpoint(r, a.restart))) goto done;
   if (r->step > r->steps) {
     cli_err("%s: the checkpoint is at step %ld, past the case's %ld steps",
@@ -219,18 +257,10 @@ int cli_run(int argc, char **argv) {
   const char *transport = r->dist ? strata_dist_transport(r->dist) : "none";
   if (!a.quiet && r->rank == 0)
     run_announce(r, &di, transport, need);
-  if (a.check_only) {
-    if (r->rank == 0) {
-      printf("%s: ok (%s, %.1f MiB needed", r->cf.path, r->solver->kind,
-             need / 1048576.0);
-      if (r->dist) printf(" per rank, %d processes", r->nranks);
-      printf(")\n");
-    }
-    goto done;
-  }
   if ((rc = run_agree(r, run_output_setup(r, &o) ? CLI_FAIL : 0))) goto done;
   double copy_pts = a.no_ceiling ? 0 : run_ceiling(r);
   int mrc = 0;
+  cli_interrupt_exits(0);
   if (r->rank == 0 && run_make_dir(o.dir)) {
     run_fail(r, "cannot create the output folder '%s': %s", o.dir,
              strerror(errno));

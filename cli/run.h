@@ -29,10 +29,10 @@ typedef struct run_solver {
                             multigrid cycle); the driver's display is off */
   int distributed;       /* 1: it runs over several processes */
   int checkpoints;       /* 1: --checkpoint-every and --restart apply */
-  /* bytes of device memory it will need (before any allocation) */
-  int (*estimate)(run_state *r, size_t *bytes);
   /* reads the case into the solver's options and creates r->sv
-   * (run_solver_create) */
+   * (run_solver_create); with r->estimating set, only checks them and
+   * adds up what create would allocate (strata_solver_estimate), then
+   * returns: nothing is allocated and r->sv stays NULL */
   int (*create)(run_state *r);
   /* optional: steps itself (NULL: strata_solver_step) */
   int (*step)(run_state *r, long n);
@@ -69,6 +69,9 @@ struct run_state {
   char kept_snap[64];  /* the last snapshot's stem, "" = none */
   long kept_snap_step;
   long kept_ck_step;   /* the last checkpoint's step, -1 = none */
+  int estimating;  /* create() only estimates (see run_solver) */
+  size_t fp_host, fp_dev; /* what the estimate found (this rank's) */
+  size_t copy_host, copy_dev; /* the run's own copies (run_check_memory) */
 };
 
 /* The solvers this build knows (NULL-terminated). */
@@ -78,7 +81,9 @@ extern const run_solver *const run_solvers[];
 
 /* Creates r->sv from o (its tag set to the case's hash, so a checkpoint
  * loads only into the case that wrote it): the library's status, its
- * message on r->ctx. */
+ * message on r->ctx.  With r->estimating, strata_solver_estimate instead:
+ * r->fp_host and r->fp_dev receive the footprint, and a footprint too
+ * large for the machine is left to run_check_memory (STRATA_OK). */
 strata_status run_solver_create(run_state *r, strata_solver_options *o);
 
 /* The boundary face name ("x_lo", ...) and the case's kind for it. */
@@ -187,12 +192,18 @@ int run_parse_args(int argc, char **argv, run_args *a);
 int run_load_case(run_state *r, const run_args *a);
 int run_read_output(run_state *r, output_cfg *o, const char *dir_opt,
                     char *dirbuf, size_t dn);
+/* The memory the run needs (*need: this rank's, in bytes): the solver's
+ * footprint (r->fp_host, r->fp_dev) and the run's own copies (snapshot
+ * staging, traces); 0, or -1 with r->err naming both numbers when it does
+ * not fit (a case error). */
 int run_check_memory(run_state *r, size_t *need);
 
 /* run_ranks.c: the worst exit code of a stage over the ranks (printed);
  * rc alone for one process. */
 int run_agree(run_state *r, int rc);
 int run_dist_refusal(run_state *r, int nranks);
+/* With a->check_only, everything up to the solver's estimate (nothing
+ * allocated, r->sv stays NULL). */
 int run_start(run_state *r, const run_args *a, const cli_launch *L,
               int multi, size_t *need);
 int run_save_checkpoint(run_state *r, const char *dir);

@@ -287,31 +287,98 @@ int run_read_output(run_state *r, output_cfg *o, const char *dir_opt,
 
 /* ---- memory -------------------------------------------------------------- */
 
-int run_check_memory(run_state *r, size_t *need) {
-  int e;
-  if (r->dist) { /* this rank's slab */
-    const int ax = r->dims - 1;
-    size_t keep = r->n[ax], lo = 0, cnt = keep;
-    strata_dist_split(r->dist, keep, r->rank, &lo, &cnt);
-    r->n[ax] = cnt;
-    e = r->solver->estimate(r, need);
-    r->n[ax] = keep;
-  } else {
-    e = r->solver->estimate(r, need);
+/* Host memory the system reports available (MemAvailable), 0 if unknown. */
+static size_t host_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  unsigned long long kb = 0;
+  char line[256];
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+  if (f) fclose(f);
+  return (size_t)kb * 1024;
+}
+
+static double gib(size_t b) { return (double)b / 1073741824.0; }
+
+/* The run's own host copies beside the solver's: rank 0 stages each
+ * snapshot (the whole grid, gathered over several processes) in one host
+ * copy (a second one only when asynchronous and it fits), a PNG's slice
+ * in another and its image (3 bytes a pixel, its row data and the
+ * compressed stream about as much again each; 2^28 pixels at most, the
+ * writer's limit); the receivers' traces are
+ * kept by the solver on the device and copied out (8 bytes a sample; the
+ * device buffer grows by doubling). */
+static void run_copies(const run_state *r, size_t *host, size_t *dev) {
+  const cf_file *f = &r->cf;
+  *host = *dev = 0;
+  if (r->rank == 0) {
+    *host += r->n[0] * r->n[1] * r->n[2] * (size_t)r->precision;
+    if (cf_enums_has(f, "output", "formats", "npy, png", "png")) {
+      int axis = 2;
+      if (r->dims == 3) {
+        const char *ax = cf_string(f, "output", "slice_axis",
+                                   !strcmp(r->solver->kind, "wave") ? "y"
+                                                                    : "z");
+        axis = ax[0] - 'x';
+      }
+      size_t w = r->n[axis == 0 ? 1 : 0], h = r->n[axis == 2 ? 1 : 2];
+      size_t side = w > h ? w : h, scale = side >= 512 ? 1 : 512 / side;
+      if (scale > 16) scale = 16;
+      size_t pixels = w * h * scale * scale;
+      if (pixels > ((size_t)1 << 28)) pixels = (size_t)1 << 28; /* at most */
+      *host += w * h * (size_t)r->precision + 9 * pixels;
+    }
   }
-  if (e) return -1;
+  if (!strcmp(r->solver->kind, "wave") &&
+      cf_section_line(f, "receivers")) {
+    long every = cf_int(f, "receivers", "every", 1);
+    size_t rec = (size_t)cf_int(f, "receivers", "count", 1);
+    size_t samples = (size_t)(r->steps / (every > 0 ? every : 1)) + 1;
+    *dev += 2 * rec * samples * sizeof(double);
+    if (r->rank == 0) *host += rec * samples * sizeof(double);
+  }
+}
+
+int run_check_memory(run_state *r, size_t *need) {
+  size_t chost, cdev;
+  run_copies(r, &chost, &cdev);
+  r->copy_host = chost;
+  r->copy_dev = cdev;
+  const size_t dev = r->fp_dev + cdev, host = r->fp_host + chost;
+  const int on_host = strata_context_backend(r->ctx) == STRATA_BACKEND_CPU;
+  const size_t avail = host_available();
+  const char *rank = r->dist ? " on this rank" : "";
+  *need = dev + host;
+  if (on_host) {
+    if (avail && *need > avail) {
+      r->case_error = 1;
+      return run_fail(r, "%s: the case needs %zu bytes (%.2f GiB) of memory%s "
+                      "(the solver's fields and tables %.2f GiB, its host "
+                      "buffers %.2f GiB, snapshot and trace copies %.2f GiB) "
+                      "but %zu bytes (%.2f GiB) are available; reduce [grid] "
+                      "n", r->cf.path, *need, gib(*need), rank, gib(dev),
+                      gib(r->fp_host), gib(chost), avail, gib(avail));
+    }
+    return 0;
+  }
   strata_device_info di;
-  if (strata_context_device_info(r->ctx, &di) != STRATA_OK) return 0;
-  size_t have = di.memory_free ? di.memory_free : di.memory_bytes;
-  if (have && *need > have) {
+  if (strata_context_device_info(r->ctx, &di) == STRATA_OK &&
+      di.memory_free && dev > di.memory_free) {
     r->case_error = 1;
-    return run_fail(r, "%s: the case needs %.3f GiB of %s memory%s but the "
-                    "device (%s) has %.3f GiB %s; reduce [grid] n",
-                    r->cf.path, *need / 1073741824.0,
+    return run_fail(r, "%s: the case needs %zu bytes (%.2f GiB) of %s "
+                    "memory%s but the device (%s) has %zu bytes (%.2f GiB) "
+                    "free; reduce [grid] n", r->cf.path, dev, gib(dev),
                     strata_backend_name(strata_context_backend(r->ctx)),
-                    r->dist ? " on this rank" : "", di.name,
-                    have / 1073741824.0,
-                    di.memory_free ? "free" : "in all");
+                    rank, di.name, di.memory_free, gib(di.memory_free));
+  }
+  if (avail && host > avail) {
+    r->case_error = 1;
+    return run_fail(r, "%s: the case needs %zu bytes (%.2f GiB) of host "
+                    "memory%s (the solver's %.2f GiB, snapshot and trace "
+                    "copies %.2f GiB) but %zu bytes (%.2f GiB) are "
+                    "available; reduce [grid] n", r->cf.path, host,
+                    gib(host), rank, gib(r->fp_host), gib(chost), avail,
+                    gib(avail));
   }
   return 0;
 }

@@ -95,11 +95,56 @@ int run_load_checkpoint(run_state *r, const char *path) {
   return 0;
 }
 
+/* The case's solver (r->solver->create: with r->estimating, its
+ * estimate), on the CPU when "auto" found a GPU engine without the
+ * solver's kernels.  Returns 0 or an exit code with r->err (not yet
+ * agreed over the ranks). */
+static int make_solver(run_state *r, const run_args *a, strata_backend be,
+                       int device, int threads) {
+  int crc = r->solver->create(r) == 0 ? 0
+            : r->case_error           ? CLI_USAGE
+                                      : CLI_FAIL;
+  int unsupported = crc && r->unsupported;
+  if (r->dist) {
+    double u = unsupported;
+    strata_dist_allreduce(r->dist, &u, 1, 1);
+    unsupported = u > 0;
+  }
+  if (unsupported && be == STRATA_BACKEND_AUTO &&
+      strata_context_backend(r->ctx) != STRATA_BACKEND_CPU) {
+    /* "auto" means the best engine that can run the case: the GPU engine
+     * lacks this solver's kernels, so say so and run on the CPU */
+    if (!a->quiet && r->rank == 0)
+      fprintf(stderr, "strata: %s; running on the CPU instead\n",
+              strata_context_error(r->ctx));
+    strata_solver_destroy(&r->sv);
+    if (r->solver->destroy && r->impl) r->solver->destroy(r);
+    r->unsupported = 0;
+    r->case_error = 0;
+    if (r->dist) {
+      r->ctx = NULL;
+      strata_dist_destroy(&r->dist);
+      r->dist = cli_dist(STRATA_BACKEND_CPU, threads);
+      if (!r->dist) return run_fail(r, "cannot start the CPU engine"), CLI_FAIL;
+      r->ctx = strata_dist_context(r->dist);
+    } else {
+      strata_context_destroy(&r->ctx);
+      r->ctx = cli_context(STRATA_BACKEND_CPU, device, threads);
+      if (!r->ctx) return run_fail(r, "cannot start the CPU engine"), CLI_FAIL;
+    }
+    crc = r->solver->create(r) == 0 ? 0
+          : r->case_error           ? CLI_USAGE
+                                    : CLI_FAIL;
+  }
+  return crc;
+}
+
 /* Starts the engine the case and the options ask for: a context, or over
  * several processes (started by an MPI launcher) a group of ranks; checks
- * the memory the case needs (*need) and creates the solver, on the CPU
- * when "auto" found a GPU engine without the solver's kernels.  Returns 0
- * or an exit code, the message printed. */
+ * the case through the library's estimate and the memory the case needs
+ * (*need) and, unless a->check_only, creates the solver, on the CPU when
+ * "auto" found a GPU engine without the solver's kernels.  Returns 0 or
+ * an exit code, the message printed. */
 int run_start(run_state *r, const run_args *a, const cli_launch *L,
               int multi, size_t *need) {
   int rc = 0;
@@ -174,49 +219,14 @@ int run_start(run_state *r, const run_args *a, const cli_launch *L,
       return rc;
     }
   }
-  if ((rc = run_agree(r, run_check_memory(r, need) ? (r->case_error ? CLI_USAGE
-                                                                 : CLI_FAIL)
-                                                : 0)))
-    return rc;
-  int crc = r->solver->create(r) == 0 ? 0
-            : r->case_error           ? CLI_USAGE
-                                      : CLI_FAIL;
-  int unsupported = crc && r->unsupported;
-  if (r->dist) {
-    double u = unsupported;
-    strata_dist_allreduce(r->dist, &u, 1, 1);
-    unsupported = u > 0;
-  }
-  if (unsupported && be == STRATA_BACKEND_AUTO &&
-      strata_context_backend(r->ctx) != STRATA_BACKEND_CPU) {
-    /* "auto" means the best engine that can run the case: the GPU engine
-     * lacks this solver's kernels, so say so and run on the CPU */
-    if (!a->quiet && r->rank == 0)
-      fprintf(stderr, "strata: %s; running on the CPU instead\n",
-              strata_context_error(r->ctx));
-    strata_solver_destroy(&r->sv);
-    if (r->solver->destroy && r->impl) r->solver->destroy(r);
-    r->unsupported = 0;
-    if (r->dist) {
-      r->ctx = NULL;
-      strata_dist_destroy(&r->dist);
-      r->dist = cli_dist(STRATA_BACKEND_CPU, threads);
-      if (!r->dist) {
-        rc = CLI_FAIL;
-        return rc;
-      }
-      r->ctx = strata_dist_context(r->dist);
-    } else {
-      strata_context_destroy(&r->ctx);
-      r->ctx = cli_context(STRATA_BACKEND_CPU, device, threads);
-      if (!r->ctx) {
-        rc = CLI_FAIL;
-        return rc;
-      }
-    }
-    crc = r->solver->create(r) == 0 ? 0
-          : r->case_error           ? CLI_USAGE
-                                    : CLI_FAIL;
-  }
-  return run_agree(r, crc);
+  /* the case's options through the library's checks and the footprint,
+   * nothing allocated; then the memory, then the solver */
+  r->estimating = 1;
+  int rc2 = make_solver(r, a, be, device, threads);
+  r->estimating = 0;
+  if (r->solver->destroy && r->impl) r->solver->destroy(r);
+  if (rc2 == 0 && run_check_memory(r, need))
+    rc2 = r->case_error ? CLI_USAGE : CLI_FAIL;
+  if ((rc = run_agree(r, rc2)) || a->check_only) return rc;
+  return run_agree(r, make_solver(r, a, be, device, threads));
 }

@@ -67,26 +67,6 @@ static int op_build(run_state *r, strata_stencil *s) {
   return 0;
 }
 
-static int op_fields(const run_state *r) { (void)r; return 2; }
-
-static strata_field_desc op_desc(run_state *r, int radius) {
-  strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]},
-                         radius < 1 ? 1 : radius, r->precision};
-  return d;
-}
-
-static int op_estimate(run_state *r, size_t *bytes) {
-  strata_stencil s;
-  if (op_build(r, &s)) return -1;
-  strata_field_desc d = op_desc(r, s.radius);
-  size_t one;
-  strata_status e = strata_field_bytes(&d, &one);
-  if (e != STRATA_OK)
-    return run_case_fail(r, "grid", "n", "%s", strata_strerror(e));
-  *bytes = one * (size_t)op_fields(r);
-  return 0;
-}
-
 /* the fields' description as op_create makes it from the case */
 static const run_optkey op_keys[] = {
     RUN_GRID_KEYS, {"check_every", "run", "check_every", NULL},
@@ -151,7 +131,6 @@ const run_solver run_solver_operator = {
     .field_name = "u",
     .distributed = 1,
     .checkpoints = 1,
-    .estimate = op_estimate,
     .create = op_create,
     .describe = op_describe,
 };

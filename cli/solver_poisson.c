@@ -33,18 +33,6 @@ typedef struct {
 static const char *mg_disc_names[] = {"fd7", "fe27"};
 static const char *mg_cycle_names[] = {"v", "f", "w"};
 
-static int mg_estimate(run_state *r, size_t *bytes) {
-  strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, 1,
-                         r->precision};
-  size_t one = 0;
-  if (strata_field_bytes(&d, &one) != STRATA_OK || !one)
-    return run_case_fail(r, "grid", "n", "the grid's size overflows");
-  /* phi, psi, and three fields per level (iterate, scratch, right-hand
-   * side) summed over the hierarchy: 8/7 (3D) or 4/3 (2D) of the finest */
-  *bytes = one * 2 + (size_t)(3.0 * one * (r->dims == 3 ? 8.0 / 7 : 4.0 / 3));
-  return 0;
-}
-
 /* The manufactured solution per axis, from the kinds of its two faces:
  * Dirichlet-Dirichlet sin(pi x / L), Neumann-Neumann cos(pi x / L),
  * periodic cos(2 pi x / L), Dirichlet-Neumann sin(pi x / 2L), Neumann-
@@ -245,8 +233,9 @@ static int mg_create(run_state *r) {
   so.poisson = &o;
   strata_status s = run_solver_create(r, &so);
   if (s != STRATA_OK) return run_lib_fail(r, s, mg_keys, "poisson");
-  ms->nlev = strata_mg_levels(strata_solver_mg(r->sv));
   r->steps = maxc;
+  if (r->estimating) return 0;
+  ms->nlev = strata_mg_levels(strata_solver_mg(r->sv));
   ms->phi = strata_solver_field(r->sv, 0);
   ms->psi = strata_solver_field(r->sv, 1);
   const char *src = cf_string(f, "poisson", "source", "manufactured");
@@ -390,7 +379,6 @@ const run_solver run_solver_multigrid = {
     .field_name = "phi",
     .own_progress = 1,
     .checkpoints = 1,
-    .estimate = mg_estimate,
     .create = mg_create,
     .step = mg_step,
     .describe = mg_describe,

@@ -78,23 +78,6 @@ int run_lib_fail(run_state *r, strata_status s, const run_optkey *map,
   return run_case_fail(r, section, key, "%s: %s", strata_strerror(s), msg);
 }
 
-static size_t field_bytes(run_state *r, int ghost) {
-  strata_field_desc d = {r->dims, {r->n[0], r->n[1], r->n[2]}, ghost,
-                         r->precision};
-  size_t b = 0;
-  if (strata_field_bytes(&d, &b) != STRATA_OK) return 0;
-  return b;
-}
-
-static int estimate_fields(run_state *r, int nfields, int ghost,
-                           size_t *bytes) {
-  size_t one = field_bytes(r, ghost);
-  if (!one)
-    return run_case_fail(r, "grid", "n", "the grid's size overflows");
-  *bytes = one * (size_t)nfields;
-  return 0;
-}
-
 /* ---- the library solver ---------------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b) {
@@ -129,15 +112,13 @@ static uint64_t case_hash(const cf_file *f) {
 
 strata_status run_solver_create(run_state *r, strata_solver_options *o) {
   o->tag = case_hash(&r->cf);
-  return strata_solver_create(r->ctx, o, &r->sv);
+  if (!r->estimating) return strata_solver_create(r->ctx, o, &r->sv);
+  strata_status s = strata_solver_estimate(r->ctx, o, &r->fp_host, &r->fp_dev);
+  /* too large: run_check_memory says so, with the run's own copies */
+  return s == STRATA_ENOMEM ? STRATA_OK : s;
 }
 
 /* ---- heat ---------------------------------------------------------------- */
-
-static int heat_estimate(run_state *r, size_t *bytes) {
-  long fuse = cf_int(&r->cf, "heat", "fuse", 0);
-  return estimate_fields(r, 2, fuse > 1 ? (int)fuse : 2, bytes);
-}
 
 /* strata_heat_options' fields as heat_create reads them from the case */
 static const run_optkey heat_keys[] = {
@@ -177,6 +158,7 @@ static int heat_create(run_state *r) {
   so.heat = &o;
   strata_status s = run_solver_create(r, &so);
   if (s != STRATA_OK) return run_lib_fail(r, s, heat_keys, "heat");
+  if (r->estimating) return 0;
   s = strata_heat_set_initial(strata_solver_heat(r->sv), run_initial_value,
                               NULL);
   if (s != STRATA_OK)
@@ -203,18 +185,12 @@ static const run_solver heat_solver = {
     .field_name = "u",
     .distributed = 1,
     .checkpoints = 1,
-    .estimate = heat_estimate,
     .create = heat_create,
     .describe = heat_describe,
 };
 
 /* ---- wave ----------------------------------------------------------------- */
 
-
-static int wave_estimate(run_state *r, size_t *bytes) {
-  /* p^n, p^{n-1}, the velocity model and the absorbing layers' memory */
-  return estimate_fields(r, 5, 4, bytes);
-}
 
 /* strata_wave_options' fields as wave_create reads them from the case */
 static const run_optkey wave_keys[] = {
@@ -312,6 +288,7 @@ static int wave_create(run_state *r) {
   strata_status st = run_solver_create(r, &so);
   free(rec);
   if (st != STRATA_OK) return run_lib_fail(r, st, wave_keys, "wave");
+  if (r->estimating) return 0;
   const char *ik = cf_string(f, "initial", "kind", "zero");
   if (strcmp(ik, "zero") != 0) {
     st = strata_wave_set_state(strata_solver_wave(r->sv), run_initial_value,
@@ -343,17 +320,11 @@ static const run_solver wave_solver = {
     .field_name = "p",
     .distributed = 1,
     .checkpoints = 1,
-    .estimate = wave_estimate,
     .create = wave_create,
     .describe = wave_describe,
 };
 
 /* ---- fdtd ---------------------------------------------------------------- */
-
-static int fdtd_estimate(run_state *r, size_t *bytes) {
-  /* E, E- and J (explicit) or Ez, Hx, Hy and the PML's memory (Yee) */
-  return estimate_fields(r, 5, 2, bytes);
-}
 
 /* strata_fdtd_options' fields as fdtd_create reads them from the case */
 static const run_optkey fdtd_keys[] = {
@@ -431,7 +402,6 @@ static const run_solver fdtd_solver = {
     .field_name = "Ez",
     .distributed = 1,
     .checkpoints = 1,
-    .estimate = fdtd_estimate,
     .create = fdtd_create,
 };
 

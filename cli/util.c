@@ -262,12 +262,21 @@ void cli_progress_finish(cli_progress *p) {
 
 /* ---- Ctrl-C ------------------------------------------------------------- */
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag, exit_now;
 
 static void on_signal(int sig) {
+  if (exit_now) { /* setting up: nothing written yet, nothing to keep */
+    static const char m[] = "strata: interrupted while setting up the run; "
+                            "nothing was written\n";
+    ssize_t w = write(STDERR_FILENO, m, sizeof m - 1);
+    (void)w;
+    _exit(130);
+  }
   stop_flag = 1;
   signal(sig, SIG_DFL); /* a second Ctrl-C stops at once */
 }
+
+void cli_interrupt_exits(int on) { exit_now = on; }
 
 void cli_install_interrupt(int usr1) {
   struct sigaction sa;

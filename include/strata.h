@@ -574,7 +574,10 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
  *     stability, resolution); a refused request creates nothing, returns
  *     STRATA_EINVAL or STRATA_EUNSTABLE, and the context's message names
  *     the limit; a backend without the solver's kernels gives
- *     STRATA_ENOTSUP with the reason;
+ *     STRATA_ENOTSUP with the reason; then it adds up everything it will
+ *     allocate (strata_solver_estimate) and refuses a footprint that does
+ *     not fit the memory available with STRATA_ENOMEM, naming the bytes
+ *     needed and available, before allocating anything;
  *   set the initial state (a function, a host array, or the borrowed
  *     fields);
  *   strata_X_step(h, n) as often as needed: the time loop runs on the
@@ -1184,6 +1187,31 @@ void strata_solver_options_init(strata_solver_options *o,
 strata_status strata_solver_create(strata_context *ctx,
                                    const strata_solver_options *o,
                                    strata_solver **out);
+/* What strata_solver_create(ctx, o, ...) would allocate, without
+ * allocating anything: o is checked exactly as create checks it (the same
+ * errors, messages and argument names), then the footprint is added up
+ * from the same descriptions create uses.  *device_bytes: the context's
+ * backend memory (the fields with their ghost layers, absorbing-layer
+ * memory, multigrid levels and transfer tables, profiles, receiver
+ * tables; host memory on the CPU backend).  *host_bytes: host memory
+ * besides, at its peak: what the solver holds, and its largest transient
+ * buffer of create and the first step (a field staged through the host
+ * to set an initial state where the backend's memory is not host memory;
+ * the wave and explicit FDTD solvers set their ghost layers once through
+ * the host, one field at a time in fp64 beside its own precision).
+ * Receiver traces grow with the steps and are not counted (8 bytes per
+ * receiver and sample, on the backend and again on the host).  Either
+ * pointer may be NULL.  Returns STRATA_ENOMEM, with both sizes set, when
+ * the footprint does not fit what the machine has now (host memory
+ * available, /proc/meminfo; the device's free memory; on the CPU backend
+ * the sum against host memory): the message names the bytes needed and
+ * available.  strata_solver_create and each kind's own create make the
+ * same check before allocating and refuse the same way.  Over several
+ * processes: this rank's part, not collective. */
+strata_status strata_solver_estimate(strata_context *ctx,
+                                     const strata_solver_options *o,
+                                     size_t *host_bytes,
+                                     size_t *device_bytes);
 /* Releases the solver and its fields; sets *s = NULL; NULL is harmless. */
 void strata_solver_destroy(strata_solver **s);
 

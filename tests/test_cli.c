@@ -238,7 +238,7 @@ TEST(bad_case_files_refused) {
        "parameters violate a stability limit"},
       /* too large for the machine: both numbers */
       {"[solver]\nkind = operator\n[grid]\nn = 5000, 5000, 5000\n[run]\n"
-       "steps = 1\n", 0, "memory but the device"},
+       "steps = 1\n", 0, "GiB) are available; reduce [grid] n"},
       /* not text */
       {"[solver]\nkind = oper\x01tor\n", 0, "is not one of"},
   };
@@ -935,6 +935,136 @@ TEST(ctrl_c_stops_cleanly) {
   return 0;
 }
 
+/* The host memory the system reports available, 0 if unknown. */
+static size_t mem_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  unsigned long long kb = 0;
+  char line[256];
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+  if (f) fclose(f);
+  return (size_t)kb * 1024;
+}
+
+static double wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* --check allocates nothing: a case of a large part of the machine's
+ * memory is answered at once with the library's footprint, one too large
+ * for it is refused with both numbers, and neither writes anything. */
+TEST(check_allocates_nothing) {
+  CHECK(setup() == 0);
+  const size_t avail = mem_available();
+  if (!avail) SKIP("the system does not report its available memory");
+  /* each field a fifth of the available memory: with the snapshot's
+   * copy three fifths */
+  const size_t n = (size_t)sqrt(0.2 * (double)avail / 8);
+  char text[512];
+  snprintf(text, sizeof text, "[solver]\nkind = heat\n[grid]\nn = %zu, %zu\n"
+           "precision = f64\n[run]\nsteps = 10\nbackend = cpu\n"
+           "[output]\nformats = npy\n", n, n);
+  CHECK(write_file(tp("big.ini"), text) == 0);
+  rm_rf(tp("big.out"));
+  double t0 = wall_now();
+  int rc = strata("run big.ini --check");
+  double dt = wall_now() - t0;
+  char *out = out_text(), *e = err_text();
+  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+  /* creating this case zeroes half the machine's memory: seconds */
+  CHECKF(dt < 1.0, "--check took %.2f s", dt);
+  /* the library's footprint of the same options */
+  strata_context *ctx;
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = STRATA_BACKEND_CPU;
+  CHECK(strata_context_create(&ctx, &co) == STRATA_OK);
+  strata_heat_options ho;
+  strata_heat_options_init(&ho);
+  ho.n[0] = ho.n[1] = n;
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_HEAT);
+  so.heat = &ho;
+  size_t host = 0, dev = 0;
+  CHECK(strata_solver_estimate(ctx, &so, &host, &dev) == STRATA_OK);
+  strata_context_destroy(&ctx);
+  char want[128];
+  snprintf(want, sizeof want, "cpu memory: %zu bytes (the solver's fields",
+           dev);
+  CHECKF(out && strstr(out, "big.ini: ok (heat") && strstr(out, want),
+         "%s(wanted: %s)", out ? out : "", want);
+  /* and the snapshot's copy of the grid */
+  const char *sn = strstr(out, "host memory: ");
+  unsigned long long held = 0, copies = 0;
+  CHECKF(sn && sscanf(sn, "host memory: %llu bytes (the solver's buffers), "
+                      "%llu bytes (snapshot", &held, &copies) == 2 &&
+             copies == n * n * 8 && held == host,
+         "%s", out);
+  free(out);
+  free(e);
+  CHECK(!exists(tp("big.out")));
+  /* far beyond the machine: refused at once with both numbers */
+  CHECK(write_file(tp("huge.ini"),
+                   "[solver]\nkind = heat\n[grid]\nn = 400000, 400000\n"
+                   "precision = f64\n[run]\nsteps = 10\nbackend = cpu\n") ==
+        0);
+  t0 = wall_now();
+  rc = strata("run huge.ini --check");
+  dt = wall_now() - t0;
+  e = err_text();
+  CHECKF(rc == 2 && e && strstr(e, "huge.ini: the case needs ") &&
+             strstr(e, "GiB) are available; reduce [grid] n"),
+         "exit %d: %s", rc, e ? e : "");
+  CHECKF(dt < 1.0, "--check took %.2f s", dt);
+  free(e);
+  /* a 3D wave case of any size: answered at once, whatever the answer */
+  CHECK(write_file(tp("wave.ini"),
+                   "[solver]\nkind = wave\n[grid]\nn = 4000, 4000, 4000\n"
+                   "[run]\nsteps = 100\nbackend = cpu\n[receivers]\n"
+                   "start = 100, 100, 10\nend = 9000, 9000, 10\n"
+                   "count = 111\n") == 0);
+  t0 = wall_now();
+  rc = strata("run wave.ini --check");
+  dt = wall_now() - t0;
+  e = err_text();
+  CHECKF(rc == 2 && e && strstr(e, "wave.ini: the case needs "), "exit %d: %s",
+         rc, e ? e : "");
+  CHECKF(dt < 1.0, "--check took %.2f s", dt);
+  free(e);
+  CHECK(!exists(tp("huge.out")) && !exists(tp("wave.out")));
+  return 0;
+}
+
+/* SIGTERM while the run is setting up (here: opening a checkpoint that
+ * never comes, a FIFO without a writer) ends it at once, exit 130, with
+ * nothing written. */
+TEST(sigterm_during_setup) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("setup.ini"),
+                   "[solver]\nkind = heat\n[grid]\nn = 32, 32\n[run]\n"
+                   "steps = 10\nbackend = cpu\n") == 0);
+  rm_rf(tp("setup.out"));
+  unlink(tp("never.stck"));
+  CHECK(mkfifo(tp("never.stck"), 0600) == 0);
+  char *argv[] = {"strata", "run", "setup.ini", "--no-ceiling", "--restart",
+                  "never.stck", NULL};
+  pid_t pid = spawn_in_dir(STRATA_CLI_PATH, argv, 0);
+  CHECK(pid > 0);
+  sleep_s(0.5); /* blocked in the open */
+  kill(pid, SIGTERM);
+  int st = 0;
+  CHECK(wait_bounded(pid, &st, 10) == pid);
+  CHECKF(exit_code(st) == 130, "exit %d", exit_code(st));
+  char *e = err_text();
+  CHECKF(e && strstr(e, "interrupted while setting up"), "%s", e ? e : "");
+  free(e);
+  CHECK(!exists(tp("setup.out")));
+  unlink(tp("never.stck"));
+  return 0;
+}
+
 TEST(demo_runs_and_draws) {
   CHECK(setup() == 0);
   int rc = strata("demo --size 32 --png demo.png");
@@ -1375,7 +1505,9 @@ RUN_TESTS(help_and_usage, bad_case_files_refused,
           operator_run_matches_library, heat_run_matches_library,
           checkpoint_restart_bit_for_bit, poisson_run_matches_library,
           wave_fdtd_restart_bit_for_bit,
-          blowups_exit_nonzero_keeping_good_output, ctrl_c_stops_cleanly, demo_runs_and_draws, key_reference_is_current,
+          blowups_exit_nonzero_keeping_good_output, ctrl_c_stops_cleanly,
+          check_allocates_nothing, sigterm_during_setup, demo_runs_and_draws,
+          key_reference_is_current,
           examples_run_reduced, bench_writes_tables_and_chart,
           mpi_runs_match_one_process, mpi_refusals, mpi_stop_signal,
           mpi_blowup, cleanup)

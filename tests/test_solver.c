@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/internal.h" /* the context's allocation counter */
 #include "runner.h"
 #include "strata.h"
 
@@ -832,9 +833,211 @@ TEST(blowups_stop_and_checks_change_no_bits) {
   return 0;
 }
 
+/* ---- footprints --------------------------------------------------------- */
+
+/* Options of kind k with a variant v of the test cases above. */
+typedef struct {
+  strata_solver_options o;
+  strata_heat_options ho;
+  strata_wave_options wo;
+  strata_fdtd_options fo;
+  strata_mg_options mo;
+  strata_operator_options oo;
+} any_options;
+
+static void variant_options(any_options *a, strata_solver_kind k, int v) {
+  strata_solver_options_init(&a->o, k);
+  switch (k) {
+  case STRATA_SOLVER_HEAT:
+    heat_opts(&a->ho);
+    if (v == 1) { /* 3D, fused steps, fp32 */
+      a->ho.dims = 3;
+      a->ho.n[2] = 19;
+      a->ho.fuse = 3;
+      a->ho.D = 0.1;
+      a->ho.precision = STRATA_F32;
+    }
+    a->o.heat = &a->ho;
+    break;
+  case STRATA_SOLVER_WAVE:
+    wave_opts(&a->wo);
+    if (v == 1) { /* CPML everywhere, order 4, fp64 */
+      for (int f = 0; f < 6; f++) a->wo.face[f] = STRATA_WAVE_CPML;
+      a->wo.order = 4;
+      a->wo.precision = STRATA_F64;
+    }
+    a->o.wave = &a->wo;
+    break;
+  case STRATA_SOLVER_FDTD:
+    fdtd_opts(&a->fo, v);
+    if (v == 1) a->fo.face[3] = STRATA_FDTD_PML;
+    a->o.fdtd = &a->fo;
+    break;
+  case STRATA_SOLVER_POISSON:
+    mg_opts(&a->mo);
+    if (v == 1) { /* 2D, odd periodic and Neumann axes */
+      a->mo.dims = 2;
+      a->mo.n[0] = 45;
+      a->mo.n[1] = 30;
+      a->mo.n[2] = 1;
+      a->mo.bc.kind[0] = a->mo.bc.kind[1] = STRATA_BC_PERIODIC;
+      a->mo.bc.kind[2] = STRATA_BC_NEUMANN;
+    }
+    a->o.poisson = &a->mo;
+    break;
+  default:
+    op_opts(&a->oo);
+    if (v == 1) { /* 3D, radius 4 */
+      a->oo.dims = 3;
+      a->oo.n[2] = 11;
+      a->oo.precision = STRATA_F32;
+      strata_stencil_laplacian(&a->oo.op, 3, 8, 1.0);
+    }
+    a->o.op = &a->oo;
+    break;
+  }
+}
+
+/* The estimate is what create allocates, counted by the backend's
+ * allocator, for every kind on backend be. */
+static int estimate_matches_on(strata_backend be) {
+  strata_context *ctx;
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = be;
+  co.tune_cache = "";
+  CHECK(strata_context_create(&ctx, &co) == STRATA_OK);
+  for (int k = STRATA_SOLVER_HEAT; k <= STRATA_SOLVER_OPERATOR; k++)
+    for (int v = 0; v < 2; v++) {
+      any_options a;
+      variant_options(&a, (strata_solver_kind)k, v);
+      size_t host = 0, dev = 0;
+      const size_t before = ctx->alloc_total;
+      CHECKF(strata_solver_estimate(ctx, &a.o, &host, &dev) == STRATA_OK,
+             "%s", strata_context_error(ctx));
+      CHECK(ctx->alloc_total == before && ctx->live_fields == 0);
+      strata_solver *s = NULL;
+      CHECK_OK(strata_solver_create(ctx, &a.o, &s), ctx);
+      const size_t got = ctx->alloc_total - before;
+      strata_solver_info i;
+      CHECK_OK(strata_solver_get_info(s, &i), ctx);
+      CHECKF(dev == got, "%s %s %d: estimate %zu bytes, create allocated "
+             "%zu", strata_backend_name(be),
+             strata_solver_kind_name((strata_solver_kind)k), v, dev, got);
+      CHECK(i.device_bytes <= dev && i.device_bytes > dev / 2);
+      CHECK(host >= i.host_bytes);
+      strata_solver_destroy(&s);
+    }
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ... on the CPU engine and, when there is one, on the GPU. */
+TEST(estimate_matches_allocations) {
+  CHECK(estimate_matches_on(STRATA_BACKEND_CPU) == 0);
+  if (strata_backend_available(STRATA_BACKEND_CUDA, NULL, 0))
+    CHECK(estimate_matches_on(STRATA_BACKEND_CUDA) == 0);
+  return 0;
+}
+
+/* The estimate checks the options as create does: the same status,
+ * message and argument, and nothing allocated. */
+TEST(estimate_validates_like_create) {
+  strata_context *ctx;
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = STRATA_BACKEND_CPU;
+  CHECK(strata_context_create(&ctx, &co) == STRATA_OK);
+  for (int c = 0; c < 7; c++) {
+    any_options a;
+    const strata_solver_kind kinds[7] = {
+        STRATA_SOLVER_HEAT, STRATA_SOLVER_HEAT,  STRATA_SOLVER_WAVE,
+        STRATA_SOLVER_WAVE, STRATA_SOLVER_FDTD,  STRATA_SOLVER_POISSON,
+        STRATA_SOLVER_OPERATOR};
+    variant_options(&a, kinds[c], 0);
+    switch (c) {
+    case 0: a.ho.D = 0.3; break;                       /* unstable */
+    case 1: a.ho.n[2] = 4; break;                      /* unused axis */
+    case 2: a.wo.order = 3; break;
+    case 3: a.wo.dt = 0.01; break;                     /* CFL */
+    case 4: a.fo.pml_width = 60; break;                /* too few nodes */
+    case 5: a.mo.omega = 5; break;
+    default: a.oo.variant = "nosuch"; break;
+    }
+    char msg[1024], arg[64], val[256];
+    const size_t before = ctx->alloc_total;
+    strata_status e = strata_solver_estimate(ctx, &a.o, NULL, NULL);
+    CHECKF(e != STRATA_OK && ctx->alloc_total == before, "case %d", c);
+    snprintf(msg, sizeof msg, "%s", strata_context_error(ctx));
+    snprintf(arg, sizeof arg, "%s", strata_context_error_arg(ctx));
+    snprintf(val, sizeof val, "%s", strata_context_error_value(ctx));
+    strata_solver *s = NULL;
+    CHECK(strata_solver_create(ctx, &a.o, &s) == e && !s);
+    CHECKF(!strcmp(msg, strata_context_error(ctx)), "%s | %s", msg,
+           strata_context_error(ctx));
+    CHECK(!strcmp(arg, strata_context_error_arg(ctx)) && arg[0]);
+    CHECK(!strcmp(val, strata_context_error_value(ctx)));
+    CHECK(ctx->alloc_total == before && ctx->live_fields == 0);
+  }
+  /* the solver interface's own checks too */
+  strata_solver_options o;
+  strata_solver_options_init(&o, (strata_solver_kind)9);
+  CHECK(strata_solver_estimate(ctx, &o, NULL, NULL) == STRATA_EINVAL);
+  CHECK(!strcmp(strata_context_error_arg(ctx), "kind"));
+  CHECK(strata_solver_estimate(ctx, NULL, NULL, NULL) == STRATA_EINVAL);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* A grid whose two fields fit one by one but not together is refused
+ * before anything is allocated, by the estimate, the solver interface and
+ * the heat solver's own create, with the bytes needed and available. */
+TEST(footprint_refused_before_allocating) {
+  const size_t avail = strata__host_available();
+  if (!avail) SKIP("the system does not report its available memory");
+  strata_context *ctx;
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = STRATA_BACKEND_CPU;
+  CHECK(strata_context_create(&ctx, &co) == STRATA_OK);
+  strata_heat_options ho;
+  strata_heat_options_init(&ho);
+  ho.fuse = 1;
+  /* one field: about 0.6 of the available memory */
+  ho.n[0] = ho.n[1] = (size_t)sqrt(0.6 * (double)avail / 8);
+  strata_field_desc d = {2, {ho.n[0], ho.n[1], 1}, 1, STRATA_F64};
+  size_t one = 0;
+  CHECK(strata_field_bytes(&d, &one) == STRATA_OK && one < avail);
+  strata_solver_options o;
+  strata_solver_options_init(&o, STRATA_SOLVER_HEAT);
+  o.heat = &ho;
+  size_t host = 0, dev = 0;
+  /* never create unless the estimate refused first: a wrong estimate
+   * would allocate more than the machine has */
+  strata_status e = strata_solver_estimate(ctx, &o, &host, &dev);
+  CHECKF(e == STRATA_ENOMEM, "%d: %s", (int)e, strata_context_error(ctx));
+  CHECK(dev == 2 * one);
+  char want[64], have[64];
+  snprintf(want, sizeof want, "%zu bytes", host + dev);
+  const char *m = strata_context_error(ctx);
+  CHECKF(strstr(m, "heat: needs ") && strstr(m, want) &&
+             strstr(m, "are available"), "%s", m);
+  snprintf(have, sizeof have, "%.0f", (double)avail);
+  (void)have;
+  strata_solver *s = NULL;
+  CHECK(strata_solver_create(ctx, &o, &s) == STRATA_ENOMEM && !s);
+  strata_heat *h = NULL;
+  CHECK(strata_heat_create(ctx, &ho, &h) == STRATA_ENOMEM && !h);
+  CHECK(strstr(strata_context_error(ctx), "heat: needs "));
+  CHECK(ctx->alloc_total == 0 && ctx->live_fields == 0);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
           poisson_matches_own_api, operator_matches_own_api, save_load_memory_continues_bit_for_bit,
           save_load_file_continues_bit_for_bit, program_checkpoint_v1_loads,
           bad_arguments_refused,
           snapshot_writer_matches_field_writers,
-          blowups_stop_and_checks_change_no_bits)
+          blowups_stop_and_checks_change_no_bits, estimate_matches_allocations,
+          estimate_validates_like_create, footprint_refused_before_allocating)

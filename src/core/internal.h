@@ -36,6 +36,8 @@ struct strata_context {
   char *tuning;      /* the options' tuning switches, or NULL */
   long live_fields;
   size_t live_bytes; /* bytes of the live fields (solver memory info) */
+  size_t alloc_total;/* bytes ever asked of be->alloc: what a create
+                        allocated, against its footprint (tests) */
   char error[STRATA__ERRMSG_SIZE];
   char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
                                           failure is about, or "" */
@@ -464,6 +466,13 @@ strata_status strata__dist_field_create_ext(strata_dist *d,
                                             const strata_field_desc *global,
                                             int ext, int periodic,
                                             strata_field **out);
+/* The description of this rank's part of a global field (its owned planes
+ * and ext extension planes on each side that may have a neighbour), checked
+ * as strata__dist_field_create_ext checks it; nothing is allocated. */
+strata_status strata__dist_local_desc(strata_dist *d,
+                                      const strata_field_desc *global,
+                                      int ext, int periodic,
+                                      strata_field_desc *local);
 /* bc with the faces between ranks set to STRATA_BC_NONE. */
 void strata__dist_local_bc(const strata_field *f, const strata_boundary *bc,
                            strata_boundary *local);
@@ -529,6 +538,39 @@ long long strata__host_nonfinite(const void *host, size_t n,
 /* Fills the ghost layers of an image of f's allocation (host memory). */
 strata_status strata__fill_ghosts_host(const strata_field *f, void *img,
                                        const strata_boundary *bc);
+
+/* ---- Footprints (src/core/footprint.c) ----------------------------------
+ * What a solver's create will allocate, added up before it allocates
+ * anything: device = bytes asked of the backend's alloc (fields with their
+ * ghosts, profiles, tables), host = host memory the solver holds besides,
+ * host_peak = the largest transient host buffer of create or the first
+ * step (staging a field through the host), counted once. */
+typedef struct strata__footprint {
+  size_t device, host, host_peak;
+} strata__footprint;
+/* MemAvailable and MemTotal of /proc/meminfo in bytes, 0 when unknown. */
+size_t strata__host_available(void);
+size_t strata__host_total(void);
+void strata__fp_device(strata__footprint *fp, size_t bytes);
+void strata__fp_host(strata__footprint *fp, size_t bytes);
+void strata__fp_host_peak(strata__footprint *fp, size_t bytes);
+/* Adds a field of description d (device); a description whose bytes
+ * overflow is refused (STRATA_EOVERFLOW naming n). */
+strata_status strata__fp_field(strata_context *ctx, strata__footprint *fp,
+                               const strata_field_desc *d);
+/* Where the backend's memory is not host memory, a fill or ghosted
+ * transfer of a field of description d stages it whole through the host. */
+void strata__fp_staging(const strata_context *ctx, strata__footprint *fp,
+                        const strata_field_desc *d);
+/* The totals: host (held plus the peak) and device. */
+void strata__fp_result(const strata_context *ctx, const strata__footprint *fp,
+                       size_t *host, size_t *device);
+/* STRATA_OK when fp fits what the machine has now (host memory available;
+ * the device's free memory, from the backend's info), else STRATA_ENOMEM
+ * with a message from who naming the bytes needed and available.  On a
+ * backend whose memory is host memory, device and host share one budget. */
+strata_status strata__fp_check(strata_context *ctx, const char *who,
+                               const strata__footprint *fp);
 
 /* Time in seconds from a monotonic clock (benchmarks, autotuning). */
 double strata__now(void);

@@ -93,22 +93,8 @@ static strata_status cpu_nonfinite(const strata_field *f, uint64_t *count,
   return STRATA_OK;
 }
 
-static size_t meminfo_kb(const char *key) {
-  FILE *fp = fopen("/proc/meminfo", "r");
-  if (!fp) return 0;
-  char line[256];
-  size_t v = 0, klen = strlen(key);
-  while (fgets(line, sizeof line, fp))
-    if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-      v = strtoull(line + klen + 1, NULL, 10);
-      break;
-    }
-  fclose(fp);
-  return v;
-}
-
 static strata_status cpu_alloc(strata_context *ctx, size_t bytes, void **p) {
-  size_t total = meminfo_kb("MemTotal") * 1024;
+  size_t total = strata__host_total();
   if (total && bytes > total)
     return strata__fail(ctx, STRATA_ENOMEM,
                         "field needs %zu bytes (%.2f GiB) but this machine "
@@ -123,7 +109,7 @@ static strata_status cpu_alloc(strata_context *ctx, size_t bytes, void **p) {
                         "cannot allocate %zu bytes (%.2f GiB) of host memory "
                         "(%zu bytes available)",
                         bytes, bytes / 1073741824.0,
-                        meminfo_kb("MemAvailable") * 1024);
+                        strata__host_available());
   /* zero in parallel: defined contents, and pages first touched by the
    * threads that will use them */
   char *c = q;
@@ -134,6 +120,7 @@ static strata_status cpu_alloc(strata_context *ctx, size_t bytes, void **p) {
                                                                : 65536;
     memset(c + lo, 0, len);
   }
+  ctx->alloc_total += bytes;
   *p = q;
   return STRATA_OK;
 }
@@ -179,8 +166,8 @@ static strata_status cpu_info(strata_context *ctx, strata_device_info *info) {
       }
     fclose(fp);
   }
-  info->memory_bytes = meminfo_kb("MemTotal") * 1024;
-  info->memory_free = meminfo_kb("MemAvailable") * 1024;
+  info->memory_bytes = strata__host_total();
+  info->memory_free = strata__host_available();
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   info->multiprocessors = ncpu > 0 ? (int)ncpu : 1;
   long l3 = -1;

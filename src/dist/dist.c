@@ -134,6 +134,12 @@ strata_status strata_dist_field_create(strata_dist *d,
                                        strata_field **out) {
   return strata__dist_field_create_ext(d, g, 0, 0, out);
 }
+strata_status strata__dist_local_desc(strata_dist *d,
+                                      const strata_field_desc *g, int ext,
+                                      int periodic, strata_field_desc *l) {
+  (void)d, (void)g, (void)ext, (void)periodic, (void)l;
+  return STRATA_ENOTSUP;
+}
 strata_status strata_dist_allreduce(const strata_dist *d, double *v, int n,
                                     int op) {
   (void)d, (void)v, (void)n, (void)op;
@@ -340,24 +346,21 @@ strata_status strata__dist_bcast(strata_dist *d, void *buf, size_t bytes) {
   return STRATA_OK;
 }
 
-strata_status strata__dist_field_create_ext(strata_dist *d,
-                                            const strata_field_desc *gd,
-                                            int ext, int periodic,
-                                            strata_field **out) {
-  if (!d) return STRATA_EINVAL;
+/* This rank's part of a global field: the owned planes [*lo, *lo + *cnt)
+ * along the last axis, and e[0], e[1] extension planes below and above
+ * (on every side that may have a neighbour, periodic wrap-around
+ * included); refused when some rank would own too few planes. */
+static strata_status local_part(strata_dist *d, const strata_field_desc *gd,
+                                int ext, int periodic, size_t *lo,
+                                size_t *cnt, int e[2]) {
   strata_context *ctx = d->ctx;
-  if (!out || !gd)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "global" : "out",
-                              NULL, "dist: NULL argument");
-  *out = NULL;
   if (gd->dims != 2 && gd->dims != 3)
     return strata__fail_arg(ctx, STRATA_EINVAL, "dims", gd->dims,
                         "dist: a %dD field cannot be split; distributed "
                         "fields are 2D (split along y) or 3D (along z)",
                         gd->dims);
   const int ax = gd->dims - 1;
-  size_t lo, cnt;
-  strata_dist_split(d, gd->n[ax], d->rank, &lo, &cnt);
+  strata_dist_split(d, gd->n[ax], d->rank, lo, cnt);
   const long need = (long)gd->ghost + ext;
   size_t minc = gd->n[ax] / (size_t)d->size;
   char nm[STRATA__ARGNAME_SIZE];
@@ -370,6 +373,39 @@ strata_status strata__dist_field_create_ext(strata_dist *d,
                         "larger grid",
                         gd->n[ax], "xyz"[ax], d->size, minc, need, gd->ghost,
                         ext ? " plus the solver's extension planes" : "");
+  const int per = periodic && d->size > 1;
+  e[0] = d->rank > 0 || per ? ext : 0;
+  e[1] = d->rank < d->size - 1 || per ? ext : 0;
+  return STRATA_OK;
+}
+
+strata_status strata__dist_local_desc(strata_dist *d,
+                                      const strata_field_desc *gd, int ext,
+                                      int periodic, strata_field_desc *ld) {
+  size_t lo, cnt;
+  int e[2];
+  strata_status s = local_part(d, gd, ext, periodic, &lo, &cnt, e);
+  if (s != STRATA_OK) return s;
+  *ld = *gd;
+  ld->n[gd->dims - 1] = cnt + (size_t)e[0] + (size_t)e[1];
+  return STRATA_OK;
+}
+
+strata_status strata__dist_field_create_ext(strata_dist *d,
+                                            const strata_field_desc *gd,
+                                            int ext, int periodic,
+                                            strata_field **out) {
+  if (!d) return STRATA_EINVAL;
+  strata_context *ctx = d->ctx;
+  if (!out || !gd)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "global" : "out",
+                              NULL, "dist: NULL argument");
+  *out = NULL;
+  size_t lo, cnt;
+  int e[2];
+  strata_status s = local_part(d, gd, ext, periodic, &lo, &cnt, e);
+  if (s != STRATA_OK) return s;
+  const int ax = gd->dims - 1;
   strata__window *w = calloc(1, sizeof *w);
   if (!w) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
   w->dist = d;
@@ -377,18 +413,14 @@ strata_status strata__dist_field_create_ext(strata_dist *d,
   memcpy(w->gn, gd->n, sizeof w->gn);
   w->own_lo = (long)lo;
   w->own_n = (long)cnt;
-  /* extension planes on every side that may have a neighbour (periodic
-   * wrap-around included) */
   w->nb[0] = d->rank > 0 ? d->rank - 1 : -1;
   w->nb[1] = d->rank < d->size - 1 ? d->rank + 1 : -1;
-  int nb[2];
-  neighbours(w, periodic, nb);
-  w->e_lo = nb[0] >= 0 ? ext : 0;
-  w->e_hi = nb[1] >= 0 ? ext : 0;
+  w->e_lo = e[0];
+  w->e_hi = e[1];
   w->offset = w->own_lo - w->e_lo;
   strata_field_desc ld = *gd;
   ld.n[ax] = cnt + (size_t)w->e_lo + (size_t)w->e_hi;
-  strata_status s = strata__dist_agree(d, strata_field_create(ctx, &ld, out));
+  s = strata__dist_agree(d, strata_field_create(ctx, &ld, out));
   if (s != STRATA_OK) {
     strata_field_destroy(out);
     free(w);

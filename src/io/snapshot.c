@@ -120,19 +120,6 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-/* Bytes of memory the system reports available (MemAvailable), 0 when it
- * does not say. */
-static size_t mem_available(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  if (!f) return 0;
-  char line[256];
-  unsigned long long kb = 0;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
-  fclose(f);
-  return (size_t)kb * 1024;
-}
-
 static void free_all(strata_snapshot_writer *w) {
   for (int i = 0; w->slots && i < w->nbuf; i++) free(w->slots[i].buf);
   free(w->slots);
@@ -209,7 +196,7 @@ strata_status strata_snapshot_writer_create(strata_context *ctx,
   size_t bytes = fd.n[0] * fd.n[1] * fd.n[2] * (size_t)fd.precision;
   double need = (double)bytes * (o->async ? nbuf : 1);
   /* copies in flight are memory the caller did not plan for: bound them */
-  size_t avail = o->async ? mem_available() : 0;
+  size_t avail = o->async ? strata__host_available() : 0;
   if (avail && need > 0.5 * (double)avail)
     return strata__fail(ctx, STRATA_ENOMEM, "snapshot: the host copies "
                         "would take %.1f MiB, more than half of the %.1f MiB "

@@ -180,55 +180,70 @@ static void cpml_at(const strata_fdtd_options *o, int a, double pos, int m,
   }
 }
 
-static strata_status create_explicit(strata_fdtd *f) {
-  const strata_fdtd_options *o = &f->o;
-  strata__we_desc d;
-  memset(&d, 0, sizeof d);
-  d.dims = 2;
-  d.radius = 1;
-  d.n[0] = o->n[0];
-  d.n[1] = o->n[1];
-  d.n[2] = 1;
-  d.precision = o->precision;
-  d.lap[0] = -2;
-  d.lap[1] = 1;
-  d.d1[1] = 0.5;
-  d.width = o->pml_width;
-  d.width_arg = "pml_width";
-  d.mur = (o->courant - 1) / (o->courant + 1);
-  d.dist = o->dist;
-  d.split_periodic = o->face[2] == STRATA_FDTD_PERIODIC;
+/* The explicit scheme's engine: faces and sizes; with host set, the CPML
+ * profiles and the c2 line computed into host arrays (host[a][0..1] and
+ * *line, freed by the caller; 0, or -1 when out of memory), else the
+ * profiles' pointers only mark which there are (a footprint). */
+static int explicit_desc(const strata_fdtd_options *o, double dt,
+                         strata__we_desc *d, double *(*host)[2],
+                         double **line) {
+  static const double present = 0;
+  memset(d, 0, sizeof *d);
+  d->dims = 2;
+  d->radius = 1;
+  d->n[0] = o->n[0];
+  d->n[1] = o->n[1];
+  d->n[2] = 1;
+  d->precision = o->precision;
+  d->lap[0] = -2;
+  d->lap[1] = 1;
+  d->d1[1] = 0.5;
+  d->width = o->pml_width;
+  d->width_arg = "pml_width";
+  d->mur = (o->courant - 1) / (o->courant + 1);
+  d->dist = o->dist;
+  d->split_periodic = o->face[2] == STRATA_FDTD_PERIODIC;
   for (int q = 0; q < 4; q++) {
     strata_fdtd_face k = o->face[q];
-    d.face[q] = k == STRATA_FDTD_PEC        ? STRATA__WF_FREE
-                : k == STRATA_FDTD_MUR      ? STRATA__WF_MUR
-                : k == STRATA_FDTD_PERIODIC ? STRATA__WF_PERIODIC
-                                            : STRATA__WF_ZERO;
-    d.absorb[q] = k == STRATA_FDTD_PML ? STRATA__ABS_CPML : STRATA__ABS_NONE;
+    d->face[q] = k == STRATA_FDTD_PEC        ? STRATA__WF_FREE
+                 : k == STRATA_FDTD_MUR      ? STRATA__WF_MUR
+                 : k == STRATA_FDTD_PERIODIC ? STRATA__WF_PERIODIC
+                                             : STRATA__WF_ZERO;
+    d->absorb[q] = k == STRATA_FDTD_PML ? STRATA__ABS_CPML : STRATA__ABS_NONE;
   }
-  double *host[2][2] = {{NULL}};
-  double *line = malloc(o->n[1] * sizeof(double));
-  int oom = !line;
+  int oom = 0;
+  if (host) oom = !(*line = malloc(o->n[1] * sizeof(double)));
   for (int a = 0; a < 2 && !oom; a++) {
     if (o->face[2 * a] != STRATA_FDTD_PML &&
         o->face[2 * a + 1] != STRATA_FDTD_PML)
       continue;
+    if (!host) {
+      d->pml_a[a] = d->pml_b[a] = &present;
+      continue;
+    }
     oom |= !(host[a][0] = malloc(o->n[a] * sizeof(double)));
     oom |= !(host[a][1] = malloc(o->n[a] * sizeof(double)));
     for (size_t i = 0; !oom && i < o->n[a]; i++)
-      cpml_at(o, a, (double)i, 2, STRATA__FDTD_PML_ALPHA, f->dt,
+      cpml_at(o, a, (double)i, 2, STRATA__FDTD_PML_ALPHA, dt,
               &host[a][0][i], &host[a][1][i]);
-    d.pml_a[a] = host[a][0];
-    d.pml_b[a] = host[a][1];
+    d->pml_a[a] = host[a][0];
+    d->pml_b[a] = host[a][1];
   }
+  if (!host || oom) return oom ? -1 : 0;
+  for (size_t j = 0; j < o->n[1]; j++) (*line)[j] = o->courant * o->courant;
+  d->c2_line = *line;
+  return 0;
+}
+
+static strata_status create_explicit(strata_fdtd *f) {
+  strata__we_desc d;
+  double *host[2][2] = {{NULL}};
+  double *line = NULL;
   strata_status s;
-  if (!oom) {
-    for (size_t j = 0; j < o->n[1]; j++) line[j] = o->courant * o->courant;
-    d.c2_line = line;
+  if (explicit_desc(&f->o, f->dt, &d, host, &line) == 0)
     s = strata__we_create(f->ctx, &d, &f->e);
-  } else {
+  else
     s = strata__fail(f->ctx, STRATA_ENOMEM, "out of host memory");
-  }
   free(line);
   for (int a = 0; a < 2; a++) {
     free(host[a][0]);
@@ -237,21 +252,48 @@ static strata_status create_explicit(strata_fdtd *f) {
   return s;
 }
 
-static strata_status create_yee(strata_fdtd *f) {
-  const strata_fdtd_options *o = &f->o;
-  strata_context *ctx = f->ctx;
+/* Over several ranks, every rank also steps YEE_EXT rows of each
+ * neighbour, whose faces it treats as PEC walls: the wall zeroes Ez on
+ * the outermost row, which reaches Hx one row in and Ez two rows in
+ * within a step; the owned rows stay exact and the next exchange
+ * replaces the neighbours' rows. */
+enum { YEE_EXT = 2 };
+
+/* What create_yee allocates, checked as it checks, without allocating. */
+static strata_status yee_footprint(strata_context *ctx,
+                                   const strata_fdtd_options *o,
+                                   strata__footprint *fp) {
   if (!ctx->be->yee_step)
     return strata__fail(ctx, STRATA_ENOTSUP,
                         "fdtd: the %s engine has no Yee kernel yet; use "
                         "backend=cpu", ctx->be->name);
+  strata_field_desc d = {2, {o->n[0], o->n[1], 1}, 1, o->precision}, ld = d;
+  if (o->dist) {
+    strata_status s = strata__dist_local_desc(
+        o->dist, &d, YEE_EXT, o->face[2] == STRATA_FDTD_PERIODIC, &ld);
+    if (s != STRATA_OK) return s;
+  }
+  for (int q = 0; q < 3; q++) {
+    strata_status s = strata__fp_field(ctx, fp, &ld);
+    if (s != STRATA_OK) return s;
+  }
+  int has[2] = {o->face[0] == STRATA_FDTD_PML || o->face[1] == STRATA_FDTD_PML,
+                o->face[2] == STRATA_FDTD_PML || o->face[3] == STRATA_FDTD_PML};
+  size_t total = (has[0] ? 4 * o->n[0] : 0) + (has[1] ? 4 * o->n[1] : 0);
+  if (total) strata__fp_device(fp, total * sizeof(double));
+  for (int q = 0; q < 4; q++)
+    if (total && has[q == 0 || q == 3 ? 0 : 1]) strata__fp_field(ctx, fp, &ld);
+  /* the first step sets Ez's ghosts through the host (yee_refresh) */
+  strata__fp_host_peak(fp, (ld.n[0] + 2) * (ld.n[1] + 2) *
+                               (size_t)o->precision);
+  return STRATA_OK;
+}
+
+static strata_status create_yee(strata_fdtd *f) {
+  const strata_fdtd_options *o = &f->o;
+  strata_context *ctx = f->ctx;
   strata__yee_args *y = &f->y;
   strata_field_desc d = {2, {o->n[0], o->n[1], 1}, 1, o->precision};
-  /* Over several ranks, every rank also steps YEE_EXT rows of each
-   * neighbour, whose faces it treats as PEC walls: the wall zeroes Ez on
-   * the outermost row, which reaches Hx one row in and Ez two rows in
-   * within a step; the owned rows stay exact and the next exchange
-   * replaces the neighbours' rows. */
-  enum { YEE_EXT = 2 };
   const int per = o->face[2] == STRATA_FDTD_PERIODIC;
   strata_field **mk[3] = {&f->ez, &f->hx, &f->hy};
   strata_status s = STRATA_OK;
@@ -360,6 +402,37 @@ void strata_fdtd_destroy(strata_fdtd **pf) {
   *pf = NULL;
 }
 
+/* Everything create checks, and what it will allocate, without
+ * allocating: *o receives the options with the source placed. */
+static strata_status prepare(strata_context *ctx,
+                             const strata_fdtd_options *opt,
+                             strata_fdtd_options *o, strata__footprint *fp) {
+  if (opt->dist && strata__dist_ctx(opt->dist) != ctx)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", opt->dist,
+                              "fdtd: with dist set, ctx must be "
+                              "strata_dist_context(dist)");
+  *o = *opt;
+  strata_status s = validate(ctx, o);
+  if (s != STRATA_OK) return s;
+  if (o->scheme == STRATA_FDTD_EXPLICIT && !ctx->be->wave_step)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "fdtd: the %s engine has no wave kernel yet; use "
+                        "backend=cpu", ctx->be->name);
+  memset(fp, 0, sizeof *fp);
+  strata__fp_host(fp, sizeof(strata_fdtd));
+  if (o->scheme != STRATA_FDTD_EXPLICIT) return yee_footprint(ctx, o, fp);
+  strata__we_desc d;
+  explicit_desc(o, o->courant, &d, NULL, NULL);
+  return strata__we_footprint(ctx, &d, fp);
+}
+
+strata_status strata__fdtd_footprint(strata_context *ctx,
+                                     const strata_fdtd_options *opt,
+                                     strata__footprint *fp) {
+  strata_fdtd_options o;
+  return prepare(ctx, opt, &o, fp);
+}
+
 strata_status strata_fdtd_create(strata_context *ctx,
                                  const strata_fdtd_options *opt,
                                  strata_fdtd **out) {
@@ -368,17 +441,12 @@ strata_status strata_fdtd_create(strata_context *ctx,
     return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "o" : "out", NULL,
                               "fdtd: NULL argument");
   *out = NULL;
-  if (opt->dist && strata__dist_ctx(opt->dist) != ctx)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", opt->dist,
-                              "fdtd: with dist set, ctx must be "
-                              "strata_dist_context(dist)");
-  strata_fdtd_options o = *opt;
-  strata_status s = validate(ctx, &o);
+  strata_fdtd_options o;
+  strata__footprint fp;
+  strata_status s = prepare(ctx, opt, &o, &fp);
+  if (s == STRATA_OK) s = strata__fp_check(ctx, "fdtd", &fp);
+  if (opt->dist) s = strata__dist_agree(opt->dist, s);
   if (s != STRATA_OK) return s;
-  if (o.scheme == STRATA_FDTD_EXPLICIT && !ctx->be->wave_step)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "fdtd: the %s engine has no wave kernel yet; use "
-                        "backend=cpu", ctx->be->name);
   strata_fdtd *f = calloc(1, sizeof *f);
   if (!f) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
   f->ctx = ctx;

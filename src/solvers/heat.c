@@ -167,6 +167,58 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
   return STRATA_OK;
 }
 
+/* The update operator: the 5/7-point star or the 27-point box, radius 1. */
+static strata_status heat_operator(const strata_heat_options *o,
+                                   strata_stencil *op) {
+  if (o->op == STRATA_HEAT_FD) {
+    double c = o->D;
+    return strata_stencil_star(op, o->dims, 1, 1.0 - 2.0 * o->dims * o->D,
+                               &c);
+  }
+  return strata_stencil_box_symmetric(op, 1.0 - 8.0 / 3.0 * o->D, 0.0,
+                                      o->D / 6.0, o->D / 12.0);
+}
+
+/* Everything create checks, and what it will allocate, without
+ * allocating: the steps fused, the global description of u and v, and
+ * the footprint (both fields as this rank holds them). */
+static strata_status prepare(strata_context *ctx, const strata_heat_options *o,
+                             int *fuse, strata_field_desc *d,
+                             strata__footprint *fp) {
+  if (o->dist && strata__dist_ctx(o->dist) != ctx)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", o->dist,
+                              "heat: with dist set, ctx must be "
+                              "strata_dist_context(dist)");
+  strata_status s = check(ctx, o, fuse);
+  if (s != STRATA_OK) return s;
+  /* the update operator's radius is 1: s fused steps need s ghosts */
+  *d = (strata_field_desc){o->dims, {o->n[0], o->n[1], o->n[2]}, *fuse,
+                           o->precision};
+  strata_field_desc ld = *d;
+  if (o->dist) {
+    /* s fused steps hold the ghosts at the exchanged values, so the last
+     * r (s - 1) planes before a neighbour's go wrong: recompute that many
+     * of the neighbour's planes (the next exchange overwrites them) */
+    const int per = o->bc.kind[2 * (o->dims - 1)] == STRATA_BC_PERIODIC;
+    s = strata__dist_local_desc(o->dist, d, *fuse - 1, per, &ld);
+    if (s != STRATA_OK) return s;
+  }
+  memset(fp, 0, sizeof *fp);
+  s = strata__fp_field(ctx, fp, &ld);
+  if (s == STRATA_OK) s = strata__fp_field(ctx, fp, &ld);
+  strata__fp_host(fp, sizeof(strata_heat));
+  strata__fp_staging(ctx, fp, &ld); /* the initial state, when set */
+  return s;
+}
+
+strata_status strata__heat_footprint(strata_context *ctx,
+                                     const strata_heat_options *o,
+                                     strata__footprint *fp) {
+  int fuse = 1;
+  strata_field_desc d;
+  return prepare(ctx, o, &fuse, &d, fp);
+}
+
 strata_status strata_heat_create(strata_context *ctx,
                                  const strata_heat_options *o,
                                  strata_heat **out) {
@@ -175,12 +227,12 @@ strata_status strata_heat_create(strata_context *ctx,
     return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "o" : "out", NULL,
                               "heat: NULL argument");
   *out = NULL;
-  if (o->dist && strata__dist_ctx(o->dist) != ctx)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", o->dist,
-                              "heat: with dist set, ctx must be "
-                              "strata_dist_context(dist)");
   int fuse = 1;
-  strata_status s = check(ctx, o, &fuse);
+  strata_field_desc d;
+  strata__footprint fp;
+  strata_status s = prepare(ctx, o, &fuse, &d, &fp);
+  if (s == STRATA_OK) s = strata__fp_check(ctx, "heat", &fp);
+  if (o->dist) s = strata__dist_agree(o->dist, s);
   if (s != STRATA_OK) return s;
   strata_heat *h = calloc(1, sizeof *h);
   if (!h) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
@@ -188,24 +240,12 @@ strata_status strata_heat_create(strata_context *ctx,
   h->o = *o;
   h->fuse = fuse;
   h->limit = strata_heat_stability_limit(o->dims, o->op);
-  if (o->op == STRATA_HEAT_FD) {
-    double c = o->D;
-    s = strata_stencil_star(&h->op, o->dims, 1, 1.0 - 2.0 * o->dims * o->D,
-                            &c);
-  } else {
-    s = strata_stencil_box_symmetric(&h->op, 1.0 - 8.0 / 3.0 * o->D, 0.0,
-                                     o->D / 6.0, o->D / 12.0);
-  }
+  s = heat_operator(o, &h->op);
   if (s != STRATA_OK) {
     free(h);
     return strata__fail(ctx, s, "heat: cannot build the update operator");
   }
-  strata_field_desc d = {o->dims, {o->n[0], o->n[1], o->n[2]},
-                         h->op.radius * fuse, o->precision};
   if (o->dist) {
-    /* s fused steps hold the ghosts at the exchanged values, so the last
-     * r (s - 1) planes before a neighbour's go wrong: recompute that many
-     * of the neighbour's planes (the next exchange overwrites them) */
     const int ext = h->op.radius * (fuse - 1);
     const int per = o->bc.kind[2 * (o->dims - 1)] == STRATA_BC_PERIODIC;
     s = strata__dist_field_create_ext(o->dist, &d, ext, per, &h->u);

@@ -22,6 +22,7 @@
  * 4/2^dims, which keeps the stencil the same on every level. */
 #define _POSIX_C_SOURCE 200809L
 #include "mg_internal.h"
+#include "solvers_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -221,20 +222,27 @@ static void row_add(row4 *r, int j, double w) {
   r->w[r->n++] = w;
 }
 
-/* Builds the prolongation rows of one axis (fine point i <- coarse
- * points, the coarse ghost rule folded in) and their transpose. */
-static strata_status axis_tables(strata_mg *mg, mg_level *L, int a,
-                                 const mg_axis *f, const mg_axis *c,
-                                 double off, double ratio,
-                                 const strata__mg_ghost *cg) {
-  strata_context *ctx = mg->ctx;
+/* The prolongation rows of one axis (fine point i <- coarse points, the
+ * coarse ghost rule folded in): *P (n rows) and *cnt (how many rows each
+ * coarse point appears in), malloc'd, and the band widths *wp of the
+ * prolongation and *wr of the restriction (its transpose). */
+static strata_status axis_rows(strata_context *ctx, int a, const mg_axis *f,
+                               const mg_axis *c, double off, double ratio,
+                               const strata__mg_ghost *cg, row4 **Pout,
+                               int **cntout, int *wpout, int *wrout) {
   long n = f->n, nc = c->n;
   row4 *P = calloc((size_t)n, sizeof *P);
   int *cnt = calloc((size_t)nc, sizeof *cnt);
   strata_status s = STRATA_OK;
-  int *pidx = NULL, *ridx = NULL;
-  double *pwt = NULL, *rwt = NULL;
-  if (!P || !cnt) goto nomem;
+  *Pout = NULL;
+  *cntout = NULL;
+  if (!P || !cnt) {
+    free(P);
+    free(cnt);
+    return strata__fail(ctx, STRATA_ENOMEM,
+                        "multigrid: out of host memory building the transfer "
+                        "tables");
+  }
   int wp = 1, wr = 1;
   for (long i = 0; i < n; i++) {
     double t = (i - off) / ratio;
@@ -267,12 +275,47 @@ static strata_status axis_tables(strata_mg *mg, mg_level *L, int a,
   }
   for (long j = 0; j < nc; j++)
     if (cnt[j] > wr) wr = cnt[j];
-  if (wr > 8) {
+  if (wr > 8)
     s = strata__fail(ctx, STRATA_EINVAL,
                      "multigrid: internal error: restriction band of %d "
                      "along %c", wr, "xyz"[a]);
-    goto done;
+done:
+  if (s != STRATA_OK) {
+    free(P);
+    free(cnt);
+    return s;
   }
+  *Pout = P;
+  *cntout = cnt;
+  *wpout = wp;
+  *wrout = wr;
+  return STRATA_OK;
+}
+
+/* The bytes of one axis's four tables (axis_tables) for band widths wp
+ * and wr. */
+static void table_bytes(long n, long nc, int wp, int wr, size_t bytes[4]) {
+  bytes[0] = (size_t)(n * wp) * sizeof(int);
+  bytes[1] = (size_t)(n * wp) * sizeof(double);
+  bytes[2] = (size_t)(nc * wr) * sizeof(int);
+  bytes[3] = (size_t)(nc * wr) * sizeof(double);
+}
+
+/* Builds the prolongation and restriction tables of one axis in the
+ * backend's memory. */
+static strata_status axis_tables(strata_mg *mg, mg_level *L, int a,
+                                 const mg_axis *f, const mg_axis *c,
+                                 double off, double ratio,
+                                 const strata__mg_ghost *cg) {
+  strata_context *ctx = mg->ctx;
+  long n = f->n, nc = c->n;
+  row4 *P = NULL;
+  int *cnt = NULL, wp = 1, wr = 1;
+  int *pidx = NULL, *ridx = NULL;
+  double *pwt = NULL, *rwt = NULL;
+  strata_status s = axis_rows(ctx, a, f, c, off, ratio, cg, &P, &cnt, &wp,
+                              &wr);
+  if (s != STRATA_OK) return s;
   pidx = calloc((size_t)(n * wp), sizeof *pidx);
   pwt = calloc((size_t)(n * wp), sizeof *pwt);
   ridx = calloc((size_t)(nc * wr), sizeof *ridx);
@@ -295,10 +338,8 @@ static strata_status axis_tables(strata_mg *mg, mg_level *L, int a,
     for (int q = cnt[j]; q < wr; q++) ridx[j * wr + q] = ridx[j * wr];
   /* to the backend */
   const void *host[4] = {pidx, pwt, ridx, rwt};
-  size_t bytes[4] = {(size_t)(n * wp) * sizeof(int),
-                     (size_t)(n * wp) * sizeof(double),
-                     (size_t)(nc * wr) * sizeof(int),
-                     (size_t)(nc * wr) * sizeof(double)};
+  size_t bytes[4];
+  table_bytes(n, nc, wp, wr, bytes);
   void *dev[4] = {NULL, NULL, NULL, NULL};
   for (int q = 0; q < 4; q++) {
     s = ctx->be->alloc(ctx, bytes[q], &dev[q]);
@@ -472,88 +513,53 @@ static strata_status check_options(strata_context *ctx,
   return STRATA_OK;
 }
 
-static strata_status make_field(strata_mg *mg, const long n[3], int ghost,
-                                strata_field **f) {
-  strata_field_desc d = {mg->o.dims,
-                         {(size_t)n[0], (size_t)n[1], (size_t)n[2]},
-                         ghost,
-                         mg->o.precision};
-  return strata_field_create(mg->ctx, &d, f);
-}
-
-strata_status strata_mg_create(strata_context *ctx, const strata_mg_options *o,
-                               strata_mg **out) {
-  if (!ctx) return STRATA_EINVAL;
-  if (!out)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
-                              "multigrid: output pointer is NULL");
-  *out = NULL;
-  strata_mg_options opt;
-  if (o)
-    opt = *o;
-  else
-    strata_mg_options_init(&opt);
-  strata_status s = check_options(ctx, &opt);
+/* The options checked as create checks them, and resolved: omega and
+ * rtol set, the stencil and its scale, the symbol's maximum. */
+static strata_status resolve(strata_context *ctx, strata_mg_options *opt,
+                             strata__mg_op *op, double *sigma, double *mx) {
+  strata_status s = check_options(ctx, opt);
   if (s != STRATA_OK) return s;
   const strata__backend *be = ctx->be;
   if (!be->mg_sweep || !be->mg_transfer || !be->mg_axpby || !be->mg_ghosts)
     return strata__fail(ctx, STRATA_ENOTSUP,
                         "multigrid: the %s backend has no multigrid kernels",
                         be->name);
-  strata__mg_op op;
-  double sigma, lo, hi, mx;
-  stencil_of(opt.dims, opt.disc, &op, &sigma);
-  symbol_range(&op, &lo, &hi, &mx);
-  double wmax = 2 * op.c[0] / mx;
-  if (opt.omega == 0)
-    opt.omega = 2 * op.c[0] / (lo + hi);
-  else if (!(opt.omega > 0 && opt.omega < wmax))
-    return strata__fail_arg(ctx, STRATA_EINVAL, "omega", opt.omega,
+  double lo, hi;
+  stencil_of(opt->dims, opt->disc, op, sigma);
+  symbol_range(op, &lo, &hi, mx);
+  double wmax = 2 * op->c[0] / *mx;
+  if (opt->omega == 0)
+    opt->omega = 2 * op->c[0] / (lo + hi);
+  else if (!(opt->omega > 0 && opt->omega < wmax))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "omega", opt->omega,
                             "multigrid: Jacobi weight omega %g is outside "
                             "(0, %g), where the sweep is stable for this "
-                            "stencil", opt.omega, wmax);
-  if (opt.rtol < 0) opt.rtol = opt.precision == STRATA_F32 ? 1e-5 : 1e-10;
-  {
-    strata_field_desc d = {opt.dims, {opt.n[0], opt.n[1], opt.n[2]}, 1,
-                           opt.precision};
-    size_t bytes;
-    s = strata_field_bytes(&d, &bytes);
-    char v[96];
-    snprintf(v, sizeof v, "%zu, %zu, %zu", opt.n[0], opt.n[1], opt.n[2]);
-    if (s != STRATA_OK)
-      return strata__fail_arg(ctx, s, "n", v,
-                              "multigrid: the grid %zu x %zu x %zu is too "
-                              "large", opt.n[0], opt.n[1], opt.n[2]);
-  }
+                            "stencil", opt->omega, wmax);
+  if (opt->rtol < 0) opt->rtol = opt->precision == STRATA_F32 ? 1e-5 : 1e-10;
+  strata_field_desc d = {opt->dims, {opt->n[0], opt->n[1], opt->n[2]}, 1,
+                         opt->precision};
+  size_t bytes;
+  s = strata_field_bytes(&d, &bytes);
+  char v[96];
+  snprintf(v, sizeof v, "%zu, %zu, %zu", opt->n[0], opt->n[1], opt->n[2]);
+  if (s != STRATA_OK)
+    return strata__fail_arg(ctx, s, "n", v,
+                            "multigrid: the grid %zu x %zu x %zu is too "
+                            "large", opt->n[0], opt->n[1], opt->n[2]);
+  return STRATA_OK;
+}
 
-  strata_mg *mg = calloc(1, sizeof *mg);
-  if (!mg)
-    return strata__fail(ctx, STRATA_ENOMEM, "multigrid: out of host memory");
-  mg->ctx = ctx;
-  mg->o = opt;
-  mg->op = op;
-  mg->sigma = sigma;
-  mg->bscale = sigma * opt.h * opt.h;
-  mg->omega = opt.omega;
-  mg->jw = opt.omega / op.c[0];
-  mg->lmax = mx;
-  mg->hist = calloc((size_t)opt.max_cycles + 2, sizeof *mg->hist);
-  if (!mg->hist) {
-    free(mg);
-    return strata__fail(ctx, STRATA_ENOMEM, "multigrid: out of host memory");
-  }
-  mg->singular = 1;
-  for (int f = 0; f < 2 * opt.dims; f++)
-    if (opt.bc.kind[f] == STRATA_BC_DIRICHLET) mg->singular = 0;
-
-  /* the finest level */
-  mg_level *L0 = &mg->lev[0];
+/* The level hierarchy of opt: lev[0 .. *nlev - 1]'s axes, offsets,
+ * spacing ratios and coarse ghost rules (no fields or tables). */
+static void hierarchy(const strata_mg_options *opt, mg_level *lev,
+                      int *nlev) {
+  mg_level *L0 = &lev[0];
   for (int a = 0; a < 3; a++) {
     mg_axis *x = &L0->ax[a];
-    x->n = (long)opt.n[a];
+    x->n = (long)opt->n[a];
     for (int sd = 0; sd < 2; sd++) {
-      strata_bc_kind k = a < opt.dims ? opt.bc.kind[2 * a + sd]
-                                      : STRATA_BC_DIRICHLET;
+      strata_bc_kind k = a < opt->dims ? opt->bc.kind[2 * a + sd]
+                                       : STRATA_BC_DIRICHLET;
       x->kind[sd] = k == STRATA_BC_PERIODIC  ? AX_P
                     : k == STRATA_BC_NEUMANN ? AX_N
                                              : AX_D;
@@ -561,17 +567,17 @@ strata_status strata_mg_create(strata_context *ctx, const strata_mg_options *o,
     }
   }
   L0->exact = 1;
-  mg->nlev = 1;
-  int maxl = opt.max_levels ? opt.max_levels : MG_MAX_LEVELS;
-  while (mg->nlev < maxl) {
-    mg_level *F = &mg->lev[mg->nlev - 1], *C = &mg->lev[mg->nlev];
+  *nlev = 1;
+  int maxl = opt->max_levels ? opt->max_levels : MG_MAX_LEVELS;
+  while (*nlev < maxl) {
+    mg_level *F = &lev[*nlev - 1], *C = &lev[*nlev];
     int ok = 1, exact = F->exact;
-    for (int a = 0; a < opt.dims; a++)
+    for (int a = 0; a < opt->dims; a++)
       if (F->ax[a].n < 3) ok = 0;
     if (!ok) break;
     for (int a = 0; a < 3 && ok; a++) {
       int ex = 1;
-      if (a >= opt.dims) {
+      if (a >= opt->dims) {
         C->ax[a] = F->ax[a];
         C->offset[a] = 0;
         C->ratio[a] = 1;
@@ -592,18 +598,126 @@ strata_status strata_mg_create(strata_context *ctx, const strata_mg_options *o,
                                           : STRATA__MG_LINEAR;
         C->ghost.alpha[face] = k == AX_D ? (d - 1) / d : 0;
       }
-    mg->nlev++;
+    (*nlev)++;
   }
+}
+
+/* A level's field description. */
+static strata_field_desc level_desc(const strata_mg_options *opt,
+                                    const mg_level *L) {
+  strata_field_desc d = {opt->dims,
+                         {(size_t)L->ax[0].n, (size_t)L->ax[1].n,
+                          (size_t)L->ax[2].n},
+                         1,
+                         opt->precision};
+  return d;
+}
+
+/* Everything create checks, and what it will allocate, without
+ * allocating: *opt resolved, the hierarchy in lev. */
+static strata_status prepare(strata_context *ctx, const strata_mg_options *o,
+                             strata_mg_options *opt, strata__mg_op *op,
+                             double *sigma, double *mx, mg_level *lev,
+                             int *nlev, strata__footprint *fp) {
+  if (o)
+    *opt = *o;
+  else
+    strata_mg_options_init(opt);
+  strata_status s = resolve(ctx, opt, op, sigma, mx);
+  if (s != STRATA_OK) return s;
+  memset(lev, 0, MG_MAX_LEVELS * sizeof *lev);
+  hierarchy(opt, lev, nlev);
+  memset(fp, 0, sizeof *fp);
+  strata__fp_host(fp, sizeof(strata_mg) +
+                          ((size_t)opt->max_cycles + 2) * sizeof(double));
+  for (int l = 0; l < *nlev && s == STRATA_OK; l++) {
+    strata_field_desc d = level_desc(opt, &lev[l]);
+    for (int k = l > 0 ? 3 : 1; k > 0 && s == STRATA_OK; k--)
+      s = strata__fp_field(ctx, fp, &d);
+    if (s != STRATA_OK || l == *nlev - 1) continue;
+    const mg_level *L = &lev[l], *C = &lev[l + 1];
+    for (int a = 0; a < 3 && s == STRATA_OK; a++) {
+      if (a >= opt->dims) {
+        strata__fp_device(fp, sizeof(int) + sizeof(double)); /* unit_band */
+        continue;
+      }
+      row4 *P = NULL;
+      int *cnt = NULL, wp = 1, wr = 1;
+      s = axis_rows(ctx, a, &L->ax[a], &C->ax[a], C->offset[a], C->ratio[a],
+                    &C->ghost, &P, &cnt, &wp, &wr);
+      free(P);
+      free(cnt);
+      size_t bytes[4];
+      table_bytes(L->ax[a].n, C->ax[a].n, wp, wr, bytes);
+      for (int q = 0; s == STRATA_OK && q < 4; q++)
+        strata__fp_device(fp, bytes[q]);
+    }
+  }
+  return s;
+}
+
+strata_status strata__mg_footprint(strata_context *ctx,
+                                   const strata_mg_options *o,
+                                   strata__footprint *fp) {
+  strata_mg_options opt;
+  strata__mg_op op;
+  double sigma, mx;
+  int nlev = 0;
+  mg_level *lev = calloc(MG_MAX_LEVELS, sizeof *lev);
+  if (!lev)
+    return strata__fail(ctx, STRATA_ENOMEM, "multigrid: out of host memory");
+  strata_status s = prepare(ctx, o, &opt, &op, &sigma, &mx, lev, &nlev, fp);
+  free(lev);
+  return s;
+}
+
+strata_status strata_mg_create(strata_context *ctx, const strata_mg_options *o,
+                               strata_mg **out) {
+  if (!ctx) return STRATA_EINVAL;
+  if (!out)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
+                              "multigrid: output pointer is NULL");
+  *out = NULL;
+  strata_mg *mg = calloc(1, sizeof *mg);
+  if (!mg)
+    return strata__fail(ctx, STRATA_ENOMEM, "multigrid: out of host memory");
+  strata_mg_options opt;
+  strata__mg_op op;
+  double sigma, mx;
+  strata__footprint fp;
+  strata_status s = prepare(ctx, o, &opt, &op, &sigma, &mx, mg->lev,
+                            &mg->nlev, &fp);
+  if (s == STRATA_OK) s = strata__fp_check(ctx, "multigrid", &fp);
+  if (s != STRATA_OK) {
+    free(mg);
+    return s;
+  }
+  mg->ctx = ctx;
+  mg->o = opt;
+  mg->op = op;
+  mg->sigma = sigma;
+  mg->bscale = sigma * opt.h * opt.h;
+  mg->omega = opt.omega;
+  mg->jw = opt.omega / op.c[0];
+  mg->lmax = mx;
+  mg->hist = calloc((size_t)opt.max_cycles + 2, sizeof *mg->hist);
+  if (!mg->hist) {
+    free(mg);
+    return strata__fail(ctx, STRATA_ENOMEM, "multigrid: out of host memory");
+  }
+  mg->singular = 1;
+  for (int f = 0; f < 2 * opt.dims; f++)
+    if (opt.bc.kind[f] == STRATA_BC_DIRICHLET) mg->singular = 0;
 
   /* fields and tables */
   for (int l = 0; l < mg->nlev && s == STRATA_OK; l++) {
     mg_level *L = &mg->lev[l];
-    long n[3] = {L->ax[0].n, L->ax[1].n, L->ax[2].n};
+    strata_field_desc d = level_desc(&opt, L);
     if (l > 0) {
-      s = make_field(mg, n, 1, &L->x[0]);
-      if (s == STRATA_OK) s = make_field(mg, n, 1, &L->b);
+      s = strata_field_create(ctx, &d, &L->x[0]);
+      if (s == STRATA_OK) s = strata_field_create(ctx, &d, &L->b);
     }
-    if (s == STRATA_OK) s = make_field(mg, n, 1, &L->x[1]);
+    if (s == STRATA_OK) s = strata_field_create(ctx, &d, &L->x[1]);
     if (s != STRATA_OK || l == mg->nlev - 1) continue;
     mg_level *C = &mg->lev[l + 1];
     for (int a = 0; a < 3 && s == STRATA_OK; a++)
@@ -618,4 +732,3 @@ strata_status strata_mg_create(strata_context *ctx, const strata_mg_options *o,
   *out = mg;
   return STRATA_OK;
 }
-

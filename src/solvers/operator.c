@@ -39,10 +39,34 @@ static strata_status apply_once(strata__op *p) {
   return s == STRATA_OK ? strata_apply(&p->op, p->u, p->v, &p->ao) : s;
 }
 
-strata_status strata__op_create(strata_context *ctx,
-                                const strata_operator_options *o,
-                                strata__op **out) {
-  *out = NULL;
+/* The variant asked for is one the backend has for the operator (create
+ * then tries it once, which refuses anything else the backend cannot
+ * take). */
+static strata_status check_variant(strata_context *ctx,
+                                   const strata_operator_options *o) {
+  const char *v = o->variant ? o->variant : "auto";
+  if (!strcmp(v, "auto")) return STRATA_OK;
+  char known[512] = "";
+  ctx->be->variants(ctx, &o->op, known, sizeof known);
+  const size_t n = strlen(v);
+  for (const char *k = known; *k;) {
+    while (*k == ',' || *k == ' ') k++;
+    const size_t len = strcspn(k, ", ");
+    if (len == n && !strncmp(k, v, n)) return STRATA_OK;
+    k += len;
+  }
+  return strata__fail_arg(ctx, STRATA_ENOTSUP, "variant", v,
+                          "operator: the %s engine has no variant '%s' for "
+                          "this %dD %d-point operator (known: auto, %s)",
+                          ctx->be->name, v, o->op.dims,
+                          strata_stencil_points(&o->op), known);
+}
+
+/* Everything create checks, and what it will allocate, without
+ * allocating: the fields' global description in *d and the footprint. */
+static strata_status prepare(strata_context *ctx,
+                             const strata_operator_options *o,
+                             strata_field_desc *d, strata__footprint *fp) {
   if (o->op.dims != o->dims)
     return strata__fail_arg(ctx, STRATA_EINVAL, "op.dims", o->op.dims,
                             "operator: the stencil is %dD, "
@@ -52,6 +76,41 @@ strata_status strata__op_create(strata_context *ctx,
                             o->check_every, "operator: check_every is %d; "
                             "it must be >= 0 (0 = never)", o->check_every);
   strata_status s = strata_stencil_validate(&o->op);
+  if (s != STRATA_OK) return s;
+  s = check_variant(ctx, o);
+  if (s != STRATA_OK) return s;
+  *d = (strata_field_desc){o->dims, {o->n[0], o->n[1], o->n[2]},
+                           o->op.radius < 1 ? 1 : o->op.radius,
+                           o->precision};
+  strata_field_desc ld = *d;
+  if (o->dist) {
+    s = strata__dist_local_desc(o->dist, d, 0, 0, &ld);
+    if (s != STRATA_OK) return s;
+  }
+  memset(fp, 0, sizeof *fp);
+  strata__fp_host(fp, sizeof(strata__op));
+  s = strata__fp_field(ctx, fp, &ld);
+  if (s == STRATA_OK) s = strata__fp_field(ctx, fp, &ld);
+  strata__fp_staging(ctx, fp, &ld); /* the initial state (o->init) */
+  return s;
+}
+
+strata_status strata__op_footprint(strata_context *ctx,
+                                   const strata_operator_options *o,
+                                   strata__footprint *fp) {
+  strata_field_desc d;
+  return prepare(ctx, o, &d, fp);
+}
+
+strata_status strata__op_create(strata_context *ctx,
+                                const strata_operator_options *o,
+                                strata__op **out) {
+  *out = NULL;
+  strata_field_desc d;
+  strata__footprint fp;
+  strata_status s = prepare(ctx, o, &d, &fp);
+  if (s == STRATA_OK) s = strata__fp_check(ctx, "operator", &fp);
+  if (o->dist) s = strata__dist_agree(o->dist, s);
   if (s != STRATA_OK) return s;
   strata__op *p = calloc(1, sizeof *p);
   if (!p) return strata__fail(ctx, STRATA_ENOMEM, "operator: out of memory");
@@ -63,8 +122,6 @@ strata_status strata__op_create(strata_context *ctx,
   snprintf(p->variant, sizeof p->variant, "%s",
            o->variant ? o->variant : "auto");
   p->ao.variant = p->variant;
-  strata_field_desc d = {o->dims, {o->n[0], o->n[1], o->n[2]},
-                         o->op.radius < 1 ? 1 : o->op.radius, o->precision};
   if (o->dist) {
     s = strata_dist_field_create(o->dist, &d, &p->u);
     if (s == STRATA_OK) s = strata_dist_field_create(o->dist, &d, &p->v);

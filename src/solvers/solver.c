@@ -173,6 +173,111 @@ static strata_status create_operator(strata_solver *s,
   return st;
 }
 
+/* The kind's options, its defaults when they are NULL. */
+typedef union {
+  strata_heat_options heat;
+  strata_wave_options wave;
+  strata_fdtd_options fdtd;
+  strata_mg_options mg;
+  strata_operator_options op;
+} kind_options;
+
+static void options_of(const strata_solver_options *o, kind_options *k) {
+  switch (o->kind) {
+  case STRATA_SOLVER_HEAT:
+    if (o->heat) k->heat = *o->heat; else strata_heat_options_init(&k->heat);
+    break;
+  case STRATA_SOLVER_WAVE:
+    if (o->wave) k->wave = *o->wave; else strata_wave_options_init(&k->wave);
+    break;
+  case STRATA_SOLVER_FDTD:
+    if (o->fdtd) k->fdtd = *o->fdtd; else strata_fdtd_options_init(&k->fdtd);
+    break;
+  case STRATA_SOLVER_POISSON:
+    if (o->poisson) k->mg = *o->poisson; else strata_mg_options_init(&k->mg);
+    break;
+  default:
+    if (o->op) k->op = *o->op; else strata_operator_options_init(&k->op);
+    break;
+  }
+}
+
+static strata_dist *dist_of(const strata_solver_options *o,
+                            const kind_options *k) {
+  switch (o->kind) {
+  case STRATA_SOLVER_HEAT: return k->heat.dist;
+  case STRATA_SOLVER_WAVE: return k->wave.dist;
+  case STRATA_SOLVER_FDTD: return k->fdtd.dist;
+  case STRATA_SOLVER_OPERATOR: return k->op.dist;
+  default: return NULL;
+  }
+}
+
+/* What strata_solver_create(ctx, o) will allocate, o checked as it checks
+ * it: the kind's own footprint and what the interface adds (Poisson's phi
+ * and psi, the wave solver's copy of the receivers). */
+static strata_status footprint(strata_context *ctx,
+                               const strata_solver_options *o,
+                               strata__footprint *fp) {
+  strata_status st = check_options(ctx, o);
+  if (st != STRATA_OK) return st;
+  kind_options k;
+  options_of(o, &k);
+  switch (o->kind) {
+  case STRATA_SOLVER_HEAT: st = strata__heat_footprint(ctx, &k.heat, fp); break;
+  case STRATA_SOLVER_WAVE:
+    st = strata__wave_footprint(ctx, &k.wave, fp);
+    if (st == STRATA_OK && k.wave.nreceivers > 0 && k.wave.receivers)
+      strata__fp_host(fp, 3 * (size_t)k.wave.nreceivers * sizeof(double));
+    break;
+  case STRATA_SOLVER_FDTD: st = strata__fdtd_footprint(ctx, &k.fdtd, fp); break;
+  case STRATA_SOLVER_POISSON:
+    st = strata__mg_footprint(ctx, &k.mg, fp);
+    if (st == STRATA_OK) {
+      strata_field_desc d = {k.mg.dims, {k.mg.n[0], k.mg.n[1], k.mg.n[2]}, 1,
+                             k.mg.precision};
+      for (int a = k.mg.dims; a < 3; a++) d.n[a] = 1;
+      st = strata__fp_field(ctx, fp, &d); /* phi */
+      if (st == STRATA_OK) st = strata__fp_field(ctx, fp, &d); /* psi */
+      strata__fp_staging(ctx, fp, &d); /* a source set through the host */
+    }
+    break;
+  default: st = strata__op_footprint(ctx, &k.op, fp); break;
+  }
+  strata__fp_host(fp, sizeof(strata_solver));
+  return st;
+}
+
+/* o checked as create checks it, and its footprint (in *fp) against the
+ * memory available: STRATA_ENOMEM, with *fp set, when it does not fit. */
+static strata_status checked_footprint(strata_context *ctx,
+                                       const strata_solver_options *o,
+                                       strata__footprint *fp) {
+  memset(fp, 0, sizeof *fp);
+  if (!o)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "o", o,
+                              "solver: options are NULL (a "
+                        "kind is needed: strata_solver_options_init)");
+  strata_status st = footprint(ctx, o, fp);
+  return st == STRATA_OK
+             ? strata__fp_check(ctx, strata__solver_kinds[o->kind], fp)
+             : st;
+}
+
+strata_status strata_solver_estimate(strata_context *ctx,
+                                     const strata_solver_options *o,
+                                     size_t *host_bytes,
+                                     size_t *device_bytes) {
+  if (host_bytes) *host_bytes = 0;
+  if (device_bytes) *device_bytes = 0;
+  if (!ctx) return STRATA_EINVAL;
+  strata__footprint fp;
+  strata_status st = checked_footprint(ctx, o, &fp);
+  if (st == STRATA_OK || st == STRATA_ENOMEM)
+    strata__fp_result(ctx, &fp, host_bytes, device_bytes);
+  return st;
+}
+
 strata_status strata_solver_create(strata_context *ctx,
                                    const strata_solver_options *o,
                                    strata_solver **out) {
@@ -181,11 +286,17 @@ strata_status strata_solver_create(strata_context *ctx,
     return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
                               "solver: output pointer is NULL");
   *out = NULL;
-  if (!o)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "o", o,
-                              "solver: options are NULL (a "
-                        "kind is needed: strata_solver_options_init)");
-  strata_status st = check_options(ctx, o);
+  /* the whole footprint is refused before anything is allocated */
+  strata__footprint fp;
+  strata_status st = checked_footprint(ctx, o, &fp);
+  kind_options k;
+  if (o && o->kind >= STRATA_SOLVER_HEAT &&
+      o->kind <= STRATA_SOLVER_OPERATOR) {
+    options_of(o, &k);
+    strata_dist *dist = dist_of(o, &k);
+    if (dist && strata__dist_ctx(dist) == ctx)
+      st = strata__dist_agree(dist, st);
+  }
   if (st != STRATA_OK) return st;
   strata_solver *s = calloc(1, sizeof *s);
   if (!s) return strata__fail(ctx, STRATA_ENOMEM, "solver: out of memory");

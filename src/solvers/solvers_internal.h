@@ -50,6 +50,12 @@ typedef struct strata__wengine {
 strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
                                 strata__wengine **out);
 void strata__we_destroy(strata__wengine **e);
+/* Adds what strata__we_create(ctx, d) allocates to fp, checking d as it
+ * does, without allocating (the profiles' pointers only say whether a
+ * profile is there). */
+strata_status strata__we_footprint(strata_context *ctx,
+                                   const strata__we_desc *d,
+                                   strata__footprint *fp);
 /* Replaces c2 by a per-point model (dense host array, x fastest; with
  * dist, this rank's owned planes). */
 strata_status strata__we_set_c2(strata__wengine *e, const double *c2);
@@ -116,6 +122,27 @@ strata_status strata__state_head(strata_context *ctx, const char *who,
  * with "another rank failed to <what> its state", else STRATA_OK. */
 strata_status strata__state_agree(const strata_field *u, strata_status s,
                                   const char *who, const char *what);
+
+/* The solvers' footprints (strata_solver_estimate): the options checked
+ * exactly as the kind's create checks them (the same failures and
+ * messages), and what it would allocate, set in *fp; nothing is
+ * allocated.  Each create calls the same function before allocating and
+ * refuses a footprint that does not fit (strata__fp_check). */
+strata_status strata__heat_footprint(strata_context *ctx,
+                                     const strata_heat_options *o,
+                                     strata__footprint *fp);
+strata_status strata__wave_footprint(strata_context *ctx,
+                                     const strata_wave_options *o,
+                                     strata__footprint *fp);
+strata_status strata__fdtd_footprint(strata_context *ctx,
+                                     const strata_fdtd_options *o,
+                                     strata__footprint *fp);
+strata_status strata__mg_footprint(strata_context *ctx,
+                                   const strata_mg_options *o,
+                                   strata__footprint *fp);
+strata_status strata__op_footprint(strata_context *ctx,
+                                   const strata_operator_options *o,
+                                   strata__footprint *fp);
 
 /* The solver interface's hooks (src/solvers/solver.c).  The heat
  * solver's step count, restored with its state. */

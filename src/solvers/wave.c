@@ -318,39 +318,45 @@ void strata_wave_destroy(strata_wave **pw) {
   *pw = NULL;
 }
 
-/* The engine under the solver: face kinds, absorbing profiles and the
- * squared Courant numbers per plane, handed to the shared wave engine. */
-static strata_status make_engine(strata_context *ctx, strata_wave *w,
-                                 const strata_wave_options *o, double dt,
-                                 double vmax) {
-  strata_status s;
-  strata__we_desc d;
-  memset(&d, 0, sizeof d);
-  d.dims = 3;
-  d.dist = o->dist;
-  d.split_periodic = o->face[STRATA_FACE_ZLO] == STRATA_WAVE_PERIODIC;
+/* The engine under the solver: face kinds, absorbing layers and sizes.
+ * With host set, the absorbing profiles and the squared Courant numbers
+ * per plane are computed into host arrays (host[a][0..2] and *line, freed
+ * by the caller; 0, or -1 when out of memory); without, the profiles'
+ * pointers only mark which profiles there are (a footprint). */
+static int engine_desc(const strata_wave_options *o, double dt, double vmax,
+                       strata__we_desc *d, double *(*host)[3],
+                       double **line) {
+  static const double present = 0;
+  memset(d, 0, sizeof *d);
+  d->dims = 3;
+  d->dist = o->dist;
+  d->split_periodic = o->face[STRATA_FACE_ZLO] == STRATA_WAVE_PERIODIC;
   double W;
-  d.radius = w->radius = lap_weights(o->order, d.lap, d.d1, &W);
-  for (int a = 0; a < 3; a++) d.n[a] = o->n[a];
-  d.precision = o->precision;
-  d.width = o->absorb_width;
-  d.width_arg = "absorb_width";
-  double *host[3][3] = {{NULL}};
-  double *line = malloc(o->n[2] * sizeof(double));
-  int oom = !line;
+  d->radius = lap_weights(o->order, d->lap, d->d1, &W);
+  for (int a = 0; a < 3; a++) d->n[a] = o->n[a];
+  d->precision = o->precision;
+  d->width = o->absorb_width;
+  d->width_arg = "absorb_width";
   for (int f = 0; f < 6; f++) {
-    d.face[f] = o->face[f] == STRATA_WAVE_FREE       ? STRATA__WF_FREE
-                : o->face[f] == STRATA_WAVE_PERIODIC ? STRATA__WF_PERIODIC
-                                                    : STRATA__WF_ZERO;
-    d.absorb[f] = o->face[f] == STRATA_WAVE_CPML     ? STRATA__ABS_CPML
-                  : o->face[f] == STRATA_WAVE_SPONGE ? STRATA__ABS_SPONGE
-                                                    : STRATA__ABS_NONE;
+    d->face[f] = o->face[f] == STRATA_WAVE_FREE       ? STRATA__WF_FREE
+                 : o->face[f] == STRATA_WAVE_PERIODIC ? STRATA__WF_PERIODIC
+                                                     : STRATA__WF_ZERO;
+    d->absorb[f] = o->face[f] == STRATA_WAVE_CPML     ? STRATA__ABS_CPML
+                   : o->face[f] == STRATA_WAVE_SPONGE ? STRATA__ABS_SPONGE
+                                                     : STRATA__ABS_NONE;
   }
+  int oom = 0;
+  if (host) oom = !(*line = malloc(o->n[2] * sizeof(double)));
   for (int a = 0; a < 3 && !oom; a++) {
     int sp = o->face[2 * a] == STRATA_WAVE_SPONGE ||
              o->face[2 * a + 1] == STRATA_WAVE_SPONGE;
     int cp = o->face[2 * a] == STRATA_WAVE_CPML ||
              o->face[2 * a + 1] == STRATA_WAVE_CPML;
+    if (!host) {
+      d->damp[a] = sp ? &present : NULL;
+      d->pml_a[a] = d->pml_b[a] = cp ? &present : NULL;
+      continue;
+    }
     if (sp) oom |= !(host[a][0] = malloc(o->n[a] * sizeof(double)));
     if (cp) {
       oom |= !(host[a][1] = malloc(o->n[a] * sizeof(double)));
@@ -358,25 +364,36 @@ static strata_status make_engine(strata_context *ctx, strata_wave *w,
     }
     if (!oom && (sp || cp))
       profiles(o, dt, vmax, a, host[a][0], host[a][1], host[a][2]);
-    d.damp[a] = host[a][0];
-    d.pml_a[a] = host[a][1];
-    d.pml_b[a] = host[a][2];
+    d->damp[a] = host[a][0];
+    d->pml_a[a] = host[a][1];
+    d->pml_b[a] = host[a][2];
   }
-  if (!oom) {
-    for (size_t k = 0; k < o->n[2]; k++) {
-      double v = o->velocity;
-      if (o->nlayers > 0) {
-        double z = (double)k * o->h;
-        for (int m = 0; m < o->nlayers; m++)
-          if (o->layer_top[m] <= z) v = o->layer_velocity[m];
-      }
-      line[k] = (v * dt / o->h) * (v * dt / o->h);
+  if (!host || oom) return oom ? -1 : 0;
+  for (size_t k = 0; k < o->n[2]; k++) {
+    double v = o->velocity;
+    if (o->nlayers > 0) {
+      double z = (double)k * o->h;
+      for (int m = 0; m < o->nlayers; m++)
+        if (o->layer_top[m] <= z) v = o->layer_velocity[m];
     }
-    d.c2_line = line;
-    s = strata__we_create(ctx, &d, &w->e);
-  } else {
-    s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    (*line)[k] = (v * dt / o->h) * (v * dt / o->h);
   }
+  d->c2_line = *line;
+  return 0;
+}
+
+static strata_status make_engine(strata_context *ctx, strata_wave *w,
+                                 const strata_wave_options *o, double dt,
+                                 double vmax) {
+  strata_status s;
+  strata__we_desc d;
+  double *host[3][3] = {{NULL}};
+  double *line = NULL;
+  if (engine_desc(o, dt, vmax, &d, host, &line) == 0)
+    s = strata__we_create(ctx, &d, &w->e);
+  else
+    s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+  w->radius = d.radius;
   free(line);
   for (int a = 0; a < 3; a++)
     for (int q = 0; q < 3; q++) free(host[a][q]);
@@ -464,6 +481,70 @@ static strata_status place_receivers(strata_context *ctx, strata_wave *w,
   return s;
 }
 
+/* The planes [*zlo, *zhi) along z this rank owns (all without dist). */
+static void owned_planes(const strata_wave_options *o, long *zlo, long *zhi) {
+  *zlo = 0;
+  *zhi = (long)o->n[2];
+  if (!o->dist) return;
+  size_t lo, cnt;
+  strata_dist_split(o->dist, o->n[2], strata_dist_rank(o->dist), &lo, &cnt);
+  *zlo = (long)lo;
+  *zhi = (long)(lo + cnt);
+}
+
+/* Everything create checks, and what it will allocate, without
+ * allocating: *o receives the options with the source placed, *dt and the
+ * velocity range those of the model. */
+static strata_status prepare(strata_context *ctx,
+                             const strata_wave_options *opt,
+                             strata_wave_options *o, double *dt,
+                             double *vmin, double *vmax, double *limit,
+                             strata__footprint *fp) {
+  if (opt->dist && strata__dist_ctx(opt->dist) != ctx)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", opt->dist,
+                              "wave: with dist set, ctx must be "
+                              "strata_dist_context(dist)");
+  *o = *opt;
+  for (int a = 0; a < 3; a++)
+    if (o->src[a] < 0) o->src[a] = 0.5 * (double)(o->n[a] - 1) * o->h;
+  strata_status s = validate(ctx, o, dt, vmin, vmax, limit);
+  if (s != STRATA_OK) return s;
+  if (!ctx->be->wave_step)
+    return strata__fail(ctx, STRATA_ENOTSUP,
+                        "wave: the %s engine has no wave kernel yet; use "
+                        "backend=cpu", ctx->be->name);
+  if (o->nreceivers > 0 && !ctx->be->sample)
+    return strata__fail_arg(ctx, STRATA_ENOTSUP, "nreceivers", o->nreceivers,
+                            "wave: the %s engine cannot sample receivers "
+                            "yet; use backend=cpu", ctx->be->name);
+  memset(fp, 0, sizeof *fp);
+  strata__we_desc d;
+  engine_desc(o, *dt, *vmax, &d, NULL, NULL);
+  s = strata__we_footprint(ctx, &d, fp);
+  if (s != STRATA_OK) return s;
+  /* the receivers this rank samples: 8 offsets and weights each */
+  long zlo, zhi, i0;
+  double fr;
+  owned_planes(o, &zlo, &zhi);
+  size_t mine = 0;
+  for (int r = 0; r < o->nreceivers; r++) {
+    lin(o->receivers[3 * r + 2] / o->h, (long)o->n[2], &i0, &fr);
+    mine += i0 >= zlo && i0 < zhi;
+  }
+  if (mine) strata__fp_device(fp, mine * 8 * (sizeof(long) + sizeof(double)));
+  strata__fp_host(fp, sizeof(strata_wave) +
+                          sizeof(int) * (size_t)o->nreceivers);
+  return STRATA_OK;
+}
+
+strata_status strata__wave_footprint(strata_context *ctx,
+                                     const strata_wave_options *opt,
+                                     strata__footprint *fp) {
+  strata_wave_options o;
+  double dt = 0, vmin = 0, vmax = 0, limit = 0;
+  return prepare(ctx, opt, &o, &dt, &vmin, &vmax, &limit, fp);
+}
+
 strata_status strata_wave_create(strata_context *ctx,
                                  const strata_wave_options *opt,
                                  strata_wave **out) {
@@ -472,24 +553,13 @@ strata_status strata_wave_create(strata_context *ctx,
     return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "o" : "out", NULL,
                               "wave: NULL argument");
   *out = NULL;
-  if (opt->dist && strata__dist_ctx(opt->dist) != ctx)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", opt->dist,
-                              "wave: with dist set, ctx must be "
-                              "strata_dist_context(dist)");
-  strata_wave_options o = *opt;
-  for (int a = 0; a < 3; a++)
-    if (o.src[a] < 0) o.src[a] = 0.5 * (double)(o.n[a] - 1) * o.h;
+  strata_wave_options o;
   double dt = 0, vmin = 0, vmax = 0, limit = 0;
-  strata_status s = validate(ctx, &o, &dt, &vmin, &vmax, &limit);
+  strata__footprint fp;
+  strata_status s = prepare(ctx, opt, &o, &dt, &vmin, &vmax, &limit, &fp);
+  if (s == STRATA_OK) s = strata__fp_check(ctx, "wave", &fp);
+  if (opt->dist) s = strata__dist_agree(opt->dist, s);
   if (s != STRATA_OK) return s;
-  if (!ctx->be->wave_step)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "wave: the %s engine has no wave kernel yet; use "
-                        "backend=cpu", ctx->be->name);
-  if (o.nreceivers > 0 && !ctx->be->sample)
-    return strata__fail_arg(ctx, STRATA_ENOTSUP, "nreceivers", o.nreceivers,
-                            "wave: the %s engine cannot sample receivers "
-                            "yet; use backend=cpu", ctx->be->name);
 
   strata_wave *w = calloc(1, sizeof *w);
   if (!w) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");

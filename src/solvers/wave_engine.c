@@ -153,13 +153,122 @@ void strata__we_destroy(strata__wengine **pe) {
   *pe = NULL;
 }
 
-strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
-                                strata__wengine **out) {
-  *out = NULL;
+/* What the engine holds on this rank, worked out before anything is
+ * allocated: the fields' global and local descriptions, where the local
+ * part starts along the last axis, the faces and absorbing layers as this
+ * rank treats them, and the profile buffer's length. */
+typedef struct {
+  strata_field_desc fd, ld; /* u and up: global, this rank's */
+  size_t nl[3];             /* local sizes */
+  long off;                 /* global index of local 0 along the last axis */
+  int face[6], absorb[6];
+  int cpml_ax;              /* the last axis has a CPML face here */
+  size_t prof;              /* doubles of the profile buffer */
+} we_plan;
+
+static strata_status we_plan_of(strata_context *ctx, const strata__we_desc *d,
+                                we_plan *p) {
+  memset(p, 0, sizeof *p);
   if (!ctx->be->wave_step)
     return strata__fail(ctx, STRATA_ENOTSUP,
                         "the %s engine has no wave kernel yet; use "
                         "backend=cpu", ctx->be->name);
+  const int ax = d->dims - 1;
+  p->fd = (strata_field_desc){d->dims, {d->n[0], d->n[1], d->n[2]},
+                              d->radius, d->precision};
+  p->ld = p->fd;
+  int inner[2] = {0, 0}; /* faces of the last axis shared with a neighbour */
+  if (d->dist) {
+    strata_status s =
+        strata__dist_local_desc(d->dist, &p->fd, 0, d->split_periodic, &p->ld);
+    if (s != STRATA_OK) return s;
+    const int P = strata__dist_size(d->dist), r = strata__dist_rank(d->dist);
+    size_t lo, cnt;
+    strata_dist_split(d->dist, d->n[ax], r, &lo, &cnt);
+    p->off = (long)lo;
+    const int per = d->split_periodic && P > 1;
+    inner[0] = r > 0 || per;
+    inner[1] = r < P - 1 || per;
+  }
+  for (int a = 0; a < 3; a++) p->nl[a] = p->ld.n[a];
+  for (int f = 0; f < 6; f++) {
+    p->absorb[f] = d->absorb[f];
+    p->face[f] = d->absorb[f] != STRATA__ABS_NONE ? STRATA__WF_ZERO
+                                                  : d->face[f];
+  }
+  for (int side = 0; side < 2; side++)
+    if (inner[side]) { /* ghosts come from the neighbour: left alone */
+      p->face[2 * ax + side] = STRATA__WF_ZERO;
+      p->absorb[2 * ax + side] = STRATA__ABS_NONE;
+    }
+  /* a CPML layer must lie inside the slab of the rank at its face (every
+   * rank checks the end ranks' slabs, so all refuse together) */
+  const long R = d->radius, W = d->width;
+  for (int side = 0; d->dist && side < 2; side++) {
+    const int P = strata__dist_size(d->dist);
+    size_t lo, cnt;
+    strata_dist_split(d->dist, d->n[ax], side ? P - 1 : 0, &lo, &cnt);
+    if (P > 1 && d->absorb[2 * ax + side] == STRATA__ABS_CPML &&
+        (long)cnt < W + 2 * R)
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                       d->width_arg ? d->width_arg : "width", W,
+                       "wave: the CPML layer on the %s face needs %ld "
+                       "planes (width %ld + 2 x radius %ld) inside the slab "
+                       "of the rank at that face, which has %zu; use fewer "
+                       "ranks or a thinner layer",
+                       side ? "high" : "low", W + 2 * R, W, R, cnt);
+  }
+  p->cpml_ax = p->absorb[2 * ax] == STRATA__ABS_CPML ||
+               p->absorb[2 * ax + 1] == STRATA__ABS_CPML;
+  for (int q = 0; q < d->dims; q++)
+    p->prof += p->nl[q] * ((d->damp[q] ? 1 : 0) +
+                           (d->pml_a[q] && (q != ax || p->cpml_ax) ? 2 : 0));
+  return STRATA_OK;
+}
+
+/* A CPML slab's description: the local grid, W + 2R points along q. */
+static strata_field_desc slab_desc(const strata__we_desc *d,
+                                   const we_plan *p, int q) {
+  strata_field_desc sd = p->ld;
+  sd.n[q] = (size_t)(d->width + 2 * d->radius);
+  return sd;
+}
+
+strata_status strata__we_footprint(strata_context *ctx,
+                                   const strata__we_desc *d,
+                                   strata__footprint *fp) {
+  we_plan p;
+  strata_status s = we_plan_of(ctx, d, &p);
+  if (s != STRATA_OK) return s;
+  s = strata__fp_field(ctx, fp, &p.ld);
+  if (s == STRATA_OK) s = strata__fp_field(ctx, fp, &p.ld);
+  if (s != STRATA_OK) return s;
+  if (p.prof) strata__fp_device(fp, p.prof * sizeof(double));
+  size_t nline = p.nl[d->dims - 1] ? p.nl[d->dims - 1] : 1;
+  strata__fp_device(fp, nline * sizeof(double)); /* c2 per plane */
+  for (int q = 0; q < d->dims; q++)
+    for (int side = 0; side < 2; side++)
+      if (p.absorb[2 * q + side] == STRATA__ABS_CPML) {
+        strata_field_desc sd = slab_desc(d, &p, q);
+        strata__fp_field(ctx, fp, &sd);
+        strata__fp_field(ctx, fp, &sd);
+      }
+  /* the first step sets the ghost layers through the host, a field at a
+   * time as doubles beside its own precision (strata__we_refresh) */
+  size_t cnt = 1;
+  for (int a = 0; a < 3; a++)
+    cnt *= p.ld.n[a] + (a < d->dims ? 2 * (size_t)d->radius : 0);
+  strata__fp_host_peak(fp, cnt * (sizeof(double) + (size_t)d->precision));
+  strata__fp_host(fp, sizeof(strata__wengine));
+  return STRATA_OK;
+}
+
+strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
+                                strata__wengine **out) {
+  *out = NULL;
+  we_plan p;
+  strata_status s = we_plan_of(ctx, d, &p);
+  if (s != STRATA_OK) return s;
   strata__wengine *e = calloc(1, sizeof *e);
   if (!e) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
   e->ctx = ctx;
@@ -170,86 +279,34 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
   memcpy(a->lap, d->lap, sizeof a->lap);
   memcpy(a->d1, d->d1, sizeof a->d1);
   a->mur = d->mur;
-  strata_field_desc fd = {d->dims, {d->n[0], d->n[1], d->n[2]}, d->radius,
-                          d->precision};
-  strata_status s;
+  memcpy(a->face, p.face, sizeof a->face);
   const int ax = d->dims - 1;
   if (d->dist) {
-    s = strata__dist_field_create_ext(d->dist, &fd, 0, d->split_periodic,
+    s = strata__dist_field_create_ext(d->dist, &p.fd, 0, d->split_periodic,
                                       &e->u);
     if (s == STRATA_OK)
-      s = strata__dist_field_create_ext(d->dist, &fd, 0, d->split_periodic,
+      s = strata__dist_field_create_ext(d->dist, &p.fd, 0, d->split_periodic,
                                         &e->up);
   } else {
-    s = strata_field_create(ctx, &fd, &e->u);
-    if (s == STRATA_OK) s = strata_field_create(ctx, &fd, &e->up);
+    s = strata_field_create(ctx, &p.fd, &e->u);
+    if (s == STRATA_OK) s = strata_field_create(ctx, &p.fd, &e->up);
   }
   if (s != STRATA_OK) {
     strata__we_destroy(&e);
     return s;
   }
-  /* this rank's part: local sizes, and where it starts along the last axis
-   * in the global profiles */
-  size_t nl[3] = {d->n[0], d->n[1], d->n[2]};
-  long off = 0;
-  int inner[2] = {0, 0}; /* faces of the last axis shared with a neighbour */
-  if (e->u->win) {
-    strata_boundary bc, lb;
-    strata_boundary_uniform(&bc, d->split_periodic ? STRATA_BC_PERIODIC
-                                                   : STRATA_BC_DIRICHLET, 0);
-    strata__dist_local_bc(e->u, &bc, &lb);
-    nl[ax] = e->u->d.n[ax];
-    off = e->u->win->offset;
-    for (int side = 0; side < 2; side++)
-      inner[side] = lb.kind[2 * ax + side] == STRATA_BC_NONE;
-  }
-  int absorb[6];
-  for (int f = 0; f < 6; f++) {
-    absorb[f] = d->absorb[f];
-    a->face[f] = d->absorb[f] != STRATA__ABS_NONE ? STRATA__WF_ZERO
-                                                  : d->face[f];
-  }
-  for (int side = 0; side < 2; side++)
-    if (inner[side]) { /* ghosts come from the neighbour: left alone */
-      a->face[2 * ax + side] = STRATA__WF_ZERO;
-      absorb[2 * ax + side] = STRATA__ABS_NONE;
-    }
-  /* a CPML layer must lie inside the slab of the rank at its face (every
-   * rank checks the end ranks' slabs, so all refuse together) */
-  const long R = d->radius, W = d->width;
-  for (int side = 0; d->dist && side < 2; side++) {
-    const int P = strata__dist_size(d->dist);
-    size_t lo, cnt;
-    strata_dist_split(d->dist, d->n[ax], side ? P - 1 : 0, &lo, &cnt);
-    if (P > 1 && d->absorb[2 * ax + side] == STRATA__ABS_CPML &&
-        (long)cnt < W + 2 * R) {
-      s = strata__fail_arg(ctx, STRATA_EINVAL,
-                       d->width_arg ? d->width_arg : "width", W,
-                       "wave: the CPML layer on the %s face needs %ld "
-                       "planes (width %ld + 2 x radius %ld) inside the slab "
-                       "of the rank at that face, which has %zu; use fewer "
-                       "ranks or a thinner layer",
-                       side ? "high" : "low", W + 2 * R, W, R, cnt);
-      strata__we_destroy(&e);
-      return s;
-    }
-  }
-  int cpml_ax = absorb[2 * ax] == STRATA__ABS_CPML ||
-                absorb[2 * ax + 1] == STRATA__ABS_CPML;
+  const size_t *nl = p.nl;
+  const long off = p.off;
   /* profiles: one backend buffer */
-  size_t total = 0;
-  for (int q = 0; q < d->dims; q++)
-    total += nl[q] * ((d->damp[q] ? 1 : 0) +
-                      (d->pml_a[q] && (q != ax || cpml_ax) ? 2 : 0));
-  if (total) {
-    double *host = malloc(total * sizeof(double));
+  if (p.prof) {
+    double *host = malloc(p.prof * sizeof(double));
     if (!host) s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
     size_t at = 0;
     size_t offs[3][3];
     for (int q = 0; host && q < d->dims; q++) {
       const long o = q == ax ? off : 0;
       const double *src[3] = {d->damp[q], d->pml_a[q], d->pml_b[q]};
-      if (q == ax && !cpml_ax) src[1] = src[2] = NULL;
+      if (q == ax && !p.cpml_ax) src[1] = src[2] = NULL;
       for (int m = 0; m < 3; m++) {
         offs[q][m] = (size_t)-1;
         if (!src[m]) continue;
@@ -258,7 +315,7 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
         at += nl[q];
       }
     }
-    if (host) s = strata__dev_doubles(ctx, host, total, &e->prof);
+    if (host) s = strata__dev_doubles(ctx, host, p.prof, &e->prof);
     if (s == STRATA_OK)
       for (int q = 0; q < d->dims; q++) {
         if (offs[q][0] != (size_t)-1) a->damp[q] = e->prof + offs[q][0];
@@ -270,14 +327,13 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
   if (s == STRATA_OK)
     s = strata__we_set_c2_line(e, d->c2_line ? d->c2_line + off : NULL);
   /* CPML slabs (local fields: the layer lies inside this rank's slab) */
-  fd.n[ax] = nl[ax];
+  const long R = d->radius, W = d->width;
   for (int q = 0; s == STRATA_OK && q < d->dims; q++)
     for (int side = 0; s == STRATA_OK && side < 2; side++) {
-      if (absorb[2 * q + side] != STRATA__ABS_CPML) continue;
+      if (p.absorb[2 * q + side] != STRATA__ABS_CPML) continue;
       strata__wave_slab *S = &a->slab[q][side];
-      strata_field_desc sd = fd;
+      strata_field_desc sd = slab_desc(d, &p, q);
       long n = (long)nl[q];
-      sd.n[q] = (size_t)(W + 2 * R);
       s = strata_field_create(ctx, &sd, &S->psi);
       if (s == STRATA_OK) s = strata_field_create(ctx, &sd, &S->zeta);
       /* both sides: the layer's first index lo at the field's 0, so that

@@ -348,6 +348,7 @@ strata_status cuda_alloc(strata_context *ctx, size_t bytes, void **p) {
     return strata__cuda_fail(ctx, e, "cudaMemsetAsync (zeroing a new field)",
                              __FILE__, __LINE__);
   }
+  ctx->alloc_total += bytes;
   *p = q;
   return STRATA_OK;
 }

@@ -194,8 +194,8 @@ int cli_run(int argc, char **argv) {
   size_t need = 0;
   if ((rc = run_start(r, &a, &L, multi, &need))) goto done;
   if (a.restart && (rc = run_load_checkpoint(r, a.restart))) goto done;
-  if (r->step > r->steps) {
-    cli_err("%s: the checkpoint is at step %ld, past the case's %ld steps",
+  if (r->step < 0 || r->step > r->steps) { /* the steps left are >= 0 */
+    cli_err("%s: the checkpoint is at step %ld, outside the case's 0..%ld",
             a.restart, r->step, r->steps);
     rc = CLI_USAGE;
     goto done;

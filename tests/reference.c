@@ -350,3 +350,13 @@ int ref_boundary_set(int dims, strata_boundary *bc, const char **names) {
   return n;
 }
 
+
+uint32_t ref_crc32(const void *p, size_t n) {
+  const unsigned char *b = p;
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= b[i];
+    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+  }
+  return ~c;
+}

@@ -223,6 +223,10 @@ int cli_run(int argc, char **argv) {
     run_fail(r, "cannot create the output folder '%s': %s", o.dir,
              strerror(errno));
     mrc = CLI_FAIL;
+  } else if (r->rank == 0 && /* the partial files of a killed run */
+             strata_remove_stale_temporaries(r->ctx, o.dir, NULL) !=
+                 STRATA_OK) {
+    cli_err("%s", strata_context_error(r->ctx));
   }
   if ((rc = run_agree(r, mrc))) goto done;
   long first = r->step;

@@ -392,6 +392,18 @@ strata_status strata_variants(strata_context *ctx, const strata_stencil *op,
  * Common errors: STRATA_EINVAL, STRATA_EIO (cannot create, write or rename:
  * the message names the file and the system's reason), STRATA_ENOMEM. */
 
+/* Removes the PATH.tmp.<pid> files in folder dir (not below it) that
+ * writers of processes no longer running left behind: a killed run's
+ * partial files.  Those of live processes, this one's included, are kept
+ * (a process is gone when kill(pid, 0) says ESRCH: the PIDs are this
+ * machine's, so a folder that processes of other machines write into may
+ * lose a live one's file).  *removed (may be NULL) receives the number of
+ * files removed.  Errors: STRATA_EINVAL (dir NULL or empty), STRATA_EIO
+ * (cannot read dir, or remove a file: the message names it; the others
+ * are still removed), STRATA_ENOMEM. */
+strata_status strata_remove_stale_temporaries(strata_context *ctx,
+                                              const char *dir, int *removed);
+
 /* Writes a dense host array as a NumPy .npy file, format 1.0, dtype '<f4'
  * or '<f8' by p, C order: shape[0] is the slowest axis, ndim 1..4.  Also
  * STRATA_EOVERFLOW when the shape's byte count overflows. */

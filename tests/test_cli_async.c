@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "reference.h"
 #include "runner.h"
 
 #define CLI_TEST_NAME "test_cli_async"
@@ -298,26 +299,18 @@ TEST(write_failure_stops_run) {
   return 0;
 }
 
-/* The id of a process that has ended (forked, exited and reaped). */
-static pid_t dead_pid(void) {
-  pid_t p = fork();
-  if (p == 0) _exit(0);
-  if (p > 0) waitpid(p, NULL, 0);
-  return p;
-}
-
 /* A run into a folder that a killed run wrote into removes that run's
  * NAME.tmp.PID files, and keeps those of a process still running. */
 TEST(stale_temporaries_cleaned) {
   CHECK(setup() == 0);
   rm_rf(tp("tmpk.out"));
   CHECK(mkdir(tp("tmpk.out"), 0755) == 0);
-  pid_t gone = dead_pid();
+  long gone = ref_dead_pid();
   CHECK(gone > 0);
   char dead[64], dead_ck[64], live[64];
-  snprintf(dead, sizeof dead, "tmpk.out/snap_000400.npy.tmp.%ld", (long)gone);
+  snprintf(dead, sizeof dead, "tmpk.out/snap_000400.npy.tmp.%ld", gone);
   snprintf(dead_ck, sizeof dead_ck, "tmpk.out/checkpoint.stck.tmp.%ld",
-           (long)gone);
+           gone);
   snprintf(live, sizeof live, "tmpk.out/other.npy.tmp.%ld", (long)getpid());
   CHECK(write_file(tp(dead), "partial") == 0);
   CHECK(write_file(tp(dead_ck), "partial") == 0);

@@ -640,27 +640,19 @@ TEST(segy_and_npy_traces) {
   return 0;
 }
 
-/* The id of a process that has ended (forked, exited and reaped). */
-static pid_t dead_pid(void) {
-  pid_t p = fork();
-  if (p == 0) _exit(0);
-  if (p > 0) waitpid(p, NULL, 0);
-  return p;
-}
-
 /* The NAME.tmp.PID files of a process that is gone are removed, those of
  * a live one (this one) kept, and nothing else is touched. */
 TEST(stale_temporaries_removed) {
   strata_context *ctx = cpu();
   CHECK(ctx);
-  pid_t gone = dead_pid();
+  long gone = ref_dead_pid();
   CHECK(gone > 0);
   CHECK(mkdir(tpath("stale"), 0755) == 0);
   char dead1[64], dead2[64], live[64], deaddir[64];
-  snprintf(dead1, sizeof dead1, "stale/snap_000010.npy.tmp.%ld", (long)gone);
-  snprintf(dead2, sizeof dead2, "stale/a.tmp.b.tmp.%ld", (long)gone);
+  snprintf(dead1, sizeof dead1, "stale/snap_000010.npy.tmp.%ld", gone);
+  snprintf(dead2, sizeof dead2, "stale/a.tmp.b.tmp.%ld", gone);
   snprintf(live, sizeof live, "stale/final.npy.tmp.%ld", (long)getpid());
-  snprintf(deaddir, sizeof deaddir, "stale/sub.tmp.%ld", (long)gone);
+  snprintf(deaddir, sizeof deaddir, "stale/sub.tmp.%ld", gone);
   static const char *const keep[] = {"stale/final.npy", "stale/x.tmp.12ab",
                                      "stale/x.tmp.", "stale/.tmp.7",
                                      "stale/y.tmp.99999999999"};

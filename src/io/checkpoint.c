@@ -384,13 +384,13 @@ strata_status strata__ck_read_file(strata_context *ctx, const char *path,
   struct stat st;
   const int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   /* the header first: what it says, with the solver, bounds the rest */
-  unsigned char head[sizeof(ck_head) + sizeof(ck_part) + 8 +
-                     4 * sizeof(ck_field)];
-  size_t pre = prefix_bytes(e->nf), got = 0;
-  if (pre > sizeof head) pre = sizeof head;
+  const size_t pre = prefix_bytes(e->nf);
+  size_t got = 0;
   ck_layout L;
-  unsigned char *all = NULL;
-  strata_status s = read_bounded(ctx, path, fd, head, pre, &got);
+  unsigned char *all = NULL, *head = malloc(pre);
+  strata_status s =
+      head ? read_bounded(ctx, path, fd, head, pre, &got)
+           : strata__fail(ctx, STRATA_ENOMEM, "%s: out of memory", path);
   if (s == STRATA_OK) s = ck_head_check(ctx, path, head, got, e, &L);
   if (s == STRATA_OK && regular && (uintmax_t)st.st_size != L.need)
     s = strata__fail(ctx, STRATA_EFORMAT, "%s has %jd bytes; its header and "
@@ -418,6 +418,7 @@ strata_status strata__ck_read_file(strata_context *ctx, const char *path,
                        "its header and the solver say", path, L.need);
   }
   close(fd);
+  free(head);
   if (s != STRATA_OK) {
     free(all);
     return s;

@@ -244,8 +244,8 @@ int cli_run(int argc, char **argv) {
     goto done;
   }
   if (a.restart && (rc = run_load_checkpoint(r, a.restart))) goto done;
-  if (r->step > r->steps) {
-    cli_err("%s: the checkpoint is at step %ld, past the case's %ld steps",
+  if (r->step < 0 || r->step > r->steps) { /* the steps left are >= 0 */
+    cli_err("%s: the checkpoint is at step %ld, outside the case's 0..%ld",
             a.restart, r->step, r->steps);
     rc = CLI_USAGE;
     goto done;
@@ -265,6 +265,10 @@ int cli_run(int argc, char **argv) {
     run_fail(r, "cannot create the output folder '%s': %s", o.dir,
              strerror(errno));
     mrc = CLI_FAIL;
+  } else if (r->rank == 0 && /* the partial files of a killed run */
+             strata_remove_stale_temporaries(r->ctx, o.dir, NULL) !=
+                 STRATA_OK) {
+    cli_err("%s", strata_context_error(r->ctx));
   }
   if ((rc = run_agree(r, mrc))) goto done;
   long first = r->step;

@@ -82,12 +82,13 @@ int run_save_checkpoint(run_state *r, const char *dir) {
 }
 
 /* Loads the checkpoint path (over several processes every rank its part)
- * into the solver.  Returns 0 or an exit code, the same on every rank,
- * the message printed. */
+ * into the solver.  Returns 0 or an exit code (130 when Ctrl-C stopped the
+ * reading), the same on every rank, the message printed. */
 int run_load_checkpoint(run_state *r, const char *path) {
-  int rc = strata_solver_load(r->sv, path) == STRATA_OK
-               ? 0
-               : (run_fail(r, "%s", strata_context_error(r->ctx)), CLI_USAGE);
+  strata_status st = strata_solver_load(r->sv, path);
+  int rc = st == STRATA_OK ? 0
+                           : (run_fail(r, "%s", strata_context_error(r->ctx)),
+                              st == STRATA_EINTERRUPTED ? 130 : CLI_USAGE);
   if ((rc = run_agree(r, rc))) return rc;
   strata_solver_info i;
   strata_solver_get_info(r->sv, &i);

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+static int interrupt_hook(void *arg);
+
 /* -1: one process (or rank unknown): cli_err always prints */
 static int g_rank = -1;
 
@@ -48,6 +50,7 @@ strata_context *cli_context(strata_backend b, int device, int threads) {
   o.threads = threads;
   o.errbuf = why;
   o.errbuf_size = sizeof why;
+  o.interrupt = interrupt_hook; /* long library work stops on Ctrl-C too */
   strata_context *ctx = NULL;
   strata_status s = strata_context_create(&ctx, &o);
   if (s != STRATA_OK) {
@@ -97,6 +100,7 @@ strata_dist *cli_dist(strata_backend b, int threads) {
   o.threads = threads;
   o.errbuf = why;
   o.errbuf_size = sizeof why;
+  o.interrupt = interrupt_hook; /* long library work stops on Ctrl-C too */
   strata_dist_options dopt;
   strata_dist_options_init(&dopt); /* one GPU per rank (node-local rank) */
   strata_dist *d = NULL;
@@ -201,6 +205,13 @@ static void fmt_time(double s, char *buf, size_t n) {
     snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
 }
 
+/* A tenth of the steps from first to total (at least 1): the steps
+ * between two progress lines in a log. */
+static long log_stride(const cli_progress *p) {
+  double t = ceil(((double)p->total - (double)p->first) / 10);
+  return t < 1 ? 1 : t < 1e18 ? (long)t : (long)1e18;
+}
+
 void cli_progress_start(cli_progress *p, long first, long total,
                         double points, int quiet) {
   memset(p, 0, sizeof *p);
@@ -210,16 +221,16 @@ void cli_progress_start(cli_progress *p, long first, long total,
   p->quiet = quiet;
   p->tty = isatty(fileno(stderr));
   p->t0 = p->last_draw = p->last_log = cli_now();
-  p->next_log_step = first + (total - first + 9) / 10;
+  p->next_log_step = first + log_stride(p);
 }
 
 static void rates(const cli_progress *p, long done, double now, double *sps,
                   double *gpts, double *eta) {
   double dt = now - p->t0;
-  long steps = done - p->first;
+  double steps = (double)done - (double)p->first;
   *sps = dt > 0 ? steps / dt : 0;
   *gpts = *sps * p->points * 1e-9;
-  *eta = *sps > 0 ? (double)(p->total - done) / *sps : -1;
+  *eta = *sps > 0 ? ((double)p->total - (double)done) / *sps : -1;
 }
 
 void cli_progress_update(cli_progress *p, long done) {
@@ -231,23 +242,22 @@ void cli_progress_update(cli_progress *p, long done) {
     p->last_draw = now;
     rates(p, done, now, &sps, &gpts, &eta);
     fmt_time(eta, e, sizeof e);
-    int width = 30, fill = p->total ? (int)(width * done / p->total) : width;
+    int width = 30;
+    int fill = p->total ? (int)(width * (double)done / (double)p->total)
+                        : width;
     char bar[64];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
     fprintf(stderr, "\r[%s] %3d%% %ld/%ld steps  %.1f steps/s  %.3f Gpts/s  "
             "ETA %s \033[K", bar,
-            p->total ? (int)(100 * done / p->total) : 100, done, p->total, sps,
-            gpts, e);
+            p->total ? (int)(100 * (double)done / (double)p->total) : 100,
+            done, p->total, sps, gpts, e);
     fflush(stderr);
     p->drawn = 1;
   } else if ((done >= p->next_log_step && now - p->last_log >= 2) ||
              now - p->last_log >= 30) {
     p->last_log = now;
-    while (p->next_log_step <= done)
-      p->next_log_step += (p->total - p->first + 9) / 10 > 0
-                              ? (p->total - p->first + 9) / 10
-                              : 1;
+    while (p->next_log_step <= done) p->next_log_step += log_stride(p);
     rates(p, done, now, &sps, &gpts, &eta);
     fmt_time(eta, e, sizeof e);
     fprintf(stderr, "strata: step %ld/%ld  %.1f steps/s  %.3f Gpts/s  "
@@ -289,3 +299,8 @@ void cli_install_interrupt(int usr1) {
 }
 
 int cli_interrupted(void) { return stop_flag != 0; }
+
+static int interrupt_hook(void *arg) {
+  (void)arg;
+  return stop_flag != 0;
+}

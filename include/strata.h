@@ -110,6 +110,12 @@ typedef struct strata_context_options {
                              unknown key is refused (STRATA_EINVAL) */
   char *errbuf;           /* optional: receives the reason a create failed */
   size_t errbuf_size;
+  int (*interrupt)(void *arg); /* optional: asked between the pieces of
+                             long work (reading a checkpoint file); when it
+                             returns non-zero the work stops with
+                             STRATA_EINTERRUPTED and changes nothing (a
+                             program's SIGINT/SIGTERM flag, say) */
+  void *interrupt_arg;    /* passed to interrupt */
 } strata_context_options;
 
 /* Fills *o with the defaults listed above. */
@@ -386,6 +392,18 @@ strata_status strata_variants(strata_context *ctx, const strata_stencil *op,
  * their message there (ctx may be NULL); field writers use the field's.
  * Common errors: STRATA_EINVAL, STRATA_EIO (cannot create, write or rename:
  * the message names the file and the system's reason), STRATA_ENOMEM. */
+
+/* Removes the PATH.tmp.<pid> files in folder dir (not below it) that
+ * writers of processes no longer running left behind: a killed run's
+ * partial files.  Those of live processes, this one's included, are kept
+ * (a process is gone when kill(pid, 0) says ESRCH: the PIDs are this
+ * machine's, so a folder that processes of other machines write into may
+ * lose a live one's file).  *removed (may be NULL) receives the number of
+ * files removed.  Errors: STRATA_EINVAL (dir NULL or empty), STRATA_EIO
+ * (cannot read dir, or remove a file: the message names it; the others
+ * are still removed), STRATA_ENOMEM. */
+strata_status strata_remove_stale_temporaries(strata_context *ctx,
+                                              const char *dir, int *removed);
 
 /* Writes a dense host array as a NumPy .npy file, format 1.0, dtype '<f4'
  * or '<f8' by p, C order: shape[0] is the slowest axis, ndim 1..4.  Also
@@ -1326,7 +1344,8 @@ strata_status strata_solver_get_info(const strata_solver *s,
  * _load_state reads one.  Errors: STRATA_EINVAL (NULL, buffer too small,
  * an image of another kind, tag, shape or precision, or another rank or
  * rank count: the message names both), STRATA_EFORMAT (not a checkpoint,
- * or damaged: the CRC-32 does not match; nothing is changed),
+ * damaged: the CRC-32 does not match, or a header value out of range,
+ * such as a step outside 0..2^53; nothing is changed),
  * STRATA_ENOMEM, STRATA_EDEVICE. */
 strata_status strata_solver_state_size(const strata_solver *s, size_t *bytes);
 strata_status strata_solver_save_state(const strata_solver *s, void *buf,
@@ -1337,9 +1356,14 @@ strata_status strata_solver_load_state(strata_solver *s, const void *buf,
  * when complete).  Over several processes rank 0 writes path and rank r
  * path.rank<r>; every part is renamed into place only once every rank
  * wrote its own, so a failure leaves the previous parts together; load
- * reads each rank's part and refuses parts of different steps.  Errors:
- * those above; STRATA_EIO (cannot create, write or read the file: the
- * message names it and the system's reason). */
+ * reads each rank's part and refuses parts of different steps.  Load
+ * checks the file's header and its size against the solver before reading
+ * the rest (a file that is not a checkpoint of this solver is refused
+ * without being read whole), then reads it in pieces, asking the
+ * context's interrupt hook before each.  Errors: those above; STRATA_EIO
+ * (cannot create, write or read the file: the message names it and the
+ * system's reason), STRATA_EINTERRUPTED (the hook asked to stop; nothing
+ * is changed). */
 strata_status strata_solver_save(const strata_solver *s, const char *path);
 strata_status strata_solver_load(strata_solver *s, const char *path);
 /* The file rank uses for path: path itself for rank 0 (or one process),

@@ -29,6 +29,25 @@ if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; t
     echo "strata: no MPI found; for runs over several processes or GPUs: sudo apt-get install libopenmpi-dev openmpi-bin" >&2
   fi
 fi
+# clang with libFuzzer, and the OpenMP runtime it builds the library with:
+# the test "fuzz" runs the harnesses of fuzz/ when clang is there.  Only
+# when asked (STRATA_FUZZ_DEPS=1, as .ci/run does): a build does not need it.
+fuzz_ready() {
+  command -v clang >/dev/null 2>&1 &&
+    echo 'int main(void) { return 0; }' |
+      clang -x c -fopenmp -fsanitize=fuzzer-no-link - -o /dev/null >/dev/null 2>&1
+}
+if [ "${STRATA_FUZZ_DEPS:-0}" = 1 ] && ! fuzz_ready; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing clang and libomp-dev with apt-get (the fuzz harnesses)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq clang libomp-dev >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq clang libomp-dev >/dev/null; }; } ||
+      echo "strata: could not install clang; the fuzz test will be skipped" >&2
+  else
+    echo "strata: no clang; for the fuzz test: sudo apt-get install clang libomp-dev" >&2
+  fi
+fi
 # zlib (PNG compression, CRC-32)
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -z "$missing" ] && exit 0

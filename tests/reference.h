@@ -61,6 +61,14 @@ int ref_operator_set(int dims, ref_named_op *ops);
  * returns the count (5); names[i] names set i. */
 int ref_boundary_set(int dims, strata_boundary *bc, const char **names);
 
+/* The id of a process that has ended (forked, exited and reaped): a PID
+ * that no live process has, for the tests of stale temporary files. */
+long ref_dead_pid(void);
+
+/* The CRC-32 a checkpoint image ends with (zlib's polynomial), computed
+ * bit by bit here: the tests reseal the images they alter. */
+uint32_t ref_crc32(const void *p, size_t n);
+
 #endif
 
 /* The value the ghost point (i,j,k) of a dense ghosted array must hold

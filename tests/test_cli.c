@@ -8,12 +8,14 @@
  * for byte, and what is refused over several processes. */
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "reference.h"
 #include "runner.h"
 
 #ifndef M_PI
@@ -532,6 +534,103 @@ TEST(heat_run_matches_library) {
   return 0;
 }
 
+/* `strata ARGS` in dir as strata() does, with at most 2 GiB of address
+ * space: a reader that takes a file whole runs out of it. */
+static int strata_2g(const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v 2097152 && '%s' %s "
+           ">out.txt 2>err.txt", dir, STRATA_CLI_PATH, args);
+  return exit_code(system(cmd));
+}
+
+/* img (n bytes) with bytes [off, off + vb) replaced by v and a valid
+ * CRC-32, as dir/name. */
+static int write_crafted(const char *name, const char *img, size_t n,
+                         size_t off, const void *v, size_t vb) {
+  char *b = malloc(n);
+  if (!b) return -1;
+  memcpy(b, img, n);
+  memcpy(b + off, v, vb);
+  uint32_t crc = ref_crc32(b, n - 4);
+  memcpy(b + n - 4, &crc, 4);
+  FILE *f = fopen(tp(name), "wb");
+  int bad = !f || fwrite(b, 1, n, f) != n;
+  if (f) bad |= fclose(f) != 0;
+  free(b);
+  return bad ? -1 : 0;
+}
+
+/* A restart from /dev/zero, from 3 GB of junk (a sparse file) or from a
+ * valid header before 3 GB is refused at once (under 2 GiB of address
+ * space), and so is a checkpoint whose step or field record was altered
+ * under a valid CRC-32, each with a message showing the difference;
+ * nothing is written. */
+static int hostile_checkpoints_refused(void) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("diff.ini"), diffusion_case) == 0);
+  rm_rf(tp("hk1"));
+  CHECK(strata("run diff.ini --quiet --no-ceiling --out hk1 "
+               "--checkpoint-every 7") == 0);
+  size_t len = 0;
+  char *ck = slurp(tp("hk1/checkpoint.stck"), &len);
+  CHECK(ck && len > 100);
+  for (int head = 0; head < 2; head++) {
+    FILE *f = fopen(tp(head ? "head.stck" : "junk.stck"), "wb");
+    CHECK(f);
+    if (head) CHECK(fwrite(ck, 1, 80, f) == 80);
+    CHECK(fflush(f) == 0 && ftruncate(fileno(f), (off_t)3 << 30) == 0);
+    fclose(f);
+  }
+  static const struct {
+    const char *file, *want;
+  } big[] = {{"/dev/zero", "/dev/zero is not a strata checkpoint"},
+             {"junk.stck", "junk.stck is not a strata checkpoint"},
+             {"head.stck", "head.stck has 3221225472 bytes; its header and "
+                           "the solver say"}};
+  for (int i = 0; i < 3; i++) {
+    char args[512];
+    snprintf(args, sizeof args, "run diff.ini --quiet --out hx --restart %s",
+             big[i].file);
+    int rc = strata_2g(args);
+    char *e = err_text();
+    CHECKF(rc == 2 && e && strstr(e, big[i].want), "%s: exit %d: %s",
+           big[i].file, rc, e ? e : "");
+    free(e);
+  }
+  remove(tp("junk.stck"));
+  remove(tp("head.stck"));
+  /* header: step at 40; the field record: dims 48, n 56 */
+  const int64_t minus5 = -5, least = INT64_MIN;
+  const uint32_t dims2 = 2;
+  const uint64_t ny = 12;
+  static const char *const want[4] = {
+      "its step is -5, outside 0..9007199254740992",
+      "its step is -9223372036854775808, outside 0..9007199254740992",
+      "field 0 is a 2D grid of 13x11x9 f64, the solver's is a 3D grid of "
+      "13x11x9 f64 (the dimensions differ)",
+      "field 0 is a 3D grid of 13x12x9 f64, the solver's is a 3D grid of "
+      "13x11x9 f64 (the sizes differ)"};
+  CHECK(write_crafted("c0.stck", ck, len, 40, &minus5, 8) == 0);
+  CHECK(write_crafted("c1.stck", ck, len, 40, &least, 8) == 0);
+  CHECK(write_crafted("c2.stck", ck, len, 48, &dims2, 4) == 0);
+  CHECK(write_crafted("c3.stck", ck, len, 64, &ny, 8) == 0);
+  for (int i = 0; i < 4; i++) {
+    char args[512];
+    snprintf(args, sizeof args, "run diff.ini --quiet --out hx --restart "
+             "c%d.stck", i);
+    int rc = strata(args);
+    char *e = err_text();
+    CHECKF(rc == 2 && e && strstr(e, want[i]), "c%d: exit %d: %s", i, rc,
+           e ? e : "");
+    free(e);
+    remove(tp(args + strlen(args) - 7));
+  }
+  CHECK(!exists(tp("hx")));
+  free(ck);
+  rm_rf(tp("hk1"));
+  return 0;
+}
+
 TEST(checkpoint_restart_bit_for_bit) {
   CHECK(setup() == 0);
   CHECK(write_file(tp("diff.ini"), diffusion_case) == 0);
@@ -587,7 +686,7 @@ TEST(checkpoint_restart_bit_for_bit) {
   CHECK(e && strstr(e, "is not a strata checkpoint"));
   free(e);
   CHECK(!exists(tp("ck4")));
-  return 0;
+  return hostile_checkpoints_refused();
 }
 
 /* The manufactured solution of -lap(phi) = psi: Dirichlet walls in x,

@@ -5,6 +5,7 @@
  * at a later hand-off or at the end; Ctrl-C (and SIGUSR1 through
  * mpiexec) stops the run with every snapshot handed over written. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "reference.h"
 #include "runner.h"
 
 #define CLI_TEST_NAME "test_cli_async"
@@ -297,6 +299,75 @@ TEST(write_failure_stops_run) {
   return 0;
 }
 
+/* A run into a folder that a killed run wrote into removes that run's
+ * NAME.tmp.PID files, and keeps those of a process still running. */
+TEST(stale_temporaries_cleaned) {
+  CHECK(setup() == 0);
+  rm_rf(tp("tmpk.out"));
+  CHECK(mkdir(tp("tmpk.out"), 0755) == 0);
+  long gone = ref_dead_pid();
+  CHECK(gone > 0);
+  char dead[64], dead_ck[64], live[64];
+  snprintf(dead, sizeof dead, "tmpk.out/snap_000400.npy.tmp.%ld", gone);
+  snprintf(dead_ck, sizeof dead_ck, "tmpk.out/checkpoint.stck.tmp.%ld",
+           gone);
+  snprintf(live, sizeof live, "tmpk.out/other.npy.tmp.%ld", (long)getpid());
+  CHECK(write_file(tp(dead), "partial") == 0);
+  CHECK(write_file(tp(dead_ck), "partial") == 0);
+  CHECK(write_file(tp(live), "being written") == 0);
+  CHECK(run_case(1, 0, "", "tmpk.out", 0) == 0);
+  CHECK(!exists(tp(dead)) && !exists(tp(dead_ck)));
+  CHECK(exists(tp(live)));
+  CHECK(remove(tp(live)) == 0);
+  CHECK(no_tmp_files("tmpk.out"));
+  rm_rf(tp("tmpk.out"));
+  return 0;
+}
+
+/* SIGTERM while a checkpoint is read (here from a pipe that stalls after
+ * the header) stops the program at once with exit code 130, nothing
+ * written. */
+TEST(stop_signal_while_reading_checkpoint) {
+  CHECK(setup() == 0);
+  CHECK(write_endless_case("rd", 1000000000L) == 0);
+  rm_rf(tp("rd.out"));
+  char *cka[] = {"strata", "run", "rd.ini", "--no-ceiling", "--quiet",
+                 "--backend", "cpu", "--set", "run.steps=3",
+                 "--checkpoint-every", "2", NULL};
+  pid_t pid = spawn_in_dir(STRATA_CLI_PATH, cka, 0);
+  CHECK(pid > 0);
+  int st = 0;
+  CHECK(wait_bounded(pid, &st, 60) == pid && exit_code(st) == 0);
+  size_t len = 0;
+  char *ck = slurp(tp("rd.out/checkpoint.stck"), &len);
+  CHECK(ck && len > 200);
+  rm_rf(tp("rd.out"));
+  CHECK(mkfifo(tp("pipe.stck"), 0600) == 0);
+  char *argv[] = {"strata", "run", "rd.ini", "--no-ceiling", "--quiet",
+                  "--backend", "cpu", "--restart", "pipe.stck", NULL};
+  pid = spawn_in_dir(STRATA_CLI_PATH, argv, 0);
+  CHECK(pid > 0);
+  int fd = -1; /* open succeeds once the run opens the pipe to read */
+  for (int i = 0; i < 600 && fd < 0; i++)
+    if ((fd = open(tp("pipe.stck"), O_WRONLY | O_NONBLOCK)) < 0) sleep_s(0.05);
+  CHECK(fd >= 0);
+  CHECK(write(fd, ck, 100) == 100); /* the header and a little more */
+  sleep_s(0.3);
+  kill(pid, SIGTERM);
+  pid_t w = wait_bounded(pid, &st, 20);
+  close(fd);
+  free(ck);
+  remove(tp("pipe.stck"));
+  CHECKF(w == pid, "SIGTERM did not stop the reading in 20 s");
+  CHECKF(exit_code(st) == 130, "exit %d", exit_code(st));
+  char *e = err_text();
+  CHECKF(e && strstr(e, "pipe.stck: interrupted while reading the checkpoint"),
+         "%s", e ? e : "");
+  free(e);
+  CHECK(!exists(tp("rd.out")));
+  return 0;
+}
+
 #ifdef STRATA_MPIEXEC
 /* Over 2 processes rank 0 gathers each snapshot into the writer's buffer:
  * the files are those of the synchronous one-process run; a snapshot it
@@ -370,5 +441,7 @@ TEST(cleanup) {
 }
 
 RUN_TESTS(async_snapshots_match_sync, unwritable_snapshot_fails_run,
-          interrupt_drains_writer, write_failure_stops_run, mpi_async_matches_sync,
+          interrupt_drains_writer, write_failure_stops_run,
+          stale_temporaries_cleaned, stop_signal_while_reading_checkpoint,
+          mpi_async_matches_sync,
           mpi_stop_signal_drains_writer, cleanup)

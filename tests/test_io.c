@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -639,6 +640,45 @@ TEST(segy_and_npy_traces) {
   return 0;
 }
 
+/* The NAME.tmp.PID files of a process that is gone are removed, those of
+ * a live one (this one) kept, and nothing else is touched. */
+TEST(stale_temporaries_removed) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  long gone = ref_dead_pid();
+  CHECK(gone > 0);
+  CHECK(mkdir(tpath("stale"), 0755) == 0);
+  char dead1[64], dead2[64], live[64], deaddir[64];
+  snprintf(dead1, sizeof dead1, "stale/snap_000010.npy.tmp.%ld", gone);
+  snprintf(dead2, sizeof dead2, "stale/a.tmp.b.tmp.%ld", gone);
+  snprintf(live, sizeof live, "stale/final.npy.tmp.%ld", (long)getpid());
+  snprintf(deaddir, sizeof deaddir, "stale/sub.tmp.%ld", gone);
+  static const char *const keep[] = {"stale/final.npy", "stale/x.tmp.12ab",
+                                     "stale/x.tmp.", "stale/.tmp.7",
+                                     "stale/y.tmp.99999999999"};
+  const char *const files[] = {dead1, dead2, live, keep[0], keep[1], keep[2],
+                               keep[3], keep[4]};
+  for (int i = 0; i < 8; i++) CHECK(write_bytes(tpath(files[i]), "x", 1));
+  CHECK(mkdir(tpath(deaddir), 0755) == 0);
+  int removed = -1;
+  CHECK_OK(strata_remove_stale_temporaries(ctx, tpath("stale"), &removed),
+           ctx);
+  CHECKF(removed == 2, "%d removed", removed);
+  CHECK(access(tpath(dead1), F_OK) != 0 && access(tpath(dead2), F_OK) != 0);
+  CHECK(access(tpath(live), F_OK) == 0 && access(tpath(deaddir), F_OK) == 0);
+  for (int i = 0; i < 5; i++) CHECK(access(tpath(keep[i]), F_OK) == 0);
+  for (int i = 2; i < 8; i++) CHECK(remove(tpath(files[i])) == 0);
+  CHECK(rmdir(tpath(deaddir)) == 0 && rmdir(tpath("stale")) == 0);
+  CHECK_STATUS(strata_remove_stale_temporaries(ctx, NULL, NULL),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "dir", "NULL");
+  CHECK_STATUS(strata_remove_stale_temporaries(ctx, tpath("none"), NULL),
+               STRATA_EIO, ctx);
+  CHECK(strstr(strata_context_error(ctx), "cannot read the folder"));
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 TEST(cleanup) {
   /* removes the scratch directory (last test) */
   remove(tpath("f.npy"));
@@ -651,4 +691,4 @@ TEST(cleanup) {
 RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
           failed_writes_leave_nothing, vti_two_fields_read_back,
           png_pixels_and_checksums, png_large_image_spans_blocks,
-          segy_and_npy_traces, cleanup)
+          segy_and_npy_traces, stale_temporaries_removed, cleanup)

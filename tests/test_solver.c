@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h" /* the context's allocation counter */
+#include "reference.h"
 #include "runner.h"
 #include "strata.h"
 
@@ -398,15 +400,6 @@ TEST(save_load_file_continues_bit_for_bit) {
 /* A heat checkpoint as the strata program wrote it before the library had
  * the format (version 1: header, one field record, the interior, CRC-32
  * computed bit by bit here) loads, its step restored. */
-static uint32_t crc32_bits(const unsigned char *p, size_t n) {
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < n; i++) {
-    c ^= p[i];
-    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
-  }
-  return ~c;
-}
-
 TEST(program_checkpoint_v1_loads) {
   strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
@@ -432,7 +425,7 @@ TEST(program_checkpoint_v1_loads) {
     double v = (double)i / 7.0;
     memcpy(b + 80 + 8 * i, &v, 8);
   }
-  uint32_t crc = crc32_bits(b, len - 4);
+  uint32_t crc = ref_crc32(b, len - 4);
   memcpy(b + len - 4, &crc, 4);
   CHECK_OK(strata_solver_load_state(s, b, len), ctx);
   strata_solver_info i;
@@ -557,7 +550,8 @@ TEST(bad_arguments_refused) {
   CHECK_OK(strata_solver_create(ctx, &o, &h3), ctx);
   buf[n / 2] ^= 1;
   CHECK_STATUS(strata_solver_load_state(h3, buf, n), STRATA_EINVAL, ctx);
-  CHECK(says(ctx, "field 0 is 37x29x1 f64, the solver's is 36x29x1 f64"));
+  CHECK(says(ctx, "field 0 is a 2D grid of 37x29x1 f64, the solver's is a "
+                 "2D grid of 36x29x1 f64 (the sizes differ)"));
   free(buf);
   strata_solver_destroy(&h3);
   strata_solver_destroy(&h2);
@@ -833,6 +827,104 @@ TEST(blowups_stop_and_checks_change_no_bits) {
   return 0;
 }
 
+/* ---- crafted and hostile checkpoints ---------------------------------------- */
+
+/* img (n bytes) with bytes [off, off + vb) replaced by v, resealed (a valid
+ * CRC-32): loading it into s fails with st and a message holding what. */
+static int refused(strata_solver *s, strata_context *ctx,
+                   const unsigned char *img, size_t n, size_t off,
+                   const void *v, size_t vb, strata_status st,
+                   const char *what) {
+  unsigned char *b = malloc(n);
+  CHECK(b);
+  memcpy(b, img, n);
+  memcpy(b + off, v, vb);
+  uint32_t crc = ref_crc32(b, n - 4);
+  memcpy(b + n - 4, &crc, 4);
+  strata_status got = strata_solver_load_state(s, b, n);
+  free(b);
+  CHECKF(got == st, "status %d, wanted %d (%s)", (int)got, (int)st, what);
+  return !says(ctx, what);
+}
+
+/* Every header field, altered under a valid CRC-32, is refused with a
+ * message showing both sides; the solver keeps its state. */
+TEST(crafted_headers_refused) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL, *w = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 7, &s), ctx);
+  CHECK_OK(strata_solver_step(s, 3), ctx);
+  size_t n = 0;
+  CHECK_OK(strata_solver_state_size(s, &n), ctx);
+  unsigned char *img = malloc(n);
+  CHECK(img);
+  CHECK_OK(strata_solver_save_state(s, img, n), ctx);
+  /* header: magic 0, version 8, fields 12, kind 16, tag 32, step 40;
+   * the field record: dims 48, precision 52, n 56 */
+  const int64_t steps[3] = {-5, INT64_MIN, ((int64_t)1 << 53) + 1};
+  const char *const says_step[3] = {
+      "its step is -5, outside 0..9007199254740992",
+      "its step is -9223372036854775808, outside 0..",
+      "its step is 9007199254740993, outside 0.."};
+  for (int i = 0; i < 3; i++)
+    CHECK(!refused(s, ctx, img, n, 40, &steps[i], 8, STRATA_EFORMAT,
+                   says_step[i]));
+  const uint32_t version = 3, fields = 2, dims = 3, prec = 4;
+  CHECK(!refused(s, ctx, img, n, 8, &version, 4, STRATA_EFORMAT,
+                 "checkpoint version 3; this strata reads 1 and 2"));
+  CHECK(!refused(s, ctx, img, n, 12, &fields, 4, STRATA_EINVAL,
+                 "holds 2 fields; the heat solver's checkpoint holds 1"));
+  CHECK(!refused(s, ctx, img, n, 16, "wave", 5, STRATA_EINVAL,
+                 "written by solver 'wave', not 'heat'"));
+  const uint64_t tag = 8;
+  CHECK(!refused(s, ctx, img, n, 32, &tag, 8, STRATA_EINVAL,
+                 "its tag 0000000000000008 is not the solver's "
+                 "0000000000000007"));
+  CHECK(!refused(s, ctx, img, n, 48, &dims, 4, STRATA_EINVAL,
+                 "field 0 is a 3D grid of 37x29x1 f64, the solver's is a 2D "
+                 "grid of 37x29x1 f64 (the dimensions differ)"));
+  CHECK(!refused(s, ctx, img, n, 52, &prec, 4, STRATA_EINVAL,
+                 "field 0 is a 2D grid of 37x29x1 f32, the solver's is a 2D "
+                 "grid of 37x29x1 f64 (the precisions differ)"));
+  const uint64_t nx = 37 + ((uint64_t)1 << 32), ny = 30;
+  CHECK(!refused(s, ctx, img, n, 56, &nx, 8, STRATA_EINVAL,
+                 "a 2D grid of 4294967333x29x1 f64, the solver's is a 2D "
+                 "grid of 37x29x1 f64 (the sizes differ)"));
+  CHECK(!refused(s, ctx, img, n, 64, &ny, 8, STRATA_EINVAL,
+                 "37x30x1 f64, the solver's is a 2D grid of 37x29x1 f64"));
+  const uint32_t v2 = 2;
+  CHECK(!refused(s, ctx, img, n, 8, &v2, 4, STRATA_EINVAL,
+                 "is rank 2's part of a checkpoint over 8 processes"));
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(s, &i), ctx);
+  CHECK(i.steps == 3);
+  free(img);
+  /* an opaque state: its step must be its header's, its length what the
+   * solver's state can have at that step */
+  CHECK_OK(make(ctx, STRATA_SOLVER_WAVE, 0, 7, &w), ctx);
+  CHECK_OK(strata_solver_step(w, 6), ctx);
+  CHECK_OK(strata_solver_state_size(w, &n), ctx);
+  CHECK((img = malloc(n)));
+  CHECK_OK(strata_solver_save_state(w, img, n), ctx);
+  const int64_t five = 5;
+  CHECK(!refused(w, ctx, img, n, 40, &five, 8, STRATA_EFORMAT,
+                 "its header is at step 5, its wave state at step 6"));
+  const uint64_t huge = (uint64_t)1 << 40;
+  CHECK(!refused(w, ctx, img, n, 48, &huge, 8, STRATA_EFORMAT,
+                 "its wave state has 1099511627776 bytes; this solver's at "
+                 "step 6 has at most"));
+  const uint64_t step_in_state = (uint64_t)1 << 63;
+  CHECK(!refused(w, ctx, img, n, 56 + 32, &step_in_state, 8, STRATA_EFORMAT,
+                 "its header is at step 6, its wave state at step "
+                 "9223372036854775808"));
+  free(img);
+  strata_solver_destroy(&w);
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 /* ---- footprints --------------------------------------------------------- */
 
 /* Options of kind k with a variant v of the test cases above. */
@@ -1034,10 +1126,90 @@ TEST(footprint_refused_before_allocating) {
   return 0;
 }
 
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int stop_now(void *arg) {
+  ++*(int *)arg;
+  return 1;
+}
+
+/* Checkpoint files are read header first: /dev/zero, a sparse 3 GB file of
+ * zeros and one with a valid header are refused before their contents are
+ * read; a truncated file says so; an interrupt hook that asks to stop
+ * stops the reading, the solver unchanged. */
+TEST(hostile_checkpoint_files_refused) {
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_HEAT, 0, 7, &s), ctx);
+  CHECK_STATUS(strata_solver_load(s, "/dev/zero"), STRATA_EFORMAT, ctx);
+  CHECK(says(ctx, "/dev/zero is not a strata checkpoint"));
+  char path[128], big[128];
+  snprintf(path, sizeof path, "test_solver_ck_%ld.stck", (long)getpid());
+  snprintf(big, sizeof big, "test_solver_big_%ld.stck", (long)getpid());
+  CHECK_OK(strata_solver_step(s, 4), ctx);
+  CHECK_OK(strata_solver_save(s, path), ctx);
+  size_t n = 0;
+  char *img = slurp(path, &n);
+  CHECK(img && n > 100);
+  const off_t gb3 = (off_t)3 << 30;
+  for (int head = 0; head < 2; head++) {
+    FILE *f = fopen(big, "wb");
+    CHECK(f);
+    if (head) CHECK(fwrite(img, 1, 80, f) == 80);
+    CHECK(fflush(f) == 0 && ftruncate(fileno(f), gb3) == 0);
+    fclose(f);
+    double t0 = now_s();
+    CHECK_STATUS(strata_solver_load(s, big), STRATA_EFORMAT, ctx);
+    CHECKF(now_s() - t0 < 1.0, "%.2f s to refuse",
+           now_s() - t0);
+    CHECK(says(ctx, head ? "has 3221225472 bytes; its header and the solver "
+                           "say"
+                         : "is not a strata checkpoint"));
+  }
+  CHECK(remove(big) == 0);
+  FILE *f = fopen(big, "wb");
+  CHECK(f && fwrite(img, 1, n - 10, f) == n - 10);
+  fclose(f);
+  CHECK_STATUS(strata_solver_load(s, big), STRATA_EFORMAT, ctx);
+  CHECK(says(ctx, "(it is truncated)"));
+  CHECK(remove(big) == 0);
+  /* the hook is asked before each piece: asked to stop, nothing changes */
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CPU;
+  int asked = 0;
+  o.interrupt = stop_now;
+  o.interrupt_arg = &asked;
+  strata_context *ic = NULL;
+  CHECK(strata_context_create(&ic, &o) == STRATA_OK);
+  strata_solver *t = NULL;
+  CHECK_OK(make(ic, STRATA_SOLVER_HEAT, 0, 7, &t), ic);
+  CHECK_STATUS(strata_solver_load(t, path), STRATA_EINTERRUPTED, ic);
+  CHECK(says(ic, "interrupted while"));
+  CHECK(asked >= 1);
+  strata_solver_info i;
+  CHECK_OK(strata_solver_get_info(t, &i), ic);
+  CHECK(i.steps == 0);
+  strata_solver_destroy(&t);
+  strata_context_destroy(&ic);
+  CHECK_OK(strata_solver_load(s, path), ctx); /* and the file itself loads */
+  CHECK(remove(path) == 0);
+  free(img);
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
           poisson_matches_own_api, operator_matches_own_api, save_load_memory_continues_bit_for_bit,
           save_load_file_continues_bit_for_bit, program_checkpoint_v1_loads,
-          bad_arguments_refused,
+          bad_arguments_refused, crafted_headers_refused,
+          hostile_checkpoint_files_refused,
           snapshot_writer_matches_field_writers,
           blowups_stop_and_checks_change_no_bits, estimate_matches_allocations,
           estimate_validates_like_create, footprint_refused_before_allocating)

@@ -72,6 +72,10 @@ static void record(strata_context *ctx, const char *name, const char *value,
   snprintf(ctx->error_value, sizeof ctx->error_value, "%s", value);
 }
 
+int strata__interrupted(const strata_context *ctx) {
+  return ctx && ctx->interrupt && ctx->interrupt(ctx->interrupt_arg) != 0;
+}
+
 strata_status strata__fail(strata_context *ctx, strata_status s,
                            const char *fmt, ...) {
   va_list ap;
@@ -341,6 +345,8 @@ strata_status strata_context_create(strata_context **out,
   ctx->kind = kind;
   ctx->threads = o.threads;
   ctx->autotune = o.autotune;
+  ctx->interrupt = o.interrupt;
+  ctx->interrupt_arg = o.interrupt_arg;
   ctx->tune_cache = o.tune_cache ? strdup(o.tune_cache) : default_tune_cache();
   ctx->tuning = o.tuning ? strdup(o.tuning) : NULL;
   if (!ctx->tune_cache || (o.tuning && !ctx->tuning)) {

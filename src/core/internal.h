@@ -42,6 +42,8 @@ struct strata_context {
   char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
                                           failure is about, or "" */
   char error_value[STRATA__ARGVALUE_SIZE]; /* its value as text, or "" */
+  int (*interrupt)(void *arg); /* the options' interrupt hook, or NULL */
+  void *interrupt_arg;
 };
 
 struct strata_field {
@@ -341,6 +343,10 @@ strata_status strata__cuda_mg_axpby(strata_field *y, const strata_field *x,
 extern const strata__backend strata__cuda_backend;
 int strata__cuda_probe(char *why, size_t n);
 #endif
+
+/* Whether the context's interrupt hook asks the work in progress to stop
+ * (0 without a hook; ctx may be NULL). */
+int strata__interrupted(const strata_context *ctx);
 
 /* Records a detailed message on ctx and returns s; the failure is about
  * no one argument (strata_context_error_arg() gives ""). */

@@ -1,11 +1,16 @@
 /* Checkpoint images: the bytes of a saved solver state, in memory or as a
  * file (layout in io_internal.h).  Version 1: one process.  Version 2: one
  * rank's part of a state over several processes. */
+#define _POSIX_C_SOURCE 200809L
 #include "io_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define CK_VERSION 1u
@@ -136,22 +141,42 @@ unsigned char *strata__ck_blob_begin(const strata__ck *ck, size_t n,
   return p + pos + 8;
 }
 
-/* Checks what every image shares: the magic, the CRC, the version, the
- * kind, the tag, and whose part it is.  *h receives the header and *pos
- * where the contents start. */
-static strata_status ck_check(strata_context *ctx, const char *name,
-                              const unsigned char *all, size_t len,
-                              const strata__ck *want, ck_head *h,
-                              size_t *pos) {
-  if (!all || len < sizeof *h + 4 || memcmp(all, "STRATACK", 8) != 0)
+static const char *prec_name(uint32_t p, char *buf, size_t n) {
+  if (p == 4) return "f32";
+  if (p == 8) return "f64";
+  snprintf(buf, n, "precision %u", p);
+  return buf;
+}
+
+/* The largest prefix ck_head_check reads: the head, a part's record, and
+ * the field records (at most nf of them) or an opaque state's length. */
+static size_t prefix_bytes(int nf) {
+  size_t rec = (size_t)nf * sizeof(ck_field);
+  return sizeof(ck_head) + sizeof(ck_part) + (rec > 8 ? rec : 8);
+}
+
+/* What the header says of an image. */
+typedef struct {
+  ck_head h;
+  size_t pos;  /* where the contents (interiors, or the state) start */
+  size_t need; /* the bytes the whole image has */
+  size_t bl;   /* opaque form: the state's bytes */
+} ck_layout;
+
+/* Checks the header of an image (its first avail bytes at p) against e,
+ * field by field, before any of its contents: the magic, the version,
+ * the kind, the tag, the step, whose part it is, then the field records
+ * against e's fields or the opaque state's length against the most e
+ * allows at that step.  *L receives the layout. */
+static strata_status ck_head_check(strata_context *ctx, const char *name,
+                                   const unsigned char *p, size_t avail,
+                                   const strata__ck_expect *e, ck_layout *L) {
+  const strata__ck *want = &e->want;
+  ck_head *h = &L->h;
+  if (avail < sizeof *h || memcmp(p, "STRATACK", 8) != 0)
     return strata__fail(ctx, STRATA_EFORMAT, "%s is not a strata checkpoint",
                         name);
-  uint32_t crc;
-  memcpy(&crc, all + len - 4, 4);
-  if (ck_crc(all, len - 4) != crc)
-    return strata__fail(ctx, STRATA_EFORMAT, "%s is damaged (CRC-32 "
-                        "mismatch): it was truncated or altered", name);
-  memcpy(h, all, sizeof *h);
+  memcpy(h, p, sizeof *h);
   if (h->version != CK_VERSION && h->version != CK_VERSION_PART)
     return strata__fail(ctx, STRATA_EFORMAT, "%s: checkpoint version %u; "
                         "this strata reads %u and %u", name, h->version,
@@ -166,7 +191,11 @@ static strata_status ck_check(strata_context *ctx, const char *name,
                         "grid, physics, boundaries, sources or initial "
                         "state differ)", name, (unsigned long long)h->tag,
                         (unsigned long long)want->tag);
-  *pos = sizeof *h;
+  if (h->step < 0 || h->step > STRATA__CK_STEP_MAX)
+    return strata__fail(ctx, STRATA_EFORMAT, "%s: its step is %lld, outside "
+                        "0..%lld (a damaged or crafted checkpoint)", name,
+                        (long long)h->step, (long long)STRATA__CK_STEP_MAX);
+  L->pos = sizeof *h;
   if (h->version == CK_VERSION && want->part)
     return strata__fail(ctx, STRATA_EINVAL, "%s was written by one process; "
                         "this run is over %d processes: restart it as one "
@@ -174,10 +203,10 @@ static strata_status ck_check(strata_context *ctx, const char *name,
                         want->nranks);
   if (h->version == CK_VERSION_PART) {
     ck_part cp;
-    if (len < sizeof *h + sizeof cp + 4)
+    if (avail < sizeof *h + sizeof cp)
       return strata__fail(ctx, STRATA_EFORMAT, "%s is truncated", name);
-    memcpy(&cp, all + sizeof *h, sizeof cp);
-    *pos += sizeof cp;
+    memcpy(&cp, p + sizeof *h, sizeof cp);
+    L->pos += sizeof cp;
     if (!want->part)
       return strata__fail(ctx, STRATA_EINVAL, "%s is rank %u's part of a "
                           "checkpoint over %u processes: restart with "
@@ -193,111 +222,208 @@ static strata_status ck_check(strata_context *ctx, const char *name,
                           "rank %d's (a renamed file?)", name, cp.rank,
                           want->rank);
   }
+  if (h->nfields != (uint32_t)e->nf)
+    return strata__fail(ctx, STRATA_EINVAL, "%s holds %u fields; the %s "
+                        "solver's checkpoint holds %d", name, h->nfields,
+                        want->kind, e->nf);
+  if (e->nf == 0) { /* the opaque form: the state's length */
+    uint64_t bl;
+    if (avail < L->pos + 8)
+      return strata__fail(ctx, STRATA_EFORMAT, "%s is truncated", name);
+    memcpy(&bl, p + L->pos, 8);
+    L->pos += 8;
+    size_t most = e->most(e->arg, (long)h->step);
+    if (bl > most)
+      return strata__fail(ctx, STRATA_EFORMAT, "%s: its %s state has %llu "
+                          "bytes; this solver's at step %lld has at most "
+                          "%zu", name, want->kind, (unsigned long long)bl,
+                          (long long)h->step, most);
+    L->bl = (size_t)bl;
+    L->need = L->pos + L->bl + 4;
+    return STRATA_OK;
+  }
+  size_t need = L->pos + (size_t)e->nf * sizeof(ck_field) + 4;
+  for (int i = 0; i < e->nf; i++) {
+    ck_field cf;
+    if (avail < L->pos + sizeof cf)
+      return strata__fail(ctx, STRATA_EFORMAT, "%s is truncated", name);
+    memcpy(&cf, p + L->pos, sizeof cf);
+    L->pos += sizeof cf;
+    strata_field_desc d;
+    dense_shape(e->f[i], &d);
+    const int dims = cf.dims != (uint32_t)d.dims;
+    const int sizes = cf.n[0] != d.n[0] || cf.n[1] != d.n[1] ||
+                      cf.n[2] != d.n[2];
+    const int prec = cf.precision != (uint32_t)d.precision;
+    if (dims || sizes || prec) {
+      char pa[32], pb[32], what[64] = "";
+      const char *diff[3];
+      int k = 0;
+      if (dims) diff[k++] = "dimensions";
+      if (sizes) diff[k++] = "sizes";
+      if (prec) diff[k++] = "precisions";
+      for (int q = 0; q < k; q++) {
+        size_t at = strlen(what);
+        snprintf(what + at, sizeof what - at, "%s%s",
+                 q == 0 ? "" : q == k - 1 ? " and " : ", ", diff[q]);
+      }
+      return strata__fail(ctx, STRATA_EINVAL, "%s: field %d is a %uD grid "
+                          "of %llux%llux%llu %s, the solver's is a %dD grid "
+                          "of %zux%zux%zu %s (the %s differ)", name, i,
+                          cf.dims, (unsigned long long)cf.n[0],
+                          (unsigned long long)cf.n[1],
+                          (unsigned long long)cf.n[2],
+                          prec_name(cf.precision, pa, sizeof pa), d.dims,
+                          d.n[0], d.n[1], d.n[2],
+                          prec_name((uint32_t)d.precision, pb, sizeof pb),
+                          what);
+    }
+    need += dense_bytes(&d);
+  }
+  L->need = need;
+  return STRATA_OK;
+}
+
+/* Checks an image in memory against e: the magic, the CRC-32, then every
+ * header field (ck_head_check) and the length. */
+static strata_status ck_check(strata_context *ctx, const char *name,
+                              const unsigned char *all, size_t len,
+                              const strata__ck_expect *e, ck_layout *L) {
+  if (!all || len < sizeof(ck_head) + 4 || memcmp(all, "STRATACK", 8) != 0)
+    return strata__fail(ctx, STRATA_EFORMAT, "%s is not a strata checkpoint",
+                        name);
+  uint32_t crc;
+  memcpy(&crc, all + len - 4, 4);
+  if (ck_crc(all, len - 4) != crc)
+    return strata__fail(ctx, STRATA_EFORMAT, "%s is damaged (CRC-32 "
+                        "mismatch): it was truncated or altered", name);
+  strata_status s = ck_head_check(ctx, name, all, len - 4, e, L);
+  if (s != STRATA_OK) return s;
+  if (L->need != len)
+    return strata__fail(ctx, STRATA_EFORMAT, "%s has %zu bytes; its header "
+                        "and the solver say %zu", name, len, L->need);
   return STRATA_OK;
 }
 
 strata_status strata__ck_fields_load(strata_context *ctx, const char *name,
                                      const void *buf, size_t len,
-                                     const strata__ck *want,
-                                     strata_field *const *f, int nf,
-                                     long *step) {
+                                     const strata__ck_expect *e, long *step) {
   const unsigned char *all = buf;
-  ck_head h;
-  size_t pos = 0;
-  strata_status s = ck_check(ctx, name, all, len, want, &h, &pos);
+  ck_layout L;
+  strata_status s = ck_check(ctx, name, all, len, e, &L);
   if (s != STRATA_OK) return s;
-  if (h.nfields != (uint32_t)nf)
-    return strata__fail(ctx, STRATA_EINVAL, "%s holds %u fields, expected "
-                        "%d", name, h.nfields, nf);
-  size_t need = pos + (size_t)nf * sizeof(ck_field) + 4;
-  for (int i = 0; i < nf; i++) {
-    ck_field cf;
-    if (pos + sizeof cf > len - 4)
-      return strata__fail(ctx, STRATA_EFORMAT, "%s is truncated", name);
-    memcpy(&cf, all + pos, sizeof cf);
-    pos += sizeof cf;
+  size_t pos = L.pos;
+  for (int i = 0; i < e->nf; i++) {
     strata_field_desc d;
-    dense_shape(f[i], &d);
-    if (cf.dims != (uint32_t)d.dims || cf.precision != (uint32_t)d.precision ||
-        cf.n[0] != d.n[0] || cf.n[1] != d.n[1] || cf.n[2] != d.n[2])
-      return strata__fail(ctx, STRATA_EINVAL, "%s: field %d is %ux%ux%u %s, "
-                          "the solver's is %zux%zux%zu %s", name, i,
-                          (unsigned)cf.n[0], (unsigned)cf.n[1],
-                          (unsigned)cf.n[2],
-                          cf.precision == 8 ? "f64" : "f32", d.n[0], d.n[1],
-                          d.n[2], d.precision == STRATA_F64 ? "f64" : "f32");
-    need += dense_bytes(&d);
-  }
-  if (need != len)
-    return strata__fail(ctx, STRATA_EFORMAT, "%s has %zu bytes, expected %zu",
-                        name, len, need);
-  for (int i = 0; i < nf; i++) {
-    strata_field_desc d;
-    dense_shape(f[i], &d);
-    s = strata_field_write(f[i], all + pos);
+    dense_shape(e->f[i], &d);
+    s = strata_field_write(e->f[i], all + pos);
     if (s != STRATA_OK)
       return strata__fail(ctx, s, "%s: cannot load field %d: %s", name, i,
-                          strata_context_error(strata_field_context(f[i])));
+                          strata_context_error(strata_field_context(e->f[i])));
     pos += dense_bytes(&d);
   }
-  *step = (long)h.step;
+  *step = (long)L.h.step;
   return STRATA_OK;
 }
 
 strata_status strata__ck_blob(strata_context *ctx, const char *name,
                               const void *buf, size_t len,
-                              const strata__ck *want, const void **blob,
+                              const strata__ck_expect *e, const void **blob,
                               size_t *n, long *step) {
   const unsigned char *all = buf;
-  ck_head h;
-  size_t pos = 0;
-  strata_status s = ck_check(ctx, name, all, len, want, &h, &pos);
+  ck_layout L;
+  strata_status s = ck_check(ctx, name, all, len, e, &L);
   if (s != STRATA_OK) return s;
-  uint64_t bl = 0;
-  if (h.nfields != 0 || len < pos + 12 ||
-      (memcpy(&bl, all + pos, 8), bl != len - pos - 12))
-    return strata__fail(ctx, STRATA_EFORMAT, "%s: the checkpoint's layout is "
-                        "not the %s solver's", name, want->kind);
-  *blob = all + pos + 8;
-  *n = (size_t)bl;
-  *step = (long)h.step;
+  *blob = all + L.pos;
+  *n = L.bl;
+  *step = (long)L.h.step;
+  return STRATA_OK;
+}
+
+/* Reads up to n bytes of fd into p, in pieces of at most 4 MiB, asking
+ * ctx's interrupt hook before each; *got receives the bytes read (fewer
+ * at the end of the file).  STRATA_EINTERRUPTED when the hook said so,
+ * STRATA_EIO on a read error. */
+static strata_status read_bounded(strata_context *ctx, const char *path,
+                                  int fd, unsigned char *p, size_t n,
+                                  size_t *got) {
+  *got = 0;
+  while (*got < n) {
+    if (strata__interrupted(ctx))
+      return strata__fail(ctx, STRATA_EINTERRUPTED, "%s: interrupted while "
+                          "reading the checkpoint", path);
+    size_t k = n - *got < ((size_t)1 << 22) ? n - *got : (size_t)1 << 22;
+    ssize_t r = read(fd, p + *got, k);
+    if (r < 0 && errno == EINTR) continue; /* the hook decides */
+    if (r < 0)
+      return strata__fail_arg(ctx, STRATA_EIO, "path", path,
+                              "%s: cannot read the checkpoint: %s", path,
+                              strerror(errno));
+    if (r == 0) break;
+    *got += (size_t)r;
+  }
   return STRATA_OK;
 }
 
 strata_status strata__ck_read_file(strata_context *ctx, const char *path,
-                                   void **pbuf, size_t *psize) {
+                                   const strata__ck_expect *e, void **pbuf,
+                                   size_t *psize) {
   *pbuf = NULL;
   *psize = 0;
-  FILE *fp = fopen(path, "rb");
-  if (!fp)
+  int fd;
+  do {
+    if (strata__interrupted(ctx))
+      return strata__fail(ctx, STRATA_EINTERRUPTED, "%s: interrupted while "
+                          "opening the checkpoint", path);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0)
     return strata__fail_arg(ctx, STRATA_EIO, "path", path,
                             "%s: cannot open the checkpoint: %s", path,
                             strerror(errno));
-  unsigned char *all = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len == cap) {
-      cap = cap ? 2 * cap : 1 << 16;
-      unsigned char *p = realloc(all, cap);
-      if (!p) {
-        free(all);
-        fclose(fp);
-        return strata__fail(ctx, STRATA_ENOMEM, "%s: out of memory", path);
-      }
-      all = p;
-    }
-    size_t got = fread(all + len, 1, cap - len, fp);
-    len += got;
-    if (got == 0) break;
+  struct stat st;
+  const int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  /* the header first: what it says, with the solver, bounds the rest */
+  const size_t pre = prefix_bytes(e->nf);
+  size_t got = 0;
+  ck_layout L;
+  unsigned char *all = NULL, *head = malloc(pre);
+  strata_status s =
+      head ? read_bounded(ctx, path, fd, head, pre, &got)
+           : strata__fail(ctx, STRATA_ENOMEM, "%s: out of memory", path);
+  if (s == STRATA_OK) s = ck_head_check(ctx, path, head, got, e, &L);
+  if (s == STRATA_OK && regular && (uintmax_t)st.st_size != L.need)
+    s = strata__fail(ctx, STRATA_EFORMAT, "%s has %jd bytes; its header and "
+                     "the solver say %zu%s", path, (intmax_t)st.st_size,
+                     L.need, (uintmax_t)st.st_size < L.need
+                                 ? " (it is truncated)" : "");
+  if (s == STRATA_OK && !(all = malloc(L.need)))
+    s = strata__fail(ctx, STRATA_ENOMEM, "%s: out of memory (%zu bytes)",
+                     path, L.need);
+  if (s == STRATA_OK) {
+    size_t have = got < L.need ? got : L.need, more = 0;
+    memcpy(all, head, have);
+    s = read_bounded(ctx, path, fd, all + have, L.need - have, &more);
+    if (s == STRATA_OK && have + more < L.need)
+      s = strata__fail(ctx, STRATA_EFORMAT, "%s is truncated: %zu bytes; its "
+                       "header and the solver say %zu", path, have + more,
+                       L.need);
+    /* a file that is not a regular one (a pipe) must end there too */
+    unsigned char extra;
+    size_t over = got > L.need;
+    if (s == STRATA_OK && !over)
+      s = read_bounded(ctx, path, fd, &extra, 1, &over);
+    if (s == STRATA_OK && over)
+      s = strata__fail(ctx, STRATA_EFORMAT, "%s is longer than the %zu bytes "
+                       "its header and the solver say", path, L.need);
   }
-  int bad = ferror(fp);
-  fclose(fp);
-  if (bad) {
+  close(fd);
+  free(head);
+  if (s != STRATA_OK) {
     free(all);
-    return strata__fail_arg(ctx, STRATA_EIO, "path", path,
-                            "%s: read error", path);
+    return s;
   }
   *pbuf = all;
-  *psize = len;
+  *psize = L.need;
   return STRATA_OK;
 }

@@ -117,15 +117,29 @@ size_t strata__ck_fields_bytes(strata_field *const *f, int nf, int part);
 strata_status strata__ck_fields_save(const strata__ck *ck,
                                      strata_field *const *f, int nf,
                                      void *buf, size_t size);
-/* Checks an image named name (a path, or "the state") against want (kind,
- * tag, part, rank) and loads its fields into f (which must have the
- * shapes and precisions saved; nothing is written otherwise); *step
- * receives its step. */
+/* The largest step an image may hold: steps are exact as doubles up to
+ * there (the time is steps * dt; the ranks compare their steps as
+ * doubles). */
+#define STRATA__CK_STEP_MAX ((int64_t)1 << 53)
+/* What a solver accepts: want's kind, tag and part (want.step unused),
+ * and either nf > 0 fields f (the field form, their dense shapes) or, with
+ * nf 0, an opaque state of at most most(arg, step) bytes at the image's
+ * step. */
+typedef struct strata__ck_expect {
+  strata__ck want;
+  strata_field *const *f;
+  int nf;
+  size_t (*most)(const void *arg, long step);
+  const void *arg;
+} strata__ck_expect;
+/* Checks an image named name (a path, or "the state") against e: the
+ * magic, the CRC-32, then every header field (version, kind, tag, step in
+ * 0..STRATA__CK_STEP_MAX, the part, the field records or the state's
+ * length) and the length; the message names both sides of a difference.
+ * Then writes the interiors into e->f; *step receives the image's step. */
 strata_status strata__ck_fields_load(strata_context *ctx, const char *name,
                                      const void *buf, size_t size,
-                                     const strata__ck *want,
-                                     strata_field *const *f, int nf,
-                                     long *step);
+                                     const strata__ck_expect *e, long *step);
 /* Bytes of an image holding an opaque state of n bytes. */
 size_t strata__ck_blob_bytes(size_t n, int part);
 /* Writes the header of such an image into buf; returns where the n bytes
@@ -137,11 +151,17 @@ void strata__ck_seal(void *buf, size_t size);
  * *n receive the state inside buf, *step its step. */
 strata_status strata__ck_blob(strata_context *ctx, const char *name,
                               const void *buf, size_t size,
-                              const strata__ck *want, const void **blob,
+                              const strata__ck_expect *e, const void **blob,
                               size_t *n, long *step);
-/* Reads the file path whole into *buf (malloc'd; the caller frees it).
- * Errors: STRATA_EIO, STRATA_ENOMEM. */
+/* Reads the checkpoint file path into *buf (malloc'd; the caller frees it)
+ * without trusting it: its header is checked against e first (as
+ * strata__ck_fields_load does, the CRC-32 aside), the bytes it and the
+ * solver say the image has are compared with the file's size, and only
+ * then is the rest read, in pieces, asking the context's interrupt hook
+ * before each.  Errors: STRATA_EIO, STRATA_EFORMAT, STRATA_EINVAL,
+ * STRATA_ENOMEM, STRATA_EINTERRUPTED. */
 strata_status strata__ck_read_file(strata_context *ctx, const char *path,
-                                   void **buf, size_t *size);
+                                   const strata__ck_expect *e, void **buf,
+                                   size_t *size);
 
 #endif

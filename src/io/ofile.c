@@ -3,11 +3,18 @@
 #define _POSIX_C_SOURCE 200809L
 #include "io_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* A file being written is PATH.tmp.PID until it is complete. */
+#define TMP_MARK ".tmp."
 
 strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
                                  const char *path) {
@@ -29,7 +36,7 @@ strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
                                     "out of memory naming '%s'", path);
   }
   memcpy(o->path, path, n + 1);
-  snprintf(o->tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+  snprintf(o->tmp, n + 32, "%s" TMP_MARK "%ld", path, (long)getpid());
   o->fp = fopen(o->tmp, "wb");
   if (!o->fp) {
     int e = errno;
@@ -120,6 +127,64 @@ strata_status strata__ofile_commit(strata__ofile *o) {
   if (o->status != STRATA_OK) remove(o->tmp);
   strata_status s = o->status;
   release(o);
+  return s;
+}
+
+/* The PID of a temporary file's name (NAME.tmp.PID), or 0. */
+static long tmp_pid(const char *name) {
+  const char *t = NULL;
+  for (const char *p = strstr(name, TMP_MARK); p; p = strstr(p + 1, TMP_MARK))
+    t = p;
+  if (!t || t == name || !t[sizeof TMP_MARK - 1]) return 0;
+  long v = 0;
+  for (const char *d = t + sizeof TMP_MARK - 1; *d; d++) {
+    if (*d < '0' || *d > '9') return 0;
+    v = 10 * v + (*d - '0');
+    if (v > INT_MAX) return 0;
+  }
+  return v;
+}
+
+strata_status strata_remove_stale_temporaries(strata_context *ctx,
+                                              const char *dir, int *removed) {
+  if (removed) *removed = 0;
+  if (!dir || !*dir)
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "dir", dir ? "" : "NULL",
+                              "temporary files: the folder is %s",
+                              dir ? "empty" : "NULL");
+  DIR *d = opendir(dir);
+  if (!d)
+    return strata__fail_arg(ctx, STRATA_EIO, "dir", dir,
+                            "cannot read the folder '%s': %s", dir,
+                            strerror(errno));
+  strata_status s = STRATA_OK;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d))) {
+    const long pid = tmp_pid(e->d_name);
+    /* a live process (EPERM: someone else's) may still be writing it */
+    if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+    char *path = malloc(len);
+    if (!path) {
+      s = strata__fail(ctx, STRATA_ENOMEM, "out of memory naming a file "
+                       "of '%s'", dir);
+      break;
+    }
+    snprintf(path, len, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+      if (remove(path) == 0)
+        n++;
+      else if (s == STRATA_OK)
+        s = strata__fail_arg(ctx, STRATA_EIO, "dir", dir,
+                             "cannot remove '%s', left by process %ld, "
+                             "which is gone: %s", path, pid, strerror(errno));
+    }
+    free(path);
+  }
+  closedir(d);
+  if (removed) *removed = n;
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include "solver_internal.h"
 #include "../io/io_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,23 +147,74 @@ static strata_status poisson_load(strata_solver *s, const unsigned char *p,
   return STRATA_OK;
 }
 
+/* The most bytes s's opaque state may have at step: the wave's traces
+ * grow by a sample per receiver every record_every steps, the Poisson
+ * history by a residual a cycle (bounds above those of the state now). */
+static size_t state_most(const void *arg, long step) {
+  const strata_solver *s = arg;
+  size_t n = 0, per = 0;
+  uint64_t k = 0;
+  if (blob_size(s, &n) != STRATA_OK) return 0;
+  if (s->kind == STRATA_SOLVER_WAVE) {
+    per = (size_t)s->nrec * sizeof(double);
+    k = (uint64_t)step / (uint64_t)s->every + 1;
+  } else if (s->kind == STRATA_SOLVER_POISSON) {
+    per = sizeof(double);
+    k = (uint64_t)step + 1;
+  }
+  if (per && k > (SIZE_MAX - n) / per) return SIZE_MAX;
+  return n + (size_t)k * per;
+}
+
+/* What s accepts: its kind, tag and part, and its field (heat, operator)
+ * or the most bytes of its state; *u holds the field. */
+static void expect_of(strata_solver *s, strata_field **u,
+                      strata__ck_expect *e) {
+  memset(e, 0, sizeof *e);
+  ck_of(s, &e->want);
+  if (field_form(s)) {
+    *u = strata_solver_field(s, 0);
+    e->f = u;
+    e->nf = 1;
+  } else {
+    e->most = state_most;
+    e->arg = s;
+  }
+}
+
+/* The step inside a wave's or FDTD solver's own state (its header's fifth
+ * value, strata__state_head), which must be the image's. */
+static int blob_step(const void *blob, size_t n, uint64_t *step) {
+  if (n < STRATA__STATE_HEAD * 8) return 0;
+  memcpy(step, (const unsigned char *)blob + 4 * 8, 8);
+  return 1;
+}
+
 /* Loads an image named name (a path or "the state"). */
 static strata_status load_image(strata_solver *s, const char *name,
                                 const void *buf, size_t size) {
-  strata__ck want;
-  ck_of(s, &want);
+  strata_field *u = NULL;
+  strata__ck_expect e;
+  expect_of(s, &u, &e);
   long step = 0;
   strata_status st;
   if (field_form(s)) {
-    strata_field *u = strata_solver_field(s, 0);
-    st = strata__ck_fields_load(s->ctx, name, buf, size, &want, &u, 1, &step);
+    st = strata__ck_fields_load(s->ctx, name, buf, size, &e, &step);
     if (st == STRATA_OK && s->heat) strata__heat_set_steps(s->heat, step);
     if (st == STRATA_OK && s->op) strata__op_set_steps(s->op, step);
     return st;
   }
   const void *blob = NULL;
   size_t n = 0;
-  st = strata__ck_blob(s->ctx, name, buf, size, &want, &blob, &n, &step);
+  st = strata__ck_blob(s->ctx, name, buf, size, &e, &blob, &n, &step);
+  uint64_t own = 0;
+  if (st == STRATA_OK &&
+      (s->kind == STRATA_SOLVER_WAVE || s->kind == STRATA_SOLVER_FDTD) &&
+      blob_step(blob, n, &own) && own != (uint64_t)step)
+    st = strata__fail(s->ctx, STRATA_EFORMAT, "%s: its header is at step "
+                      "%ld, its %s state at step %llu (a damaged or crafted "
+                      "checkpoint)", name, step, e.want.kind,
+                      (unsigned long long)own);
   /* the wave and FDTD loads are collective over several processes: a rank
    * whose image was refused takes part with nothing (and all fail); its
    * own message is kept */
@@ -286,8 +338,11 @@ strata_status strata_solver_load(strata_solver *s, const char *path) {
   char *mine = part_path(s, path);
   void *buf = NULL;
   size_t size = 0;
+  strata_field *u = NULL;
+  strata__ck_expect e;
+  expect_of(s, &u, &e);
   strata_status st =
-      mine ? strata__ck_read_file(s->ctx, mine, &buf, &size)
+      mine ? strata__ck_read_file(s->ctx, mine, &e, &buf, &size)
            : strata__fail(s->ctx, STRATA_ENOMEM, "checkpoint: out of memory");
   if (st == STRATA_OK) {
     st = load_image(s, mine, buf, size);

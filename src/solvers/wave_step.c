@@ -5,6 +5,7 @@
  * it works only on a solver already built and checked. */
 #include "wave_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,7 +380,7 @@ static strata_status wave_check(strata_wave *w, const void *buf, size_t size,
                         w->nrec);
   *tb = (size_t)h[5] * (size_t)w->nrec * sizeof(double);
   if (h[5] > ((uint64_t)h[4] / (uint64_t)w->o.record_every) + 1 ||
-      size != hb + *fb + *tb || h[7] > 1)
+      size != hb + *fb + *tb || h[7] > 1 || h[4] > (uint64_t)LONG_MAX)
     return strata__fail(w->ctx, STRATA_EFORMAT, "wave: the state is "
                         "inconsistent (%zu bytes for %llu steps and %llu "
                         "samples)", size, (unsigned long long)h[4],

@@ -490,9 +490,13 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
   char xtitle[128] = "", ytitle[128] = "", vtitle[128] = "", title[512] = "";
   long ylw = 0;
   if (o.axes) {
-    nxt = make_ticks(&o.coord[0], w, dx, (double)sx, 0, 1, 4 * cw, cw, xt);
-    nyt = make_ticks(&o.coord[1], h, dy, (double)sy, o.flip, 0, 3 * th, cw,
-                     yt);
+    /* a side of one point has no scale to show */
+    nxt = w > 1 ? make_ticks(&o.coord[0], w, dx, (double)sx, 0, 1, 4 * cw,
+                             cw, xt)
+                : 0;
+    nyt = h > 1 ? make_ticks(&o.coord[1], h, dy, (double)sy, o.flip, 0,
+                             3 * th, cw, yt)
+                : 0;
     for (int k = 0; k < nyt; k++)
       if (text_w(yt[k].s, fs) > ylw) ylw = text_w(yt[k].s, fs);
     axis_title(xtitle, sizeof xtitle, o.coord[0].name, o.coord[0].unit);
@@ -695,6 +699,7 @@ strata_status strata__png_write_slice(strata_context *ctx, const char *path,
   strata_png_options so = *o;
   so.coord[0] = o->coord[ax[0]];
   so.coord[1] = o->coord[ax[1]];
+  if (dims == 1) so.coord[1].name = NULL; /* a line has no y */
   char title[512];
   if (dims == 3 && o->axes) {
     const strata_png_coord *c = &o->coord[ax[2]];

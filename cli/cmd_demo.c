@@ -266,6 +266,8 @@ int cli_demo(int argc, char **argv) {
     strata_png_options po;
     strata_png_options_init(&po);
     po.cmap = STRATA_CMAP_SEISMIC;
+    po.title = "the 25-point Laplacian of a wave packet";
+    po.value_name = "lap u";
     if (s == STRATA_OK) s = strata_field_save_png(out, png, &po);
     if (s != STRATA_OK) {
       cli_err("demo: cannot write %s: %s", png, strata_context_error(ctx));

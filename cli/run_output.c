@@ -21,6 +21,33 @@ int run_make_dir(const char *dir) {
   return -1;
 }
 
+/* The units of a solver kind's space and time: metres and seconds for
+ * the wave solver; FDTD works in grid units (h = 1, c = 1, time in h/c);
+ * the others have a spacing but no time step of their own.  NULL: none. */
+static void run_units(const run_state *r, const char **len,
+                      const char **time) {
+  *len = *time = NULL;
+  if (!strcmp(r->solver->kind, "wave")) {
+    *len = "m";
+    *time = "s";
+  } else if (!strcmp(r->solver->kind, "fdtd")) {
+    *time = "h/c";
+  }
+}
+
+/* A snapshot's title: the case, the step and the time. */
+static void snapshot_title(run_state *r, char *b, size_t n) {
+  const char *len, *time;
+  run_units(r, &len, &time);
+  strata_solver_info si;
+  int k = snprintf(b, n, "%.64s  %s %ld", r->name,
+                   strcmp(r->solver->kind, "poisson") ? "step" : "cycle",
+                   r->step);
+  if (k > 0 && (size_t)k < n && time &&
+      strata_solver_get_info(r->sv, &si) == STRATA_OK)
+    snprintf(b + k, n - (size_t)k, ", t = %.4g %s", si.time, time);
+}
+
 /* A snapshot: the solver's field staged once into a host copy of the
  * writer (over several processes, gathered into it: collective, rank 0
  * writes), which writes every format from it, in the background when
@@ -67,10 +94,13 @@ int run_write_snapshot(run_state *r, output_cfg *o, const char *stem) {
   double t0 = cli_now();
   void *buf = strata_snapshot_acquire(o->writer);
   int rc = 0;
+  char title[160];
   if (strata_solver_read(r->sv, 0, buf) != STRATA_OK) {
     strata_snapshot_release(o->writer, buf);
     rc = run_fail(r, "snapshot %s: %s", stem, strata_context_error(r->ctx));
-  } else if (strata_snapshot_submit_host(o->writer, buf, stem) != STRATA_OK) {
+  } else if (snapshot_title(r, title, sizeof title),
+             strata_snapshot_submit_titled(o->writer, buf, stem, title) !=
+                 STRATA_OK) {
     rc = run_fail(r, "%s", strata_context_error(r->ctx));
   }
   o->write_s += cli_now() - t0;
@@ -115,30 +145,29 @@ static int write_traces(run_state *r, output_cfg *o, FILE *json) {
     }
   }
   if (o->trace_png && s == STRATA_OK) {
-    /* the gather: time down, one column per receiver */
-    double *img = malloc(t.ntraces * t.nsamples * sizeof *img);
-    if (!img) return run_fail(r, "out of memory for the trace image");
-    for (size_t rr = 0; rr < t.ntraces; rr++)
-      for (size_t k = 0; k < t.nsamples; k++)
-        img[k * t.ntraces + rr] = buf[rr * t.nsamples + k];
-    strata_png_options po;
-    strata_png_options_init(&po);
+    strata_png_options po = o->po;
     po.cmap = STRATA_CMAP_SEISMIC;
+    po.lo = po.hi = 0;
+    po.flip = 0;
+    po.scale = 0;
     /* clip at a tenth of the peak so later, weaker arrivals show */
     double mx = 0;
     for (size_t i = 0; i < t.ntraces * t.nsamples; i++)
-      if (fabs(img[i]) > mx) mx = fabs(img[i]);
+      if (fabs(buf[i]) > mx) mx = fabs(buf[i]);
+    char title[160];
+    snprintf(title, sizeof title, "%.64s  traces", r->name);
     if (mx > 0) {
       po.lo = -0.1 * mx;
       po.hi = 0.1 * mx;
+      const char *u = strata_solver_field_unit(r->sv, 0);
+      snprintf(title, sizeof title, "%.64s  traces, clipped at 10%% of the "
+               "peak %.3g%s%s", r->name, mx, u && *u ? " " : "", u ? u : "");
     }
-    size_t w = t.ntraces, hgt = t.nsamples;
-    po.scale = w < 256 ? (int)(256 / w) : 1;
-    if (po.scale > 8) po.scale = 8;
-    if (hgt * (size_t)po.scale > 2048) po.scale = 1;
+    po.title = title;
+    po.value_name = r->solver->field_name;
+    po.value_unit = strata_solver_field_unit(r->sv, 0);
     snprintf(path, sizeof path, "%s/traces.png", o->dir);
-    s = strata_png_write_image(r->ctx, path, STRATA_F64, w, hgt, img, &po);
-    free(img);
+    s = strata_traces_save_png(r->ctx, path, &t, &po);
   }
   fprintf(json, "},\n");
   if (s != STRATA_OK)
@@ -206,6 +235,17 @@ int run_output_setup(run_state *r, output_cfg *o) {
   so.png_options = o->po;
   so.spacing = r->h;
   so.field_name = r->solver->field_name;
+  /* axes in the case's spacing (metres for the wave solver, whose z is
+   * depth), the values' name and unit over the colour bar */
+  const char *len, *time;
+  run_units(r, &len, &time);
+  for (int a = 0; a < 3; a++) {
+    so.png_options.coord[a].unit = len;
+    so.png_options.coord[a].step = r->h;
+  }
+  if (len && r->dims == 3) so.png_options.coord[2].name = "depth z";
+  so.png_options.value_name = r->solver->field_name;
+  so.png_options.value_unit = strata_solver_field_unit(r->sv, 0);
   /* the final state alone has nothing to overlap with */
   so.async = o->async && o->every > 0;
   /* the whole grid, gathered over several processes */

@@ -452,6 +452,17 @@ const char *strata_colormap_name(strata_colormap c);
 /* Parses the names above.  Returns STRATA_EINVAL otherwise. */
 strata_status strata_colormap_parse(const char *name, strata_colormap *c);
 
+/* The coordinates of one axis of an image: index i lies at origin + i *
+ * step, shown as "name (unit)" with ticks at round values. */
+typedef struct strata_png_coord {
+  const char *name; /* the axis's title, e.g. "x", "depth z", "time";
+                       NULL = none */
+  const char *unit; /* e.g. "m", "s"; NULL or "" = none */
+  double origin;    /* the coordinate of index 0; default 0 */
+  double step;      /* the coordinate per index, finite and not 0;
+                       default 1 */
+} strata_png_coord;
+
 typedef struct strata_png_options {
   int axis;        /* 3D fields: the slice's normal, 0 = x (image y-z),
                       1 = y (image x-z), 2 = z (image x-y); default 2 */
@@ -460,11 +471,27 @@ typedef struct strata_png_options {
   strata_colormap cmap;  /* default viridis */
   double lo, hi;   /* colour range; both 0 (default) = the finite values'
                       range (symmetric for diverging maps) */
-  int colorbar;    /* 1 (default): a colour bar labelled max, mid, min */
+  int colorbar;    /* 1 (default): a colour bar labelled at its ends and
+                      at 0 (or its middle when 0 is outside) */
   int scale;       /* pixels per point, 0 (default) = chosen so that the
-                      longer side is about 512 pixels (1..16) */
+                      longer side is about 512 pixels (1..16), a side
+                      shorter than 32 pixels stretched to 32, and a side
+                      of more than 4096 points averaged over blocks of
+                      points down to at most 4096 pixels */
   int flip;        /* 0 (default): the vertical axis's index 0 is the top
                       row, as NumPy and imshow show it; 1: the bottom row */
+  int axes;        /* 1 (default): a frame, ticks at round coordinates
+                      labelled on both axes, the axes' titles, the title
+                      and the values' name over the colour bar; 0: the
+                      bare image (and the colour bar) */
+  strata_png_coord coord[3]; /* the coordinates of the grid's axes x, y,
+                      z (a slice shows two of them; an image of a w x h
+                      array: [0] across, [1] down); default "x", "y", "z",
+                      no unit, origin 0, step 1 */
+  const char *title;      /* above the image; NULL (default) = none */
+  const char *value_name; /* the values' name over the colour bar, e.g.
+                             "p"; NULL (default) = none */
+  const char *value_unit; /* their unit, e.g. "Pa"; NULL or "" = none */
 } strata_png_options;
 
 /* Fills *o with the defaults listed above. */
@@ -476,17 +503,25 @@ strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
                                    size_t width, size_t height,
                                    const unsigned char *rgb);
 /* Draws text into an RGB image (3 bytes per pixel, rows top to bottom,
- * width x height) with the library's 5x7 font, the one that labels the
- * colour bars: the top-left corner of the first glyph at (x, y), each
- * font pixel a scale x scale square of color, 6 * scale pixels a
- * character.  Letters come out as capitals; digits and . - + / % ( ) = :
- * , _ ^ | are drawn; anything else is a blank.
+ * width x height) with the library's 5x7 font, the one that labels every
+ * image: the top-left corner of the first glyph at (x, y), each font
+ * pixel a scale x scale square of color, 6 * scale pixels a character,
+ * 8 * scale a line (the descenders of g j p q y take the eighth row).
+ * Capital and small letters, digits and . - + / % ( ) [ ] < > = : , _ ^
+ * | * ' are drawn; anything else is a blank.
  * Pixels outside the image are skipped.  Returns the x after the text. */
 long strata_image_draw_text(unsigned char *rgb, size_t width, size_t height,
                             long x, long y, const char *text, int scale,
                             const unsigned char color[3]);
 /* Writes a w x h array of values (data[row * w + col], precision p) as a
- * colour-mapped PNG image, NaN shown magenta.  opt may be NULL. */
+ * colour-mapped PNG image, NaN shown magenta, with the axes, title and
+ * colour bar that opt asks for (opt may be NULL: the defaults).  The title
+ * says what the colour bar cannot: ": all zero" or ": constant = V" when
+ * every finite value is the same (the image is then grey and the colour
+ * bar a swatch of that value unless a range is set), ": all NaN", or
+ * "(N NaN, magenta)"; it is also stored as the PNG's Title text.  Errors
+ * also STRATA_EINVAL for an origin or step that is not finite or a step
+ * of 0. */
 strata_status strata_png_write_image(strata_context *ctx, const char *path,
                                      strata_precision p, size_t w, size_t h,
                                      const void *data,
@@ -511,7 +546,10 @@ typedef struct strata_snapshot_writer strata_snapshot_writer;
 typedef struct strata_snapshot_options {
   const char *dir;        /* the folder of the files (must exist); copied */
   int npy, vti, png;      /* the formats wanted; default npy and png */
-  strata_png_options png_options; /* the PNG slice and colours */
+  strata_png_options png_options; /* the PNG slice, colours and axes;
+                             its strings are copied; each PNG's title is
+                             the submit's (strata_snapshot_submit_titled),
+                             else png_options.title */
   double spacing;         /* .vti: the points' spacing; default 1 */
   const char *field_name; /* .vti: the array's name; default "u"; copied */
   int buffers;            /* host copies in flight, 2 (default) or more */
@@ -546,6 +584,11 @@ strata_status strata_snapshot_submit(strata_snapshot_writer *w,
 void *strata_snapshot_acquire(strata_snapshot_writer *w);
 strata_status strata_snapshot_submit_host(strata_snapshot_writer *w,
                                           void *host, const char *stem);
+/* strata_snapshot_submit_host with the PNG's title (e.g. the step and the
+ * time; copied, at most 191 bytes; NULL = as without it). */
+strata_status strata_snapshot_submit_titled(strata_snapshot_writer *w,
+                                            void *host, const char *stem,
+                                            const char *title);
 void strata_snapshot_release(strata_snapshot_writer *w, void *host);
 /* Waits until every snapshot handed over is written.  Errors: the first
  * failed write's. */
@@ -582,6 +625,18 @@ strata_status strata_traces_save_npy(strata_context *ctx, const char *path,
  * coordinate does not fit. */
 strata_status strata_segy_write(strata_context *ctx, const char *path,
                                 const strata_traces *t);
+/* Writes traces as a PNG image, the gather: one column per receiver, time
+ * down from sample 0 at t = 0, through strata_png_write_image with opt
+ * (NULL: the defaults, in the seismic colour map).  The horizontal axis is
+ * the receivers' coordinate in metres when they are evenly spaced along
+ * one of x, y, z ("receiver x (m)"), their distance along the line when
+ * they are evenly spaced along another line ("offset (m)"), else their
+ * number; the vertical axis is time in seconds (dt).  opt's coord[0],
+ * coord[1] are replaced by these; the rest (range, colour map, title,
+ * value_name, value_unit) is used as given. */
+strata_status strata_traces_save_png(strata_context *ctx, const char *path,
+                                     const strata_traces *t,
+                                     const strata_png_options *opt);
 
 /* ------------------------------------------------------------------------ */
 /* Solvers: explicit time stepping (heat, acoustic wave, FDTD)              */
@@ -1255,6 +1310,11 @@ int strata_solver_field_count(const strata_solver *s);
 /* The name of field index (0 .. count-1; field 0 is the solution the
  * solver is about: u, p, Ez, phi); NULL for a bad index. */
 const char *strata_solver_field_name(const strata_solver *s, int index);
+/* The unit of field index's values: "Pa" for the wave solver's pressure
+ * (with the source amplitude in Pa m^3 / s^2), "" where the solver has
+ * none (heat and the operator: the initial state's unit; FDTD: grid
+ * units; Poisson); NULL for a bad index. */
+const char *strata_solver_field_unit(const strata_solver *s, int index);
 /* The index of the field called name, or -1. */
 int strata_solver_field_index(const strata_solver *s, const char *name);
 /* Field index (borrowed: valid until the next step, load or destroy; its

@@ -1004,6 +1004,89 @@ TEST(blowups_exit_nonzero_keeping_good_output) {
   return 0;
 }
 
+/* The Title text of a PNG (its iTXt chunk), "" without one; NULL when the
+ * file is not a PNG.  Its width and height go to wh. */
+static char *png_title_of(const char *name, unsigned wh[2]) {
+  size_t n = 0;
+  unsigned char *b = (unsigned char *)slurp(tp(name), &n);
+  if (!b || n < 33 || memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0) {
+    free(b);
+    return NULL;
+  }
+  char *t = calloc(1, 1);
+  for (size_t pos = 8; t && pos + 12 <= n;) {
+    size_t len = (size_t)b[pos] << 24 | (size_t)b[pos + 1] << 16 |
+                 (size_t)b[pos + 2] << 8 | b[pos + 3];
+    const unsigned char *type = b + pos + 4, *d = b + pos + 8;
+    if (pos + 12 + len > n) break;
+    if (!memcmp(type, "IHDR", 4))
+      for (int k = 0; k < 2; k++)
+        wh[k] = (unsigned)d[4 * k] << 24 | (unsigned)d[4 * k + 1] << 16 |
+                (unsigned)d[4 * k + 2] << 8 | d[4 * k + 3];
+    if (!memcmp(type, "iTXt", 4) && len >= 9 &&
+        !memcmp(d, "Title\0\0\0\0", 9)) {
+      free(t);
+      t = calloc(1, len - 9 + 1);
+      if (t) memcpy(t, d + 9, len - 9);
+    }
+    pos += 12 + len;
+  }
+  free(b);
+  return t;
+}
+
+/* Snapshots and seismograms say what they show: the step and the time in
+ * seconds (with the slice's plane) in the title, an all-zero first
+ * snapshot said to be all zero, the traces' clip in pascals; the images
+ * are larger than the plots for their axes and colour bar. */
+TEST(plots_have_titles_and_axes) {
+  CHECK(setup() == 0);
+  rm_rf(tp("pw"));
+  int rc = strata("run '" STRATA_SOURCE_DIR "/examples/seismic3d.ini' "
+                  "--quiet --no-ceiling --set grid.n=40,36,36 "
+                  "--set boundary.width=8 --set run.steps=40 "
+                  "--set receivers.start=50,180,20 "
+                  "--set receivers.end=350,180,20 --set receivers.count=7 "
+                  "--set source.position=200,180,50 --set output.every=20 "
+                  "--set output.formats=png --set output.traces=png "
+                  "--out pw");
+  char *e = err_text();
+  if (rc == 2 && e && strstr(e, "is not part of this build")) {
+    free(e);
+    SKIP("the wave solver is not in this build");
+  }
+  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+  free(e);
+  unsigned wh[2] = {0, 0};
+  char *t = png_title_of("pw/snap_000000.png", wh);
+  CHECKF(t && !strcmp(t, "seismic3d  step 0, t = 0 s, y = 180 m: all zero"),
+         "title '%s'", t ? t : "(no PNG)");
+  /* 40 x 36 points at 12 pixels a point, and room around them */
+  CHECKF(wh[0] > 40 * 12 + 100 && wh[1] > 36 * 12 + 60, "%u x %u", wh[0],
+         wh[1]);
+  free(t);
+  t = png_title_of("pw/snap_000020.png", wh);
+  CHECKF(t && !strncmp(t, "seismic3d  step 20, t = 0.0", 27) &&
+         strstr(t, " s, y = 180 m") && !strstr(t, "all zero"), "title '%s'",
+         t ? t : "(no PNG)");
+  free(t);
+  t = png_title_of("pw/traces.png", wh);
+  CHECKF(t && strstr(t, "traces, clipped at 10% of the peak") &&
+         strstr(t, " Pa"), "title '%s'", t ? t : "(no PNG)");
+  CHECK(wh[0] > 7 && wh[1] > 21);
+  free(t);
+  /* a heat case has no time step of its own: the step alone */
+  rm_rf(tp("ph"));
+  CHECK(strata("run '" STRATA_SOURCE_DIR "/examples/heat2d.ini' --quiet "
+               "--no-ceiling --set grid.n=40,30 --set run.steps=4 "
+               "--set output.every=2 --set output.movie=false "
+               "--set output.formats=png --out ph") == 0);
+  t = png_title_of("ph/snap_000002.png", wh);
+  CHECKF(t && !strcmp(t, "heat2d  step 2"), "title '%s'", t ? t : "(no PNG)");
+  free(t);
+  return 0;
+}
+
 TEST(ctrl_c_stops_cleanly) {
   CHECK(setup() == 0);
   CHECK(write_file(tp("long.ini"),
@@ -1603,7 +1686,7 @@ TEST(cleanup) {
 RUN_TESTS(help_and_usage, bad_case_files_refused,
           operator_run_matches_library, heat_run_matches_library,
           checkpoint_restart_bit_for_bit, poisson_run_matches_library,
-          wave_fdtd_restart_bit_for_bit,
+          wave_fdtd_restart_bit_for_bit, plots_have_titles_and_axes,
           blowups_exit_nonzero_keeping_good_output, ctrl_c_stops_cleanly,
           check_allocates_nothing, sigterm_during_setup, demo_runs_and_draws,
           key_reference_is_current,

@@ -351,10 +351,13 @@ static uint32_t crc32_plain(const unsigned char *p, size_t n) {
  * the zlib stream (inflated whole, Adler-32 included) and each row's
  * filter type, and undoes the five PNG filters.  Returns NULL (after
  * printing) on any violation. */
+static char png_title[512]; /* the last decoded PNG's Title text, or "" */
+
 static unsigned char *png_decode(const char *path, size_t *w, size_t *h) {
   size_t len;
   unsigned char *b = slurp(path, &len), *rgb = NULL, *z = NULL;
   size_t zn = 0;
+  png_title[0] = 0;
   if (!b) return NULL;
   if (len < 8 || memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0) goto bad;
   size_t pos = 8;
@@ -375,6 +378,9 @@ static unsigned char *png_decode(const char *path, size_t *w, size_t *h) {
       z = realloc(z, zn + n);
       memcpy(z + zn, data, n);
       zn += n;
+    } else if (memcmp(type, "iTXt", 4) == 0 && n >= 9 &&
+               memcmp(data, "Title\0\0\0\0", 9) == 0) {
+      snprintf(png_title, sizeof png_title, "%.*s", (int)(n - 9), data + 9);
     } else if (memcmp(type, "IEND", 4) == 0) {
       seen_end = 1;
     }
@@ -444,6 +450,7 @@ TEST(png_pixels_and_checksums) {
   strata_png_options_init(&o);
   o.cmap = STRATA_CMAP_GRAY;
   o.colorbar = 0;
+  o.axes = 0; /* the bare image: pixels at fixed places */
   o.scale = 2;
   o.lo = 0;
   o.hi = 300;
@@ -494,6 +501,7 @@ TEST(png_pixels_and_checksums) {
    * bar runs from the map's top colour (max) to its bottom colour (min) */
   strata_png_options_init(&o);
   o.cmap = STRATA_CMAP_GRAY;
+  o.axes = 0;
   CHECK_OK(strata_field_save_png(f, tpath("bar.png"), &o), ctx);
   rgb = png_decode(tpath("bar.png"), &w, &h);
   CHECK(rgb);
@@ -539,6 +547,7 @@ TEST(png_large_image_spans_blocks) {
   strata_png_options_init(&o);
   o.scale = 1;
   o.colorbar = 0;
+  o.axes = 0;
   o.cmap = STRATA_CMAP_VIRIDIS;
   o.lo = 0;
   o.hi = 1;
@@ -562,6 +571,233 @@ TEST(png_large_image_spans_blocks) {
   free(rgb);
   free(v);
   remove(tpath("big.png"));
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* ---- axes, colour bar and title ----------------------------------------- */
+
+static int is_black(const unsigned char *p) {
+  return p[0] == 0 && p[1] == 0 && p[2] == 0;
+}
+
+/* Whether text, drawn in the library's font at scale 1 or 2, appears in
+ * black on white somewhere in rows y0..y1 of the image. */
+static int has_text(const unsigned char *rgb, size_t W, size_t H, size_t y0,
+                    size_t y1, const char *text) {
+  static const unsigned char black[3] = {0, 0, 0};
+  for (int fs = 1; fs <= 2; fs++) {
+    size_t tw = strlen(text) * 6 * (size_t)fs, th = 8 * (size_t)fs;
+    unsigned char *ref = malloc(tw * th * 3);
+    memset(ref, 255, tw * th * 3);
+    strata_image_draw_text(ref, tw, th, 0, 0, text, fs, black);
+    for (size_t y = y0; y + th <= y1 && y + th <= H; y++)
+      for (size_t x = 0; x + tw <= W; x++) {
+        int same = 1;
+        for (size_t j = 0; j < th && same; j++)
+          for (size_t i = 0; i < tw && same; i++)
+            same = is_black(ref + 3 * (j * tw + i)) ==
+                   is_black(rgb + 3 * ((y + j) * W + x + i));
+        if (same) {
+          free(ref);
+          return 1;
+        }
+      }
+    free(ref);
+  }
+  return 0;
+}
+
+/* The plot's box inside the frame: the black frame pixel left of a plot
+ * pixel of colour c on row y, then the frame's other sides. */
+static int find_plot(const unsigned char *rgb, size_t W, size_t H, size_t y,
+                     const unsigned char c[3], size_t box[4]) {
+  for (size_t x = 0; x + 1 < W; x++) {
+    const unsigned char *q = rgb + 3 * (y * W + x + 1);
+    if (!is_black(rgb + 3 * (y * W + x)) || abs(q[0] - c[0]) > 2 ||
+        abs(q[1] - c[1]) > 2 || abs(q[2] - c[2]) > 2)
+      continue;
+    size_t l = x + 1, r = l, t = y, b = y;
+    while (r < W && !is_black(rgb + 3 * (y * W + r))) r++;
+    while (t > 0 && !is_black(rgb + 3 * ((t - 1) * W + l))) t--;
+    while (b < H && !is_black(rgb + 3 * (b * W + l))) b++;
+    box[0] = l, box[1] = t, box[2] = r, box[3] = b; /* right, bottom: past */
+    return r < W && t > 0 && b < H;
+  }
+  return 0;
+}
+
+/* Black pixels in the rectangle [x0, x1) x [y0, y1). */
+static size_t dark_in(const unsigned char *rgb, size_t W, size_t x0,
+                      size_t y0, size_t x1, size_t y1) {
+  size_t n = 0;
+  for (size_t y = y0; y < y1; y++)
+    for (size_t x = x0; x < x1; x++) n += is_black(rgb + 3 * (y * W + x));
+  return n;
+}
+
+TEST(png_axes_colour_bar_and_title) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  /* a ramp across: v = column; x in metres, y in seconds */
+  size_t w = 40, h = 30;
+  double *v = malloc(w * h * sizeof *v);
+  for (size_t i = 0; i < w * h; i++) v[i] = (double)(i % w);
+  strata_png_options o;
+  strata_png_options_init(&o);
+  o.coord[0].unit = "m";
+  o.coord[0].step = 10;
+  o.coord[1].name = "time";
+  o.coord[1].unit = "s";
+  o.coord[1].step = 0.5;
+  o.title = "ramp";
+  o.value_name = "u";
+  o.value_unit = "Pa";
+  CHECK_OK(strata_png_write_image(ctx, tpath("axes.png"), STRATA_F64, w, h, v,
+                                  &o),
+           ctx);
+  size_t W, H, box[4];
+  unsigned char *rgb = png_decode(tpath("axes.png"), &W, &H);
+  CHECK(rgb);
+  CHECKF(!strcmp(png_title, "ramp"), "title '%s'", png_title);
+  /* the plot, framed, at an integer scale; margins all round */
+  static const unsigned char v0[3] = {68, 1, 84}; /* viridis' low end */
+  CHECK(find_plot(rgb, W, H, H / 2, v0, box));
+  size_t pw = box[2] - box[0], ph = box[3] - box[1], sc = pw / w;
+  CHECKF(sc >= 1 && pw == sc * w && ph == sc * h, "plot %zu x %zu", pw, ph);
+  CHECKF(box[0] > 20 && box[1] > 20 && H - box[3] > 20 && W - box[2] > 40,
+         "plot at %zu..%zu x %zu..%zu in %zu x %zu", box[0], box[2], box[1],
+         box[3], W, H);
+  /* its colours rise across (viridis: green grows), each point sc wide */
+  for (size_t c = 1; c < w; c++) {
+    const unsigned char *a = rgb + 3 * (box[1] * W + box[0] + (c - 1) * sc),
+                        *b = rgb + 3 * (box[1] * W + box[0] + c * sc);
+    CHECK(b[1] > a[1]);
+  }
+  /* the colour bar right of the plot: its colours ordered, max at the top */
+  size_t bx = box[2] + 1;
+  while (bx < W && !is_black(rgb + 3 * ((box[1] + ph / 2) * W + bx))) bx++;
+  CHECK(bx < W);
+  int prev = 256, steps = 0;
+  for (size_t y = box[1] + 1; y + 1 < box[1] + ph; y++) {
+    int g = rgb[3 * (y * W + bx + 7) + 1];
+    CHECKF(g <= prev, "bar row %zu: green %d after %d", y, g, prev);
+    steps += g < prev;
+    prev = g;
+  }
+  CHECK(steps > 50 && prev < 10);
+  /* labels: tick values below and left of the plot, the axes' titles, the
+   * bar's ends and name, the title */
+  CHECK(dark_in(rgb, W, 0, box[3] + 1, W, H) > 100);
+  CHECK(dark_in(rgb, W, 0, box[1], box[0] - 1, box[3]) > 50);
+  CHECK(has_text(rgb, W, H, box[3], H, "x (m)"));
+  CHECK(has_text(rgb, W, H, box[3], H, "200"));
+  CHECK(has_text(rgb, W, H, 0, box[1], "time (s)"));
+  CHECK(has_text(rgb, W, H, 0, box[3], "10.0") ||
+        has_text(rgb, W, H, 0, box[3], "10"));
+  CHECK(has_text(rgb, W, H, 0, box[1], "u (Pa)"));
+  CHECK(has_text(rgb, W, H, 0, H, "39"));
+  CHECK(has_text(rgb, W, H, 0, box[1], "ramp"));
+  free(rgb);
+
+  /* an all-zero field: the title says so, the image is one neutral grey
+   * and there is no colour ramp anywhere */
+  memset(v, 0, w * h * sizeof *v);
+  o.title = "step 0";
+  CHECK_OK(strata_png_write_image(ctx, tpath("zero.png"), STRATA_F64, w, h, v,
+                                  &o),
+           ctx);
+  rgb = png_decode(tpath("zero.png"), &W, &H);
+  CHECK(rgb);
+  CHECKF(!strcmp(png_title, "step 0: all zero"), "title '%s'", png_title);
+  CHECK(has_text(rgb, W, H, 0, 40, "step 0: all zero"));
+  static const unsigned char grey[3] = {225, 225, 225};
+  CHECK(find_plot(rgb, W, H, H / 2, grey, box));
+  size_t other = 0;
+  for (size_t i = 0; i < W * H; i++) {
+    const unsigned char *q = rgb + 3 * i;
+    other += !(q[0] == q[1] && q[1] == q[2] &&
+               (q[0] == 0 || q[0] == 255 || q[0] == 225));
+  }
+  CHECKF(other == 0, "%zu pixels of colour", other);
+  free(rgb);
+  /* a constant: its value; fp32 too */
+  float *f = malloc(w * h * sizeof *f);
+  for (size_t i = 0; i < w * h; i++) f[i] = 3.5f;
+  o.title = NULL;
+  CHECK_OK(strata_png_write_image(ctx, tpath("c.png"), STRATA_F32, w, h, f,
+                                  &o),
+           ctx);
+  rgb = png_decode(tpath("c.png"), &W, &H);
+  CHECKF(rgb && !strcmp(png_title, "constant = 3.5"), "title '%s'",
+         png_title);
+  free(rgb);
+  free(f);
+  /* a bad coordinate step is refused */
+  o.coord[1].step = 0;
+  CHECK_STATUS(strata_png_write_image(ctx, tpath("bad.png"), STRATA_F64, w, h,
+                                      v, &o),
+               STRATA_EINVAL, ctx);
+  CHECK(access(tpath("bad.png"), F_OK) != 0);
+  /* a long side is averaged down to 4096 pixels, a short one stretched */
+  size_t lw = 9000;
+  double *l = malloc(lw * sizeof *l);
+  for (size_t i = 0; i < lw; i++) l[i] = (double)i;
+  strata_png_options_init(&o);
+  CHECK_OK(strata_png_write_image(ctx, tpath("long.png"), STRATA_F64, lw, 1,
+                                  l, &o),
+           ctx);
+  rgb = png_decode(tpath("long.png"), &W, &H);
+  CHECK(rgb && find_plot(rgb, W, H, H / 2, v0, box));
+  CHECKF(box[2] - box[0] == 3000 && box[3] - box[1] >= 32,
+         "plot %zu x %zu", box[2] - box[0], box[3] - box[1]);
+  free(rgb);
+  free(l);
+  free(v);
+  remove(tpath("axes.png"));
+  remove(tpath("zero.png"));
+  remove(tpath("c.png"));
+  remove(tpath("long.png"));
+  CHECK(leftovers() == 0);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(png_traces_gather) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  size_t nt = 12, ns = 50;
+  double *d = malloc(nt * ns * sizeof *d), rec[36];
+  for (size_t i = 0; i < nt * ns; i++) d[i] = sin(0.3 * (double)i);
+  for (size_t r = 0; r < nt; r++) {
+    rec[3 * r] = 100.0 + 25.0 * (double)r;
+    rec[3 * r + 1] = 50;
+    rec[3 * r + 2] = 10;
+  }
+  strata_traces t = {nt, ns, 0.002, STRATA_F64, d, rec, {0, 0, 0}};
+  CHECK_OK(strata_traces_save_png(ctx, tpath("tr.png"), &t, NULL), ctx);
+  size_t W, H;
+  unsigned char *rgb = png_decode(tpath("tr.png"), &W, &H);
+  CHECK(rgb && W > nt && H > ns);
+  CHECK(has_text(rgb, W, H, H / 2, H, "receiver x (m)"));
+  CHECK(has_text(rgb, W, H, 0, H / 2, "time (s)"));
+  CHECK(has_text(rgb, W, H, 0, H, "0.05"));
+  free(rgb);
+  /* receivers along a diagonal: the offset along the line */
+  for (size_t r = 0; r < nt; r++) rec[3 * r + 1] = 50 + 10.0 * (double)r;
+  CHECK_OK(strata_traces_save_png(ctx, tpath("tr.png"), &t, NULL), ctx);
+  rgb = png_decode(tpath("tr.png"), &W, &H);
+  CHECK(rgb && has_text(rgb, W, H, H / 2, H, "offset (m)"));
+  free(rgb);
+  /* anywhere: their number */
+  rec[4] = 0;
+  CHECK_OK(strata_traces_save_png(ctx, tpath("tr.png"), &t, NULL), ctx);
+  rgb = png_decode(tpath("tr.png"), &W, &H);
+  CHECK(rgb && has_text(rgb, W, H, H / 2, H, "receiver"));
+  CHECK(!has_text(rgb, W, H, H / 2, H, "offset (m)"));
+  free(rgb);
+  remove(tpath("tr.png"));
+  free(d);
   strata_context_destroy(&ctx);
   return 0;
 }
@@ -691,4 +927,5 @@ TEST(cleanup) {
 RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
           failed_writes_leave_nothing, vti_two_fields_read_back,
           png_pixels_and_checksums, png_large_image_spans_blocks,
+          png_axes_colour_bar_and_title, png_traces_gather,
           segy_and_npy_traces, stale_temporaries_removed, cleanup)

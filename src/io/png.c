@@ -5,7 +5,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "io_internal.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +23,10 @@ static void chunk(strata__ofile *o, const char *type, const unsigned char *d,
   strata__ofile_write(o, b, 4);
 }
 
-strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
-                                   size_t width, size_t height,
-                                   const unsigned char *rgb) {
+/* The PNG of rgb, with title (UTF-8, or NULL) as its Title text. */
+static strata_status write_png(strata_context *ctx, const char *path,
+                               size_t width, size_t height,
+                               const unsigned char *rgb, const char *title) {
   if (!rgb || width < 1 || height < 1 || width > (1u << 24) ||
       height > (1u << 24) || width * height > ((size_t)1 << 28))
     return strata__fail(ctx, STRATA_EINVAL, "image of %zu x %zu pixels: each "
@@ -77,10 +77,29 @@ strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
   ihdr[11] = 0; /* adaptive filtering */
   ihdr[12] = 0; /* no interlace */
   chunk(&o, "IHDR", ihdr, 13);
+  if (title && *title) {
+    /* iTXt: keyword, NUL, uncompressed, no language, no translation */
+    unsigned char t[512];
+    static const unsigned char head[] = "Title\0\0\0\0";
+    size_t hn = sizeof head - 1, tn = strlen(title);
+    if (tn > sizeof t - hn) { /* cut at a character's start */
+      tn = sizeof t - hn;
+      while (tn > 0 && ((unsigned char)title[tn] & 0xc0) == 0x80) tn--;
+    }
+    memcpy(t, head, hn);
+    memcpy(t + hn, title, tn);
+    chunk(&o, "iTXt", t, hn + tn);
+  }
   chunk(&o, "IDAT", z, (size_t)zn);
   chunk(&o, "IEND", NULL, 0);
   free(z);
   return strata__ofile_commit(&o);
+}
+
+strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
+                                   size_t width, size_t height,
+                                   const unsigned char *rgb) {
+  return write_png(ctx, path, width, height, rgb, NULL);
 }
 
 /* ---- colour maps ------------------------------------------------------- */
@@ -143,12 +162,12 @@ static void cmap_rgb(strata_colormap c, double t, unsigned char *out) {
 
 /* ---- the 5x7 font ----------------------------------------------------- */
 
-/* Rows top to bottom, bit 4 the leftmost column.  Capitals only: lower
- * case is drawn as upper case (1.5e-05 as 1.5E-05), which keeps the
- * table to the characters labels and numbers use. */
+/* Rows top to bottom, bit 4 the leftmost column; capitals and digits take
+ * rows 0-6, small letters rows 2-6 (ascenders from row 0), and the
+ * descenders of g j p q y row 7. */
 static const struct {
   char c;
-  unsigned char rows[7];
+  unsigned char rows[8];
 } glyphs[] = {
     {'A', {14, 17, 17, 31, 17, 17, 17}}, {'B', {30, 17, 17, 30, 17, 17, 30}},
     {'C', {14, 17, 16, 16, 16, 17, 14}}, {'D', {30, 17, 17, 17, 17, 17, 30}},
@@ -163,6 +182,19 @@ static const struct {
     {'U', {17, 17, 17, 17, 17, 17, 14}}, {'V', {17, 17, 17, 17, 17, 10, 4}},
     {'W', {17, 17, 17, 21, 21, 21, 10}}, {'X', {17, 17, 10, 4, 10, 17, 17}},
     {'Y', {17, 17, 10, 4, 4, 4, 4}},     {'Z', {31, 1, 2, 4, 8, 16, 31}},
+    {'a', {0, 0, 14, 1, 15, 17, 15}},    {'b', {16, 16, 22, 25, 17, 17, 30}},
+    {'c', {0, 0, 14, 16, 16, 17, 14}},   {'d', {1, 1, 13, 19, 17, 17, 15}},
+    {'e', {0, 0, 14, 17, 31, 16, 14}},   {'f', {6, 9, 8, 28, 8, 8, 8}},
+    {'g', {0, 0, 15, 17, 17, 15, 1, 14}}, {'h', {16, 16, 22, 25, 17, 17, 17}},
+    {'i', {4, 0, 12, 4, 4, 4, 14}},      {'j', {2, 0, 6, 2, 2, 2, 18, 12}},
+    {'k', {16, 16, 18, 20, 24, 20, 18}}, {'l', {12, 4, 4, 4, 4, 4, 14}},
+    {'m', {0, 0, 26, 21, 21, 21, 21}},   {'n', {0, 0, 22, 25, 17, 17, 17}},
+    {'o', {0, 0, 14, 17, 17, 17, 14}},   {'p', {0, 0, 30, 17, 17, 30, 16, 16}},
+    {'q', {0, 0, 15, 17, 17, 15, 1, 1}}, {'r', {0, 0, 22, 25, 16, 16, 16}},
+    {'s', {0, 0, 15, 16, 14, 1, 30}},    {'t', {8, 8, 28, 8, 8, 9, 6}},
+    {'u', {0, 0, 17, 17, 17, 19, 13}},   {'v', {0, 0, 17, 17, 17, 10, 4}},
+    {'w', {0, 0, 17, 17, 21, 21, 10}},   {'x', {0, 0, 17, 10, 4, 10, 17}},
+    {'y', {0, 0, 17, 17, 17, 15, 1, 14}}, {'z', {0, 0, 31, 2, 4, 8, 31}},
     {'0', {14, 17, 19, 21, 25, 17, 14}}, {'1', {4, 12, 4, 4, 4, 4, 14}},
     {'2', {14, 17, 1, 2, 4, 8, 31}},     {'3', {31, 2, 4, 2, 1, 17, 14}},
     {'4', {2, 6, 10, 18, 31, 2, 2}},     {'5', {31, 16, 30, 1, 1, 17, 14}},
@@ -172,13 +204,15 @@ static const struct {
     {'-', {0, 0, 0, 31, 0, 0, 0}},       {'+', {0, 4, 4, 31, 4, 4, 0}},
     {'/', {1, 2, 2, 4, 8, 8, 16}},       {'%', {24, 25, 2, 4, 8, 19, 3}},
     {'(', {2, 4, 8, 8, 8, 4, 2}},        {')', {8, 4, 2, 2, 2, 4, 8}},
+    {'[', {14, 8, 8, 8, 8, 8, 14}},      {']', {14, 2, 2, 2, 2, 2, 14}},
+    {'<', {2, 4, 8, 16, 8, 4, 2}},       {'>', {8, 4, 2, 1, 2, 4, 8}},
     {'=', {0, 0, 31, 0, 31, 0, 0}},      {':', {0, 12, 12, 0, 12, 12, 0}},
     {',', {0, 0, 0, 0, 12, 4, 8}},       {'_', {0, 0, 0, 0, 0, 0, 31}},
     {'^', {4, 10, 17, 0, 0, 0, 0}},      {'|', {4, 4, 4, 4, 4, 4, 4}},
+    {'*', {0, 4, 21, 14, 21, 4, 0}},     {'\'', {4, 4, 8, 0, 0, 0, 0}},
 };
 
 static const unsigned char *glyph_rows(char c) {
-  c = (char)toupper((unsigned char)c);
   for (size_t g = 0; g < sizeof glyphs / sizeof glyphs[0]; g++)
     if (glyphs[g].c == c) return glyphs[g].rows;
   return NULL; /* space and anything else: blank */
@@ -197,7 +231,7 @@ long strata_image_draw_text(unsigned char *rgb, size_t width, size_t height,
   for (; *text; text++, x += 6L * scale) {
     const unsigned char *g = glyph_rows(*text);
     if (!g) continue;
-    for (int r = 0; r < 7; r++)
+    for (int r = 0; r < 8; r++)
       for (int b = 0; b < 5; b++)
         if (g[r] >> (4 - b) & 1)
           for (int dy = 0; dy < scale; dy++)
@@ -217,12 +251,137 @@ void strata_png_options_init(strata_png_options *o) {
   o->index = -1;
   o->cmap = STRATA_CMAP_VIRIDIS;
   o->colorbar = 1;
+  o->axes = 1;
+  static const char *const names[3] = {"x", "y", "z"};
+  for (int a = 0; a < 3; a++) {
+    o->coord[a].name = names[a];
+    o->coord[a].step = 1;
+  }
 }
 
 static double value_at(const void *data, strata_precision p, size_t i) {
   return p == STRATA_F32 ? (double)((const float *)data)[i]
                          : ((const double *)data)[i];
 }
+
+/* C's exponents made short: 1.5e+06 -> 1.5e6, 2e-05 -> 2e-5. */
+static void short_exponent(char *b) {
+  char *e = strchr(b, 'e');
+  if (!e) return;
+  char *d = e + 1, *q = d;
+  if (*q == '+') q++;
+  else if (*q == '-') d++, q++;
+  while (*q == '0' && q[1]) q++;
+  memmove(d, q, strlen(q) + 1);
+}
+
+/* v with 3 significant digits: the colour bar's labels. */
+static void fmt_value(char *b, size_t n, double v) {
+  snprintf(b, n, "%.3g", v == 0 ? 0.0 : v);
+  short_exponent(b);
+}
+
+/* A tick's value v on a scale of round steps: as many decimals as the
+ * step needs, in exponent form outside 1e-3..1e6. */
+static void fmt_tick(char *b, size_t n, double v, double step) {
+  if (fabs(v) < 1e-9 * step) v = 0;
+  double a = fmax(fabs(v), step);
+  if (a >= 1e6 || a < 1e-3) {
+    int digits = (int)(floor(log10(a)) - floor(log10(step) + 1e-9));
+    snprintf(b, n, "%.*e", digits < 0 ? 0 : digits > 6 ? 6 : digits, v);
+    short_exponent(b);
+  } else {
+    int dec = (int)ceil(-log10(step) - 1e-9);
+    snprintf(b, n, "%.*f", dec < 0 ? 0 : dec, v);
+  }
+}
+
+/* 1, 2 or 5 times a power of ten: about range / target. */
+static double nice_step(double range, int target) {
+  double raw = range / target, e = pow(10, floor(log10(raw))), f = raw / e;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
+}
+
+enum { MAX_TICKS = 24 };
+typedef struct {
+  double pos; /* pixels from the side's start to the tick */
+  char s[32];
+} tick;
+
+/* Where coordinate v lies along a side of n points shown in cells of cell
+ * pixels, each of d points (flipped: index 0 at the far end). */
+static double side_pos(const strata_png_coord *c, size_t n, size_t d,
+                       double cell, int flipped, double v) {
+  double i = (v - c->origin) / c->step, dn = (double)((n + d - 1) / d);
+  return (flipped ? dn - (i + 0.5) / (double)d : (i + 0.5) / (double)d) *
+         cell;
+}
+
+/* Ticks at round values of c along a side of n points (len pixels), at
+ * least `apart` pixels apart, or wider than their labels (text of cw
+ * pixels a character) when across.  Returns how many. */
+static int make_ticks(const strata_png_coord *c, size_t n, size_t d,
+                      double cell, int flipped, int across, int apart,
+                      int cw, tick *t) {
+  double a = c->origin, b = c->origin + (double)(n - 1) * c->step;
+  double lo = fmin(a, b), hi = fmax(a, b), len = cell * (double)((n + d - 1) / d);
+  if (n == 1 || !(hi > lo)) {
+    t[0].pos = side_pos(c, n, d, cell, flipped, a);
+    snprintf(t[0].s, sizeof t[0].s, "%.6g", a == 0 ? 0.0 : a);
+    short_exponent(t[0].s);
+    return 1;
+  }
+  int target = (int)(len / apart);
+  if (target > 10) target = 10;
+  if (target < 1) target = 1;
+  for (;; target--) {
+    double st = nice_step(hi - lo, target);
+    double v0 = ceil(lo / st - 1e-9) * st;
+    int k = 0, fits = 1;
+    for (double v = v0; v <= hi + 1e-9 * st && k < MAX_TICKS; v = v0 + k * st) {
+      t[k].pos = side_pos(c, n, d, cell, flipped, v);
+      fmt_tick(t[k].s, sizeof t[k].s, v, st);
+      k++;
+    }
+    for (int i = 1; i < k && across; i++) {
+      double need = 0.5 * (double)(strlen(t[i].s) + strlen(t[i - 1].s)) * cw +
+                    2.0 * cw;
+      if (fabs(t[i].pos - t[i - 1].pos) < need) fits = 0;
+    }
+    if (fits || target == 1) return k;
+  }
+}
+
+static long lmax(long a, long b) { return a > b ? a : b; }
+
+static void text_at(unsigned char *img, size_t W, size_t H, long x, long y,
+                    const char *s, int fs) {
+  static const unsigned char black[3] = {0, 0, 0};
+  strata_image_draw_text(img, W, H, x, y, s, fs, black);
+}
+
+static long text_w(const char *s, int fs) {
+  size_t n = strlen(s);
+  return n ? (long)n * 6 * fs - fs : 0;
+}
+
+/* "name (unit)", "name", or "" */
+static void axis_title(char *b, size_t n, const char *name, const char *unit) {
+  if (!name) name = "";
+  if (unit && *unit)
+    snprintf(b, n, "%s%s(%s)", name, *name ? " " : "", unit);
+  else
+    snprintf(b, n, "%s", name);
+}
+
+/* The image's layout, in pixels. */
+typedef struct {
+  size_t W, H;
+  long left, top;      /* the plot's top-left pixel */
+  long pw, ph;         /* the plot's size */
+  long bx, bh;         /* the colour bar's left edge and height */
+  int fs;              /* font scale */
+} layout;
 
 strata_status strata_png_write_image(strata_context *ctx, const char *path,
                                      strata_precision p, size_t w, size_t h,
@@ -247,15 +406,35 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
   if (!isfinite(o.lo) || !isfinite(o.hi) || o.lo > o.hi)
     return strata__fail(ctx, STRATA_EINVAL, "colour range [%g, %g] must be "
                         "finite with lo <= hi", o.lo, o.hi);
+  for (int a = 0; a < 2 && o.axes; a++)
+    if (!isfinite(o.coord[a].origin) || !isfinite(o.coord[a].step) ||
+        o.coord[a].step == 0)
+      return strata__fail(ctx, STRATA_EINVAL, "axis %d: origin %g and step "
+                          "%g must be finite, the step not 0", a,
+                          o.coord[a].origin, o.coord[a].step);
+  /* the finite values' range, and what the colour bar cannot say */
+  double mn = INFINITY, mx = -INFINITY;
+  size_t nnan = 0;
+  for (size_t i = 0; i < w * h; i++) {
+    double v = value_at(data, p, i);
+    if (isnan(v)) nnan++;
+    if (!isfinite(v)) continue;
+    if (v < mn) mn = v;
+    if (v > mx) mx = v;
+  }
+  char note[64] = "";
+  if (mn > mx)
+    snprintf(note, sizeof note, nnan ? "all NaN" : "no finite value");
+  else if (mn == mx && mn == 0)
+    snprintf(note, sizeof note, "all zero");
+  else if (mn == mx)
+    snprintf(note, sizeof note, "constant = %.6g", mn);
+  if (nnan && mn <= mx)
+    snprintf(note + strlen(note), sizeof note - strlen(note), "%s%zu NaN "
+             "(magenta)", *note ? ", " : "", nnan);
   double lo = o.lo, hi = o.hi;
+  int flat = 0; /* one value and no range set: a swatch, not a bar */
   if (lo == hi && lo == 0) { /* automatic: the finite values' range */
-    double mn = INFINITY, mx = -INFINITY;
-    for (size_t i = 0; i < w * h; i++) {
-      double v = value_at(data, p, i);
-      if (!isfinite(v)) continue;
-      if (v < mn) mn = v;
-      if (v > mx) mx = v;
-    }
     if (mn > mx) mn = mx = 0;
     if (cmaps[o.cmap].diverging) {
       double a = fmax(fabs(mn), fabs(mx));
@@ -264,84 +443,201 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
     }
     lo = mn;
     hi = mx;
+    flat = lo == hi;
   }
-  if (lo == hi) { /* a constant image: centre it in the map */
+  if (lo == hi) { /* a constant range: centre it in the map */
     double d = lo != 0 ? fabs(lo) * 0.5 : 1.0;
     lo -= d;
     hi += d;
   }
-  size_t sc = (size_t)o.scale;
-  if (sc == 0) {
-    size_t big = w > h ? w : h;
-    sc = big >= 512 ? 1 : 512 / big;
-    if (sc > 16) sc = 16;
+  /* pixels per point (sx, sy), or points per pixel (dx, dy) */
+  size_t sx = (size_t)o.scale, sy = sx, dx = 1, dy = 1;
+  if (sx == 0) {
+    enum { CAP = 4096, TARGET = 512, MIN_SIDE = 32 };
+    dx = (w + CAP - 1) / CAP;
+    dy = (h + CAP - 1) / CAP;
+    size_t vw = (w + dx - 1) / dx, vh = (h + dy - 1) / dy;
+    size_t big = vw > vh ? vw : vh;
+    sx = big >= TARGET ? 1 : TARGET / big;
+    if (sx > 16) sx = 16;
+    sy = sx;
+    if (vw * sx < MIN_SIDE) sx = (MIN_SIDE + vw - 1) / vw;
+    if (vh * sy < MIN_SIDE) sy = (MIN_SIDE + vh - 1) / vh;
   }
-  size_t iw = w * sc, ih = h * sc, m = 8;
-  int fs = ih >= 400 ? 2 : 1;
+  const size_t vw = (w + dx - 1) / dx, vh = (h + dy - 1) / dy;
+  layout L;
+  L.pw = (long)(vw * sx);
+  L.ph = (long)(vh * sy);
+  L.fs = o.axes ? (L.pw >= 384 || L.ph >= 384 ? 2 : 1)
+                : (L.ph >= 400 ? 2 : 1);
+  const int fs = L.fs, cw = 6 * fs, gh = 7 * fs, th = 8 * fs;
+  const long m = 8;
+  /* the colour bar's labels: max, min, and 0 (or the middle) */
   char lab[3][32];
-  size_t labw = 0;
-  if (o.colorbar) {
-    double v[3] = {hi, 0.5 * (lo + hi), lo};
+  double labv[3] = {hi, lo, lo < 0 && hi > 0 ? 0 : 0.5 * (lo + hi)};
+  long labw = 0;
+  if (flat) {
+    fmt_value(lab[0], sizeof lab[0], mn);
+    labw = text_w(lab[0], fs);
+  } else {
     for (int k = 0; k < 3; k++) {
-      snprintf(lab[k], sizeof lab[k], "%.3g", v[k]);
-      size_t L = strlen(lab[k]) * 6 * (size_t)fs;
-      if (L > labw) labw = L;
+      fmt_value(lab[k], sizeof lab[k], labv[k]);
+      if (text_w(lab[k], fs) > labw) labw = text_w(lab[k], fs);
     }
   }
-  size_t barh = ih < 64 ? 64 : ih;
-  size_t W = m + iw + (o.colorbar ? 12 + 16 + 6 + labw : 0) + m;
-  size_t H = m + (o.colorbar ? barh : ih) + m;
-  if (o.colorbar) H += 8 * (size_t)fs; /* room for half a label above/below */
-  if (W * H > ((size_t)1 << 28))
+  tick xt[MAX_TICKS], yt[MAX_TICKS];
+  int nxt = 0, nyt = 0;
+  char xtitle[128] = "", ytitle[128] = "", vtitle[128] = "", title[512] = "";
+  long ylw = 0;
+  if (o.axes) {
+    /* a side of one point has no scale to show */
+    nxt = w > 1 ? make_ticks(&o.coord[0], w, dx, (double)sx, 0, 1, 4 * cw,
+                             cw, xt)
+                : 0;
+    nyt = h > 1 ? make_ticks(&o.coord[1], h, dy, (double)sy, o.flip, 0,
+                             3 * th, cw, yt)
+                : 0;
+    for (int k = 0; k < nyt; k++)
+      if (text_w(yt[k].s, fs) > ylw) ylw = text_w(yt[k].s, fs);
+    axis_title(xtitle, sizeof xtitle, o.coord[0].name, o.coord[0].unit);
+    axis_title(ytitle, sizeof ytitle, o.coord[1].name, o.coord[1].unit);
+    axis_title(vtitle, sizeof vtitle, o.value_name, o.value_unit);
+    snprintf(title, sizeof title, "%s%s%s", o.title ? o.title : "",
+             o.title && *o.title && *note ? ": " : "", note);
+  }
+  long right; /* from the plot's right edge to the image's */
+  if (o.axes) {
+    L.left = m + ylw + 3 + 4 + 1;
+    L.top = m + th + 6 + th + 8 + 1;
+    right = 1 + m;
+    if (nxt) right = lmax(right, text_w(xt[nxt - 1].s, fs) / 2 + m -
+                                     (L.pw - (long)xt[nxt - 1].pos));
+    if (nxt) L.left = lmax(L.left, m + text_w(xt[0].s, fs) / 2 -
+                                       (long)xt[0].pos);
+  } else {
+    L.left = m;
+    L.top = m + (o.colorbar ? 4 * fs : 0);
+    right = m;
+  }
+  L.bx = 0;
+  L.bh = o.colorbar ? (flat ? 16 : L.ph < 64 ? 64 : L.ph) : 0;
+  if (o.colorbar) {
+    L.bx = L.left + L.pw + 12 + (o.axes ? 1 : 0);
+    long r = (L.bx - L.left - L.pw) + 16 + 6 + labw + m;
+    if (o.axes && text_w(vtitle, fs) + (L.bx - L.left - L.pw) + m > r)
+      r = text_w(vtitle, fs) + (L.bx - L.left - L.pw) + m;
+    if (r > right) right = r;
+  }
+  long W = L.left + L.pw + right, H;
+  if (o.axes) {
+    long below = L.top + L.ph + 1 + 4 + 3 + th + 4 + th + m;
+    H = lmax(below, L.top + L.bh + gh / 2 + m);
+    if (text_w(title, fs) + 2 * m > W) W = text_w(title, fs) + 2 * m;
+    if (text_w(ytitle, fs) + m > L.left + L.pw + 12 &&
+        text_w(ytitle, fs) + 2 * m > W)
+      W = text_w(ytitle, fs) + 2 * m;
+  } else {
+    H = L.top + (o.colorbar ? L.bh : L.ph) + m + (o.colorbar ? 4 * fs : 0);
+  }
+  L.W = (size_t)W;
+  L.H = (size_t)H;
+  if (L.W * L.H > ((size_t)1 << 28))
     return strata__fail(ctx, STRATA_EINVAL, "the image would be %zu x %zu "
-                        "pixels; lower the scale", W, H);
-  unsigned char *img = malloc(W * H * 3);
+                        "pixels; lower the scale", L.W, L.H);
+  unsigned char *img = malloc(L.W * L.H * 3);
   if (!img)
     return strata__fail(ctx, STRATA_ENOMEM, "cannot allocate %zu bytes for "
-                        "the image", W * H * 3);
-  memset(img, 255, W * H * 3);
-  size_t top = m + (o.colorbar ? 4 * (size_t)fs : 0);
-  static const unsigned char nan_rgb[3] = {255, 0, 255};
-  for (size_t r = 0; r < h; r++) {
-    size_t src_r = o.flip ? h - 1 - r : r;
-    for (size_t c = 0; c < w; c++) {
-      double v = value_at(data, p, src_r * w + c);
+                        "the image", L.W * L.H * 3);
+  memset(img, 255, L.W * L.H * 3);
+  static const unsigned char nan_rgb[3] = {255, 0, 255},
+                             flat_rgb[3] = {225, 225, 225},
+                             black[3] = {0, 0, 0};
+  /* the plot: each cell the mean of its dx x dy points (NaN if one is) */
+  for (size_t r = 0; r < vh; r++) {
+    size_t br = o.flip ? vh - 1 - r : r;
+    for (size_t c = 0; c < vw; c++) {
+      double sum = 0;
+      size_t cnt = 0;
+      for (size_t i = br * dy; i < (br + 1) * dy && i < h; i++)
+        for (size_t j = c * dx; j < (c + 1) * dx && j < w; j++, cnt++)
+          sum += value_at(data, p, i * w + j);
+      double v = sum / (double)cnt;
       unsigned char rgb[3];
       if (isnan(v))
         memcpy(rgb, nan_rgb, 3);
+      else if (flat)
+        memcpy(rgb, flat_rgb, 3);
       else
         cmap_rgb(o.cmap, (v - lo) / (hi - lo), rgb);
-      for (size_t dy = 0; dy < sc; dy++)
-        for (size_t dx = 0; dx < sc; dx++)
-          memcpy(img + 3 * ((top + r * sc + dy) * W + m + c * sc + dx), rgb,
-                 3);
+      for (size_t yy = 0; yy < sy; yy++)
+        for (size_t xx = 0; xx < sx; xx++)
+          memcpy(img + 3 * (((size_t)L.top + r * sy + yy) * L.W +
+                            (size_t)L.left + c * sx + xx),
+                 rgb, 3);
     }
+  }
+  if (o.axes) {
+    for (long x = L.left - 1; x <= L.left + L.pw; x++) { /* the frame */
+      put_px(img, L.W, L.H, x, L.top - 1, black);
+      put_px(img, L.W, L.H, x, L.top + L.ph, black);
+    }
+    for (long y = L.top - 1; y <= L.top + L.ph; y++) {
+      put_px(img, L.W, L.H, L.left - 1, y, black);
+      put_px(img, L.W, L.H, L.left + L.pw, y, black);
+    }
+    for (int k = 0; k < nxt; k++) {
+      long x = L.left + (long)floor(xt[k].pos);
+      for (long d = 1; d <= 4; d++)
+        put_px(img, L.W, L.H, x, L.top + L.ph + d, black);
+      text_at(img, L.W, L.H, x - text_w(xt[k].s, fs) / 2,
+              L.top + L.ph + 1 + 4 + 3, xt[k].s, fs);
+    }
+    for (int k = 0; k < nyt; k++) {
+      long y = L.top + (long)floor(yt[k].pos);
+      for (long d = 2; d <= 5; d++) put_px(img, L.W, L.H, L.left - d, y, black);
+      text_at(img, L.W, L.H, L.left - 1 - 4 - 3 - text_w(yt[k].s, fs),
+              y - 3 * fs, yt[k].s, fs);
+    }
+    text_at(img, L.W, L.H, L.left + (L.pw - text_w(xtitle, fs)) / 2,
+            L.top + L.ph + 1 + 4 + 3 + th + 4, xtitle, fs);
+    text_at(img, L.W, L.H, m, m + th + 6, ytitle, fs);
+    text_at(img, L.W, L.H, ((long)L.W - text_w(title, fs)) / 2, m, title,
+            fs);
+    if (o.colorbar)
+      text_at(img, L.W, L.H, L.bx, m + th + 6, vtitle, fs);
   }
   if (o.colorbar) {
-    static const unsigned char black[3] = {0, 0, 0};
-    long bx = (long)(m + iw + 12), by = (long)top;
-    for (size_t y = 0; y < barh; y++) {
+    long bx = L.bx, by = L.top;
+    for (long y = 0; y < L.bh; y++) {
       unsigned char rgb[3];
-      cmap_rgb(o.cmap, 1.0 - (double)y / (double)(barh - 1), rgb);
-      for (long x = 1; x < 15; x++)
-        put_px(img, W, H, bx + x, by + (long)y, rgb);
+      if (flat)
+        memcpy(rgb, flat_rgb, 3);
+      else
+        cmap_rgb(o.cmap, 1.0 - (double)y / (double)(L.bh - 1), rgb);
+      for (long x = 1; x < 15; x++) put_px(img, L.W, L.H, bx + x, by + y, rgb);
     }
     for (long x = 0; x < 16; x++) { /* frame */
-      put_px(img, W, H, bx + x, by, black);
-      put_px(img, W, H, bx + x, by + (long)barh - 1, black);
+      put_px(img, L.W, L.H, bx + x, by, black);
+      put_px(img, L.W, L.H, bx + x, by + L.bh - 1, black);
     }
-    for (long y = 0; y < (long)barh; y++) {
-      put_px(img, W, H, bx, by + y, black);
-      put_px(img, W, H, bx + 15, by + y, black);
+    for (long y = 0; y < L.bh; y++) {
+      put_px(img, L.W, L.H, bx, by + y, black);
+      put_px(img, L.W, L.H, bx + 15, by + y, black);
     }
-    long ys[3] = {by, by + (long)barh / 2, by + (long)barh - 1};
-    for (int k = 0; k < 3; k++) {
-      for (long x = 16; x < 20; x++) put_px(img, W, H, bx + x, ys[k], black);
-      strata_image_draw_text(img, W, H, bx + 22, ys[k] - 3 * fs, lab[k], fs,
-                             black);
+    long ys[3] = {by, by + L.bh - 1,
+                  by + (long)lround((hi - labv[2]) / (hi - lo) *
+                                    (double)(L.bh - 1))};
+    /* the middle label only where it clears the ends' */
+    int nl = flat ? 1
+             : ys[2] - ys[0] > th + 2 && ys[1] - ys[2] > th + 2 ? 3 : 2;
+    if (flat) ys[0] = by + L.bh / 2;
+    for (int k = 0; k < nl; k++) {
+      for (long x = 16; x < 20; x++) put_px(img, L.W, L.H, bx + x, ys[k], black);
+      text_at(img, L.W, L.H, bx + 22, ys[k] - 3 * fs, lab[k], fs);
     }
   }
-  strata_status s = strata_png_write_rgb(ctx, path, W, H, img);
+  strata_status s = write_png(ctx, path, L.W, L.H, img,
+                              o.axes ? title : note);
   free(img);
   return s;
 }
@@ -399,7 +695,24 @@ strata_status strata__png_write_slice(strata_context *ctx, const char *path,
                  (c * st[ax[0]] + r * st[ax[1]] + (size_t)idx * st[ax[2]]) *
                      es,
              es);
-  s = strata_png_write_image(ctx, path, p, w, h, sl, o);
+  /* the slice's axes are two of the grid's; its plane goes in the title */
+  strata_png_options so = *o;
+  so.coord[0] = o->coord[ax[0]];
+  so.coord[1] = o->coord[ax[1]];
+  if (dims == 1) so.coord[1].name = NULL; /* a line has no y */
+  char title[512];
+  if (dims == 3 && o->axes) {
+    const strata_png_coord *c = &o->coord[ax[2]];
+    char at[48], nm[2] = {"xyz"[ax[2]], 0};
+    snprintf(at, sizeof at, "%.6g", c->origin + (double)idx * c->step);
+    short_exponent(at);
+    snprintf(title, sizeof title, "%s%s%s = %s%s%s",
+             o->title ? o->title : "", o->title && *o->title ? ", " : "",
+             c->name ? c->name : nm, at,
+             c->unit && *c->unit ? " " : "", c->unit ? c->unit : "");
+    so.title = title;
+  }
+  s = strata_png_write_image(ctx, path, p, w, h, sl, &so);
   if (!scratch) free(sl);
   return s;
 }

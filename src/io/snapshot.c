@@ -16,6 +16,7 @@ typedef struct slot {
   void *buf;
   int state;
   char stem[64];
+  char title[192]; /* the PNG's; "" = the options' */
 } slot;
 
 struct strata_snapshot_writer {
@@ -23,6 +24,7 @@ struct strata_snapshot_writer {
   strata_context *wctx; /* the writing thread's: messages of the files */
   strata_snapshot_options o;
   char *dir, *name;
+  char *strs[9]; /* png_options' strings, copied */
   int dims;
   size_t n[3];
   strata_precision precision;
@@ -60,7 +62,8 @@ void strata_snapshot_options_init(strata_snapshot_options *o) {
 /* Writes the host copy buf as the formats asked for: 0, or -1 with "cannot
  * write PATH: reason" in err. */
 static int write_files(strata_snapshot_writer *w, const void *buf,
-                       const char *stem, char *err, size_t errn) {
+                       const char *stem, const char *title, char *err,
+                       size_t errn) {
   char path[1024];
   strata_status s = STRATA_OK;
   if (w->o.npy) {
@@ -78,8 +81,10 @@ static int write_files(strata_snapshot_writer *w, const void *buf,
   }
   if (w->o.png && s == STRATA_OK) {
     snprintf(path, sizeof path, "%s/%s.png", w->dir, stem);
+    strata_png_options po = w->o.png_options;
+    if (*title) po.title = title;
     s = strata__png_write_slice(w->wctx, path, w->precision, w->dims, w->n,
-                                buf, &w->o.png_options, w->slice);
+                                buf, &po, w->slice);
   }
   if (s == STRATA_OK) return 0;
   snprintf(err, errn, "cannot write %s: %s", path,
@@ -103,7 +108,8 @@ static void *writer_main(void *arg) {
     int rc = 0;
     double t0 = strata__now(), dt = 0;
     if (!skip) {
-      rc = write_files(w, w->slots[k].buf, w->slots[k].stem, err, sizeof err);
+      rc = write_files(w, w->slots[k].buf, w->slots[k].stem,
+                       w->slots[k].title, err, sizeof err);
       dt = strata__now() - t0;
     }
     pthread_mutex_lock(&w->mu);
@@ -128,7 +134,26 @@ static void free_all(strata_snapshot_writer *w) {
   strata_context_destroy(&w->wctx);
   free(w->dir);
   free(w->name);
+  for (size_t i = 0; i < sizeof w->strs / sizeof w->strs[0]; i++)
+    free(w->strs[i]);
   free(w);
+}
+
+/* Copies the strings of w->o.png_options and points it at the copies:
+ * 0, or -1 when out of memory. */
+static int copy_png_strings(strata_snapshot_writer *w) {
+  strata_png_options *po = &w->o.png_options;
+  const char **p[9] = {&po->title, &po->value_name, &po->value_unit};
+  for (int a = 0; a < 3; a++) {
+    p[3 + 2 * a] = &po->coord[a].name;
+    p[4 + 2 * a] = &po->coord[a].unit;
+  }
+  for (int i = 0; i < 9; i++) {
+    if (!*p[i]) continue;
+    if (!(w->strs[i] = strdup(*p[i]))) return -1;
+    *p[i] = w->strs[i];
+  }
+  return 0;
 }
 
 static strata_status start_thread(strata_snapshot_writer *w) {
@@ -225,7 +250,8 @@ strata_status strata_snapshot_writer_create(strata_context *ctx,
   w->name = strdup(o->field_name ? o->field_name : "u");
   w->slice = o->png ? malloc(w->n[ax[0]] * w->n[ax[1]] * (size_t)w->precision)
                     : NULL;
-  int ok = w->slots && w->queue && w->dir && w->name && (w->slice || !o->png);
+  int ok = w->slots && w->queue && w->dir && w->name &&
+           (w->slice || !o->png) && copy_png_strings(w) == 0;
   for (int i = 0; ok && i < w->nbuf; i++)
     ok = (w->slots[i].buf = malloc(bytes ? bytes : 1)) != NULL;
   if (!ok) {
@@ -294,6 +320,12 @@ static strata_status report(strata_snapshot_writer *w) {
 
 strata_status strata_snapshot_submit_host(strata_snapshot_writer *w,
                                           void *host, const char *stem) {
+  return strata_snapshot_submit_titled(w, host, stem, NULL);
+}
+
+strata_status strata_snapshot_submit_titled(strata_snapshot_writer *w,
+                                            void *host, const char *stem,
+                                            const char *title) {
   if (!w) return STRATA_EINVAL;
   pthread_mutex_lock(&w->mu);
   int k = slot_of(w, host);
@@ -303,6 +335,11 @@ strata_status strata_snapshot_submit_host(strata_snapshot_writer *w,
                            stem ? strata__argval_s(stem).s : "NULL",
                            "snapshot: the stem is %s",
                            !stem ? "NULL" : *stem ? "too long" : "empty");
+  else if (title && strlen(title) >= sizeof w->slots[0].title)
+    s = strata__fail_arg_s(w->ctx, STRATA_EINVAL, "title",
+                           strata__argval_s(title).s,
+                           "snapshot: the title is longer than %zu bytes",
+                           sizeof w->slots[0].title - 1);
   else if (k < 0 || w->slots[k].state != SLOT_HELD)
     s = strata__fail_arg_p(w->ctx, STRATA_EINVAL, "host", host,
                            "snapshot: the host copy was not acquired from "
@@ -319,7 +356,8 @@ strata_status strata_snapshot_submit_host(strata_snapshot_writer *w,
     pthread_mutex_unlock(&w->mu);
     char err[sizeof w->err];
     double t0 = strata__now();
-    int rc = write_files(w, host, stem, err, sizeof err);
+    int rc = write_files(w, host, stem, title ? title : "", err,
+                         sizeof err);
     pthread_mutex_lock(&w->mu);
     w->busy_s += strata__now() - t0;
     w->slots[k].state = SLOT_FREE;
@@ -332,6 +370,8 @@ strata_status strata_snapshot_submit_host(strata_snapshot_writer *w,
     return s;
   }
   snprintf(w->slots[k].stem, sizeof w->slots[k].stem, "%s", stem);
+  snprintf(w->slots[k].title, sizeof w->slots[k].title, "%s",
+           title ? title : "");
   w->slots[k].state = SLOT_QUEUED;
   w->queue[(w->head + w->queued) % w->nbuf] = k;
   w->queued++;

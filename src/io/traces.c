@@ -181,3 +181,84 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
   free(buf);
   return strata__ofile_commit(&o);
 }
+
+/* How the receivers are laid out: coordinate axis a (0..2) when they are
+ * evenly spaced along it and fixed in the others, 3 when evenly spaced
+ * along another line, -1 otherwise (or without positions); *origin and
+ * *step place receiver r at origin + r * step on that axis. */
+static int receiver_axis(const strata_traces *t, double *origin,
+                         double *step) {
+  *origin = 0;
+  *step = 1;
+  if (!t->receivers || t->ntraces < 2) return -1;
+  const double *p = t->receivers;
+  const size_t n = t->ntraces;
+  double d[3], len = 0;
+  for (int a = 0; a < 3; a++) {
+    d[a] = (p[3 * (n - 1) + a] - p[a]) / (double)(n - 1);
+    len += d[a] * d[a];
+  }
+  len = sqrt(len);
+  if (!(len > 0) || !isfinite(len)) return -1;
+  for (size_t r = 0; r < n; r++) /* on the line, evenly */
+    for (int a = 0; a < 3; a++)
+      if (fabs(p[3 * r + a] - (p[a] + (double)r * d[a])) > 1e-6 * len)
+        return -1;
+  int moving = 0, axis = 3;
+  for (int a = 0; a < 3; a++)
+    if (d[a] != 0) moving++, axis = a;
+  if (moving == 1) {
+    *origin = p[axis];
+    *step = d[axis];
+    return axis;
+  }
+  *step = len; /* the distance from the first receiver */
+  return 3;
+}
+
+strata_status strata_traces_save_png(strata_context *ctx, const char *path,
+                                     const strata_traces *t,
+                                     const strata_png_options *opt) {
+  strata_status s = check_traces(ctx, t);
+  if (s != STRATA_OK) return s;
+  if (!(t->dt > 0) || !isfinite(t->dt))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "dt", t->dt, "the sample "
+                            "interval %g s must be positive and finite",
+                            t->dt);
+  strata_png_options o;
+  if (opt)
+    o = *opt;
+  else {
+    strata_png_options_init(&o);
+    o.cmap = STRATA_CMAP_SEISMIC;
+  }
+  /* the gather: time down, one column per receiver */
+  const size_t nr = t->ntraces, ns = t->nsamples;
+  double *img = malloc(nr * ns * sizeof *img);
+  if (!img)
+    return strata__fail(ctx, STRATA_ENOMEM, "out of memory for the trace "
+                        "image");
+  for (size_t r = 0; r < nr; r++)
+    for (size_t k = 0; k < ns; k++)
+      img[k * nr + r] =
+          t->precision == STRATA_F32
+              ? (double)((const float *)t->data)[r * ns + k]
+              : ((const double *)t->data)[r * ns + k];
+  static const char *const names[5] = {"receiver", "receiver x",
+                                       "receiver y", "receiver depth z",
+                                       "offset"};
+  double origin, step;
+  int a = receiver_axis(t, &origin, &step);
+  o.coord[0].name = names[a + 1];
+  o.coord[0].unit = a < 0 ? NULL : "m";
+  o.coord[0].origin = origin;
+  o.coord[0].step = step;
+  o.coord[1].name = "time";
+  o.coord[1].unit = "s";
+  o.coord[1].origin = 0;
+  o.coord[1].step = t->dt;
+  o.flip = 0;
+  s = strata_png_write_image(ctx, path, STRATA_F64, nr, ns, img, &o);
+  free(img);
+  return s;
+}

@@ -421,6 +421,12 @@ const char *strata_solver_field_name(const strata_solver *s, int index) {
   return s->names[index];
 }
 
+const char *strata_solver_field_unit(const strata_solver *s, int index) {
+  if (!s || index < 0 || index >= s->nfields) return NULL;
+  /* the other solvers work in grid units or in the initial state's */
+  return s->kind == STRATA_SOLVER_WAVE ? "Pa" : "";
+}
+
 int strata_solver_field_index(const strata_solver *s, const char *name) {
   if (!s || !name) return -1;
   for (int i = 0; i < s->nfields; i++)

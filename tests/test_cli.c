@@ -430,6 +430,7 @@ TEST(operator_run_matches_library) {
   CHECK(strstr(js, "\"interrupted\": false"));
   CHECK(strstr(js, "\"gpts_per_s\": "));
   CHECK(strstr(js, "\"percent_of_copy\": null"));
+  CHECK(strstr(js, "\"copy_warning\": null"));
   free(js);
   /* the PNG is an x-z slice: 13 wide, 9 tall, scaled, with a colour bar */
   size_t len;

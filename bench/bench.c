@@ -5,7 +5,9 @@
  * the copy kernel on the same fields (timed in alternation with the
  * operator, sample by sample: the median of the per-sample ratios), and the
  * effective bytes per point (the copy's bandwidth times the operator's time
- * per point). */
+ * per point).  Warns when the copy cannot be the ceiling: too slow for any
+ * memory, or beaten by an operator by more than noise allows
+ * (strata_bench_ceiling_suspect). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 #include "bench_chart.h"
@@ -456,7 +458,8 @@ int strata_bench_main(int argc, char **argv) {
              p == STRATA_F32 ? "fp32" : "fp64", npts * (double)p / 1e9);
       printf("%-28s %-14s %9s %9s %8s %8s\n", "operator", "variant", "Gpts/s",
              "GB/s", "% copy", "B/pt");
-      double t_copy = 0;
+      double t_copy = 0, worst = 0, worst_copy_gbs = 0;
+      char worst_name[80] = "";
       for (int ci = 0; copies[ci]; ci++) {
         call_arg ca = {NULL, in3, out3, {NULL, {0, 0, 0}}, copies[ci]};
         double t;
@@ -548,7 +551,22 @@ int strata_bench_main(int argc, char **argv) {
           printf("%-28s %-14s %9.2f %9.1f %7.1f%% %8.2f\n", r->op, r->variant,
                  r->gpts, r->gbs, r->pct, r->bpp);
           fflush(stdout);
+          if (ratio > worst) {
+            worst = ratio;
+            worst_copy_gbs = r->gbs / ratio; /* the copy beside it */
+            snprintf(worst_name, sizeof worst_name, "%s/%s", r->op, v);
+          }
         }
+      }
+      /* the copy ceiling itself, then the operator that beat it most
+       * against the copy timed beside it */
+      char warn[512];
+      if (strata_bench_ceiling_suspect(npts * bpp_min / t_copy / 1e9, 0, "",
+                                       0, on_cpu, warn, sizeof warn) ||
+          strata_bench_ceiling_suspect(worst_copy_gbs, worst, worst_name,
+                                       bpp_min, on_cpu, warn, sizeof warn)) {
+        fflush(stdout);
+        fprintf(stderr, "strata bench: warning: %s\n", warn);
       }
       strata_field_destroy(&in3);
       strata_field_destroy(&out3);

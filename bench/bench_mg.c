@@ -8,7 +8,8 @@
  *   - the time per level and the finest level's share (a second, profiled
  *     solve: it waits for the device at every level change);
  *   - the convergence factor of the timed cycles (from phi = 0, random psi).
- * Prints markdown tables.
+ * Prints markdown tables, and a warning on stderr when the copy ceiling
+ * cannot be right (strata_bench_ceiling_suspect).
  *
  *   bench_mg [--quick] [--backend cpu|cuda] [--prec f32|f64|both]
  *            [--disc fe|fd] [--cycle v|f|w] [--cycles N] [--reps R]
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "core/internal.h"
 #include "runner.h"
 #include "strata.h"
@@ -169,6 +171,17 @@ static void run_one(const cfg *c, const size_t n[3], strata_precision p) {
          sweep_gbs, 100 * sweep_gbs / copy_gbs, res.factor, res.relative,
          p == STRATA_F32 ? seed_ref(n) : "-");
   fflush(stdout);
+  char warn[512];
+  if (strata_bench_ceiling_suspect(copy_gbs, 0, "", 0,
+                                   strata_context_backend(ctx) ==
+                                       STRATA_BACKEND_CPU,
+                                   warn, sizeof warn) ||
+      strata_bench_ceiling_suspect(copy_gbs, sweep_gbs / copy_gbs,
+                                   "the finest sweep", 3.0 * es,
+                                   strata_context_backend(ctx) ==
+                                       STRATA_BACKEND_CPU,
+                                   warn, sizeof warn))
+    fprintf(stderr, "bench_mg: warning: %s\n", warn);
 
   /* the profiled solve: time per level */
   strata_mg_destroy(&mg);

@@ -7,7 +7,9 @@
  * (read-back) time separately.  Prints markdown tables.  Each figure is timed
  * g_reps times after a warm-up; throughput is given as median / best, and the
  * percentages compare best with best (the ceiling is a best case, and on a
- * shared machine the median carries other processes' load).
+ * shared machine the median carries other processes' load).  A copy
+ * ceiling that cannot be right (strata_bench_ceiling_suspect) is warned
+ * about on stderr.
  *
  *   bench_solvers [heat|heat2d|heat3d|wave|fdtd|all] [--small] [--reps N]
  *                 [--backend cpu|cuda|auto] [--tuning KEY=VALUE,...]
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "runner.h"
 #include "strata.h"
 
@@ -66,6 +69,23 @@ static double best(const double *v) { return v[0]; }
     }                                                                          \
   } while (0)
 
+/* Warns on stderr when the copy ceiling cgb (GB/s) cannot be believed:
+ * slower than any memory, or (gpts > 0) beaten by what, running gpts
+ * Gpts x steps/s at its minimum of bpp bytes per point and step. */
+static void check_ceiling(strata_context *ctx, double cgb, const char *what,
+                          double gpts, double bpp) {
+  char warn[512];
+  if (gpts > 0 && cgb < STRATA_BENCH_MIN_COPY_GBS)
+    return; /* said once, when the copy was measured */
+  if (strata_bench_ceiling_suspect(
+          cgb, gpts > 0 ? gpts * bpp / cgb : 0, what, bpp,
+          strata_context_backend(ctx) == STRATA_BACKEND_CPU, warn,
+          sizeof warn)) {
+    fflush(stdout); /* after the table's lines so far */
+    fprintf(stderr, "bench_solvers: warning: %s\n", warn);
+  }
+}
+
 /* Copy bandwidth (GB/s, read + write) of the CPU engine's copy kernel on
  * fields of this shape and precision: the best of g_reps. */
 static double copy_gbs(strata_context *ctx, int dims, const size_t n[3],
@@ -87,7 +107,9 @@ static double copy_gbs(strata_context *ctx, int dims, const size_t n[3],
   strata_field_destroy(&a);
   strata_field_destroy(&b);
   median(t, g_reps);
-  return 2.0 * (double)p * pts / best(t) / 1e9;
+  double gbs = 2.0 * (double)p * pts / best(t) / 1e9;
+  check_ceiling(ctx, gbs, "", 0, 0);
+  return gbs;
 }
 
 /* the temporal-blocking model (docs/performance.md#temporal-blocking-fs):
@@ -159,6 +181,9 @@ static void bench_heat_case(strata_context *ctx, const heat_case *c) {
            gmed, gpts, gpts * 2 * es, 100 * gpts / ceiling);
     if (c->ebisu > 0) printf(" %.0f%% |", 100 * gmed / c->ebisu);
     printf("\n");
+    char what[64];
+    snprintf(what, sizeof what, "heat with %d fused steps", s);
+    check_ceiling(ctx, cgb, what, gpts, 2.0 * es / s);
     strata_heat_destroy(&h);
   }
   printf("\n");
@@ -273,6 +298,7 @@ static void bench_wave(strata_context *ctx, int small) {
     double B = info.bytes_per_point_step, ceil_ = cgb / B;
     printf("| %s | %.2f | %.3f / %.3f | %.1f | %.3f | %.0f%% |\n", name, B,
            gmed, gpts, gpts * B, ceil_, 100 * gpts / ceil_);
+    check_ceiling(ctx, cgb, name, gpts, B);
     strata_wave_destroy(&w);
     if (ctx != main_ctx) strata_context_destroy(&ctx);
   }
@@ -319,6 +345,7 @@ static void bench_fdtd(strata_context *ctx, int small) {
              "| %.0f%% |\n", cells / 1048576.0, n,
              sc ? "Yee TM" : "explicit E (seed)", tm * 1e3, tb * 1e3,
              txm * 1e3, gc, gc * B, B, 100 * gc * B / cgb);
+    check_ceiling(ctx, cgb, sc ? "FDTD Yee TM" : "FDTD explicit E", gc, B);
       strata_fdtd_destroy(&f);
     }
   }

@@ -36,11 +36,14 @@ const cf_key run_schema[] = {
     KE("run", "backend", "auto|cpu|cuda", "auto",
        "engine; auto = CUDA when a GPU is usable, else the CPU"),
     KI("run", "device", 0, 1024, "0", "CUDA device ordinal"),
-    KI("run", "threads", 0, 4096, "0", "CPU threads, 0 = OpenMP's default"),
+    KI("run", "threads", 0, 4096, "0",
+       "CPU threads, 0 = OpenMP's default (OMP_NUM_THREADS, else one per "
+       "logical CPU); more threads than free cores run much slower"),
     KI("run", "steps", 1, 2000000000, NULL,
        "time steps to take (not multigrid: see [poisson] max_cycles)"),
     KI("run", "checkpoint_every", 0, 2000000000, "0",
-       "write a checkpoint every N steps (0 = never; not multigrid)"),
+       "write a checkpoint every N steps (0 = never; multigrid: every N "
+       "cycles)"),
     KI("run", "check_every", 0, 2000000000, "500",
        "look for NaN and infinity in the solution every N steps (one "
        "reduction; 0 = never) and stop with an error naming the step, the "

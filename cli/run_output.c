@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "run.h"
 
 int run_make_dir(const char *dir) {
@@ -284,6 +285,13 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
   strata_solver_info si;
   strata_solver_get_info(r->sv, &si);
   double bpp = si.bytes_per_point_step;
+  /* the copy ceiling, and whether it can be believed */
+  double copy_gbs = t->copy_pts * 2 * (double)r->precision * 1e-9;
+  char warn[512] = "";
+  int suspect = t->copy_pts > 0 && strata_bench_ceiling_suspect(
+      copy_gbs, gpts * bpp / copy_gbs, "the run", bpp,
+      strata_context_backend(r->ctx) == STRATA_BACKEND_CPU, warn,
+      sizeof warn);
   fprintf(json, "{\n  \"case\": ");
   json_str(json, r->name);
   fprintf(json, ",\n  \"case_file\": ");
@@ -315,11 +323,15 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
           gpts, bpp, gpts * bpp);
   if (t->copy_pts > 0)
     fprintf(json, "  \"copy_gb_per_s\": %.6f,\n  \"percent_of_copy\": %.3f,\n",
-            t->copy_pts * 2 * (double)r->precision * 1e-9,
-            100 * gpts * bpp /
-                (t->copy_pts * 2 * (double)r->precision * 1e-9));
+            copy_gbs, 100 * gpts * bpp / copy_gbs);
   else
     fprintf(json, "  \"copy_gb_per_s\": null,\n  \"percent_of_copy\": null,\n");
+  fprintf(json, "  \"copy_warning\": ");
+  if (suspect)
+    json_str(json, warn);
+  else
+    fprintf(json, "null");
+  fprintf(json, ",\n");
   fprintf(json, "  \"memory_bytes\": %zu,\n  \"device_memory_bytes\": %zu,\n",
           t->need, t->di.memory_bytes);
   if (r->solver->describe) r->solver->describe(r, json);
@@ -356,10 +368,10 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
             t->interrupted ? "interrupted after" : "done:",
             done_steps, t->wall, t->kernel_s, gpts, gpts * bpp);
     if (t->copy_pts > 0)
-      fprintf(stderr, " (%.0f%% of copy)",
-              100 * gpts * bpp /
-                  (t->copy_pts * 2 * (double)r->precision * 1e-9));
+      fprintf(stderr, " (%.0f%% of the copy ceiling, %.1f GB/s)",
+              100 * gpts * bpp / copy_gbs, copy_gbs);
     fprintf(stderr, "; output in %s/\n", o->dir);
+    if (suspect) fprintf(stderr, "strata: warning: %s\n", warn);
   }
   return 0;
 }

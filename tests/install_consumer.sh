@@ -1,12 +1,53 @@
 #!/bin/sh
-# Installs the built library into a temporary prefix and builds a small
-# consumer against it twice: through pkg-config and through the CMake
-# package.  Usage: install_consumer.sh BUILD_DIR
+# Installs the built library and program into a temporary prefix (not the
+# default one, and moved once installed) and checks that they work from
+# there without LD_LIBRARY_PATH: the program runs a small case and loads
+# the installed library, and a small consumer builds and runs twice,
+# through pkg-config and through the CMake package.
+# Usage: install_consumer.sh BUILD_DIR
 set -eu
 build=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+unset LD_LIBRARY_PATH
+fail() { echo "install_consumer: $*" >&2; exit 1; }
+
+# the program's libstrata must be the one installed beside it
+check_lib() { # program prefix
+  line=$(ldd "$1" | grep 'libstrata\.so' || true)
+  case $line in
+    *"=> $2/"*) ;;
+    *) ldd "$1" >&2
+       fail "$1 does not load libstrata from $2:${line:- no libstrata}" ;;
+  esac
+}
+
+cmake --install "$build" --prefix "$tmp/install/prefix" >/dev/null
+# moved after installing: everything must find its parts relative to itself
+mv "$tmp/install/prefix" "$tmp/moved"
+prefix=$tmp/moved
+[ -x "$prefix/bin/strata" ] || fail "no $prefix/bin/strata"
+check_lib "$prefix/bin/strata" "$prefix"
+"$prefix/bin/strata" version >/dev/null || fail "installed strata does not run"
+cat > "$tmp/tiny.ini" <<'INI'
+[solver]
+kind = operator
+[grid]
+n = 16, 12
+[run]
+steps = 3
+backend = cpu
+[operator]
+scale = 0.1
+identity = true
+[output]
+every = 0
+formats = npy
+INI
+(cd "$tmp" && "$prefix/bin/strata" run tiny.ini --quiet --no-ceiling) ||
+  fail "installed strata cannot run a case"
+[ -f "$tmp/tiny.out/final.npy" ] || fail "the installed strata wrote no final.npy"
+
 cat > "$tmp/consumer.c" <<'C'
 #include <strata.h>
 #include <stdio.h>
@@ -27,11 +68,12 @@ int main(void) {
   return v == 24.0 ? 0 : 1;
 }
 C
-libdir=$(ls -d "$tmp/prefix"/lib*/pkgconfig | head -n 1)
+libdir=$(ls -d "$prefix"/lib*/pkgconfig | head -n 1)
 PKG_CONFIG_PATH=$libdir; export PKG_CONFIG_PATH
 if command -v pkg-config >/dev/null 2>&1; then
-  cc "$tmp/consumer.c" -o "$tmp/pc" $(pkg-config --cflags --libs strata) \
-     -Wl,-rpath,"$(pkg-config --variable=libdir strata)"
+  # exactly what pkg-config gives: its Libs carry the library's RPATH
+  cc "$tmp/consumer.c" -o "$tmp/pc" $(pkg-config --cflags --libs strata)
+  check_lib "$tmp/pc" "$prefix"
   "$tmp/pc"
 else
   echo "pkg-config not installed: pkg-config consumer skipped"
@@ -44,6 +86,7 @@ find_package(strata REQUIRED)
 add_executable(consumer ../consumer.c)
 target_link_libraries(consumer PRIVATE strata::strata)
 CM
-cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$tmp/cm/build" >/dev/null
+check_lib "$tmp/cm/build/consumer" "$prefix"
 "$tmp/cm/build/consumer"

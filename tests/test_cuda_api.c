@@ -3,7 +3,9 @@
  * fallback on a full device), fills, norms, the copy ceilings, variant
  * lists, the autotune cache, and the error paths (too large a grid, unknown or
  * inapplicable variants, bad launch shapes, a missing device ordinal).
- * Without a CUDA device every test skips, by name. */
+ * Without a CUDA device every test skips, by name, but the one that checks
+ * what a CUDA build says on a machine without an NVIDIA driver. */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -805,7 +807,37 @@ TEST(cuda_tune_checks_outputs) {
   return 0;
 }
 
-RUN_TESTS(cuda_device_info, cuda_fill_matches_cpu, cuda_transfers_and_fill,
+/* A CUDA build on a machine without any NVIDIA driver says so, for the
+ * backend probe (strata info) and for a context that asks for CUDA, rather
+ * than the runtime's "driver version is insufficient", which reads as
+ * "upgrade your driver". */
+TEST(cuda_without_driver_says_so) {
+  char why[512] = "";
+  if (strata_backend_available(STRATA_BACKEND_CUDA, why, sizeof why))
+    SKIP("a CUDA device is usable here");
+  if (strstr(why, "no CUDA support")) SKIP("%s", why);
+  void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (drv) {
+    dlclose(drv);
+    SKIP("an NVIDIA driver is installed (%s)", why);
+  }
+  CHECKF(strstr(why, "no NVIDIA driver found") &&
+         !strstr(why, "insufficient"), "probe: %s", why);
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CUDA;
+  char err[512] = "";
+  o.errbuf = err;
+  o.errbuf_size = sizeof err;
+  strata_context *ctx = NULL;
+  CHECK(strata_context_create(&ctx, &o) == STRATA_ENOBACKEND && !ctx);
+  CHECKF(strstr(err, "no NVIDIA driver found") &&
+         !strstr(err, "insufficient"), "context: %s", err);
+  printf("  %s\n", why);
+  return 0;
+}
+
+RUN_TESTS(cuda_without_driver_says_so, cuda_device_info, cuda_fill_matches_cpu, cuda_transfers_and_fill,
           cuda_transfer_shapes, cuda_transfer_device_full, cuda_norms,
           cuda_copy_kernels, cuda_variant_lists, cuda_errors, cuda_tune_cache,
           cuda_tune_checks_outputs)

@@ -5,6 +5,7 @@
  * with or without FMA; we require every point within it. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "reference.h"
 #include "runner.h"
@@ -49,4 +50,47 @@ TEST(operators_2d) { return run_dims(2, (size_t[3]){37, 29, 1}); }
 TEST(operators_3d) { return run_dims(3, (size_t[3]){23, 17, 13}); }
 TEST(operators_3d_large) { return run_dims(3, (size_t[3]){67, 45, 38}); }
 
-RUN_TESTS(operators_1d, operators_2d, operators_3d, operators_3d_large)
+/* The copy kernel, the benchmarks' ceiling: out = in bit for bit, signed
+ * zeros, infinities and NaNs included, in both precisions. */
+TEST(copy_kernel_exact) {
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  CHECK_OK(strata_context_create(&ctx, &o), ctx);
+  const size_t n = 37 * 29 * 13;
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  CHECK(a && b);
+  for (int p = 0; p < 2; p++) {
+    strata_precision prec = p ? STRATA_F64 : STRATA_F32;
+    strata_field_desc d = {3, {37, 29, 13}, 2, prec};
+    strata_field *in = NULL, *out = NULL;
+    CHECK_OK(strata_field_create(ctx, &d, &in), ctx);
+    CHECK_OK(strata_field_create(ctx, &d, &out), ctx);
+    for (size_t i = 0; i < n; i++) {
+      double v = (double)(i * 2654435761u % 1000003u) / 1000003.0 - 0.5;
+      if (i % 97 == 3) v = -0.0;
+      if (i % 101 == 5) v = i % 2 ? INFINITY : -INFINITY;
+      if (i % 103 == 7) v = NAN;
+      if (prec == STRATA_F32)
+        ((float *)a)[i] = (float)v;
+      else
+        a[i] = v;
+    }
+    CHECK_OK(strata_field_write(in, a), ctx);
+    CHECK_OK(strata_field_fill(out, 7), ctx);
+    CHECK_OK(strata_copy_kernel(in, out, NULL), ctx);
+    CHECK_OK(strata_field_read(out, b), ctx);
+    CHECKF(memcmp(a, b, n * (size_t)prec) == 0, "%s copy differs",
+           p ? "fp64" : "fp32");
+    strata_field_destroy(&in);
+    strata_field_destroy(&out);
+  }
+  free(a);
+  free(b);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+RUN_TESTS(operators_1d, operators_2d, operators_3d, operators_3d_large,
+          copy_kernel_exact)

@@ -241,13 +241,40 @@ void free_state(strata__cuda_state *st) {
   free(st);
 }
 
+/* Why no CUDA device can be used, from cudaGetDeviceCount's error e.
+ * Without any NVIDIA driver the runtime reports cudaErrorInsufficientDriver
+ * ("CUDA driver version is insufficient"), which reads as "upgrade your
+ * driver": the driver's version, 0 when there is none, tells the two
+ * apart. */
+void no_device_reason(cudaError_t e, char *why, size_t n) {
+  int drv = 0, rt = 0;
+  if (e == cudaErrorInsufficientDriver &&
+      (cudaDriverGetVersion(&drv) != cudaSuccess || drv == 0)) {
+    snprintf(why, n, "no NVIDIA driver found: this machine has no NVIDIA "
+             "GPU, or its driver is not installed");
+  } else if (e == cudaErrorInsufficientDriver) {
+    cudaRuntimeGetVersion(&rt);
+    snprintf(why, n, "the NVIDIA driver supports CUDA up to %d.%d, older "
+             "than this build's CUDA runtime %d.%d: update the driver",
+             drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+  } else if (e == cudaErrorNoDevice) {
+    snprintf(why, n, "no NVIDIA GPU found: the driver is installed but "
+             "reports no device; nvidia-smi lists what it sees, and "
+             "CUDA_VISIBLE_DEVICES may hide devices");
+  } else {
+    snprintf(why, n, "no usable CUDA device: %s", cudaGetErrorString(e));
+  }
+  cudaGetLastError();
+}
+
 strata_status cuda_init(strata_context *ctx, const strata_context_options *o) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    return strata__fail(ctx, STRATA_ENOBACKEND, "no usable CUDA device: %s",
-                        cudaGetErrorString(e));
+    char why[256];
+    no_device_reason(e, why, sizeof why);
+    return strata__fail(ctx, STRATA_ENOBACKEND, "%s", why);
   }
   if (o->device >= count)
     return strata__fail(ctx, STRATA_EINVAL,
@@ -576,8 +603,7 @@ int strata__cuda_probe(char *why, size_t n) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    if (why && n) snprintf(why, n, "no usable CUDA device: %s",
-                           cudaGetErrorString(e));
+    if (why && n) no_device_reason(e, why, n);
     return 0;
   }
   if (count < 1) {

@@ -243,7 +243,18 @@ int cli_run(int argc, char **argv) {
              a.restart);
     goto done;
   }
-  if (a.restart && (rc = run_load_checkpoint(r, a.restart))) goto done;
+  if (a.restart) {
+    /* the library's reader stops between its bounded reads on Ctrl-C (the
+     * context's interrupt hook) and names the file */
+    cli_interrupt_exits(0);
+    rc = run_load_checkpoint(r, a.restart);
+    if (!rc && cli_interrupted()) {
+      cli_err("interrupted while setting up the run; nothing was written");
+      rc = 130;
+    }
+    if (rc) goto done;
+    cli_interrupt_exits(1);
+  }
   if (r->step < 0 || r->step > r->steps) { /* the steps left are >= 0 */
     cli_err("%s: the checkpoint is at step %ld, outside the case's 0..%ld",
             a.restart, r->step, r->steps);

@@ -210,7 +210,8 @@ TEST(bad_case_files_refused) {
        "along x"},
       {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
        "[source]\nfrequency = 60\n", 0, "bad.ini:8: key 'frequency' in "
-       "[source]: parameters violate a stability limit: wave: 1.33 points"},
+       "[source]: parameters violate a stability limit: wave: 1.33333 "
+       "points"},
       {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
        "[wave]\ndt = 0.01\n", 0, "bad.ini:8: key 'dt' in [wave]: parameters "
        "violate a stability limit: wave: CFL"},
@@ -236,6 +237,12 @@ TEST(bad_case_files_refused) {
       {"[solver]\nkind = fdtd\n[grid]\nn = 40, 40\n[run]\nsteps = 1\n"
        "[fdtd]\ncourant = 0.8\n", 0, "bad.ini:8: key 'courant' in [fdtd]: "
        "parameters violate a stability limit"},
+      /* a value a hair above its limit is shown apart from it */
+      {"[solver]\nkind = heat\n[grid]\nn = 8, 8\n[run]\nsteps = 1\n"
+       "[heat]\ndiffusion_number = 0.2500001\n", 0, "bad.ini:8: key "
+       "'diffusion_number' in [heat]: parameters violate a stability limit: "
+       "heat: D = kappa dt / h^2 = 0.2500001 exceeds the stability limit "
+       "0.25 "},
       /* too large for the machine: both numbers */
       {"[solver]\nkind = operator\n[grid]\nn = 5000, 5000, 5000\n[run]\n"
        "steps = 1\n", 0, "memory but the device"},

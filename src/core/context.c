@@ -118,6 +118,19 @@ strata__argval strata__argval_d(double v) {
   return a;
 }
 
+strata__versus strata__vs(double v, double limit) {
+  strata__versus t;
+  for (int p = 6; p <= 17; p++) {
+    snprintf(t.v, sizeof t.v, "%.*g", p, v);
+    snprintf(t.lim, sizeof t.lim, "%.*g", p, limit);
+    if (strcmp(t.v, t.lim) != 0) break; /* told apart */
+    if ((!isfinite(v) || strtod(t.v, NULL) == v) &&
+        (!isfinite(limit) || strtod(t.lim, NULL) == limit))
+      break; /* equal, and both exact */
+  }
+  return t;
+}
+
 strata__argval strata__argval_i(long long v) {
   strata__argval a;
   snprintf(a.s, sizeof a.s, "%lld", v);

@@ -374,6 +374,15 @@ strata__argval strata__argval_d(double v);
 strata__argval strata__argval_i(long long v);
 strata__argval strata__argval_u(unsigned long long v);
 strata__argval strata__argval_s(const char *v);
+/* A value and the limit it is compared with, as text for one message: in
+ * %g's 6 significant digits, or in as many more as it takes to show them
+ * different when they are (D = 0.2500001 against 0.25), up to the digits
+ * that read back as each.  Every message that puts a value beside its
+ * limit prints both through this: strata__vs(v, lim).v, .lim. */
+typedef struct strata__versus {
+  char v[32], lim[32];
+} strata__versus;
+strata__versus strata__vs(double v, double limit);
 /* A pointer argument: its value is "NULL" or "set". */
 #define strata__fail_arg_p(ctx_, st_, name_, ptr_, ...)                      \
   strata__fail_arg_s(ctx_, st_, name_, (ptr_) ? "set" : "NULL", __VA_ARGS__)

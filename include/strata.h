@@ -319,7 +319,14 @@ typedef struct strata_stencil {
 
 /* The standard central Laplacian of order 2, 4, 6 or 8 (radius order/2) on
  * spacing h in 1, 2 or 3 dimensions.  The 3D order-8 one is the 25-point
- * stencil of seismic wave propagation. */
+ * stencil of seismic wave propagation.
+ * The builders below have no context, so their status is all they say:
+ * STRATA_EINVAL for an argument out of range, and for a spacing h that
+ * leaves a weight infinite or zero (1/h^2 overflows below h of about
+ * 1e-154 and vanishes above 1e154; the derivative's 1/h, near the ends
+ * of the double range); *s is then left as it was.  strata_apply and the
+ * operator solver name a hand-filled stencil's non-finite weight
+ * ("op.coef[0][1]") in the context's message. */
 strata_status strata_stencil_laplacian(strata_stencil *s, int dims, int order,
                                        double h);
 /* An isotropic star: center and coef[k-1] for offsets +-k on every axis. */
@@ -371,7 +378,10 @@ strata_status strata_copy_kernel(const strata_field *in, strata_field *out,
                                  const char *variant);
 
 /* Names of the kernel variants the context's backend has for op, separated
- * by commas, written to buf.  Errors: STRATA_EINVAL. */
+ * by commas, written to buf (buf_size bytes).  Errors: STRATA_EINVAL (an
+ * invalid op; or the names with their terminating NUL need more than
+ * buf_size bytes: the message gives the size needed, and buf is left as
+ * it was). */
 strata_status strata_variants(strata_context *ctx, const strata_stencil *op,
                               char *buf, size_t buf_size);
 
@@ -1269,7 +1279,9 @@ strata_status strata_solver_load_state(strata_solver *s, const void *buf,
 strata_status strata_solver_save(const strata_solver *s, const char *path);
 strata_status strata_solver_load(strata_solver *s, const char *path);
 /* The file rank uses for path: path itself for rank 0 (or one process),
- * path.rank<r> for rank r > 0, written to out (n bytes).  Returns out. */
+ * path.rank<r> for rank r > 0, written to out (n bytes).  Returns out, or
+ * NULL (out empty) when the name does not fit in n bytes: a name cut
+ * short would be another file's. */
 char *strata_checkpoint_part_path(const char *path, int rank, char *out,
                                   size_t n);
 

@@ -159,6 +159,14 @@ TEST(bad_case_files_refused) {
       {"[operator]\nstencil = star\n", 1, "star needs [operator] "
        "coefficients"},
       {"[operator]\nvariant = nope\n", 1, "key 'variant' in [operator]: "},
+      /* weights that overflow: at the key that made them */
+      {"[solver]\nkind = operator\n[grid]\nn = 9, 7\nspacing = 1e-300\n"
+       "[run]\nsteps = 3\n", 0, "bad.ini:5: key 'spacing' in [grid]: the "
+       "laplacian's weights on spacing 1e-300 are not finite"},
+      {"[solver]\nkind = operator\n[grid]\nn = 9, 7\nspacing = 1e-100\n"
+       "[run]\nsteps = 3\n[operator]\nscale = 1e300\n", 0, "bad.ini:9: key "
+       "'scale' in [operator]: scale = 1e+300 times the stencil's weights "
+       "overflows"},
       {"[run]\ncheckpoint_every = 2\n[solver]\nkind = operator\n", 0,
        "section [grid] is missing"},
       /* the Poisson (multigrid) solver */

@@ -405,6 +405,19 @@ strata__versus strata__vs(double v, double limit);
  * STRATA__ARGNAME_SIZE bytes) and returned. */
 const char *strata__idx(char *buf, const char *base, long i);
 
+/* strata_stencil_validate with a message: STRATA_OK, or STRATA_EINVAL
+ * naming the field of op at fault ("op.radius", "op.coef[0][1]") and its
+ * value; what starts the message ("apply"). */
+strata_status strata__stencil_check(strata_context *ctx,
+                                    const strata_stencil *op,
+                                    const char *what);
+
+/* A backend's variants entry hands its list of names here: copied to buf
+ * when it fits in n bytes, else STRATA_EINVAL naming buf_size with the
+ * bytes needed (buf untouched). */
+strata_status strata__variants_out(strata_context *ctx, const char *names,
+                                   char *buf, size_t n);
+
 /* Validation shared by the front end and the backends: b against a, same
  * context, precision and shape; a failure names b as bname, the caller's
  * parameter. */

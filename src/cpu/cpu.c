@@ -43,10 +43,8 @@ static strata_status cpu_copy_kernel(const strata_field *in, strata_field *out,
 
 static strata_status cpu_variants(strata_context *ctx, const strata_stencil *op,
                                   char *buf, size_t n) {
-  (void)ctx;
   (void)op;
-  snprintf(buf, n, "omp");
-  return STRATA_OK;
+  return strata__variants_out(ctx, "omp", buf, n);
 }
 
 static size_t meminfo_kb(const char *key) {

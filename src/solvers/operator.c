@@ -45,7 +45,7 @@ strata_status strata__op_create(strata_context *ctx,
     return strata__fail_arg(ctx, STRATA_EINVAL, "op.dims", o->op.dims,
                             "operator: the stencil is %dD, "
                         "the grid %dD", o->op.dims, o->dims);
-  strata_status s = strata_stencil_validate(&o->op);
+  strata_status s = strata__stencil_check(ctx, &o->op, "operator");
   if (s != STRATA_OK) return s;
   strata__op *p = calloc(1, sizeof *p);
   if (!p) return strata__fail(ctx, STRATA_ENOMEM, "operator: out of memory");

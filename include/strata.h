@@ -119,8 +119,11 @@ void strata_context_options_init(strata_context_options *o);
  * the reason goes to opt->errbuf), STRATA_ENOMEM. */
 strata_status strata_context_create(strata_context **out,
                                     const strata_context_options *opt);
-/* Releases the context (fields must be destroyed first); sets *ctx = NULL;
- * NULL and *ctx == NULL are harmless. */
+/* Releases the context; sets *ctx = NULL; NULL and *ctx == NULL are
+ * harmless.  Fields and snapshot writers made on it (and the solvers
+ * holding fields) must be destroyed first: while any exists the context
+ * is not released, *ctx is left as it was, and strata_context_error says
+ * how many remain; destroy them, then the context. */
 void strata_context_destroy(strata_context **ctx);
 /* The backend the context runs on (never AUTO). */
 strata_backend strata_context_backend(const strata_context *ctx);

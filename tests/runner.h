@@ -130,8 +130,8 @@ static inline int strata_test_main(int argc, char **argv,
 }
 
 #define STRATA__TE(f) {#f, f},
-#define STRATA__FOR_EACH(M, ...) STRATA__FE_N(__VA_ARGS__, STRATA__FE_16, STRATA__FE_15, STRATA__FE_14, STRATA__FE_13, STRATA__FE_12, STRATA__FE_11, STRATA__FE_10, STRATA__FE_9, STRATA__FE_8, STRATA__FE_7, STRATA__FE_6, STRATA__FE_5, STRATA__FE_4, STRATA__FE_3, STRATA__FE_2, STRATA__FE_1)(M, __VA_ARGS__)
-#define STRATA__FE_N(_1,_2,_3,_4,_5,_6,_7,_8,_9,_10,_11,_12,_13,_14,_15,_16,N,...) N
+#define STRATA__FOR_EACH(M, ...) STRATA__FE_N(__VA_ARGS__, STRATA__FE_32, STRATA__FE_31, STRATA__FE_30, STRATA__FE_29, STRATA__FE_28, STRATA__FE_27, STRATA__FE_26, STRATA__FE_25, STRATA__FE_24, STRATA__FE_23, STRATA__FE_22, STRATA__FE_21, STRATA__FE_20, STRATA__FE_19, STRATA__FE_18, STRATA__FE_17, STRATA__FE_16, STRATA__FE_15, STRATA__FE_14, STRATA__FE_13, STRATA__FE_12, STRATA__FE_11, STRATA__FE_10, STRATA__FE_9, STRATA__FE_8, STRATA__FE_7, STRATA__FE_6, STRATA__FE_5, STRATA__FE_4, STRATA__FE_3, STRATA__FE_2, STRATA__FE_1)(M, __VA_ARGS__)
+#define STRATA__FE_N(_1,_2,_3,_4,_5,_6,_7,_8,_9,_10,_11,_12,_13,_14,_15,_16,_17,_18,_19,_20,_21,_22,_23,_24,_25,_26,_27,_28,_29,_30,_31,_32,N,...) N
 #define STRATA__FE_1(M, a) M(a)
 #define STRATA__FE_2(M, a, ...) M(a) STRATA__FE_1(M, __VA_ARGS__)
 #define STRATA__FE_3(M, a, ...) M(a) STRATA__FE_2(M, __VA_ARGS__)
@@ -148,6 +148,22 @@ static inline int strata_test_main(int argc, char **argv,
 #define STRATA__FE_14(M, a, ...) M(a) STRATA__FE_13(M, __VA_ARGS__)
 #define STRATA__FE_15(M, a, ...) M(a) STRATA__FE_14(M, __VA_ARGS__)
 #define STRATA__FE_16(M, a, ...) M(a) STRATA__FE_15(M, __VA_ARGS__)
+#define STRATA__FE_17(M, a, ...) M(a) STRATA__FE_16(M, __VA_ARGS__)
+#define STRATA__FE_18(M, a, ...) M(a) STRATA__FE_17(M, __VA_ARGS__)
+#define STRATA__FE_19(M, a, ...) M(a) STRATA__FE_18(M, __VA_ARGS__)
+#define STRATA__FE_20(M, a, ...) M(a) STRATA__FE_19(M, __VA_ARGS__)
+#define STRATA__FE_21(M, a, ...) M(a) STRATA__FE_20(M, __VA_ARGS__)
+#define STRATA__FE_22(M, a, ...) M(a) STRATA__FE_21(M, __VA_ARGS__)
+#define STRATA__FE_23(M, a, ...) M(a) STRATA__FE_22(M, __VA_ARGS__)
+#define STRATA__FE_24(M, a, ...) M(a) STRATA__FE_23(M, __VA_ARGS__)
+#define STRATA__FE_25(M, a, ...) M(a) STRATA__FE_24(M, __VA_ARGS__)
+#define STRATA__FE_26(M, a, ...) M(a) STRATA__FE_25(M, __VA_ARGS__)
+#define STRATA__FE_27(M, a, ...) M(a) STRATA__FE_26(M, __VA_ARGS__)
+#define STRATA__FE_28(M, a, ...) M(a) STRATA__FE_27(M, __VA_ARGS__)
+#define STRATA__FE_29(M, a, ...) M(a) STRATA__FE_28(M, __VA_ARGS__)
+#define STRATA__FE_30(M, a, ...) M(a) STRATA__FE_29(M, __VA_ARGS__)
+#define STRATA__FE_31(M, a, ...) M(a) STRATA__FE_30(M, __VA_ARGS__)
+#define STRATA__FE_32(M, a, ...) M(a) STRATA__FE_31(M, __VA_ARGS__)
 
 #define RUN_TESTS(...)                                                         \
   int main(int argc, char **argv) {                                            \

@@ -365,7 +365,8 @@ TEST(refusals_name_the_argument) {
   CHECK_STATUS(strata_context_device_info(ctx, NULL), STRATA_EINVAL, ctx);
   CHECK_ARG(ctx, "info", "NULL");
   d = (strata_field_desc){3, {1u << 30, 1u << 30, 1u << 30}, 1, STRATA_F64};
-  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EOVERFLOW, ctx);
+  strata_field *huge = NULL; /* f stays f, to be destroyed */
+  CHECK_STATUS(strata_field_create(ctx, &d, &huge), STRATA_EOVERFLOW, ctx);
   CHECK_ARG(ctx, "n", "1073741824, 1073741824, 1073741824");
   CHECK_OK(strata_context_device_info(ctx, &info), ctx);
   strata_field_destroy(&f);
@@ -436,6 +437,72 @@ TEST(preset_weights_finite) {
   return 0;
 }
 
+/* A context destroyed while fields (or a snapshot writer) made on it live
+ * stays, with a message, so destroying them afterwards is no use after
+ * free (run under ASan: -DCMAKE_C_FLAGS=-fsanitize=address,undefined);
+ * once they are gone it is released. */
+TEST(context_outlives_its_fields) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_context *keep = ctx;
+  strata_field_desc d = {2, {8, 8, 1}, 1, STRATA_F32};
+  strata_field *a = NULL, *b = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &a), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &b), ctx);
+  strata_context_destroy(&ctx);
+  CHECK(ctx == keep);
+  CHECKF(strstr(strata_context_error(ctx), "not destroyed: 2 fields"), "%s",
+         strata_context_error(ctx));
+  strata_field_destroy(&a);
+  CHECK_OK(strata_field_fill(b, 1.0), ctx); /* still a working context */
+  strata_context_destroy(&ctx);
+  CHECK(ctx == keep && strstr(strata_context_error(ctx), "1 field "));
+  strata_field_destroy(&b);
+  /* a snapshot writer's messages go to its context */
+  strata_snapshot_options so;
+  strata_snapshot_options_init(&so);
+  so.dir = "/tmp";
+  so.async = 0;
+  strata_snapshot_writer *w = NULL;
+  CHECK_OK(strata_snapshot_writer_create(ctx, &d, &so, &w), ctx);
+  strata_context_destroy(&ctx);
+  CHECK(ctx == keep && strstr(strata_context_error(ctx), "1 snapshot writer"));
+  CHECK(strata_snapshot_status(w) == STRATA_OK);
+  strata_snapshot_writer_destroy(&w);
+  strata_context_destroy(&ctx);
+  CHECK(ctx == NULL);
+  return 0;
+}
+
+/* A message longer than the context's room for it ends at a word, with
+ * "...", rather than mid-word; so does a create's errbuf. */
+TEST(long_messages_end_at_a_word) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  char path[3000] = "/no/such/folder/";
+  size_t k = strlen(path);
+  while (k + 6 < sizeof path) k += (size_t)snprintf(path + k, 6, "word ");
+  size_t shape[1] = {1};
+  double one = 1;
+  CHECK_STATUS(strata_npy_write(ctx, path, STRATA_F64, 1, shape, &one),
+               STRATA_EIO, ctx);
+  const char *m = strata_context_error(ctx);
+  size_t L = strlen(m);
+  CHECKF(L > 900 && L < 1024 && !strcmp(m + L - 7, "word..."), "%zu: %s", L,
+         m);
+  char why[23]; /* "unknown tuning key 'n" + NUL: the word stays whole */
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.tuning = "no_such_switch_with_a_long_name=1";
+  o.errbuf = why;
+  o.errbuf_size = sizeof why;
+  strata_context *bad = NULL;
+  CHECK(strata_context_create(&bad, &o) == STRATA_EINVAL && !bad);
+  CHECKF(!strcmp(why, "unknown tuning key..."), "%s", why);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 /* Functions writing into a caller's buffer refuse one that is too small
  * (saying the size needed) rather than fill it with a cut list or name. */
 TEST(caller_buffers_too_small) {
@@ -473,4 +540,5 @@ TEST(caller_buffers_too_small) {
 RUN_TESTS(status_table, context_lifecycle, tuning_switches, layout_alignment,
           write_read_roundtrip, fills_and_norms, fill_function_covers_ghosts,
           bad_input, refusals_name_the_argument, preset_weights_finite,
-          caller_buffers_too_small)
+          caller_buffers_too_small, context_outlives_its_fields,
+          long_messages_end_at_a_word)

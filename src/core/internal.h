@@ -3,6 +3,8 @@
 #define STRATA_INTERNAL_H
 
 #include "strata.h"
+#include "fit.h" /* strata__fit: every message the library keeps is cut
+                    by it (the context's, errbuf) */
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -36,6 +38,7 @@ struct strata_context {
   char *tuning;      /* the options' tuning switches, or NULL */
   long live_fields;
   size_t live_bytes; /* bytes of the live fields (solver memory info) */
+  long live_writers; /* snapshot writers whose messages come here */
   char error[STRATA__ERRMSG_SIZE];
   char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
                                           failure is about, or "" */

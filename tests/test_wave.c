@@ -490,6 +490,12 @@ TEST(refusals) {
   strata_wave_destroy(&w);
   o.dt = 0;
 
+  o.src[0] = 470.0000001; /* a hair beyond the grid's 47 * 10 m */
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  CHECK(strstr(strata_context_error(ctx), "source x = 470.0000001 m is "
+                                          "outside the grid [0, 470] m"));
+  o.src[0] = -1;
+
   o.f0 = 20.0000001; /* 3.99999998 points per wavelength */
   CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EUNSTABLE, ctx);
   CHECK(strstr(strata_context_error(ctx), "3.99999998 points per wavelength"));

@@ -149,8 +149,9 @@ static strata_status validate(strata_context *ctx, strata_fdtd_options *o) {
     if (!isfinite(o->src[a]) || o->src[a] > (double)(o->n[a] - 1))
       return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "src", a),
                           o->src[a],
-                          "fdtd: source %c = %g is outside the nodes 0..%zu",
-                          "xy"[a], o->src[a], o->n[a] - 1);
+                          "fdtd: source %c = %s is outside the nodes 0..%s",
+                          "xy"[a], strata__vs(o->src[a], o->n[a] - 1.0).v,
+                          strata__vs(o->src[a], o->n[a] - 1.0).lim);
   }
   return STRATA_OK;
 }

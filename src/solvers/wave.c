@@ -245,8 +245,10 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
     double ext = (double)(o->n[a] - 1) * o->h;
     if (!isfinite(o->src[a]) || o->src[a] > ext * (1 + 1e-12))
       return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "src", a),
-                              o->src[a], "wave: source %c = %g m is outside "
-                              "the grid [0, %g] m", "xyz"[a], o->src[a], ext);
+                              o->src[a], "wave: source %c = %s m is outside "
+                              "the grid [0, %s] m", "xyz"[a],
+                              strata__vs(o->src[a], ext).v,
+                              strata__vs(o->src[a], ext).lim);
   }
   if (o->nreceivers < 0 || (o->nreceivers > 0 && !o->receivers))
     return strata__fail_arg(ctx, STRATA_EINVAL, "nreceivers", o->nreceivers,
@@ -258,8 +260,9 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
       if (!(x >= 0) || x > ext * (1 + 1e-12))
         return strata__fail_arg(ctx, STRATA_EINVAL,
                                 strata__idx(nm, "receivers", 3L * r + a), x,
-                                "wave: receiver %d's %c = %g m is outside "
-                                "the grid [0, %g] m", r, "xyz"[a], x, ext);
+                                "wave: receiver %d's %c = %s m is outside "
+                                "the grid [0, %s] m", r, "xyz"[a],
+                                strata__vs(x, ext).v, strata__vs(x, ext).lim);
     }
   if (o->record_every < 1)
     return strata__fail_arg(ctx, STRATA_EINVAL, "record_every",

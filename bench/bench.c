@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "strata.h"
+#include "../cli/text.h" /* json_string: the device's name as JSON */
 
 typedef struct {
   const char *name; /* what the table shows */
@@ -596,8 +597,10 @@ int strata_bench_main(int argc, char **argv) {
       fprintf(stderr, "strata bench: cannot write %s\n", cfg.json);
       failures++;
     } else {
-      fprintf(f, "{\"backend\": \"%s\", \"device\": \"%s\", \"rows\": [\n",
-              strata_backend_name(strata_context_backend(ctx)), info.name);
+      fprintf(f, "{\"backend\": \"%s\", \"device\": ",
+              strata_backend_name(strata_context_backend(ctx)));
+      json_string(f, info.name);
+      fprintf(f, ", \"rows\": [\n");
       for (int i = 0; i < nrows; i++)
         fprintf(f, "  {\"operator\": \"%s\", \"variant\": \"%s\", "
                    "\"precision\": \"%s\", \"size\": [%zu, %zu, %zu], "

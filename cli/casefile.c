@@ -2,6 +2,7 @@
  * input either parses or yields a message, never a crash or a leak. */
 #define _POSIX_C_SOURCE 200809L
 #include "casefile.h"
+#include "text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -18,15 +19,37 @@ static int failf(cf_file *f, int line, const char *fmt, ...)
 #endif
     ;
 
-static int failf(cf_file *f, int line, const char *fmt, ...) {
-  int k = line > 0   ? snprintf(f->err, sizeof f->err, "%s:%d: ", f->path, line)
-          : line < 0 ? snprintf(f->err, sizeof f->err, "--set: ")
-                     : snprintf(f->err, sizeof f->err, "%s: ", f->path);
-  if (k < 0 || (size_t)k >= sizeof f->err) return -1;
+/* f->err = the formatted text, cut cleanly (strata__fit) when too long. */
+static void set_err(cf_file *f, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void set_err(cf_file *f, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(f->err + k, sizeof f->err - (size_t)k, fmt, ap);
+  strata__fit(f->err, sizeof f->err, vsnprintf(f->err, sizeof f->err, fmt, ap));
   va_end(ap);
+}
+
+/* f->err = "path:line: " (line > 0), "--set: " (line < 0) or "path: "
+ * (line 0), then the message msg. */
+static void set_err_at(cf_file *f, int line, const char *msg) {
+  if (line > 0)
+    set_err(f, "%s:%d: %s", f->path, line, msg);
+  else if (line < 0)
+    set_err(f, "--set: %s", msg);
+  else
+    set_err(f, "%s: %s", f->path, msg);
+}
+
+static int failf(cf_file *f, int line, const char *fmt, ...) {
+  char msg[sizeof f->err];
+  va_list ap;
+  va_start(ap, fmt);
+  strata__fit(msg, sizeof msg, vsnprintf(msg, sizeof msg, fmt, ap));
+  va_end(ap);
+  set_err_at(f, line, msg);
   return -1;
 }
 
@@ -224,9 +247,10 @@ int cf_parse(cf_file *f, const char *path, const char *text, size_t len) {
                    shown(k0, (size_t)(k1 - k0), b, sizeof b));
     char *v = NULL;
     if (parse_value(f, k0, (size_t)(k1 - k0), p + 1, e, line, &v)) {
-      size_t L = strlen(f->err);
-      snprintf(f->err + L, sizeof f->err - L, " (in [%s])",
-               f->s[f->ns - 1].name);
+      char msg[sizeof f->err];
+      memcpy(msg, f->err, sizeof msg);
+      const char *sec = f->s[f->ns - 1].name;
+      set_err(f, "%s (in [%s])", msg, shown(sec, strlen(sec), b, sizeof b));
       return -1;
     }
     if (add_entry(f, k0, (size_t)(k1 - k0), v, line)) return -1;
@@ -241,7 +265,7 @@ int cf_load(cf_file *f, const char *path) {
   if (!fp) {
     int e = errno;
     f->path = dup_n(path, strlen(path));
-    snprintf(f->err, sizeof f->err, "%s: cannot open: %s", path, strerror(e));
+    set_err(f, "%s: cannot open: %s", path, strerror(e));
     return -1;
   }
   char *buf = malloc(CF_MAX_BYTES + 1);
@@ -251,9 +275,9 @@ int cf_load(cf_file *f, const char *path) {
   if (!buf || bad || n > CF_MAX_BYTES) {
     free(buf);
     f->path = dup_n(path, strlen(path));
-    snprintf(f->err, sizeof f->err, "%s: %s", path,
-             !buf ? "out of memory" : bad ? "read error (is it a directory?)"
-                                          : "larger than 16 MiB");
+    set_err(f, "%s: %s", path,
+            !buf ? "out of memory" : bad ? "read error (is it a directory?)"
+                                         : "larger than 16 MiB");
     return -1;
   }
   int r = cf_parse(f, path, buf, n);
@@ -397,8 +421,20 @@ static int check_value(cf_file *f, const cf_entry *e, const cf_key *k,
     if (iv) *iv = v;
     return 0;
   }
-  case CF_STRING:
+  case CF_STRING: {
+    /* text goes on into summary.json and messages: UTF-8 only, so a file
+     * saved in another encoding is refused here, not shown garbled */
+    const unsigned char *u = (const unsigned char *)e->value;
+    for (size_t i = 0; u[i];) {
+      int n = text_utf8_len(u + i);
+      if (n == 0)
+        return failf(f, e->line, "key '%s' in [%s]: byte %zu of the value "
+                     "(0x%02x) is not UTF-8; save the case file as UTF-8",
+                     e->key, e->section, i + 1, u[i]);
+      i += (size_t)n;
+    }
     return 0;
+  }
   case CF_ENUM:
     if (!cf_in_choices(k->choices, e->value)) {
       cf_choices_text(k->choices, ch, sizeof ch);
@@ -486,8 +522,9 @@ int cf_validate(cf_file *f, const cf_key *schema, int nschema,
           L += (size_t)snprintf(known + L, sizeof known - L, "%s[%s]",
                                 L ? ", " : "", schema[k].section);
       }
-      return failf(f, f->s[i].line, "unknown section [%s] (known: %s)", sec,
-                   known);
+      char b[64];
+      return failf(f, f->s[i].line, "unknown section [%s] (known: %s)",
+                   shown(sec, strlen(sec), b, sizeof b), known);
     }
     if (allowed && !allowed(sec, user, why, sizeof why))
       return failf(f, f->s[i].line, "section [%s] %s", sec, why);
@@ -503,8 +540,10 @@ int cf_validate(cf_file *f, const cf_key *schema, int nschema,
             L + strlen(schema[j].key) + 4 < sizeof known)
           L += (size_t)snprintf(known + L, sizeof known - L, "%s%s",
                                 L ? ", " : "", schema[j].key);
+      char b[64];
       return failf(f, e->line, "unknown key '%s' in [%s] (known: %s)",
-                   e->key, e->section, known);
+                   shown(e->key, strlen(e->key), b, sizeof b), e->section,
+                   known);
     }
     if (check_value(f, e, k, NULL, NULL, NULL)) return -1;
   }
@@ -528,20 +567,16 @@ int cf_fail(cf_file *f, const char *section, const char *key,
             const char *fmt, ...) {
   int line = key ? cf_line(f, section, key) : cf_section_line(f, section);
   if (line == 0) line = cf_section_line(f, section);
-  int k = line > 0   ? snprintf(f->err, sizeof f->err, "%s:%d: ", f->path, line)
-          : line < 0 ? snprintf(f->err, sizeof f->err, "--set: ")
-                     : snprintf(f->err, sizeof f->err, "%s: ", f->path);
-  if (key)
-    k += snprintf(f->err + k, sizeof f->err - (size_t)k, "key '%s' in [%s]: ",
-                  key, section);
-  else
-    k += snprintf(f->err + k, sizeof f->err - (size_t)k, "section [%s]: ",
-                  section);
-  if (k < 0 || (size_t)k >= sizeof f->err) return -1;
+  char msg[sizeof f->err];
+  int k = key ? snprintf(msg, sizeof msg, "key '%s' in [%s]: ", key, section)
+              : snprintf(msg, sizeof msg, "section [%s]: ", section);
+  if (k < 0 || (size_t)k >= sizeof msg) k = 0;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(f->err + k, sizeof f->err - (size_t)k, fmt, ap);
+  strata__fit(msg, sizeof msg,
+           k + vsnprintf(msg + k, sizeof msg - (size_t)k, fmt, ap));
   va_end(ap);
+  set_err_at(f, line, msg);
   return -1;
 }
 

@@ -12,7 +12,7 @@ typedef enum {
   CF_INT,    /* a whole decimal number */
   CF_FLOAT,  /* a finite decimal number */
   CF_BOOL,   /* true/false, yes/no, on/off */
-  CF_STRING, /* anything; "double quotes" keep '#' and spaces at the ends */
+  CF_STRING, /* UTF-8 text; "double quotes" keep '#' and spaces at the ends */
   CF_ENUM,   /* one of choices, "a|b|c" */
   CF_INTS,   /* comma-separated list of CF_INT, optionally in [ ] */
   CF_FLOATS, /* comma-separated list of CF_FLOAT */
@@ -48,7 +48,8 @@ typedef struct cf_file {
   int ns, scap;
   const cf_key *schema;
   int nschema;
-  char err[1024];
+  char err[4096]; /* room for a path and its message; longer ones are
+                     cut at a word, ending in "..." */
 } cf_file;
 
 /* Parses text (len bytes, NUL bytes refused) into f; path names it in

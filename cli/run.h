@@ -4,6 +4,7 @@
 
 #include "casefile.h"
 #include "cli.h"
+#include "text.h"
 
 extern const cf_key run_schema[];
 extern const int run_schema_count;
@@ -56,7 +57,7 @@ struct run_state {
   int face_kind[6];          /* solver-specific face codes */
   long steps, step;          /* total, done */
   void *impl;                /* the adapter's state */
-  char err[1024];
+  char err[4096]; /* cut at a word, ending in "...", when longer */
   int case_error;
   int file_error;  /* the case file itself could not be read */
   int unsupported; /* create failed with STRATA_ENOTSUP (engine lacks it) */

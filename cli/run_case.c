@@ -41,31 +41,31 @@ static void usage(FILE *o) {
 int run_fail(run_state *r, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(r->err, sizeof r->err, fmt, ap);
+  strata__fit(r->err, sizeof r->err, vsnprintf(r->err, sizeof r->err, fmt, ap));
   va_end(ap);
   return -1;
 }
 
 int run_case_fail(run_state *r, const char *section, const char *key,
                   const char *fmt, ...) {
-  char msg[768];
+  char msg[sizeof r->err];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  strata__fit(msg, sizeof msg, vsnprintf(msg, sizeof msg, fmt, ap));
   va_end(ap);
   cf_fail(&r->cf, section, key, "%s", msg);
-  snprintf(r->err, sizeof r->err, "%s", r->cf.err);
+  run_fail(r, "%s", r->cf.err);
   r->case_error = 1;
   return -1;
 }
 
 int run_flag_fail(run_state *r, const char *flag, const char *fmt, ...) {
-  int k = snprintf(r->err, sizeof r->err, "%s: ", flag);
+  char msg[sizeof r->err];
   va_list ap;
   va_start(ap, fmt);
-  if (k > 0 && (size_t)k < sizeof r->err)
-    vsnprintf(r->err + k, sizeof r->err - (size_t)k, fmt, ap);
+  strata__fit(msg, sizeof msg, vsnprintf(msg, sizeof msg, fmt, ap));
   va_end(ap);
+  run_fail(r, "%s: %s", flag, msg);
   r->case_error = 1;
   return -1;
 }

@@ -207,20 +207,6 @@ static void make_movie(run_state *r, output_cfg *o, FILE *json, int quiet) {
   (void)r;
 }
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
 /* Rank 0's snapshot writer (the library's): in the background when the
  * loop writes snapshots ([output] every), unless [output] async = false
  * or its memory cannot be had (then after a one-line notice); otherwise
@@ -293,19 +279,19 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
       strata_context_backend(r->ctx) == STRATA_BACKEND_CPU, warn,
       sizeof warn);
   fprintf(json, "{\n  \"case\": ");
-  json_str(json, r->name);
+  json_string(json, cf_string(&r->cf, "case", "name", r->name));
   fprintf(json, ",\n  \"case_file\": ");
-  json_str(json, r->cf.path);
+  json_string(json, r->cf.path);
   fprintf(json, ",\n  \"description\": ");
-  json_str(json, cf_string(&r->cf, "case", "description", ""));
+  json_string(json, cf_string(&r->cf, "case", "description", ""));
   fprintf(json, ",\n  \"solver\": \"%s\",\n  \"backend\": \"%s\",\n"
           "  \"device\": ", r->solver->kind,
           strata_backend_name(strata_context_backend(r->ctx)));
-  json_str(json, t->di.name);
+  json_string(json, t->di.name);
   fprintf(json, ",\n  \"ranks\": %d,\n  \"transport\": \"%s\"", r->nranks,
           t->transport);
   fprintf(json, ",\n  \"strata\": \"%s\",\n  \"build\": ", strata_version());
-  json_str(json, strata_build_info());
+  json_string(json, strata_build_info());
   fprintf(json, ",\n  \"dims\": %d,\n  \"n\": [%zu, %zu, %zu],\n"
           "  \"spacing\": %.17g,\n  \"precision\": \"%s\",\n"
           "  \"steps\": %ld,\n  \"steps_done\": %ld,\n  \"first_step\": %ld,\n"
@@ -343,7 +329,7 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
   if (o->movie && !t->interrupted && r->rank == 0)
     make_movie(r, o, json, t->quiet);
   fprintf(json, "  \"output_dir\": ");
-  json_str(json, o->dir);
+  json_string(json, o->dir);
   fprintf(json, "\n}\n");
   fclose(json);
   json = NULL;

@@ -45,6 +45,14 @@ static int op_build(run_state *r, strata_stencil *s) {
                            "grid");
     e = strata_stencil_laplacian9(s, r->h);
   }
+  strata_stencil unit;
+  if (e != STRATA_OK && cf_has(f, "grid", "spacing") &&
+      (!strcmp(st, "laplacian") || !strcmp(st, "derivative") ||
+       !strcmp(st, "laplacian9")) &&
+      strata_stencil_laplacian(&unit, r->dims, order, 1.0) == STRATA_OK)
+    return run_case_fail(r, "grid", "spacing", "the %s's weights on spacing "
+                         "%g are not finite or are 0 (1/h^2 overflows for h "
+                         "below about 1e-154)", st, r->h);
   if (e != STRATA_OK)
     return run_case_fail(r, "operator", "stencil", "the library refused it: "
                          "%s", strata_strerror(e));
@@ -64,6 +72,10 @@ static int op_build(run_state *r, strata_stencil *s) {
                            "centre weight to add the identity to");
     }
   }
+  if (strata_stencil_validate(s) != STRATA_OK)
+    return run_case_fail(r, "operator", "scale", "scale = %g times the "
+                         "stencil's weights overflows: the operator's "
+                         "weights are not finite", scale);
   return 0;
 }
 

@@ -350,8 +350,10 @@ static void mg_describe(run_state *r, FILE *json) {
           k > 0 && r0 > 0 ? pow(rel, 1.0 / k) : 0,
           k > 0 && h[k - 1] > 0 ? h[k] / h[k - 1] : 0, si.source_mean + 0.0);
   fprintf(json, "    \"residual_history\": [");
-  for (int i = 0; i <= k; i++)
-    fprintf(json, "%s%.9g", i ? ", " : "", h[i]);
+  for (int i = 0; i <= k; i++) {
+    fputs(i ? ", " : "", json);
+    json_number(json, "%.9g", h[i]);
+  }
   fprintf(json, "]");
   if (ms->source == 0 && ms->exact) {
     mg_error(r, ms);

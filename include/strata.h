@@ -126,8 +126,11 @@ void strata_context_options_init(strata_context_options *o);
  * the reason goes to opt->errbuf), STRATA_ENOMEM. */
 strata_status strata_context_create(strata_context **out,
                                     const strata_context_options *opt);
-/* Releases the context (fields must be destroyed first); sets *ctx = NULL;
- * NULL and *ctx == NULL are harmless. */
+/* Releases the context; sets *ctx = NULL; NULL and *ctx == NULL are
+ * harmless.  Fields and snapshot writers made on it (and the solvers
+ * holding fields) must be destroyed first: while any exists the context
+ * is not released, *ctx is left as it was, and strata_context_error says
+ * how many remain; destroy them, then the context. */
 void strata_context_destroy(strata_context **ctx);
 /* The backend the context runs on (never AUTO). */
 strata_backend strata_context_backend(const strata_context *ctx);
@@ -326,7 +329,14 @@ typedef struct strata_stencil {
 
 /* The standard central Laplacian of order 2, 4, 6 or 8 (radius order/2) on
  * spacing h in 1, 2 or 3 dimensions.  The 3D order-8 one is the 25-point
- * stencil of seismic wave propagation. */
+ * stencil of seismic wave propagation.
+ * The builders below have no context, so their status is all they say:
+ * STRATA_EINVAL for an argument out of range, and for a spacing h that
+ * leaves a weight infinite or zero (1/h^2 overflows below h of about
+ * 1e-154 and vanishes above 1e154; the derivative's 1/h, near the ends
+ * of the double range); *s is then left as it was.  strata_apply and the
+ * operator solver name a hand-filled stencil's non-finite weight
+ * ("op.coef[0][1]") in the context's message. */
 strata_status strata_stencil_laplacian(strata_stencil *s, int dims, int order,
                                        double h);
 /* An isotropic star: center and coef[k-1] for offsets +-k on every axis. */
@@ -378,7 +388,10 @@ strata_status strata_copy_kernel(const strata_field *in, strata_field *out,
                                  const char *variant);
 
 /* Names of the kernel variants the context's backend has for op, separated
- * by commas, written to buf.  Errors: STRATA_EINVAL. */
+ * by commas, written to buf (buf_size bytes).  Errors: STRATA_EINVAL (an
+ * invalid op; or the names with their terminating NUL need more than
+ * buf_size bytes: the message gives the size needed, and buf is left as
+ * it was). */
 strata_status strata_variants(strata_context *ctx, const strata_stencil *op,
                               char *buf, size_t buf_size);
 
@@ -1427,7 +1440,9 @@ strata_status strata_solver_load_state(strata_solver *s, const void *buf,
 strata_status strata_solver_save(const strata_solver *s, const char *path);
 strata_status strata_solver_load(strata_solver *s, const char *path);
 /* The file rank uses for path: path itself for rank 0 (or one process),
- * path.rank<r> for rank r > 0, written to out (n bytes).  Returns out. */
+ * path.rank<r> for rank r > 0, written to out (n bytes).  Returns out, or
+ * NULL (out empty) when the name does not fit in n bytes: a name cut
+ * short would be another file's. */
 char *strata_checkpoint_part_path(const char *path, int rank, char *out,
                                   size_t n);
 

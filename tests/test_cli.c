@@ -164,6 +164,14 @@ TEST(bad_case_files_refused) {
       {"[operator]\nstencil = star\n", 1, "star needs [operator] "
        "coefficients"},
       {"[operator]\nvariant = nope\n", 1, "key 'variant' in [operator]: "},
+      /* weights that overflow: at the key that made them */
+      {"[solver]\nkind = operator\n[grid]\nn = 9, 7\nspacing = 1e-300\n"
+       "[run]\nsteps = 3\n", 0, "bad.ini:5: key 'spacing' in [grid]: the "
+       "laplacian's weights on spacing 1e-300 are not finite"},
+      {"[solver]\nkind = operator\n[grid]\nn = 9, 7\nspacing = 1e-100\n"
+       "[run]\nsteps = 3\n[operator]\nscale = 1e300\n", 0, "bad.ini:9: key "
+       "'scale' in [operator]: scale = 1e+300 times the stencil's weights "
+       "overflows"},
       {"[run]\ncheckpoint_every = 2\n[solver]\nkind = operator\n", 0,
        "section [grid] is missing"},
       /* the Poisson (multigrid) solver */
@@ -215,7 +223,8 @@ TEST(bad_case_files_refused) {
        "along x"},
       {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
        "[source]\nfrequency = 60\n", 0, "bad.ini:8: key 'frequency' in "
-       "[source]: parameters violate a stability limit: wave: 1.33 points"},
+       "[source]: parameters violate a stability limit: wave: 1.33333 "
+       "points"},
       {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
        "[wave]\ndt = 0.01\n", 0, "bad.ini:8: key 'dt' in [wave]: parameters "
        "violate a stability limit: wave: CFL"},
@@ -241,6 +250,12 @@ TEST(bad_case_files_refused) {
       {"[solver]\nkind = fdtd\n[grid]\nn = 40, 40\n[run]\nsteps = 1\n"
        "[fdtd]\ncourant = 0.8\n", 0, "bad.ini:8: key 'courant' in [fdtd]: "
        "parameters violate a stability limit"},
+      /* a value a hair above its limit is shown apart from it */
+      {"[solver]\nkind = heat\n[grid]\nn = 8, 8\n[run]\nsteps = 1\n"
+       "[heat]\ndiffusion_number = 0.2500001\n", 0, "bad.ini:8: key "
+       "'diffusion_number' in [heat]: parameters violate a stability limit: "
+       "heat: D = kappa dt / h^2 = 0.2500001 exceeds the stability limit "
+       "0.25 "},
       /* too large for the machine: both numbers */
       {"[solver]\nkind = operator\n[grid]\nn = 5000, 5000, 5000\n[run]\n"
        "steps = 1\n", 0, "GiB) are available; reduce [grid] n"},
@@ -1392,6 +1407,218 @@ TEST(bench_writes_tables_and_chart) {
   return 0;
 }
 
+/* ---- strict JSON ------------------------------------------------------ */
+
+/* A strict JSON reader that only says whether text is one valid JSON value
+ * (RFC 8259): UTF-8 throughout, no raw control characters in strings, no
+ * NaN or Infinity.  Used where /usr/bin/python3 is missing. */
+typedef struct {
+  const unsigned char *p;
+} jr;
+
+static void j_ws(jr *r) {
+  while (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')
+    r->p++;
+}
+
+static int j_utf8(jr *r) { /* one character of a string's text */
+  unsigned c = *r->p, v, min;
+  int n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2
+                     : c >= 0xE0 && c <= 0xEF   ? 3
+                     : c >= 0xF0 && c <= 0xF4   ? 4
+                                                : 0;
+  if (n == 0) return 0;
+  min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
+  v = n == 1 ? c : c & (0x3Fu >> (n - 1));
+  for (int i = 1; i < n; i++) {
+    if ((r->p[i] & 0xC0) != 0x80) return 0;
+    v = v << 6 | (r->p[i] & 0x3Fu);
+  }
+  if (n > 1 && (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)))
+    return 0;
+  r->p += n;
+  return 1;
+}
+
+static int j_value(jr *r, int depth);
+
+static int j_string(jr *r) {
+  if (*r->p++ != '"') return 0;
+  while (*r->p != '"') {
+    if (*r->p < 0x20) return 0;
+    if (*r->p == '\\') {
+      r->p++;
+      if (*r->p == 'u') {
+        for (int i = 1; i <= 4; i++)
+          if (!strchr("0123456789abcdefABCDEF", r->p[i]) || !r->p[i])
+            return 0;
+        r->p += 5;
+      } else if (*r->p && strchr("\"\\/bfnrt", *r->p)) {
+        r->p++;
+      } else {
+        return 0;
+      }
+    } else if (!j_utf8(r)) {
+      return 0;
+    }
+  }
+  r->p++;
+  return 1;
+}
+
+static int j_number(jr *r) {
+  const unsigned char *s = r->p;
+  if (*r->p == '-') r->p++;
+  if (*r->p == '0') r->p++;
+  else if (*r->p >= '1' && *r->p <= '9')
+    while (*r->p >= '0' && *r->p <= '9') r->p++;
+  else return 0;
+  if (*r->p == '.') {
+    if (!(*++r->p >= '0' && *r->p <= '9')) return 0;
+    while (*r->p >= '0' && *r->p <= '9') r->p++;
+  }
+  if (*r->p == 'e' || *r->p == 'E') {
+    r->p++;
+    if (*r->p == '+' || *r->p == '-') r->p++;
+    if (!(*r->p >= '0' && *r->p <= '9')) return 0;
+    while (*r->p >= '0' && *r->p <= '9') r->p++;
+  }
+  return r->p > s;
+}
+
+static int j_value(jr *r, int depth) {
+  if (depth > 64) return 0;
+  j_ws(r);
+  if (*r->p == '{' || *r->p == '[') {
+    char close = *r->p == '{' ? '}' : ']';
+    int obj = close == '}';
+    r->p++;
+    j_ws(r);
+    if (*r->p == close) return r->p++, 1;
+    for (;;) {
+      if (obj) {
+        j_ws(r);
+        if (!j_string(r)) return 0;
+        j_ws(r);
+        if (*r->p++ != ':') return 0;
+      }
+      if (!j_value(r, depth + 1)) return 0;
+      j_ws(r);
+      if (*r->p == close) return r->p++, 1;
+      if (*r->p++ != ',') return 0;
+    }
+  }
+  if (*r->p == '"') return j_string(r);
+  for (const char *const *w = (const char *const[]){"true", "false", "null",
+                                                     NULL};
+       *w; w++)
+    if (!strncmp((const char *)r->p, *w, strlen(*w))) {
+      r->p += strlen(*w);
+      return 1;
+    }
+  return j_number(r);
+}
+
+/* 1 when the file at path is strict JSON.  With /usr/bin/python3, its
+ * parser decides (reading the file as UTF-8, refusing NaN and Infinity)
+ * and prints the keys asked for, one a line, to dir/json.txt. */
+static int json_strict(const char *path, const char *keys) {
+  if (access("/usr/bin/python3", X_OK) == 0) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import json,sys\n"
+             "def bad(c): raise ValueError(c)\n"
+             "d = json.loads(open(sys.argv[1], encoding=\"utf-8\").read(), "
+             "parse_constant=bad)\n"
+             "for k in sys.argv[2:]: print(d[k])' '%s' %s > '%s' 2>&1",
+             path, keys, tp("json.txt"));
+    return exit_code(system(cmd)) == 0;
+  }
+  size_t n = 0;
+  char *t = slurp(path, &n);
+  if (!t || strlen(t) != n) return free(t), 0;
+  jr r = {(const unsigned char *)t};
+  int ok = j_value(&r, 0);
+  j_ws(&r);
+  ok = ok && *r.p == 0;
+  free(t);
+  return ok;
+}
+
+/* summary.json is valid JSON whatever the case's strings and the output
+ * folder's name hold; a case string that is not UTF-8 is refused at its
+ * line and key; long messages end cleanly, with a newline. */
+TEST(summary_json_and_messages) {
+  CHECK(setup() == 0);
+  /* the parser itself: it must refuse what it is here to catch */
+  CHECK(write_file(tp("j.json"), "{\"a\": \"\xe9t\xe9\"}") == 0);
+  CHECK(!json_strict(tp("j.json"), ""));
+  CHECK(write_file(tp("j.json"), "{\"a\": NaN}") == 0);
+  CHECK(!json_strict(tp("j.json"), ""));
+  CHECK(write_file(tp("j.json"), "{\"a\": \"x\ty\"}") == 0);
+  CHECK(!json_strict(tp("j.json"), ""));
+  CHECK(write_file(tp("j.json"), "{\"a\": [1, -2.5e3, \"\\u00e9\"]}") == 0);
+  CHECK(json_strict(tp("j.json"), ""));
+
+  /* Latin-1 in [case] name: refused where it is */
+  char text[8192];
+  snprintf(text, sizeof text, "[case]\nname = caf\xe9\n%s", good_head);
+  CHECK(write_file(tp("bad.ini"), text) == 0);
+  rm_rf(tp("badout"));
+  CHECK(strata("run bad.ini --out badout --quiet") == 2);
+  char *e = err_text();
+  CHECKF(e && strstr(e, "bad.ini:2: key 'name' in [case]: byte 4 of the "
+                        "value (0xe9) is not UTF-8"), "%s", e ? e : "");
+  free(e);
+  CHECK(!exists(tp("badout")));
+
+  /* quotes, a backslash, a tab and UTF-8 in the strings, a byte that is
+   * not UTF-8 in the output folder's name */
+  snprintf(text, sizeof text,
+           "[case]\nname = \"caf\xc3\xa9 \\\"q\\\" \\\\ \xe2\x86\x92\"\n"
+           "description = \"tab\there\"\n%s", good_head);
+  CHECK(write_file(tp("js.ini"), text) == 0);
+  rm_rf(tp("o\xff"));
+  int rc = strata("run js.ini --out 'o\xff' --quiet --no-ceiling");
+  e = err_text();
+  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+  free(e);
+  CHECK(json_strict(tp("o\xff/summary.json"), "case description output_dir"));
+  if (access("/usr/bin/python3", X_OK) == 0) {
+    char *o = slurp(tp("json.txt"), NULL);
+    CHECKF(o && !strcmp(o, "caf\xc3\xa9 \"q\" \\ \xe2\x86\x92\ntab\there\n"
+                          "o\xef\xbf\xbd\n"), "%s", o ? o : "");
+    free(o);
+  }
+  rm_rf(tp("o\xff"));
+
+  /* a long section name: shown in part, the list of known ones kept */
+  size_t k = (size_t)snprintf(text, sizeof text, "%s[", good_head);
+  for (int i = 0; i < 3000; i++) text[k++] = 'a';
+  snprintf(text + k, sizeof text - k, "]\n");
+  CHECK(write_file(tp("bad.ini"), text) == 0);
+  CHECK(strata("run bad.ini --out badout --quiet") == 2);
+  e = err_text();
+  CHECKF(e && strstr(e, "unknown section [aaaa") &&
+             strstr(e, "a...] (known: [case]") && e[strlen(e) - 1] == '\n',
+         "%s", e ? e : "");
+  free(e);
+  /* a message longer than the room for it ends at a word, with "..." */
+  k = (size_t)snprintf(text, sizeof text, "%s[output]\ndir = \"/no/such/",
+                       good_head);
+  for (int i = 0; i < 1500; i++) k += (size_t)snprintf(text + k, 6, "word ");
+  snprintf(text + k, sizeof text - k, "end\"\n");
+  CHECK(write_file(tp("bad.ini"), text) == 0);
+  CHECK(strata("run bad.ini --quiet") == 1);
+  e = err_text();
+  size_t L = e ? strlen(e) : 0;
+  CHECKF(L > 1000 && L < 4200 && !strcmp(e + L - 8, "word...\n") &&
+             !strstr(e, "end"),
+         "%zu bytes, ending '%s'", L, L > 20 ? e + L - 20 : "");
+  free(e);
+  return 0;
+}
+
 /* ---- several processes (mpiexec -n P strata run) ------------------------ */
 
 #ifdef STRATA_MPIEXEC
@@ -1693,5 +1920,5 @@ RUN_TESTS(help_and_usage, bad_case_files_refused,
           check_allocates_nothing, sigterm_during_setup, demo_runs_and_draws,
           key_reference_is_current,
           examples_run_reduced, bench_writes_tables_and_chart,
-          mpi_runs_match_one_process, mpi_refusals, mpi_stop_signal,
-          mpi_blowup, cleanup)
+          summary_json_and_messages, mpi_runs_match_one_process,
+          mpi_refusals, mpi_stop_signal, mpi_blowup, cleanup)

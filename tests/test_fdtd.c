@@ -281,6 +281,16 @@ TEST(refusals) {
   CHECK(f == NULL);
   CHECK(strstr(strata_context_error(ctx), "0.707107") != NULL);
   printf("  refused: %s\n", strata_context_error(ctx));
+  o.courant = 0.7071068; /* a hair above 1/sqrt(2): shown apart */
+  CHECK_STATUS(strata_fdtd_create(ctx, &o, &f), STRATA_EUNSTABLE, ctx);
+  CHECK(strstr(strata_context_error(ctx), "= 0.7071068 exceeds the 2D limit "
+                                          "1/sqrt(2) = 0.70710678") != NULL);
+  o.courant = 0.5;
+  o.src[0] = (double)o.n[0] - 1 + 1e-7; /* a hair beyond the last node */
+  CHECK_STATUS(strata_fdtd_create(ctx, &o, &f), STRATA_EINVAL, ctx);
+  CHECK(strstr(strata_context_error(ctx), "source x = 255.0000001 is outside "
+                                          "the nodes 0..255") != NULL);
+  o.src[0] = -1;
   o.courant = 0.7071;
   o.scheme = STRATA_FDTD_YEE_TM;
   CHECK_OK(strata_fdtd_create(ctx, &o, &f), ctx);

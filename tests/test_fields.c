@@ -365,7 +365,8 @@ TEST(refusals_name_the_argument) {
   CHECK_STATUS(strata_context_device_info(ctx, NULL), STRATA_EINVAL, ctx);
   CHECK_ARG(ctx, "info", "NULL");
   d = (strata_field_desc){3, {1u << 30, 1u << 30, 1u << 30}, 1, STRATA_F64};
-  CHECK_STATUS(strata_field_create(ctx, &d, &f), STRATA_EOVERFLOW, ctx);
+  strata_field *huge = NULL; /* f stays f, to be destroyed */
+  CHECK_STATUS(strata_field_create(ctx, &d, &huge), STRATA_EOVERFLOW, ctx);
   CHECK_ARG(ctx, "n", "1073741824, 1073741824, 1073741824");
   CHECK_OK(strata_context_device_info(ctx, &info), ctx);
   strata_field_destroy(&f);
@@ -375,6 +376,169 @@ TEST(refusals_name_the_argument) {
   return 0;
 }
 
+/* A preset whose spacing leaves a weight infinite (or zero) is refused
+ * when it is built, *s untouched; a hand-filled stencil's non-finite
+ * weight is named at apply and at the operator solver's create. */
+TEST(preset_weights_finite) {
+  strata_stencil op, keep;
+  memset(&keep, 0x5a, sizeof keep);
+  op = keep;
+  CHECK(strata_stencil_laplacian(&op, 2, 2, 1e-300) == STRATA_EINVAL);
+  CHECK(memcmp(&op, &keep, sizeof op) == 0);
+  CHECK(strata_stencil_laplacian(&op, 3, 8, 1e-154) == STRATA_EINVAL);
+  CHECK(strata_stencil_laplacian(&op, 2, 2, 1e200) == STRATA_EINVAL);
+  CHECK(strata_stencil_derivative(&op, 2, 0, 8, 1e-310) == STRATA_EINVAL);
+  CHECK(strata_stencil_laplacian9(&op, 1e-300) == STRATA_EINVAL);
+  CHECK(memcmp(&op, &keep, sizeof op) == 0);
+  CHECK(strata_stencil_laplacian(&op, 3, 8, 1e-150) == STRATA_OK);
+  CHECK(isfinite(op.center) && isfinite(op.coef[2][4]));
+  CHECK(strata_stencil_derivative(&op, 2, 1, 8, 1e300) == STRATA_OK);
+
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field_desc d = {2, {8, 8, 1}, 1, STRATA_F64};
+  strata_field *a = NULL, *b = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &a), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &b), ctx);
+  CHECK_OK(strata_stencil_laplacian(&op, 2, 2, 1.0), ctx);
+  op.coef[1][1] = INFINITY;
+  CHECK_STATUS(strata_apply(&op, a, b, NULL), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "op.coef[1][1]", "inf");
+  CHECK(strstr(strata_context_error(ctx), "weight coef[1][1] is inf"));
+  op.coef[1][1] = 1;
+  op.center = NAN;
+  CHECK_STATUS(strata_apply(&op, a, b, NULL), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "op.center", "nan");
+  op.center = -4;
+  op.radius = 7;
+  CHECK_STATUS(strata_apply(&op, a, b, NULL), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "op.radius", "7");
+  strata_stencil_box_symmetric(&op, 1, 0, 0, 0);
+  op.sym[2] = -INFINITY;
+  char names[64];
+  CHECK_STATUS(strata_variants(ctx, &op, names, sizeof names), STRATA_EINVAL,
+               ctx);
+  CHECK_ARG(ctx, "op.sym[2]", "-inf");
+  /* the operator solver's create names it too */
+  strata_operator_options oo;
+  strata_operator_options_init(&oo);
+  oo.n[0] = oo.n[1] = 8;
+  oo.op.coef[0][1] = INFINITY;
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_OPERATOR);
+  so.op = &oo;
+  strata_solver *sv = NULL;
+  CHECK_STATUS(strata_solver_create(ctx, &so, &sv), STRATA_EINVAL, ctx);
+  CHECK(sv == NULL);
+  CHECK_ARG(ctx, "op.coef[0][1]", "inf");
+  strata_field_destroy(&a);
+  strata_field_destroy(&b);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* A context destroyed while fields (or a snapshot writer) made on it live
+ * stays, with a message, so destroying them afterwards is no use after
+ * free (run under ASan: -DCMAKE_C_FLAGS=-fsanitize=address,undefined);
+ * once they are gone it is released. */
+TEST(context_outlives_its_fields) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_context *keep = ctx;
+  strata_field_desc d = {2, {8, 8, 1}, 1, STRATA_F32};
+  strata_field *a = NULL, *b = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &a), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &b), ctx);
+  strata_context_destroy(&ctx);
+  CHECK(ctx == keep);
+  CHECKF(strstr(strata_context_error(ctx), "not destroyed: 2 fields"), "%s",
+         strata_context_error(ctx));
+  strata_field_destroy(&a);
+  CHECK_OK(strata_field_fill(b, 1.0), ctx); /* still a working context */
+  strata_context_destroy(&ctx);
+  CHECK(ctx == keep && strstr(strata_context_error(ctx), "1 field "));
+  strata_field_destroy(&b);
+  /* a snapshot writer's messages go to its context */
+  strata_snapshot_options so;
+  strata_snapshot_options_init(&so);
+  so.dir = "/tmp";
+  so.async = 0;
+  strata_snapshot_writer *w = NULL;
+  CHECK_OK(strata_snapshot_writer_create(ctx, &d, &so, &w), ctx);
+  strata_context_destroy(&ctx);
+  CHECK(ctx == keep && strstr(strata_context_error(ctx), "1 snapshot writer"));
+  CHECK(strata_snapshot_status(w) == STRATA_OK);
+  strata_snapshot_writer_destroy(&w);
+  strata_context_destroy(&ctx);
+  CHECK(ctx == NULL);
+  return 0;
+}
+
+/* A message longer than the context's room for it ends at a word, with
+ * "...", rather than mid-word; so does a create's errbuf. */
+TEST(long_messages_end_at_a_word) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  char path[3000] = "/no/such/folder/";
+  size_t k = strlen(path);
+  while (k + 6 < sizeof path) k += (size_t)snprintf(path + k, 6, "word ");
+  size_t shape[1] = {1};
+  double one = 1;
+  CHECK_STATUS(strata_npy_write(ctx, path, STRATA_F64, 1, shape, &one),
+               STRATA_EIO, ctx);
+  const char *m = strata_context_error(ctx);
+  size_t L = strlen(m);
+  CHECKF(L > 900 && L < 1024 && !strcmp(m + L - 7, "word..."), "%zu: %s", L,
+         m);
+  char why[23]; /* "unknown tuning key 'n" + NUL: the word stays whole */
+  strata_context_options o;
+  strata_context_options_init(&o);
+  o.tuning = "no_such_switch_with_a_long_name=1";
+  o.errbuf = why;
+  o.errbuf_size = sizeof why;
+  strata_context *bad = NULL;
+  CHECK(strata_context_create(&bad, &o) == STRATA_EINVAL && !bad);
+  CHECKF(!strcmp(why, "unknown tuning key..."), "%s", why);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* Functions writing into a caller's buffer refuse one that is too small
+ * (saying the size needed) rather than fill it with a cut list or name. */
+TEST(caller_buffers_too_small) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_stencil op;
+  CHECK_OK(strata_stencil_laplacian(&op, 2, 2, 1.0), ctx);
+  char buf[64];
+  CHECK_OK(strata_variants(ctx, &op, buf, sizeof buf), ctx);
+  size_t need = strlen(buf) + 1;
+  CHECK(need >= 2);
+  memcpy(buf, "untouched", 10);
+  CHECK_STATUS(strata_variants(ctx, &op, buf, need - 1), STRATA_EINVAL, ctx);
+  CHECK(strcmp(buf, "untouched") == 0);
+  char want[64];
+  snprintf(want, sizeof want, "need %zu bytes", need);
+  CHECKF(strstr(strata_context_error(ctx), want), "%s",
+         strata_context_error(ctx));
+  snprintf(want, sizeof want, "%zu", need - 1);
+  CHECK_ARG(ctx, "buf_size", want);
+  CHECK_OK(strata_variants(ctx, &op, buf, need), ctx);
+  CHECK(strlen(buf) == need - 1);
+  /* a checkpoint part's name that does not fit is no name */
+  char part[16];
+  CHECK(strata_checkpoint_part_path("run.ck", 3, part, sizeof part) == part);
+  CHECK(strcmp(part, "run.ck.rank3") == 0);
+  CHECK(strata_checkpoint_part_path("run.ck", 3, part, 12) == NULL);
+  CHECK(part[0] == '\0');
+  CHECK(strata_checkpoint_part_path("checkpoint-file", 0, part, 15) == NULL);
+  CHECK(strata_checkpoint_part_path("checkpoint-fil", 0, part, 15) == part);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(status_table, context_lifecycle, tuning_switches, layout_alignment,
           write_read_roundtrip, fills_and_norms, fill_function_covers_ghosts,
-          bad_input, refusals_name_the_argument)
+          bad_input, refusals_name_the_argument, preset_weights_finite,
+          caller_buffers_too_small, context_outlives_its_fields,
+          long_messages_end_at_a_word)

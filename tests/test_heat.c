@@ -407,6 +407,11 @@ TEST(stability_refusals) {
   CHECK(h == NULL);
   CHECK(strstr(strata_context_error(ctx), "0.25") != NULL);
   printf("  refused: %s\n", strata_context_error(ctx));
+  /* a hair above the limit: the message shows the two apart */
+  o.D = 0.2500001;
+  CHECK_STATUS(strata_heat_create(ctx, &o, &h), STRATA_EUNSTABLE, ctx);
+  CHECK(strstr(strata_context_error(ctx), "= 0.2500001 exceeds the stability "
+                                          "limit 0.25 ") != NULL);
   o.D = 0.25;
   CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
   strata_heat_destroy(&h);

@@ -1006,6 +1006,10 @@ TEST(bad_input) {
   REFUSE(o.cycle = 9, STRATA_EINVAL);
   REFUSE(o.omega = 1.5, STRATA_EINVAL); /* FE: stable below 4/3 */
   REFUSE((o.disc = STRATA_MG_FD, o.omega = 1.01), STRATA_EINVAL);
+  /* a hair above FE's 4/3: the message shows the two apart */
+  REFUSE(o.omega = 1.3333334, STRATA_EINVAL);
+  CHECK(strstr(strata_context_error(ctx), "omega 1.3333334 is outside "
+                                          "(0, 1.3333333)") != NULL);
   REFUSE((o.pre = 0, o.post = 0), STRATA_EINVAL);
   REFUSE(o.pre_fine = -1, STRATA_EINVAL);
   REFUSE(o.max_cycles = -1, STRATA_EINVAL);

@@ -477,16 +477,34 @@ TEST(refusals) {
   o.dt = 1.01 * lim * o.h / o.velocity;
   CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EUNSTABLE, ctx);
   CHECK(w == NULL);
-  CHECK(strstr(strata_context_error(ctx), "0.4529") != NULL);
+  CHECK(strstr(strata_context_error(ctx), "exceeds the limit 0.452856 ") != NULL);
   printf("  refused: %s\n", strata_context_error(ctx));
+  /* a dt a hair above the limit: the message shows the two apart */
+  o.dt = (1 + 1e-9) * lim * o.h / o.velocity;
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EUNSTABLE, ctx);
+  CHECK(strstr(strata_context_error(ctx),
+               "= 0.452855524 exceeds the limit 0.452855523 ") != NULL);
+  CHECK(strstr(strata_context_error(ctx), "reduce dt below 0.002264277617 s"));
   o.dt = 0.99 * lim * o.h / o.velocity;
   CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
   strata_wave_destroy(&w);
   o.dt = 0;
 
+  o.src[0] = 470.0000001; /* a hair beyond the grid's 47 * 10 m */
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EINVAL, ctx);
+  CHECK(strstr(strata_context_error(ctx), "source x = 470.0000001 m is "
+                                          "outside the grid [0, 470] m"));
+  o.src[0] = -1;
+
+  o.f0 = 20.0000001; /* 3.99999998 points per wavelength */
+  CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EUNSTABLE, ctx);
+  CHECK(strstr(strata_context_error(ctx), "3.99999998 points per wavelength"));
+  CHECK(strstr(strata_context_error(ctx), "below the minimum 4; use h <= "
+                                          "9.99999995 m or f0 <= 20 Hz"));
+
   o.f0 = 25; /* 2000 / (62.5 * 10) = 3.2 points per wavelength */
   CHECK_STATUS(strata_wave_create(ctx, &o, &w), STRATA_EUNSTABLE, ctx);
-  CHECK(strstr(strata_context_error(ctx), "3.20 points") != NULL);
+  CHECK(strstr(strata_context_error(ctx), "3.2 points") != NULL);
   printf("  refused: %s\n", strata_context_error(ctx));
   o.amplitude = 0; /* no source: nothing to resolve */
   CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);

@@ -67,7 +67,8 @@ const char *strata_build_info(void) {
 
 static void record(strata_context *ctx, const char *name, const char *value,
                    const char *fmt, va_list ap) {
-  vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+  strata__fit(ctx->error, sizeof ctx->error,
+              vsnprintf(ctx->error, sizeof ctx->error, fmt, ap));
   snprintf(ctx->error_arg, sizeof ctx->error_arg, "%s", name);
   snprintf(ctx->error_value, sizeof ctx->error_value, "%s", value);
 }
@@ -120,6 +121,19 @@ strata__argval strata__argval_d(double v) {
     if (!isfinite(v) || strtod(a.s, NULL) == v) break;
   }
   return a;
+}
+
+strata__versus strata__vs(double v, double limit) {
+  strata__versus t;
+  for (int p = 6; p <= 17; p++) {
+    snprintf(t.v, sizeof t.v, "%.*g", p, v);
+    snprintf(t.lim, sizeof t.lim, "%.*g", p, limit);
+    if (strcmp(t.v, t.lim) != 0) break; /* told apart */
+    if ((!isfinite(v) || strtod(t.v, NULL) == v) &&
+        (!isfinite(limit) || strtod(t.lim, NULL) == limit))
+      break; /* equal, and both exact */
+  }
+  return t;
 }
 
 strata__argval strata__argval_i(long long v) {
@@ -203,7 +217,8 @@ void strata_context_options_init(strata_context_options *o) {
 static void set_errbuf(const strata_context_options *o, const char *fmt,
                        const char *arg) {
   if (o && o->errbuf && o->errbuf_size)
-    snprintf(o->errbuf, o->errbuf_size, fmt, arg);
+    strata__fit(o->errbuf, o->errbuf_size,
+                snprintf(o->errbuf, o->errbuf_size, fmt, arg));
 }
 
 /* ---- tuning switches ------------------------------------------------------
@@ -376,6 +391,18 @@ strata_status strata_context_create(strata_context **out,
 void strata_context_destroy(strata_context **pctx) {
   if (!pctx || !*pctx) return;
   strata_context *ctx = *pctx;
+  /* what was made on it still points at it: releasing it now would turn
+   * their destroy into a use after free, so it stays, and says why */
+  if (ctx->live_fields > 0 || ctx->live_writers > 0) {
+    strata__fail(ctx, STRATA_EINVAL,
+                 "context: not destroyed: %ld field%s (%zu bytes) and %ld "
+                 "snapshot writer%s made on it still exist; destroy them "
+                 "(and the solvers holding them) first, then the context",
+                 ctx->live_fields, ctx->live_fields == 1 ? "" : "s",
+                 ctx->live_bytes, ctx->live_writers,
+                 ctx->live_writers == 1 ? "" : "s");
+    return;
+  }
   if (ctx->be && ctx->be->fini) ctx->be->fini(ctx);
   free(ctx->tune_cache);
   free(ctx->tuning);

@@ -3,6 +3,8 @@
 #define STRATA_INTERNAL_H
 
 #include "strata.h"
+#include "fit.h" /* strata__fit: every message the library keeps is cut
+                    by it (the context's, errbuf) */
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -38,6 +40,7 @@ struct strata_context {
   size_t live_bytes; /* bytes of the live fields (solver memory info) */
   size_t alloc_total;/* bytes ever asked of be->alloc: what a create
                         allocated, against its footprint (tests) */
+  long live_writers; /* snapshot writers whose messages come here */
   char error[STRATA__ERRMSG_SIZE];
   char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
                                           failure is about, or "" */
@@ -390,6 +393,15 @@ strata__argval strata__argval_d(double v);
 strata__argval strata__argval_i(long long v);
 strata__argval strata__argval_u(unsigned long long v);
 strata__argval strata__argval_s(const char *v);
+/* A value and the limit it is compared with, as text for one message: in
+ * %g's 6 significant digits, or in as many more as it takes to show them
+ * different when they are (D = 0.2500001 against 0.25), up to the digits
+ * that read back as each.  Every message that puts a value beside its
+ * limit prints both through this: strata__vs(v, lim).v, .lim. */
+typedef struct strata__versus {
+  char v[32], lim[32];
+} strata__versus;
+strata__versus strata__vs(double v, double limit);
 /* A pointer argument: its value is "NULL" or "set". */
 #define strata__fail_arg_p(ctx_, st_, name_, ptr_, ...)                      \
   strata__fail_arg_s(ctx_, st_, name_, (ptr_) ? "set" : "NULL", __VA_ARGS__)
@@ -411,6 +423,19 @@ strata__argval strata__argval_s(const char *v);
 /* The name of an array element, "base[i]", written to buf (at least
  * STRATA__ARGNAME_SIZE bytes) and returned. */
 const char *strata__idx(char *buf, const char *base, long i);
+
+/* strata_stencil_validate with a message: STRATA_OK, or STRATA_EINVAL
+ * naming the field of op at fault ("op.radius", "op.coef[0][1]") and its
+ * value; what starts the message ("apply"). */
+strata_status strata__stencil_check(strata_context *ctx,
+                                    const strata_stencil *op,
+                                    const char *what);
+
+/* A backend's variants entry hands its list of names here: copied to buf
+ * when it fits in n bytes, else STRATA_EINVAL naming buf_size with the
+ * bytes needed (buf untouched). */
+strata_status strata__variants_out(strata_context *ctx, const char *names,
+                                   char *buf, size_t n);
 
 /* Validation shared by the front end and the backends: b against a, same
  * context, precision and shape; a failure names b as bname, the caller's

@@ -27,21 +27,41 @@ static strata_status bad(const char *what) {
   return STRATA_EINVAL;
 }
 
+/* A preset t built on spacing h goes to *s when every weight it sets (the
+ * centre and the coefficients of the radius's offsets) is finite and
+ * non-zero; else STRATA_EINVAL, *s untouched.  1/h^2 overflows for h below
+ * about 1e-154 and vanishes above 1e154: an operator of infinite (or no)
+ * weights is refused here, where h is the argument, not at apply. */
+static strata_status weights_usable(const strata_stencil *t,
+                                    strata_stencil *s) {
+  int ok = t->kind != STRATA_STENCIL_STAR ||
+           (isfinite(t->center) && t->center != 0);
+  for (int a = 0; a < t->dims; a++)
+    for (int k = 1; k <= t->radius; k++)
+      if ((t->kind == STRATA_STENCIL_STAR || a == t->axis) &&
+          (!isfinite(t->coef[a][k]) || t->coef[a][k] == 0))
+        ok = 0;
+  if (!ok) return STRATA_EINVAL;
+  *s = *t;
+  return STRATA_OK;
+}
+
 strata_status strata_stencil_laplacian(strata_stencil *s, int dims, int order,
                                        double h) {
   if (!s || dims < 1 || dims > 3 || order < 2 || order > 8 || order % 2 ||
       !(h > 0) || !isfinite(h))
     return bad("laplacian");
   int r = order / 2;
-  memset(s, 0, sizeof *s);
-  s->kind = STRATA_STENCIL_STAR;
-  s->dims = dims;
-  s->radius = r;
+  strata_stencil t;
+  memset(&t, 0, sizeof t);
+  t.kind = STRATA_STENCIL_STAR;
+  t.dims = dims;
+  t.radius = r;
   double ih2 = 1.0 / (h * h);
-  s->center = dims * lap1d[r][0] * ih2;
+  t.center = dims * lap1d[r][0] * ih2;
   for (int a = 0; a < dims; a++)
-    for (int k = 1; k <= r; k++) s->coef[a][k] = lap1d[r][k] * ih2;
-  return STRATA_OK;
+    for (int k = 1; k <= r; k++) t.coef[a][k] = lap1d[r][k] * ih2;
+  return weights_usable(&t, s);
 }
 
 strata_status strata_stencil_star(strata_stencil *s, int dims, int radius,
@@ -65,13 +85,14 @@ strata_status strata_stencil_derivative(strata_stencil *s, int dims, int axis,
       order > 8 || order % 2 || !(h > 0) || !isfinite(h))
     return bad("derivative");
   int r = order / 2;
-  memset(s, 0, sizeof *s);
-  s->kind = STRATA_STENCIL_DERIVATIVE;
-  s->dims = dims;
-  s->radius = r;
-  s->axis = axis;
-  for (int k = 1; k <= r; k++) s->coef[axis][k] = d1d[r][k] / h;
-  return STRATA_OK;
+  strata_stencil t;
+  memset(&t, 0, sizeof t);
+  t.kind = STRATA_STENCIL_DERIVATIVE;
+  t.dims = dims;
+  t.radius = r;
+  t.axis = axis;
+  for (int k = 1; k <= r; k++) t.coef[axis][k] = d1d[r][k] / h;
+  return weights_usable(&t, s);
 }
 
 strata_status strata_stencil_box_symmetric(strata_stencil *s, double c0,
@@ -101,6 +122,7 @@ strata_status strata_stencil_box(strata_stencil *s, int dims, const double *K) {
 strata_status strata_stencil_laplacian9(strata_stencil *s, double h) {
   if (!(h > 0) || !isfinite(h)) return bad("laplacian9");
   double w = 1.0 / (6.0 * h * h);
+  if (!isfinite(20 * w) || w == 0) return bad("laplacian9");
   const double K[9] = {w, 4 * w, w, 4 * w, -20 * w, 4 * w, w, 4 * w, w};
   return strata_stencil_box(s, 2, K);
 }
@@ -157,20 +179,70 @@ static const char *kind_name(strata_stencil_kind k) {
   return "?";
 }
 
+strata_status strata__stencil_check(strata_context *ctx,
+                                    const strata_stencil *op,
+                                    const char *what) {
+  if (!op)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "op", op,
+                              "%s: operator is NULL", what);
+  if (strata_stencil_validate(op) == STRATA_OK) return STRATA_OK;
+  const char *k = kind_name(op->kind);
+  if (!strcmp(k, "?"))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "op.kind", (int)op->kind,
+                            "%s: unknown stencil kind %d", what,
+                            (int)op->kind);
+  if (op->dims < 1 || op->dims > 3 ||
+      (op->kind == STRATA_STENCIL_BOX && op->dims < 2) ||
+      (op->kind == STRATA_STENCIL_BOX_SYMMETRIC && op->dims != 3))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "op.dims", op->dims,
+                            "%s: a %s stencil of dims %d", what, k, op->dims);
+  int rmax = op->kind == STRATA_STENCIL_BOX ||
+                     op->kind == STRATA_STENCIL_BOX_SYMMETRIC
+                 ? 1
+                 : STRATA_MAX_RADIUS;
+  if (op->radius < 1 || op->radius > rmax)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "op.radius", op->radius,
+                            "%s: a %s stencil of radius %d; it must be "
+                            "1..%d", what, k, op->radius, rmax);
+  if (op->kind == STRATA_STENCIL_DERIVATIVE &&
+      (op->axis < 0 || op->axis >= op->dims))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "op.axis", op->axis,
+                            "%s: a derivative along axis %d of a %dD "
+                            "stencil", what, op->axis, op->dims);
+  /* the first weight that is not finite, by its field's name */
+  char nm[STRATA__ARGNAME_SIZE] = "op";
+  double v = 0;
+  int i;
+  if (op->kind == STRATA_STENCIL_STAR && !isfinite(op->center)) {
+    snprintf(nm, sizeof nm, "op.center");
+    v = op->center;
+  } else if (op->kind == STRATA_STENCIL_BOX) {
+    for (i = 0; i < 27 && isfinite(op->box[i]); i++) continue;
+    snprintf(nm, sizeof nm, "op.box[%d]", i);
+    v = op->box[i % 27];
+  } else if (op->kind == STRATA_STENCIL_BOX_SYMMETRIC) {
+    for (i = 0; i < 4 && isfinite(op->sym[i]); i++) continue;
+    snprintf(nm, sizeof nm, "op.sym[%d]", i);
+    v = op->sym[i % 4];
+  } else {
+    const double *c = &op->coef[0][0];
+    for (i = 0; i < 15 && isfinite(c[i]); i++) continue;
+    snprintf(nm, sizeof nm, "op.coef[%d][%d]", i / 5, i % 5);
+    v = c[i % 15];
+  }
+  return strata__fail_arg(ctx, STRATA_EINVAL, nm, v,
+                          "%s: the %s stencil's weight %s is %g; weights "
+                          "must be finite (a preset on a spacing h below "
+                          "about 1e-154 overflows)", what, k, nm + 3, v);
+}
+
 static strata_status check_apply(const strata_stencil *op,
                                  const strata_field *in,
                                  const strata_field *out, const char *what) {
   strata_context *ctx = in->ctx;
-  if (!op)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "op", op,
-                              "%s: operator is NULL", what);
-  if (strata_stencil_validate(op) != STRATA_OK)
-    return strata__fail_arg_s(ctx, STRATA_EINVAL, "op", "set",
-                        "%s: invalid %s stencil (dims %d, radius %d, axis %d; "
-                        "radius must be 1..%d, coefficients finite)",
-                        what, kind_name(op->kind), op->dims, op->radius,
-                        op->axis, STRATA_MAX_RADIUS);
-  strata_status s = strata__check_pair(in, out, what, "out");
+  strata_status s = strata__stencil_check(ctx, op, what);
+  if (s != STRATA_OK) return s;
+  s = strata__check_pair(in, out, what, "out");
   if (s != STRATA_OK) return s;
   if (in == out || in->data == out->data)
     return strata__fail_arg_s(ctx, STRATA_EINVAL, "out", "set",
@@ -210,13 +282,23 @@ strata_status strata_copy_kernel(const strata_field *in, strata_field *out,
   return in->ctx->be->copy_kernel(in, out, variant);
 }
 
+strata_status strata__variants_out(strata_context *ctx, const char *names,
+                                   char *buf, size_t n) {
+  size_t need = strlen(names) + 1;
+  if (need > n)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "buf_size", n,
+                            "variants: the names (\"%s\") need %zu bytes "
+                            "with the terminating NUL; buf_size is %zu",
+                            names, need, n);
+  memcpy(buf, names, need);
+  return STRATA_OK;
+}
+
 strata_status strata_variants(strata_context *ctx, const strata_stencil *op,
                               char *buf, size_t n) {
   if (!ctx) return STRATA_EINVAL;
-  if (!op || strata_stencil_validate(op) != STRATA_OK)
-    return strata__fail_arg_s(ctx, STRATA_EINVAL, "op", op ? "set" : "NULL",
-                              "variants: the operator is %s",
-                              op ? "invalid" : "NULL");
+  strata_status s = strata__stencil_check(ctx, op, "variants");
+  if (s != STRATA_OK) return s;
   if (!buf || !n)
     return strata__fail_arg(ctx, STRATA_EINVAL, buf ? "buf_size" : "buf", n,
                             "variants: no buffer (%zu bytes) for the names",

@@ -44,10 +44,8 @@ static strata_status cpu_copy_kernel(const strata_field *in, strata_field *out,
 
 static strata_status cpu_variants(strata_context *ctx, const strata_stencil *op,
                                   char *buf, size_t n) {
-  (void)ctx;
   (void)op;
-  snprintf(buf, n, "omp");
-  return STRATA_OK;
+  return strata__variants_out(ctx, "omp", buf, n);
 }
 
 /* The blow-up check: a row whose sum of v * 0 is 0 holds only finite

@@ -73,7 +73,8 @@ strata_status strata_dist_get_stats(const strata_dist *d,
 
 static void set_errbuf(const strata_context_options *copt, const char *msg) {
   if (copt && copt->errbuf && copt->errbuf_size)
-    snprintf(copt->errbuf, copt->errbuf_size, "%s", msg);
+    strata__fit(copt->errbuf, copt->errbuf_size,
+                snprintf(copt->errbuf, copt->errbuf_size, "%s", msg));
 }
 
 /* ---- windows and views --------------------------------------------------- */

@@ -279,6 +279,7 @@ strata_status strata_snapshot_writer_create(strata_context *ctx,
     free_all(w);
     return s;
   }
+  ctx->live_writers++; /* its messages go to ctx: ctx outlives it */
   *out = w;
   return STRATA_OK;
 }
@@ -447,6 +448,7 @@ void strata_snapshot_writer_destroy(strata_snapshot_writer **pw) {
   pthread_cond_destroy(&w->freed);
   pthread_cond_destroy(&w->work);
   pthread_mutex_destroy(&w->mu);
+  w->ctx->live_writers--;
   free_all(w);
   *pw = NULL;
 }

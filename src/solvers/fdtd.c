@@ -91,8 +91,9 @@ static strata_status validate(strata_context *ctx, strata_fdtd_options *o) {
   double lim = strata_fdtd_courant_limit();
   if (o->courant > lim * (1 + 1e-12))
     return strata__fail_arg(ctx, STRATA_EUNSTABLE, "courant", o->courant,
-                        "fdtd: Courant number c dt / h = %g exceeds the 2D "
-                        "limit 1/sqrt(2) = %.6f", o->courant, lim);
+                        "fdtd: Courant number c dt / h = %s exceeds the 2D "
+                        "limit 1/sqrt(2) = %s", strata__vs(o->courant, lim).v,
+                        strata__vs(o->courant, lim).lim);
   int npml = 0;
   char nm[STRATA__ARGNAME_SIZE];
   for (int f = 0; f < 4; f++) {
@@ -153,8 +154,9 @@ static strata_status validate(strata_context *ctx, strata_fdtd_options *o) {
     if (!isfinite(o->src[a]) || o->src[a] > (double)(o->n[a] - 1))
       return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "src", a),
                           o->src[a],
-                          "fdtd: source %c = %g is outside the nodes 0..%zu",
-                          "xy"[a], o->src[a], o->n[a] - 1);
+                          "fdtd: source %c = %s is outside the nodes 0..%s",
+                          "xy"[a], strata__vs(o->src[a], o->n[a] - 1.0).v,
+                          strata__vs(o->src[a], o->n[a] - 1.0).lim);
   }
   return STRATA_OK;
 }

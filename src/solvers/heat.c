@@ -91,9 +91,9 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
                             "heat: D = %g; it must be finite and >= 0", o->D);
   if (o->D > lim * (1 + 1e-12))
     return strata__fail_arg(ctx, STRATA_EUNSTABLE, "D", o->D,
-                        "heat: D = kappa dt / h^2 = %g exceeds the stability "
-                        "limit %g of the %s operator in %dD (%s); reduce dt",
-                        o->D, lim,
+                        "heat: D = kappa dt / h^2 = %s exceeds the stability "
+                        "limit %s of the %s operator in %dD (%s); reduce dt",
+                        strata__vs(o->D, lim).v, strata__vs(o->D, lim).lim,
                         o->op == STRATA_HEAT_FD
                             ? (o->dims == 2 ? "5-point" : "7-point")
                             : "27-point finite-element",

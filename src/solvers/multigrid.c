@@ -532,9 +532,10 @@ static strata_status resolve(strata_context *ctx, strata_mg_options *opt,
     opt->omega = 2 * op->c[0] / (lo + hi);
   else if (!(opt->omega > 0 && opt->omega < wmax))
     return strata__fail_arg(ctx, STRATA_EINVAL, "omega", opt->omega,
-                            "multigrid: Jacobi weight omega %g is outside "
-                            "(0, %g), where the sweep is stable for this "
-                            "stencil", opt->omega, wmax);
+                            "multigrid: Jacobi weight omega %s is outside "
+                            "(0, %s), where the sweep is stable for this "
+                            "stencil", strata__vs(opt->omega, wmax).v,
+                            strata__vs(opt->omega, wmax).lim);
   if (opt->rtol < 0) opt->rtol = opt->precision == STRATA_F32 ? 1e-5 : 1e-10;
   strata_field_desc d = {opt->dims, {opt->n[0], opt->n[1], opt->n[2]}, 1,
                          opt->precision};

@@ -75,7 +75,7 @@ static strata_status prepare(strata_context *ctx,
     return strata__fail_arg(ctx, STRATA_EINVAL, "check_every",
                             o->check_every, "operator: check_every is %d; "
                             "it must be >= 0 (0 = never)", o->check_every);
-  strata_status s = strata_stencil_validate(&o->op);
+  strata_status s = strata__stencil_check(ctx, &o->op, "operator");
   if (s != STRATA_OK) return s;
   s = check_variant(ctx, o);
   if (s != STRATA_OK) return s;

@@ -249,11 +249,13 @@ strata_status strata_solver_load_state(strata_solver *s, const void *buf,
 
 char *strata_checkpoint_part_path(const char *path, int rank, char *out,
                                   size_t n) {
-  if (!out || !n) return out;
-  if (rank > 0)
-    snprintf(out, n, "%s.rank%d", path ? path : "", rank);
-  else
-    snprintf(out, n, "%s", path ? path : "");
+  if (!out || !n) return NULL;
+  int k = rank > 0 ? snprintf(out, n, "%s.rank%d", path ? path : "", rank)
+                   : snprintf(out, n, "%s", path ? path : "");
+  if (k < 0 || (size_t)k >= n) { /* a cut name is another file's */
+    out[0] = '\0';
+    return NULL;
+  }
   return out;
 }
 

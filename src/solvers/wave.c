@@ -98,24 +98,27 @@ static strata_status check_velocity_range(strata_context *ctx,
   if (cfl > limit * (1 + 1e-12))
     return strata__fail_arg(ctx, STRATA_EUNSTABLE, model ? model : "dt",
                         model ? vmax : dt,
-                        "wave: CFL number v_max dt / h = %g * %g / %g = %.4f "
-                        "exceeds the limit %.4f of leapfrog with the order-%d "
-                        "Laplacian in 3D; reduce dt below %g s",
-                        vmax, dt, o->h, cfl, limit, o->order,
-                        limit * o->h / vmax);
+                        "wave: CFL number v_max dt / h = %g * %s / %g = %s "
+                        "exceeds the limit %s of leapfrog with the order-%d "
+                        "Laplacian in 3D; reduce dt below %s s",
+                        vmax, strata__vs(dt, limit * o->h / vmax).v, o->h,
+                        strata__vs(cfl, limit).v, strata__vs(cfl, limit).lim,
+                        o->order, strata__vs(dt, limit * o->h / vmax).lim);
   if (o->amplitude != 0.0) {
     double fmax = STRATA__RICKER_FMAX * o->f0;
     double ppw = vmin / (fmax * o->h);
     if (ppw < o->min_ppw)
       return strata__fail_arg(ctx, STRATA_EUNSTABLE, model ? model : "f0",
                           model ? vmin : o->f0,
-                          "wave: %.2f points per wavelength at v_min = %g m/s "
+                          "wave: %s points per wavelength at v_min = %g m/s "
                           "and the Ricker's highest significant frequency "
-                          "2.5 f0 = %g Hz, below the minimum %g; use h <= %g "
-                          "m or f0 <= %g Hz",
-                          ppw, vmin, fmax, o->min_ppw,
-                          vmin / (fmax * o->min_ppw),
-                          vmin / (STRATA__RICKER_FMAX * o->min_ppw * o->h));
+                          "2.5 f0 = %g Hz, below the minimum %s; use h <= %s "
+                          "m or f0 <= %s Hz",
+                          strata__vs(ppw, o->min_ppw).v, vmin, fmax,
+                          strata__vs(ppw, o->min_ppw).lim,
+                          strata__vs(o->h, vmin / (fmax * o->min_ppw)).lim,
+                          strata__vs(o->f0, vmin / (STRATA__RICKER_FMAX *
+                                                    o->min_ppw * o->h)).lim);
   }
   return STRATA_OK;
 }
@@ -243,8 +246,10 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
     double ext = (double)(o->n[a] - 1) * o->h;
     if (!isfinite(o->src[a]) || o->src[a] > ext * (1 + 1e-12))
       return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "src", a),
-                              o->src[a], "wave: source %c = %g m is outside "
-                              "the grid [0, %g] m", "xyz"[a], o->src[a], ext);
+                              o->src[a], "wave: source %c = %s m is outside "
+                              "the grid [0, %s] m", "xyz"[a],
+                              strata__vs(o->src[a], ext).v,
+                              strata__vs(o->src[a], ext).lim);
   }
   if (o->nreceivers < 0 || (o->nreceivers > 0 && !o->receivers))
     return strata__fail_arg(ctx, STRATA_EINVAL, "nreceivers", o->nreceivers,
@@ -256,8 +261,9 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
       if (!(x >= 0) || x > ext * (1 + 1e-12))
         return strata__fail_arg(ctx, STRATA_EINVAL,
                                 strata__idx(nm, "receivers", 3L * r + a), x,
-                                "wave: receiver %d's %c = %g m is outside "
-                                "the grid [0, %g] m", r, "xyz"[a], x, ext);
+                                "wave: receiver %d's %c = %s m is outside "
+                                "the grid [0, %s] m", r, "xyz"[a],
+                                strata__vs(x, ext).v, strata__vs(x, ext).lim);
     }
   if (o->record_every < 1)
     return strata__fail_arg(ctx, STRATA_EINVAL, "record_every",

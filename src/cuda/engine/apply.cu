@@ -187,8 +187,10 @@ int find_variant(const char *name) {
 
 strata_status strata__cuda_variants(strata_context *ctx, const strata_stencil *op,
                                     char *buf, size_t n) {
-  list_variants(strata__cu_applicable(op, strata__cu_state(ctx)->prop.major), buf, n);
-  return STRATA_OK;
+  char all[512]; /* room for every name in strata__cuda_variant_names */
+  list_variants(strata__cu_applicable(op, strata__cu_state(ctx)->prop.major),
+                all, sizeof all);
+  return strata__variants_out(ctx, all, buf, n);
 }
 
 strata_status strata__cuda_apply(const strata_stencil *op, const strata_field *in,

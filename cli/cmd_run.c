@@ -102,7 +102,7 @@ static int run_steps(run_state *r, output_cfg *o, const run_args *a,
       if (r->step_status == STRATA_ENONFINITE) {
         /* every rank's check found it at the same step: they stop
          * together, and nothing more is written */
-        char m[1024];
+        char m[sizeof r->err];
         snprintf(m, sizeof m, "%s",
                  r->solver->step ? r->err : strata_context_error(r->ctx));
         rc = run_agree(r, run_blew_up(r, o->dir, m) ? CLI_FAIL : 0);

@@ -314,7 +314,7 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
     fprintf(json, "  \"copy_gb_per_s\": null,\n  \"percent_of_copy\": null,\n");
   fprintf(json, "  \"copy_warning\": ");
   if (suspect)
-    json_str(json, warn);
+    json_string(json, warn);
   else
     fprintf(json, "null");
   fprintf(json, ",\n");

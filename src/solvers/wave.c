@@ -123,6 +123,109 @@ static strata_status check_velocity_range(strata_context *ctx,
   return STRATA_OK;
 }
 
+/* The velocity model's options: *lo and *hi receive the lowest and highest
+ * velocity of the layers that reach a grid node. */
+static strata_status velocity_model(strata_context *ctx,
+                                    const strata_wave_options *o, double *lo,
+                                    double *hi) {
+  char nm[STRATA__ARGNAME_SIZE];
+  if (o->nlayers > 0) {
+    if (!o->layer_top || !o->layer_velocity)
+      return strata__fail_arg_p(ctx, STRATA_EINVAL,
+                                o->layer_top ? "layer_velocity" : "layer_top",
+                                NULL, "wave: nlayers = %d but layer_top or "
+                                "layer_velocity is NULL", o->nlayers);
+    if (!(o->layer_top[0] <= 0))
+      return strata__fail_arg(ctx, STRATA_EINVAL, "layer_top[0]",
+                              o->layer_top[0],
+                              "wave: the first layer's top is at %g m; it "
+                              "must be <= 0 (the model must cover z = 0)",
+                              o->layer_top[0]);
+    *lo = INFINITY;
+    *hi = 0;
+    for (int m = 0; m < o->nlayers; m++) {
+      double v = o->layer_velocity[m];
+      if (!(v > 0) || !isfinite(v))
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "layer_velocity", m), v,
+                                "wave: layer %d has velocity %g; it must be "
+                                "> 0", m, v);
+      if (!isfinite(o->layer_top[m]) ||
+          (m > 0 && !(o->layer_top[m] > o->layer_top[m - 1])))
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "layer_top", m),
+                                o->layer_top[m],
+                                "wave: layer tops must increase; layer %d's "
+                                "top is %g m", m, o->layer_top[m]);
+      /* only layers that reach a grid node count */
+      double zmax = (double)(o->n[2] - 1) * o->h;
+      if (o->layer_top[m] > zmax) break;
+      if (v < *lo) *lo = v;
+      if (v > *hi) *hi = v;
+    }
+  } else {
+    if (!(o->velocity > 0) || !isfinite(o->velocity))
+      return strata__fail_arg(ctx, STRATA_EINVAL, "velocity", o->velocity,
+                              "wave: velocity is %g; it must be > 0",
+                              o->velocity);
+    *lo = *hi = o->velocity;
+  }
+  return STRATA_OK;
+}
+
+/* The source's, the receivers' and the run's options. */
+static strata_status validate_source(strata_context *ctx,
+                                     const strata_wave_options *o) {
+  char nm[STRATA__ARGNAME_SIZE];
+  if (!(o->f0 > 0) || !isfinite(o->f0))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "f0", o->f0,
+                            "wave: f0 = %g must be > 0", o->f0);
+  if (!isfinite(o->amplitude))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "amplitude", o->amplitude,
+                            "wave: amplitude is %g; it must be finite",
+                            o->amplitude);
+  if (!(o->delay >= 0) || !isfinite(o->delay))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "delay", o->delay,
+                            "wave: delay is %g s; it must be finite and >= 0",
+                            o->delay);
+  if (!(o->min_ppw > 0) || !isfinite(o->min_ppw))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "min_ppw", o->min_ppw,
+                            "wave: min_ppw = %g must be > 0", o->min_ppw);
+  for (int a = 0; a < 3; a++) {
+    double ext = (double)(o->n[a] - 1) * o->h;
+    if (!isfinite(o->src[a]) || o->src[a] > ext * (1 + 1e-12))
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "src", a),
+                              o->src[a], "wave: source %c = %s m is outside "
+                              "the grid [0, %s] m", "xyz"[a],
+                              strata__vs(o->src[a], ext).v,
+                              strata__vs(o->src[a], ext).lim);
+  }
+  if (o->nreceivers < 0 || (o->nreceivers > 0 && !o->receivers))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "nreceivers", o->nreceivers,
+                            "wave: nreceivers = %d with receivers %s",
+                            o->nreceivers, o->receivers ? "set" : "NULL");
+  for (int r = 0; r < o->nreceivers; r++)
+    for (int a = 0; a < 3; a++) {
+      double x = o->receivers[3 * r + a], ext = (double)(o->n[a] - 1) * o->h;
+      if (!(x >= 0) || x > ext * (1 + 1e-12))
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "receivers", 3L * r + a), x,
+                                "wave: receiver %d's %c = %s m is outside "
+                                "the grid [0, %s] m", r, "xyz"[a],
+                                strata__vs(x, ext).v, strata__vs(x, ext).lim);
+    }
+  if (o->record_every < 1)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "record_every",
+                            o->record_every,
+                            "wave: record_every is %d; it must be >= 1",
+                            o->record_every);
+  if (o->check_every < 0)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "check_every",
+                            o->check_every, "wave: check_every is %d; it "
+                            "must be >= 0 (0 = never)", o->check_every);
+  return STRATA_OK;
+}
+
 static strata_status validate(strata_context *ctx, const strata_wave_options *o,
                               double *dt_out, double *vmin, double *vmax,
                               double *limit) {
@@ -186,97 +289,13 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
                               "wave: absorb_reflection is %g; it must be in "
                               "(0, 1)", o->absorb_reflection);
   }
-  double lo, hi;
-  if (o->nlayers > 0) {
-    if (!o->layer_top || !o->layer_velocity)
-      return strata__fail_arg_p(ctx, STRATA_EINVAL,
-                                o->layer_top ? "layer_velocity" : "layer_top",
-                                NULL, "wave: nlayers = %d but layer_top or "
-                                "layer_velocity is NULL", o->nlayers);
-    if (!(o->layer_top[0] <= 0))
-      return strata__fail_arg(ctx, STRATA_EINVAL, "layer_top[0]",
-                              o->layer_top[0],
-                              "wave: the first layer's top is at %g m; it "
-                              "must be <= 0 (the model must cover z = 0)",
-                              o->layer_top[0]);
-    lo = INFINITY;
-    hi = 0;
-    for (int m = 0; m < o->nlayers; m++) {
-      double v = o->layer_velocity[m];
-      if (!(v > 0) || !isfinite(v))
-        return strata__fail_arg(ctx, STRATA_EINVAL,
-                                strata__idx(nm, "layer_velocity", m), v,
-                                "wave: layer %d has velocity %g; it must be "
-                                "> 0", m, v);
-      if (!isfinite(o->layer_top[m]) ||
-          (m > 0 && !(o->layer_top[m] > o->layer_top[m - 1])))
-        return strata__fail_arg(ctx, STRATA_EINVAL,
-                                strata__idx(nm, "layer_top", m),
-                                o->layer_top[m],
-                                "wave: layer tops must increase; layer %d's "
-                                "top is %g m", m, o->layer_top[m]);
-      /* only layers that reach a grid node count */
-      double zmax = (double)(o->n[2] - 1) * o->h;
-      if (o->layer_top[m] > zmax) break;
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
-    }
-  } else {
-    if (!(o->velocity > 0) || !isfinite(o->velocity))
-      return strata__fail_arg(ctx, STRATA_EINVAL, "velocity", o->velocity,
-                              "wave: velocity is %g; it must be > 0",
-                              o->velocity);
-    lo = hi = o->velocity;
-  }
-  if (!(o->f0 > 0) || !isfinite(o->f0))
-    return strata__fail_arg(ctx, STRATA_EINVAL, "f0", o->f0,
-                            "wave: f0 = %g must be > 0", o->f0);
-  if (!isfinite(o->amplitude))
-    return strata__fail_arg(ctx, STRATA_EINVAL, "amplitude", o->amplitude,
-                            "wave: amplitude is %g; it must be finite",
-                            o->amplitude);
-  if (!(o->delay >= 0) || !isfinite(o->delay))
-    return strata__fail_arg(ctx, STRATA_EINVAL, "delay", o->delay,
-                            "wave: delay is %g s; it must be finite and >= 0",
-                            o->delay);
-  if (!(o->min_ppw > 0) || !isfinite(o->min_ppw))
-    return strata__fail_arg(ctx, STRATA_EINVAL, "min_ppw", o->min_ppw,
-                            "wave: min_ppw = %g must be > 0", o->min_ppw);
-  for (int a = 0; a < 3; a++) {
-    double ext = (double)(o->n[a] - 1) * o->h;
-    if (!isfinite(o->src[a]) || o->src[a] > ext * (1 + 1e-12))
-      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "src", a),
-                              o->src[a], "wave: source %c = %s m is outside "
-                              "the grid [0, %s] m", "xyz"[a],
-                              strata__vs(o->src[a], ext).v,
-                              strata__vs(o->src[a], ext).lim);
-  }
-  if (o->nreceivers < 0 || (o->nreceivers > 0 && !o->receivers))
-    return strata__fail_arg(ctx, STRATA_EINVAL, "nreceivers", o->nreceivers,
-                            "wave: nreceivers = %d with receivers %s",
-                            o->nreceivers, o->receivers ? "set" : "NULL");
-  for (int r = 0; r < o->nreceivers; r++)
-    for (int a = 0; a < 3; a++) {
-      double x = o->receivers[3 * r + a], ext = (double)(o->n[a] - 1) * o->h;
-      if (!(x >= 0) || x > ext * (1 + 1e-12))
-        return strata__fail_arg(ctx, STRATA_EINVAL,
-                                strata__idx(nm, "receivers", 3L * r + a), x,
-                                "wave: receiver %d's %c = %s m is outside "
-                                "the grid [0, %s] m", r, "xyz"[a],
-                                strata__vs(x, ext).v, strata__vs(x, ext).lim);
-    }
-  if (o->record_every < 1)
-    return strata__fail_arg(ctx, STRATA_EINVAL, "record_every",
-                            o->record_every,
-                            "wave: record_every is %d; it must be >= 1",
-                            o->record_every);
-  if (o->check_every < 0)
-    return strata__fail_arg(ctx, STRATA_EINVAL, "check_every",
-                            o->check_every, "wave: check_every is %d; it "
-                            "must be >= 0 (0 = never)", o->check_every);
+  double lo = 0, hi = 0;
+  strata_status s = velocity_model(ctx, o, &lo, &hi);
+  if (s == STRATA_OK) s = validate_source(ctx, o);
+  if (s != STRATA_OK) return s;
   *limit = 2.0 / sqrt(3 * W);
   double dt = o->dt > 0 ? o->dt : 0.8 * *limit * o->h / hi;
-  strata_status s = check_velocity_range(ctx, o, dt, lo, hi, *limit, NULL);
+  s = check_velocity_range(ctx, o, dt, lo, hi, *limit, NULL);
   if (s != STRATA_OK) return s;
   *dt_out = dt;
   *vmin = lo;

@@ -379,6 +379,231 @@ static int variant_listed(strata_context *ctx, const strata_stencil *op,
   return 0;
 }
 
+/* The state one run of the benchmark shares between its parts. */
+typedef struct {
+  bench_cfg *cfg;
+  strata_context *ctx, *cpu;
+  bench_op *ops;
+  int nops, on_cpu;
+  const char **copies;
+  row *rows;
+  int nrows, failures;
+} bench_run;
+
+/* One grid size in one precision: the copies, then every operator and
+ * variant asked for, each checked on the CPU before it is timed. */
+static void bench_size(bench_run *B, const size_t *n, strata_precision p) {
+  bench_cfg cfg = *B->cfg;
+  strata_context *ctx = B->ctx, *cpu = B->cpu;
+  bench_op *ops = B->ops;
+  const char **copies = B->copies;
+  row *rows = B->rows;
+  int on_cpu = B->on_cpu, nops = B->nops;
+  strata_status s;
+  size_t npts = n[0] * n[1] * n[2];
+  double bpp_min = 2.0 * (double)p;
+  /* one pair of fields per dimensionality, ghost 4 for every operator */
+  strata_field *in3 = NULL, *out3 = NULL, *in2 = NULL, *out2 = NULL;
+  strata_field_desc d3 = {3, {n[0], n[1], n[2]}, 4, p};
+  strata_field_desc d2 = {2, {n[0], n[1] * n[2], 1}, 4, p};
+  strata_boundary bc;
+  strata_boundary_uniform(&bc, STRATA_BC_PERIODIC, 0);
+  if ((s = strata_field_create(ctx, &d3, &in3)) ||
+      (s = strata_field_create(ctx, &d3, &out3)) ||
+      (s = strata_field_fill_random(in3, 1, -1, 1)) ||
+      (s = strata_field_fill_ghosts(in3, &bc))) {
+    fprintf(stderr, "strata bench: %zux%zux%zu %s: %s\n", n[0], n[1], n[2],
+            p == STRATA_F32 ? "f32" : "f64", strata_context_error(ctx));
+    B->failures++;
+    strata_field_destroy(&in3);
+    strata_field_destroy(&out3);
+    return;
+  }
+  printf("\n== %zux%zux%zu %s (%.2f GB per field) ==\n", n[0], n[1], n[2],
+         p == STRATA_F32 ? "fp32" : "fp64", npts * (double)p / 1e9);
+  printf("%-28s %-14s %9s %9s %8s %8s\n", "operator", "variant", "Gpts/s",
+         "GB/s", "% copy", "B/pt");
+  double t_copy = 0, worst = 0, worst_copy_gbs = 0;
+  char worst_name[80] = "";
+  for (int ci = 0; copies[ci]; ci++) {
+    call_arg ca = {NULL, in3, out3, {NULL, {0, 0, 0}}, copies[ci]};
+    double t;
+    s = time_median(ctx, call_copy, &ca, NULL, NULL, &cfg, &t, NULL);
+    if (s != STRATA_OK) {
+      fprintf(stderr, "strata bench: copy %s: %s\n", copies[ci],
+              strata_context_error(ctx));
+      B->failures++;
+      continue;
+    }
+    if (ci == 0) t_copy = t;
+    row *r = &rows[B->nrows++];
+    snprintf(r->op, sizeof r->op, "copy");
+    snprintf(r->variant, sizeof r->variant, "%s", copies[ci]);
+    r->prec = (int)p;
+    memcpy(r->n, n, sizeof r->n);
+    r->t = t;
+    r->gpts = npts / t / 1e9;
+    r->gbs = npts * bpp_min / t / 1e9;
+    r->pct = 100.0 * t_copy / t;
+    r->bpp = bpp_min * t / t_copy;
+    printf("%-28s %-14s %9.2f %9.1f %7.1f%% %8.2f\n", r->op, r->variant,
+           r->gpts, r->gbs, r->pct, r->bpp);
+    fflush(stdout);
+  }
+  if (t_copy <= 0) {
+    strata_field_destroy(&in3);
+    strata_field_destroy(&out3);
+    return;
+  }
+  for (int q = 0; q < nops; q++) {
+    if (!in_list(cfg.ops, ops[q].key)) continue;
+    strata_field *in = in3, *out = out3;
+    if (ops[q].dims == 2) {
+      if (!in2) {
+        strata_field_destroy(&in3); /* keep the memory footprint */
+        strata_field_destroy(&out3);
+        if ((s = strata_field_create(ctx, &d2, &in2)) ||
+            (s = strata_field_create(ctx, &d2, &out2)) ||
+            (s = strata_field_fill_random(in2, 1, -1, 1)) ||
+            (s = strata_field_fill_ghosts(in2, &bc))) {
+          fprintf(stderr, "strata bench: 2D field: %s\n",
+                  strata_context_error(ctx));
+          B->failures++;
+          break;
+        }
+      }
+      in = in2;
+      out = out2;
+    } else if (!in3) {
+      continue;
+    }
+    char list[512] = "auto";
+    if (!strcmp(cfg.variants, "all"))
+      strata_variants(ctx, &ops[q].op, list, sizeof list);
+    else if (strcmp(cfg.variants, "auto"))
+      snprintf(list, sizeof list, "%s", cfg.variants);
+    char *save = NULL;
+    for (char *v = strtok_r(list, ",", &save); v;
+         v = strtok_r(NULL, ",", &save)) {
+      double err = 0;
+      if (check_variant(ctx, cpu, &ops[q], p, v, &err)) {
+        B->failures++;
+        continue;
+      }
+      call_arg ca = {&ops[q].op, in, out, {v, {0, 0, 0}}, NULL};
+      /* the copy ceiling on the same fields, timed side by side */
+      call_arg cc = {NULL, in, out, {NULL, {0, 0, 0}}, copies[0]};
+      double t, ratio = 1;
+      s = time_median(ctx, call_apply, &ca, call_copy, &cc, &cfg, &t,
+                      &ratio);
+      if (s != STRATA_OK) {
+        fprintf(stderr, "strata bench: %s/%s: %s\n", ops[q].key, v,
+                strata_context_error(ctx));
+        B->failures++;
+        continue;
+      }
+      row *r = &rows[B->nrows++];
+      snprintf(r->op, sizeof r->op, "%s", ops[q].name);
+      snprintf(r->variant, sizeof r->variant, "%s", v);
+      r->prec = (int)p;
+      memcpy(r->n, n, sizeof r->n);
+      r->t = t;
+      r->gpts = npts / t / 1e9;
+      r->gbs = npts * bpp_min / t / 1e9;
+      r->pct = 100.0 * ratio;
+      r->bpp = bpp_min / ratio;
+      r->err = err;
+      printf("%-28s %-14s %9.2f %9.1f %7.1f%% %8.2f\n", r->op, r->variant,
+             r->gpts, r->gbs, r->pct, r->bpp);
+      fflush(stdout);
+      if (ratio > worst) {
+        worst = ratio;
+        worst_copy_gbs = r->gbs / ratio; /* the copy beside it */
+        snprintf(worst_name, sizeof worst_name, "%s/%s", r->op, v);
+      }
+    }
+  }
+  /* the copy ceiling itself, then the operator that beat it most
+   * against the copy timed beside it */
+  char warn[512];
+  if (strata_bench_ceiling_suspect(npts * bpp_min / t_copy / 1e9, 0, "",
+                                   0, on_cpu, warn, sizeof warn) ||
+      strata_bench_ceiling_suspect(worst_copy_gbs, worst, worst_name,
+                                   bpp_min, on_cpu, warn, sizeof warn)) {
+    fflush(stdout);
+    fprintf(stderr, "strata bench: warning: %s\n", warn);
+  }
+  strata_field_destroy(&in3);
+  strata_field_destroy(&out3);
+  strata_field_destroy(&in2);
+  strata_field_destroy(&out2);
+}
+
+/* The rows as CSV, JSON and a chart, as asked. */
+static void bench_outputs(bench_run *B, const strata_device_info *info) {
+  bench_cfg cfg = *B->cfg;
+  strata_context *ctx = B->ctx;
+  const row *rows = B->rows;
+  const int nrows = B->nrows;
+  if (cfg.csv && rows) {
+    FILE *f = fopen(cfg.csv, "w");
+    if (!f) {
+      fprintf(stderr, "strata bench: cannot write %s\n", cfg.csv);
+      B->failures++;
+    } else {
+      fprintf(f, "operator,variant,precision,nx,ny,nz,seconds,gpts_per_s,"
+                 "gb_per_s,percent_of_copy,bytes_per_point,check_error\n");
+      for (int i = 0; i < nrows; i++)
+        fprintf(f, "\"%s\",%s,%s,%zu,%zu,%zu,%.6e,%.4f,%.3f,%.2f,%.3f,%.3e\n",
+                rows[i].op, rows[i].variant, rows[i].prec == 4 ? "f32" : "f64",
+                rows[i].n[0], rows[i].n[1], rows[i].n[2], rows[i].t,
+                rows[i].gpts, rows[i].gbs, rows[i].pct, rows[i].bpp,
+                rows[i].err);
+      fclose(f);
+    }
+  }
+  if (cfg.json && rows) {
+    FILE *f = fopen(cfg.json, "w");
+    if (!f) {
+      fprintf(stderr, "strata bench: cannot write %s\n", cfg.json);
+      B->failures++;
+    } else {
+      fprintf(f, "{\"backend\": \"%s\", \"device\": ",
+              strata_backend_name(strata_context_backend(ctx)));
+      json_string(f, info->name);
+      fprintf(f, ", \"rows\": [\n");
+      for (int i = 0; i < nrows; i++)
+        fprintf(f, "  {\"operator\": \"%s\", \"variant\": \"%s\", "
+                   "\"precision\": \"%s\", \"size\": [%zu, %zu, %zu], "
+                   "\"seconds\": %.6e, \"gpts_per_s\": %.4f, \"gb_per_s\": "
+                   "%.3f, \"percent_of_copy\": %.2f, \"bytes_per_point\": "
+                   "%.3f}%s\n",
+                rows[i].op, rows[i].variant, rows[i].prec == 4 ? "f32" : "f64",
+                rows[i].n[0], rows[i].n[1], rows[i].n[2], rows[i].t,
+                rows[i].gpts, rows[i].gbs, rows[i].pct, rows[i].bpp,
+                i + 1 < nrows ? "," : "");
+      fprintf(f, "]}\n");
+      fclose(f);
+    }
+  }
+  if (cfg.png && rows && nrows > 0) {
+    bench_chart_row *cr = calloc((size_t)nrows, sizeof *cr);
+    char title[256];
+    snprintf(title, sizeof title, "strata bench: %s (%s)",
+             strata_backend_name(strata_context_backend(ctx)), info->name);
+    for (int i = 0; cr && i < nrows; i++)
+      cr[i] = (bench_chart_row){rows[i].op, rows[i].variant,
+                                rows[i].prec == 8, !strcmp(rows[i].op, "copy"),
+                                rows[i].pct};
+    if (!cr || strata_bench_chart(ctx, cfg.png, title, cr, nrows)) {
+      fprintf(stderr, "strata bench: cannot write %s: %s\n", cfg.png,
+              strata_context_error(ctx));
+      B->failures++;
+    }
+    free(cr);
+  }
+}
+
 int strata_bench_main(int argc, char **argv) {
   bench_cfg cfg;
   int rc = parse_args(argc, argv, &cfg);
@@ -425,212 +650,18 @@ int strata_bench_main(int argc, char **argv) {
   bench_op ops[16];
   int nops = make_ops(ops);
   row *rows = calloc(4096, sizeof(row));
-  int nrows = 0, failures = 0;
   const char *copies_cpu[] = {"copy", NULL};
   const char *copies_gpu[] = {"copycube", "copycube_halo", NULL};
   const char **copies = on_cpu ? copies_cpu : copies_gpu;
   /* copycube_halo is built with the seeds' strategies (kd's reads) */
   if (!on_cpu && !variant_listed(ctx, &ops[0].op, "kd")) copies_gpu[1] = NULL;
 
+  bench_run B = {&cfg, ctx, cpu, ops, nops, on_cpu, copies, rows, 0, 0};
   for (int si = 0; si < cfg.nsizes && rows; si++)
-    for (int pi = 0; pi < cfg.nprec; pi++) {
-      strata_precision p = (strata_precision)cfg.precisions[pi];
-      size_t *n = cfg.sizes[si];
-      size_t npts = n[0] * n[1] * n[2];
-      double bpp_min = 2.0 * (double)p;
-      /* one pair of fields per dimensionality, ghost 4 for every operator */
-      strata_field *in3 = NULL, *out3 = NULL, *in2 = NULL, *out2 = NULL;
-      strata_field_desc d3 = {3, {n[0], n[1], n[2]}, 4, p};
-      strata_field_desc d2 = {2, {n[0], n[1] * n[2], 1}, 4, p};
-      strata_boundary bc;
-      strata_boundary_uniform(&bc, STRATA_BC_PERIODIC, 0);
-      if ((s = strata_field_create(ctx, &d3, &in3)) ||
-          (s = strata_field_create(ctx, &d3, &out3)) ||
-          (s = strata_field_fill_random(in3, 1, -1, 1)) ||
-          (s = strata_field_fill_ghosts(in3, &bc))) {
-        fprintf(stderr, "strata bench: %zux%zux%zu %s: %s\n", n[0], n[1], n[2],
-                p == STRATA_F32 ? "f32" : "f64", strata_context_error(ctx));
-        failures++;
-        strata_field_destroy(&in3);
-        strata_field_destroy(&out3);
-        continue;
-      }
-      printf("\n== %zux%zux%zu %s (%.2f GB per field) ==\n", n[0], n[1], n[2],
-             p == STRATA_F32 ? "fp32" : "fp64", npts * (double)p / 1e9);
-      printf("%-28s %-14s %9s %9s %8s %8s\n", "operator", "variant", "Gpts/s",
-             "GB/s", "% copy", "B/pt");
-      double t_copy = 0, worst = 0, worst_copy_gbs = 0;
-      char worst_name[80] = "";
-      for (int ci = 0; copies[ci]; ci++) {
-        call_arg ca = {NULL, in3, out3, {NULL, {0, 0, 0}}, copies[ci]};
-        double t;
-        s = time_median(ctx, call_copy, &ca, NULL, NULL, &cfg, &t, NULL);
-        if (s != STRATA_OK) {
-          fprintf(stderr, "strata bench: copy %s: %s\n", copies[ci],
-                  strata_context_error(ctx));
-          failures++;
-          continue;
-        }
-        if (ci == 0) t_copy = t;
-        row *r = &rows[nrows++];
-        snprintf(r->op, sizeof r->op, "copy");
-        snprintf(r->variant, sizeof r->variant, "%s", copies[ci]);
-        r->prec = (int)p;
-        memcpy(r->n, n, sizeof r->n);
-        r->t = t;
-        r->gpts = npts / t / 1e9;
-        r->gbs = npts * bpp_min / t / 1e9;
-        r->pct = 100.0 * t_copy / t;
-        r->bpp = bpp_min * t / t_copy;
-        printf("%-28s %-14s %9.2f %9.1f %7.1f%% %8.2f\n", r->op, r->variant,
-               r->gpts, r->gbs, r->pct, r->bpp);
-        fflush(stdout);
-      }
-      if (t_copy <= 0) {
-        strata_field_destroy(&in3);
-        strata_field_destroy(&out3);
-        continue;
-      }
-      for (int q = 0; q < nops; q++) {
-        if (!in_list(cfg.ops, ops[q].key)) continue;
-        strata_field *in = in3, *out = out3;
-        if (ops[q].dims == 2) {
-          if (!in2) {
-            strata_field_destroy(&in3); /* keep the memory footprint */
-            strata_field_destroy(&out3);
-            if ((s = strata_field_create(ctx, &d2, &in2)) ||
-                (s = strata_field_create(ctx, &d2, &out2)) ||
-                (s = strata_field_fill_random(in2, 1, -1, 1)) ||
-                (s = strata_field_fill_ghosts(in2, &bc))) {
-              fprintf(stderr, "strata bench: 2D field: %s\n",
-                      strata_context_error(ctx));
-              failures++;
-              break;
-            }
-          }
-          in = in2;
-          out = out2;
-        } else if (!in3) {
-          continue;
-        }
-        char list[512] = "auto";
-        if (!strcmp(cfg.variants, "all"))
-          strata_variants(ctx, &ops[q].op, list, sizeof list);
-        else if (strcmp(cfg.variants, "auto"))
-          snprintf(list, sizeof list, "%s", cfg.variants);
-        char *save = NULL;
-        for (char *v = strtok_r(list, ",", &save); v;
-             v = strtok_r(NULL, ",", &save)) {
-          double err = 0;
-          if (check_variant(ctx, cpu, &ops[q], p, v, &err)) {
-            failures++;
-            continue;
-          }
-          call_arg ca = {&ops[q].op, in, out, {v, {0, 0, 0}}, NULL};
-          /* the copy ceiling on the same fields, timed side by side */
-          call_arg cc = {NULL, in, out, {NULL, {0, 0, 0}}, copies[0]};
-          double t, ratio = 1;
-          s = time_median(ctx, call_apply, &ca, call_copy, &cc, &cfg, &t,
-                          &ratio);
-          if (s != STRATA_OK) {
-            fprintf(stderr, "strata bench: %s/%s: %s\n", ops[q].key, v,
-                    strata_context_error(ctx));
-            failures++;
-            continue;
-          }
-          row *r = &rows[nrows++];
-          snprintf(r->op, sizeof r->op, "%s", ops[q].name);
-          snprintf(r->variant, sizeof r->variant, "%s", v);
-          r->prec = (int)p;
-          memcpy(r->n, n, sizeof r->n);
-          r->t = t;
-          r->gpts = npts / t / 1e9;
-          r->gbs = npts * bpp_min / t / 1e9;
-          r->pct = 100.0 * ratio;
-          r->bpp = bpp_min / ratio;
-          r->err = err;
-          printf("%-28s %-14s %9.2f %9.1f %7.1f%% %8.2f\n", r->op, r->variant,
-                 r->gpts, r->gbs, r->pct, r->bpp);
-          fflush(stdout);
-          if (ratio > worst) {
-            worst = ratio;
-            worst_copy_gbs = r->gbs / ratio; /* the copy beside it */
-            snprintf(worst_name, sizeof worst_name, "%s/%s", r->op, v);
-          }
-        }
-      }
-      /* the copy ceiling itself, then the operator that beat it most
-       * against the copy timed beside it */
-      char warn[512];
-      if (strata_bench_ceiling_suspect(npts * bpp_min / t_copy / 1e9, 0, "",
-                                       0, on_cpu, warn, sizeof warn) ||
-          strata_bench_ceiling_suspect(worst_copy_gbs, worst, worst_name,
-                                       bpp_min, on_cpu, warn, sizeof warn)) {
-        fflush(stdout);
-        fprintf(stderr, "strata bench: warning: %s\n", warn);
-      }
-      strata_field_destroy(&in3);
-      strata_field_destroy(&out3);
-      strata_field_destroy(&in2);
-      strata_field_destroy(&out2);
-    }
-  if (cfg.csv && rows) {
-    FILE *f = fopen(cfg.csv, "w");
-    if (!f) {
-      fprintf(stderr, "strata bench: cannot write %s\n", cfg.csv);
-      failures++;
-    } else {
-      fprintf(f, "operator,variant,precision,nx,ny,nz,seconds,gpts_per_s,"
-                 "gb_per_s,percent_of_copy,bytes_per_point,check_error\n");
-      for (int i = 0; i < nrows; i++)
-        fprintf(f, "\"%s\",%s,%s,%zu,%zu,%zu,%.6e,%.4f,%.3f,%.2f,%.3f,%.3e\n",
-                rows[i].op, rows[i].variant, rows[i].prec == 4 ? "f32" : "f64",
-                rows[i].n[0], rows[i].n[1], rows[i].n[2], rows[i].t,
-                rows[i].gpts, rows[i].gbs, rows[i].pct, rows[i].bpp,
-                rows[i].err);
-      fclose(f);
-    }
-  }
-  if (cfg.json && rows) {
-    FILE *f = fopen(cfg.json, "w");
-    if (!f) {
-      fprintf(stderr, "strata bench: cannot write %s\n", cfg.json);
-      failures++;
-    } else {
-      fprintf(f, "{\"backend\": \"%s\", \"device\": ",
-              strata_backend_name(strata_context_backend(ctx)));
-      json_string(f, info.name);
-      fprintf(f, ", \"rows\": [\n");
-      for (int i = 0; i < nrows; i++)
-        fprintf(f, "  {\"operator\": \"%s\", \"variant\": \"%s\", "
-                   "\"precision\": \"%s\", \"size\": [%zu, %zu, %zu], "
-                   "\"seconds\": %.6e, \"gpts_per_s\": %.4f, \"gb_per_s\": "
-                   "%.3f, \"percent_of_copy\": %.2f, \"bytes_per_point\": "
-                   "%.3f}%s\n",
-                rows[i].op, rows[i].variant, rows[i].prec == 4 ? "f32" : "f64",
-                rows[i].n[0], rows[i].n[1], rows[i].n[2], rows[i].t,
-                rows[i].gpts, rows[i].gbs, rows[i].pct, rows[i].bpp,
-                i + 1 < nrows ? "," : "");
-      fprintf(f, "]}\n");
-      fclose(f);
-    }
-  }
-  if (cfg.png && rows && nrows > 0) {
-    bench_chart_row *cr = calloc((size_t)nrows, sizeof *cr);
-    char title[256];
-    snprintf(title, sizeof title, "strata bench: %s (%s)",
-             strata_backend_name(strata_context_backend(ctx)), info.name);
-    for (int i = 0; cr && i < nrows; i++)
-      cr[i] = (bench_chart_row){rows[i].op, rows[i].variant,
-                                rows[i].prec == 8, !strcmp(rows[i].op, "copy"),
-                                rows[i].pct};
-    if (!cr || strata_bench_chart(ctx, cfg.png, title, cr, nrows)) {
-      fprintf(stderr, "strata bench: cannot write %s: %s\n", cfg.png,
-              strata_context_error(ctx));
-      failures++;
-    }
-    free(cr);
-  }
+    for (int pi = 0; pi < cfg.nprec; pi++)
+      bench_size(&B, cfg.sizes[si], (strata_precision)cfg.precisions[pi]);
+  bench_outputs(&B, &info);
+  int failures = B.failures;
   free(rows);
   strata_context_destroy(&cpu);
   strata_context_destroy(&ctx);

@@ -130,18 +130,25 @@ static double wave_packet(long i, long j, long k, void *user) {
   return exp(-(x * x + y * y + z * z) * 40) * cos(p->k * (x + 0.5 * y));
 }
 
-int cli_demo(int argc, char **argv) {
-  strata_backend be = STRATA_BACKEND_AUTO;
-  strata_precision prec = STRATA_F32;
-  long size = 0;
-  const char *png = "strata_demo.png";
+typedef struct {
+  strata_backend be;
+  strata_precision prec;
+  long size;
+  const char *png;
+} demo_args;
+
+/* CLI_OK, or the exit code; *done when --help was answered */
+static int demo_parse(int argc, char **argv, demo_args *o, int *done) {
+  *o = (demo_args){STRATA_BACKEND_AUTO, STRATA_F32, 0, "strata_demo.png"};
+  *done = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
+      *done = 1;
       return CLI_OK;
     } else if (!strcmp(a, "--no-png")) {
-      png = NULL;
+      o->png = NULL;
       continue;
     }
     if (!v) {
@@ -150,60 +157,51 @@ int cli_demo(int argc, char **argv) {
     }
     i++;
     if (!strcmp(a, "--backend")) {
-      if (strata_backend_parse(v, &be) != STRATA_OK) {
+      if (strata_backend_parse(v, &o->be) != STRATA_OK) {
         cli_err("demo: --backend '%s': expected auto, cpu or cuda", v);
         return CLI_USAGE;
       }
     } else if (!strcmp(a, "--size")) {
-      if (cli_parse_long(v, 16, 1024, &size)) {
+      if (cli_parse_long(v, 16, 1024, &o->size)) {
         cli_err("demo: --size '%s': expected an integer 16..1024", v);
         return CLI_USAGE;
       }
     } else if (!strcmp(a, "--precision")) {
       if (!strcmp(v, "f32"))
-        prec = STRATA_F32;
+        o->prec = STRATA_F32;
       else if (!strcmp(v, "f64"))
-        prec = STRATA_F64;
+        o->prec = STRATA_F64;
       else {
         cli_err("demo: --precision '%s': expected f32 or f64", v);
         return CLI_USAGE;
       }
     } else if (!strcmp(a, "--png")) {
-      png = v;
+      o->png = v;
     } else {
       cli_err("demo: unknown option '%s' (see strata demo --help)", a);
       return CLI_USAGE;
     }
   }
-  strata_context *ctx = cli_context(be, 0, 0), *cpu = NULL;
-  if (!ctx) return CLI_FAIL;
-  int rc = CLI_OK;
+  return CLI_OK;
+}
+
+static void demo_header(strata_context *ctx, strata_backend asked) {
   strata_backend kind = strata_context_backend(ctx);
   strata_device_info di;
   if (strata_context_device_info(ctx, &di) != STRATA_OK) memset(&di, 0, sizeof di);
   printf("strata %s demo\n", strata_version());
   printf("backend: %s", strata_backend_name(kind));
-  if (be == STRATA_BACKEND_AUTO) printf(" (auto)");
+  if (asked == STRATA_BACKEND_AUTO) printf(" (auto)");
   printf("\ndevice:  %s, %.1f GiB, %d %s", di.name,
          di.memory_bytes / 1073741824.0, di.multiprocessors,
          kind == STRATA_BACKEND_CUDA ? "SMs" : "logical CPUs");
   if (kind == STRATA_BACKEND_CPU) printf(", %d OpenMP threads", di.threads);
   if (kind == STRATA_BACKEND_CUDA) printf(", compute %d.%d", di.cc_major, di.cc_minor);
   printf("\n");
-  if (!size) size = kind == STRATA_BACKEND_CUDA ? 256 : 192;
-  size_t n = (size_t)size, es = (size_t)prec;
-  size_t n3[3] = {n, n, n};
-  double copy_pts = 0;
-  if (cli_copy_rate(ctx, n3, prec, &copy_pts)) {
-    strata_context_destroy(&ctx);
-    return CLI_FAIL;
-  }
-  printf("grid:    %zu^3 %s, copy ceiling %.2f Gpts/s = %.1f GB/s\n\n", n,
-         prec == STRATA_F32 ? "fp32" : "fp64", copy_pts * 1e-9,
-         copy_pts * 2 * es * 1e-9);
+}
 
-  demo_op ops[5];
-  memset(ops, 0, sizeof ops);
+static void demo_ops(demo_op ops[5]) {
+  memset(ops, 0, 5 * sizeof *ops);
   ops[0].name = "7-point Laplacian";
   strata_stencil_laplacian(&ops[0].op, 3, 2, 1.0);
   ops[1].name = "symmetric 27-point (FE)";
@@ -215,53 +213,119 @@ int cli_demo(int argc, char **argv) {
   ops[4].name = "2D 5-point Laplacian";
   strata_stencil_laplacian(&ops[4].op, 2, 2, 1.0);
   for (int i = 0; i < 5; i++) ops[i].dims = ops[i].op.dims;
+}
 
-  printf("%-24s %9s %9s %8s %7s  %s\n", "operator", "Gpts/s", "GB/s", "% copy",
-         "B/pt", kind == STRATA_BACKEND_CUDA ? "check vs CPU" : "check");
+/* Times one operator on n^3 random points and checks it against the CPU
+ * engine; prints its row.  Returns its rate in points/s, or -1 (failed or
+ * wrong: *rc set). */
+static double demo_row(strata_context *ctx, strata_context **cpu, demo_op *d,
+                       int seed, size_t n, strata_precision prec,
+                       double copy_pts, int *rc) {
+  const size_t es = (size_t)prec;
   strata_boundary bc;
   strata_boundary_uniform(&bc, STRATA_BC_PERIODIC, 0);
+  strata_field_desc fd = {3, {n, n, n}, 4, prec};
+  if (d->dims == 2) fd = (strata_field_desc){2, {n, n * n, 1}, 4, prec};
+  apply_arg a = {&d->op, NULL, NULL};
+  strata_status s = strata_field_create(ctx, &fd, &a.in);
+  if (s == STRATA_OK) s = strata_field_create(ctx, &fd, &a.out);
+  if (s == STRATA_OK) s = strata_field_fill_random(a.in, 42 + seed, -1, 1);
+  if (s == STRATA_OK) s = strata_field_fill_ghosts(a.in, &bc);
+  if (s == STRATA_OK) s = strata_field_fill(a.out, NAN);
+  double t = s == STRATA_OK ? cli_time(do_apply, &a, ctx, 5, 0.05) : -1;
+  double pts = -1;
+  if (t <= 0) {
+    cli_err("demo: %s failed: %s", d->name, strata_context_error(ctx));
+    *rc = CLI_FAIL;
+  } else {
+    pts = (double)(n * n * n) / t;
+    char check[64] = "reference engine";
+    if (strata_context_backend(ctx) != STRATA_BACKEND_CPU) {
+      double r = check_on_cpu(cpu, d, a.in, a.out);
+      if (r < 0)
+        *rc = CLI_FAIL;
+      else if (r <= 1)
+        snprintf(check, sizeof check, "ok (%.2g of bound)", r);
+      else {
+        snprintf(check, sizeof check, "WRONG (%.3g x bound)", r);
+        *rc = CLI_FAIL;
+      }
+    }
+    /* effective bytes per point: the copy's bandwidth x the time per
+     * point (2 x element size when the operator runs at the copy's rate) */
+    printf("%-24s %9.3f %9.2f %7.1f%% %7.2f  %s\n", d->name, pts * 1e-9,
+           pts * 2 * es * 1e-9, 100 * pts / copy_pts,
+           2.0 * es * copy_pts / pts, check);
+  }
+  strata_field_destroy(&a.in);
+  strata_field_destroy(&a.out);
+  return *rc == CLI_OK ? pts : -1;
+}
+
+/* the picture: the 25-point Laplacian of a wave packet, mid-z slice */
+static int demo_picture(strata_context *ctx, const strata_stencil *op,
+                        size_t n, strata_precision prec, const char *png) {
+  size_t m = n < 128 ? n : 128;
+  strata_boundary bc;
+  strata_boundary_uniform(&bc, STRATA_BC_PERIODIC, 0);
+  strata_field_desc fd = {3, {m, m, m}, 4, prec};
+  strata_field *in = NULL, *out = NULL;
+  packet pk = {(double)m, 40};
+  strata_status s = strata_field_create(ctx, &fd, &in);
+  if (s == STRATA_OK) s = strata_field_create(ctx, &fd, &out);
+  if (s == STRATA_OK) s = strata_field_fill_fn(in, wave_packet, &pk);
+  if (s == STRATA_OK) s = strata_field_fill_ghosts(in, &bc);
+  if (s == STRATA_OK) s = strata_apply(op, in, out, NULL);
+  strata_png_options po;
+  strata_png_options_init(&po);
+  po.cmap = STRATA_CMAP_SEISMIC;
+  po.title = "the 25-point Laplacian of a wave packet";
+  po.value_name = "lap u";
+  if (s == STRATA_OK) s = strata_field_save_png(out, png, &po);
+  int rc = CLI_OK;
+  if (s != STRATA_OK) {
+    cli_err("demo: cannot write %s: %s", png, strata_context_error(ctx));
+    rc = CLI_FAIL;
+  } else {
+    printf("\nwrote %s: the 25-point Laplacian of a wave packet, slice z = "
+           "%zu of %zu^3\n", png, m / 2, m);
+  }
+  strata_field_destroy(&in);
+  strata_field_destroy(&out);
+  return rc;
+}
+
+int cli_demo(int argc, char **argv) {
+  demo_args o;
+  int done, rc = demo_parse(argc, argv, &o, &done);
+  if (rc != CLI_OK || done) return rc;
+  strata_context *ctx = cli_context(o.be, 0, 0), *cpu = NULL;
+  if (!ctx) return CLI_FAIL;
+  strata_backend kind = strata_context_backend(ctx);
+  demo_header(ctx, o.be);
+  size_t n = o.size ? (size_t)o.size : kind == STRATA_BACKEND_CUDA ? 256 : 192;
+  size_t es = (size_t)o.prec, n3[3] = {n, n, n};
+  double copy_pts = 0;
+  if (cli_copy_rate(ctx, n3, o.prec, &copy_pts)) {
+    strata_context_destroy(&ctx);
+    return CLI_FAIL;
+  }
+  printf("grid:    %zu^3 %s, copy ceiling %.2f Gpts/s = %.1f GB/s\n\n", n,
+         o.prec == STRATA_F32 ? "fp32" : "fp64", copy_pts * 1e-9,
+         copy_pts * 2 * es * 1e-9);
+
+  demo_op ops[5];
+  demo_ops(ops);
+  printf("%-24s %9s %9s %8s %7s  %s\n", "operator", "Gpts/s", "GB/s", "% copy",
+         "B/pt", kind == STRATA_BACKEND_CUDA ? "check vs CPU" : "check");
   double worst = 0; /* the fastest operator over the copy */
   const char *worst_name = "";
   for (int i = 0; i < 5 && rc == CLI_OK; i++) {
-    demo_op *d = &ops[i];
-    strata_field_desc fd = {3, {n, n, n}, 4, prec};
-    if (d->dims == 2) fd = (strata_field_desc){2, {n, n * n, 1}, 4, prec};
-    apply_arg a = {&d->op, NULL, NULL};
-    strata_status s = strata_field_create(ctx, &fd, &a.in);
-    if (s == STRATA_OK) s = strata_field_create(ctx, &fd, &a.out);
-    if (s == STRATA_OK) s = strata_field_fill_random(a.in, 42 + i, -1, 1);
-    if (s == STRATA_OK) s = strata_field_fill_ghosts(a.in, &bc);
-    if (s == STRATA_OK) s = strata_field_fill(a.out, NAN);
-    double t = s == STRATA_OK ? cli_time(do_apply, &a, ctx, 5, 0.05) : -1;
-    if (t <= 0) {
-      cli_err("demo: %s failed: %s", d->name, strata_context_error(ctx));
-      rc = CLI_FAIL;
-    } else {
-      double pts = (double)(n * n * n) / t;
-      char check[64] = "reference engine";
-      if (kind != STRATA_BACKEND_CPU) {
-        double r = check_on_cpu(&cpu, d, a.in, a.out);
-        if (r < 0)
-          rc = CLI_FAIL;
-        else if (r <= 1)
-          snprintf(check, sizeof check, "ok (%.2g of bound)", r);
-        else {
-          snprintf(check, sizeof check, "WRONG (%.3g x bound)", r);
-          rc = CLI_FAIL;
-        }
-      }
-      /* effective bytes per point: the copy's bandwidth x the time per
-       * point (2 x element size when the operator runs at the copy's rate) */
-      printf("%-24s %9.3f %9.2f %7.1f%% %7.2f  %s\n", d->name, pts * 1e-9,
-             pts * 2 * es * 1e-9, 100 * pts / copy_pts,
-             2.0 * es * copy_pts / pts, check);
-      if (pts / copy_pts > worst) {
-        worst = pts / copy_pts;
-        worst_name = d->name;
-      }
+    double pts = demo_row(ctx, &cpu, &ops[i], i, n, o.prec, copy_pts, &rc);
+    if (pts > 0 && pts / copy_pts > worst) {
+      worst = pts / copy_pts;
+      worst_name = ops[i].name;
     }
-    strata_field_destroy(&a.in);
-    strata_field_destroy(&a.out);
   }
   char warn[512];
   double copy_gbs = copy_pts * 2 * es * 1e-9;
@@ -272,33 +336,7 @@ int cli_demo(int argc, char **argv) {
     fflush(stdout);
     cli_err("demo: warning: %s", warn);
   }
-  if (rc == CLI_OK && png) {
-    /* the picture: the 25-point Laplacian of a wave packet, mid-z slice */
-    size_t m = n < 128 ? n : 128;
-    strata_field_desc fd = {3, {m, m, m}, 4, prec};
-    strata_field *in = NULL, *out = NULL;
-    packet pk = {(double)m, 40};
-    strata_status s = strata_field_create(ctx, &fd, &in);
-    if (s == STRATA_OK) s = strata_field_create(ctx, &fd, &out);
-    if (s == STRATA_OK) s = strata_field_fill_fn(in, wave_packet, &pk);
-    if (s == STRATA_OK) s = strata_field_fill_ghosts(in, &bc);
-    if (s == STRATA_OK) s = strata_apply(&ops[2].op, in, out, NULL);
-    strata_png_options po;
-    strata_png_options_init(&po);
-    po.cmap = STRATA_CMAP_SEISMIC;
-    po.title = "the 25-point Laplacian of a wave packet";
-    po.value_name = "lap u";
-    if (s == STRATA_OK) s = strata_field_save_png(out, png, &po);
-    if (s != STRATA_OK) {
-      cli_err("demo: cannot write %s: %s", png, strata_context_error(ctx));
-      rc = CLI_FAIL;
-    } else {
-      printf("\nwrote %s: the 25-point Laplacian of a wave packet, slice z = "
-             "%zu of %zu^3\n", png, m / 2, m);
-    }
-    strata_field_destroy(&in);
-    strata_field_destroy(&out);
-  }
+  if (rc == CLI_OK && o.png) rc = demo_picture(ctx, &ops[2].op, n, o.prec, o.png);
   strata_context_destroy(&cpu);
   strata_context_destroy(&ctx);
   return rc;

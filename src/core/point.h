@@ -180,6 +180,16 @@ STRATA_HD T PT(corners4)(T mm, T pm, T mp, T pp) { return mm + pm + mp + pp; }
 STRATA_HD T PT(sym27)(const T *C, T u, T faces, T edges, T corners) {
   return C[0] * u + C[1] * faces + C[2] * edges + C[3] * corners;
 }
+/* The same stencil one input plane at a time, for kernels that walk z and
+ * add each input plane to the three output planes it touches (plane
+ * accumulation): the plane's centre a, its in-plane faces s1 and in-plane
+ * corners s2 give K[0] a + K[1] s1 + K[2] s2, with K = C for the output in
+ * the same plane and K = C + 1 for the planes above and below.  Summed
+ * over the three planes this is sym27 in another order (equal up to
+ * rounding; the CUDA tests compare within a rounding bound). */
+STRATA_HD T PT(sym27_plane)(const T *K, T a, T s1, T s2) {
+  return K[0] * a + K[1] * s1 + K[2] * s2;
+}
 
 /* ======================================================================
  * Second-order wave (acoustic) and the explicit scalar FDTD scheme

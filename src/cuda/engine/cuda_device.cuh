@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "core/point.h"
 
 /* V values of T in one aligned unit: a 16-byte vector when V*sizeof(T)==16. */
 template <typename T, int V> struct __align__(sizeof(T) * V) strata__vec {
@@ -156,9 +157,9 @@ strata__wave_lap(const T (&lap)[STRATA_MAX_RADIUS + 1], T c0,
     const T w = lap[m];
 #pragma unroll
     for (int e = 0; e < V; e++) {
-      L[e] += w * (xs[HV * V + e - m] + xs[HV * V + e + m]);
-      L[e] += w * (ym.v[e] + yp.v[e]);
-      L[e] += w * (zm[m - 1].v[e] + zp[m - 1].v[e]);
+      L[e] = strata__pt_term(L[e], w, xs[HV * V + e - m] + xs[HV * V + e + m]);
+      L[e] = strata__pt_term(L[e], w, ym.v[e] + yp.v[e]);
+      L[e] = strata__pt_term(L[e], w, zm[m - 1].v[e] + zp[m - 1].v[e]);
     }
   }
 }

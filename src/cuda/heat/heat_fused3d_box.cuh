@@ -184,8 +184,8 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
         T v[V];
 #pragma unroll
         for (int i = 0; i < V; i++) {
-          const T same = P.C[0] * c[i] + P.C[1] * f[i] + P.C[2] * k4[i];
-          const T nb = P.C[1] * c[i] + P.C[2] * f[i] + P.C[3] * k4[i];
+          const T same = strata__pt_sym27_plane(P.C, c[i], f[i], k4[i]);
+          const T nb = strata__pt_sym27_plane(P.C + 1, c[i], f[i], k4[i]);
           v[i] = A0[w].v[k - 1][i] + nb; /* plane rr - 1 complete */
           A1[w].v[k - 1][i] += same;
           A2[w].v[k - 1][i] = nb;

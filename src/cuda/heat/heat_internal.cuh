@@ -307,9 +307,9 @@ __device__ __forceinline__ void plane3w(rows2w<T, V, S> (&o)[W],
         const T left = i == 0 ? l : b[i > 0 ? i - 1 : 0];
         const T right = i == V - 1 ? r : b[i < V - 1 ? i + 1 : V - 1];
         T acc = P.c0 * b[i];
-        acc += P.w[0][1] * (left + right);
-        acc += P.w[1][1] * (ym.v[i] + yp.v[i]);
-        acc += P.w[2][1] * (a[i] + c[i]);
+        acc = strata__pt_term(acc, P.w[0][1], left + right);
+        acc = strata__pt_term(acc, P.w[1][1], ym.v[i] + yp.v[i]);
+        acc = strata__pt_term(acc, P.w[2][1], a[i] + c[i]);
         v[i] = acc;
       }
       if (k < S) {

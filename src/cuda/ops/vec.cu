@@ -212,8 +212,8 @@ __global__ void __launch_bounds__(256)
                                          xs[y][e + 1], xs[y + 2][e + 1]);
           const T s2 = strata__pt_corners4(xs[y][e], xs[y][e + 2],
                                            xs[y + 2][e], xs[y + 2][e + 2]);
-          t0[e] = w.K[0] * a + w.K[1] * s1 + w.K[2] * s2;
-          tp[e] = w.K[1] * a + w.K[2] * s1 + w.K[3] * s2;
+          t0[e] = strata__pt_sym27_plane(w.K, a, s1, s2);
+          tp[e] = strata__pt_sym27_plane(w.K + 1, a, s1, s2);
           tm[e] = tp[e];
         } else {
           T s[3] = {T(0), T(0), T(0)};

@@ -49,8 +49,8 @@ __device__ __forceinline__ void kd_plane(const T *base, int TW, T (&ao)[W][V],
         const T c = xs[t + 1][e + 1];
         const T f = h[t + 1][e] + xs[t][e + 1] + xs[t + 2][e + 1];
         const T k4 = h[t][e] + h[t + 2][e];
-        const T same = w.K[0] * c + w.K[1] * f + w.K[2] * k4;
-        const T nb = w.K[1] * c + w.K[2] * f + w.K[3] * k4;
+        const T same = strata__pt_sym27_plane(w.K, c, f, k4);
+        const T nb = strata__pt_sym27_plane(w.K + 1, c, f, k4);
         ao[t][e] += nb;
         am[t][e] += same;
         an[t][e] = nb;
@@ -62,8 +62,9 @@ __device__ __forceinline__ void kd_plane(const T *base, int TW, T (&ao)[W][V],
       for (int e = 0; e < V; e++) {
         const T c = xs[t + 1][e + 1];
         if constexpr (MODE == KD_STAR7) {
-          const T same = w.c0 * c + w.cx[1] * (xs[t + 1][e] + xs[t + 1][e + 2]) +
-                         w.cy[1] * (xs[t][e + 1] + xs[t + 2][e + 1]);
+          const T same = strata__pt_term(
+              strata__pt_term(w.c0 * c, w.cx[1], xs[t + 1][e] + xs[t + 1][e + 2]),
+              w.cy[1], xs[t][e + 1] + xs[t + 2][e + 1]);
           const T nb = w.cz[1] * c;
           ao[t][e] += nb;
           am[t][e] += same;
@@ -76,9 +77,9 @@ __device__ __forceinline__ void kd_plane(const T *base, int TW, T (&ao)[W][V],
 #pragma unroll
             for (int dx = 0; dx < 3; dx++) {
               const T v = xs[t + dy][e + dx];
-              s0 += w.K[18 + dy * 3 + dx] * v;
-              s1 += w.K[9 + dy * 3 + dx] * v;
-              s2 += w.K[dy * 3 + dx] * v;
+              s0 = strata__pt_term(s0, w.K[18 + dy * 3 + dx], v);
+              s1 = strata__pt_term(s1, w.K[9 + dy * 3 + dx], v);
+              s2 = strata__pt_term(s2, w.K[dy * 3 + dx], v);
             }
           ao[t][e] = s0;
           am[t][e] = s1;

@@ -129,7 +129,8 @@ __global__ void __launch_bounds__(stream_max_threads<W>())
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc[r].v[e] += w.cz[m] * (q[R - m][r].v[e] + q[R + m][r].v[e]);
+          acc[r].v[e] = strata__pt_term(acc[r].v[e], w.cz[m],
+                                        q[R - m][r].v[e] + q[R + m][r].v[e]);
       /* x: the row's left halo, centre (registers) and right halo */
       const T *rowp = sb + (R + ty * W + r) * TW + tx * V;
       T xs[(2 * HV + 1) * V];
@@ -163,8 +164,8 @@ __global__ void __launch_bounds__(stream_max_threads<W>())
       for (int m = 1; m <= R; m++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-          acc[r].v[e] +=
-              w.cx[m] * (xs[HV * V + e - m] + xs[HV * V + e + m]);
+          acc[r].v[e] = strata__pt_term(acc[r].v[e], w.cx[m],
+                                        xs[HV * V + e - m] + xs[HV * V + e + m]);
     }
     /* y: every row of the window once, added to each of my W points */
     star_y<T, R, W, V, HV>(q[R], sb, TW, tx, ty, w, acc);

@@ -34,6 +34,68 @@ namespace {
  * kernel (docs/performance.md#heat). */
 
 
+/* The in-plane sums of level l's row w: f (the 4 faces: h of the row and
+ * the rows above and below) and k4 (the 4 corners: h of the rows above
+ * and below).  The rows above and below come from shared memory (up, dn)
+ * at the ends of my rows, their sums from the lanes beside (the same
+ * operands and order as their own threads' h); between my rows, mine. */
+template <typename T, int V, int S, int LR, int W>
+__device__ __forceinline__ void box_sums(const T (&cur)[W][S][V],
+                                         const T (&hs)[W][S][V], int w, int l,
+                                         const T *up, const T *dn, T (&f)[V],
+                                         T (&k4)[V]) {
+  T upv[V], dnv[V], hu[V], hd[V];
+  if (w == 0) {
+    const strata__vec<T, V> u = lds_v<T, V>(up);
+#pragma unroll
+    for (int i = 0; i < V; i++) upv[i] = u.v[i];
+    row_sums<T, V, LR>(upv, hu);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+      upv[i] = cur[w > 0 ? w - 1 : 0][l][i];
+      hu[i] = hs[w > 0 ? w - 1 : 0][l][i];
+    }
+  }
+  if (w == W - 1) {
+    const strata__vec<T, V> d = lds_v<T, V>(dn);
+#pragma unroll
+    for (int i = 0; i < V; i++) dnv[i] = d.v[i];
+    row_sums<T, V, LR>(dnv, hd);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+      dnv[i] = cur[w < W - 1 ? w + 1 : 0][l][i];
+      hd[i] = hs[w < W - 1 ? w + 1 : 0][l][i];
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < V; i++) {
+    f[i] = hs[w][l][i] + upv[i] + dnv[i];
+    k4[i] = hu[i] + hd[i];
+  }
+}
+
+/* Level 0 of the plane each level consumes is the input (its slot in the
+ * ring), level k the plane level k published (pub). */
+template <typename T, int V, int S, int W>
+__device__ __forceinline__ void box_consumed(const T *ring,
+                                             const rows2w<T, V, S> (&pub)[W],
+                                             int rw, T (&cur)[W][S][V]) {
+#pragma unroll
+  for (int w = 0; w < W; w++) {
+    const strata__vec<T, V> x = lds_v<T, V>(ring + w * rw);
+#pragma unroll
+    for (int i = 0; i < V; i++) cur[w][0][i] = x.v[i];
+  }
+#pragma unroll
+  for (int w = 0; w < W; w++)
+#pragma unroll
+    for (int k = 1; k < S; k++)
+#pragma unroll
+      for (int i = 0; i < V; i++) cur[w][k][i] = pub[w].v[k - 1][i];
+}
+
 template <typename T, int V, int S, int NW, int LR, int W = 1>
 __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P) {
   constexpr int HP = (S + V - 1) / V * V;
@@ -114,19 +176,7 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
     T *ex = exb + (size_t)par * S * LSZ;
     cp_async_wait<PD3W - 1>();
     T cur[W][S][V]; /* the plane each level consumes: input, then pub */
-#pragma unroll
-    for (int w = 0; w < W; w++) {
-      const strata__vec<T, V> x =
-          lds_v<T, V>(ring + (size_t)slot * LSZ + w * RW);
-#pragma unroll
-      for (int i = 0; i < V; i++) cur[w][0][i] = x.v[i];
-    }
-#pragma unroll
-    for (int w = 0; w < W; w++)
-#pragma unroll
-      for (int k = 1; k < S; k++)
-#pragma unroll
-        for (int i = 0; i < V; i++) cur[w][k][i] = pub[w].v[k - 1][i];
+    box_consumed<T, V, S, W>(ring + (size_t)slot * LSZ, pub, RW, cur);
     /* each level's plane to shared memory, and its row sums h = c(x - 1)
      * + c(x + 1) here */
     T hs[W][S][V];
@@ -147,39 +197,8 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
 #pragma unroll
       for (int w = 0; w < W; w++) {
         const T *c = cur[w][k - 1];
-        /* the rows above and below: from shared memory at the ends of my
-         * rows, their sums from the lanes beside (the same operands and
-         * order as their own threads' h); between my rows, mine */
-        T upv[V], dnv[V], hu[V], hd[V], f[V], k4[V];
-        if (w == 0) {
-          const strata__vec<T, V> up = lds_v<T, V>(lv + ou);
-#pragma unroll
-          for (int i = 0; i < V; i++) upv[i] = up.v[i];
-          row_sums<T, V, LR>(upv, hu);
-        } else {
-#pragma unroll
-          for (int i = 0; i < V; i++) {
-            upv[i] = cur[w > 0 ? w - 1 : 0][k - 1][i];
-            hu[i] = hs[w > 0 ? w - 1 : 0][k - 1][i];
-          }
-        }
-        if (w == W - 1) {
-          const strata__vec<T, V> dn = lds_v<T, V>(lv + od);
-#pragma unroll
-          for (int i = 0; i < V; i++) dnv[i] = dn.v[i];
-          row_sums<T, V, LR>(dnv, hd);
-        } else {
-#pragma unroll
-          for (int i = 0; i < V; i++) {
-            dnv[i] = cur[w < W - 1 ? w + 1 : 0][k - 1][i];
-            hd[i] = hs[w < W - 1 ? w + 1 : 0][k - 1][i];
-          }
-        }
-#pragma unroll
-        for (int i = 0; i < V; i++) {
-          f[i] = hs[w][k - 1][i] + upv[i] + dnv[i];
-          k4[i] = hu[i] + hd[i];
-        }
+        T f[V], k4[V];
+        box_sums<T, V, S, LR, W>(cur, hs, w, k - 1, lv + ou, lv + od, f, k4);
         const int rr = p - 2 * (k - 1); /* the plane consumed */
         T v[V];
 #pragma unroll

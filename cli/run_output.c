@@ -1,5 +1,5 @@
-/* strata run's output: snapshots through the library's writer, receiver
- * traces, the movie and the summary. */
+/* strata run's output: snapshots through the library's writer,
+ * checkpoints, receiver traces, the movie and the summary. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -82,6 +82,37 @@ int run_check_state(run_state *r, const char *dir) {
   if (s == STRATA_ENONFINITE)
     return run_blew_up(r, dir, strata_context_error(r->ctx));
   return run_fail(r, "%s", strata_context_error(r->ctx));
+}
+
+/* Writes the checkpoint of r->step into dir: checkpoint.stck for one
+ * process; over several, every rank its own part (rank r > 0 as
+ * checkpoint.stck.rank<r>), renamed into place only once every rank's
+ * part is written (strata_solver_save).  Returns 0 or an exit code (over
+ * several processes the same on every rank), the message printed. */
+int run_save_checkpoint(run_state *r, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/checkpoint.stck", dir);
+  int rc = run_check_state(r, dir) ? CLI_FAIL
+           : strata_solver_save(r->sv, path) == STRATA_OK
+               ? 0
+               : (run_fail(r, "%s", strata_context_error(r->ctx)), CLI_FAIL);
+  if (!rc) r->kept_ck_step = r->step;
+  return run_agree(r, rc);
+}
+
+/* Loads the checkpoint path (over several processes every rank its part)
+ * into the solver.  Returns 0 or an exit code (130 when Ctrl-C stopped the
+ * reading), the same on every rank, the message printed. */
+int run_load_checkpoint(run_state *r, const char *path) {
+  strata_status st = strata_solver_load(r->sv, path);
+  int rc = st == STRATA_OK ? 0
+                           : (run_fail(r, "%s", strata_context_error(r->ctx)),
+                              st == STRATA_EINTERRUPTED ? 130 : CLI_USAGE);
+  if ((rc = run_agree(r, rc))) return rc;
+  strata_solver_info i;
+  strata_solver_get_info(r->sv, &i);
+  r->step = i.steps;
+  return 0;
 }
 
 int run_write_snapshot(run_state *r, output_cfg *o, const char *stem) {

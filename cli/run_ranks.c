@@ -1,5 +1,5 @@
 /* strata run over one or several processes: the agreement of the ranks
- * on each stage's outcome, the engine's start, checkpoints. */
+ * on each stage's outcome, the engine's start. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -62,37 +62,6 @@ int run_dist_refusal(run_state *r, int nranks) {
   if (r->dims < 2)
     return run_fail(r, "%s: a 1D grid cannot be split %s (a 2D grid is "
                     "split along y, a 3D grid along z)", r->cf.path, over);
-  return 0;
-}
-
-/* Writes the checkpoint of r->step into dir: checkpoint.stck for one
- * process; over several, every rank its own part (rank r > 0 as
- * checkpoint.stck.rank<r>), renamed into place only once every rank's
- * part is written (strata_solver_save).  Returns 0 or an exit code (over
- * several processes the same on every rank), the message printed. */
-int run_save_checkpoint(run_state *r, const char *dir) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/checkpoint.stck", dir);
-  int rc = run_check_state(r, dir) ? CLI_FAIL
-           : strata_solver_save(r->sv, path) == STRATA_OK
-               ? 0
-               : (run_fail(r, "%s", strata_context_error(r->ctx)), CLI_FAIL);
-  if (!rc) r->kept_ck_step = r->step;
-  return run_agree(r, rc);
-}
-
-/* Loads the checkpoint path (over several processes every rank its part)
- * into the solver.  Returns 0 or an exit code (130 when Ctrl-C stopped the
- * reading), the same on every rank, the message printed. */
-int run_load_checkpoint(run_state *r, const char *path) {
-  strata_status st = strata_solver_load(r->sv, path);
-  int rc = st == STRATA_OK ? 0
-                           : (run_fail(r, "%s", strata_context_error(r->ctx)),
-                              st == STRATA_EINTERRUPTED ? 130 : CLI_USAGE);
-  if ((rc = run_agree(r, rc))) return rc;
-  strata_solver_info i;
-  strata_solver_get_info(r->sv, &i);
-  r->step = i.steps;
   return 0;
 }
 

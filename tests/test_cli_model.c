@@ -1,10 +1,11 @@
 /* The strata program with [model]: a velocity model from an .npy file of
  * its own spacing runs bit for bit as the library does with the same model
  * resampled; a SEG-Y model written by the library's trace writer gives
- * the same run; bad models (NaN, not covering the grid, a raw file of the
- * wrong size, a dt too large at the fastest point, [wave] velocity beside
- * [model]) are refused with exit 2, the file, the line, the key and the
- * reason, and leave no output. */
+ * the same run, and so does a run over 2 processes (with MPI); bad models
+ * (NaN, not covering the grid, a raw file of the wrong size, a dt too
+ * large at the fastest point, [wave] velocity beside [model]) are refused
+ * with exit 2, the file, the line, the key and the reason, and leave no
+ * output. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,15 @@ TEST(model_npy_and_segy_run_as_the_library) {
   CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
   free(e);
   CHECK(final_equals("s.out", ref) == 0);
+#ifdef STRATA_MPIEXEC
+  /* over 2 processes every rank reads the model and takes its slab */
+  rc = strata_mpi(2, "run m.ini --quiet --backend cpu --no-ceiling --out "
+                  "mpi.out");
+  e = err_text();
+  CHECKF(rc == 0, "2 ranks: exit %d: %s", rc, e ? e : "");
+  free(e);
+  CHECK(final_equals("mpi.out", ref) == 0);
+#endif
   free(ref);
   strata_context_destroy(&ctx);
   return 0;

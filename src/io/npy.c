@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define NPY_MAX_DIMS 4
 
@@ -238,6 +239,19 @@ strata_status strata__npy_read(strata_context *ctx, const char *path,
                        *ndim > 0 ? shape : (size_t[]){1}, &count)) !=
       STRATA_OK)
     goto done;
+  /* the data's size against what is left of the file, before allocating */
+  long at = ftell(fp);
+  struct stat st;
+  if (at >= 0 && fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode)) {
+    size_t left = (size_t)st.st_size > (size_t)at
+                      ? (size_t)st.st_size - (size_t)at : 0;
+    if (left < count * (size_t)*p) goto truncated;
+    if (left > count * (size_t)*p) {
+      s = strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': data "
+                           "longer than the shape says", path);
+      goto done;
+    }
+  }
   buf = malloc(count ? count * (size_t)*p : 1);
   if (!buf) {
     s = strata__fail(ctx, STRATA_ENOMEM, "cannot allocate %zu bytes for '%s'",

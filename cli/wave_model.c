@@ -105,10 +105,35 @@ static int load(run_state *r, const char *file_key, const char *what,
   return 0;
 }
 
+/* The models the estimating pass read and checked, kept for the run that
+ * follows it (the same case and grid): a file is read once per run. */
+static struct {
+  const run_state *r;
+  size_t n[3];
+  double vmax;
+  run_wave_model wm;
+} kept;
+
+static void keep(const run_state *r, const run_wave_model *wm, double vmax) {
+  run_wave_model_free(&kept.wm);
+  kept.r = r;
+  memcpy(kept.n, r->n, sizeof kept.n);
+  kept.vmax = vmax;
+  kept.wm = *wm;
+}
+
 int run_wave_model_load(run_state *r, strata_wave_options *o,
                         run_wave_model *wm) {
   memset(wm, 0, sizeof *wm);
   const cf_file *f = &r->cf;
+  if (!r->estimating && kept.r == r && kept.wm.v &&
+      !memcmp(kept.n, r->n, sizeof kept.n)) {
+    *wm = kept.wm;
+    o->velocity = kept.vmax;
+    o->nlayers = 0;
+    memset(&kept, 0, sizeof kept);
+    return 0;
+  }
   if (!cf_has(f, "model", "velocity")) {
     if (cf_has(f, "model", "density"))
       return run_case_fail(r, "model", "density", "a density model needs "
@@ -135,6 +160,10 @@ int run_wave_model_load(run_state *r, strata_wave_options *o,
                                             &wm->rho)) {
     run_wave_model_free(wm);
     return -1;
+  }
+  if (r->estimating) { /* for the run: the caller's copy is left empty */
+    keep(r, wm, in.vmax);
+    memset(wm, 0, sizeof *wm);
   }
   return 0;
 }

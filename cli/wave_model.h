@@ -12,8 +12,10 @@ typedef struct run_wave_model {
 /* With [model] velocity: reads the velocity (and density) files, resamples
  * them onto the grid, checks them (values, CFL at the fastest point and
  * points per wavelength at the slowest, against o) and sets o->velocity
- * to the fastest.  Without it, leaves *wm empty.  0, or -1 with r->err
- * naming the [model] key. */
+ * to the fastest.  Without it, leaves *wm empty.  With r->estimating the
+ * models are kept aside (and *wm left empty) for the run's own call,
+ * which takes them rather than reading the files again.  0, or -1 with
+ * r->err naming the [model] key. */
 int run_wave_model_load(run_state *r, strata_wave_options *o,
                         run_wave_model *wm);
 /* Hands the models to the solver r->sv and frees them.  0 or -1. */

@@ -5,17 +5,7 @@
 # Skipped (exit 77) with a message when python3, numpy or segyio is missing.
 set -u
 prog=$1 src=$2 kind=$3
-py=""
-for p in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
-  if [ -n "$p" ] && [ -x "$p" ] && "$p" -c 'import numpy' >/dev/null 2>&1; then
-    py=$p
-    break
-  fi
-done
-if [ -z "$py" ]; then
-  echo "skip: no python3 with numpy (Debian: python3-numpy)"
-  exit 77
-fi
+. "$src/tests/python_numpy.sh"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/strata_model_py.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 "$py" "$src/tests/model_files.py" "$dir" "$kind"

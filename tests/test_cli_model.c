@@ -26,6 +26,12 @@ static double model_v(size_t i, size_t j, size_t k) {
                                                       k == 14 ? 900 : 0);
 }
 
+static void fill_model(float vz[MZ][MY][MX]) {
+  for (size_t k = 0; k < MZ; k++)
+    for (size_t j = 0; j < MY; j++)
+      for (size_t i = 0; i < MX; i++) vz[k][j][i] = (float)model_v(i, j, k);
+}
+
 static const char *case_text =
     "[solver]\nkind = wave\n"
     "[grid]\nn = 52, 50, 54\nspacing = 10\n"
@@ -104,9 +110,7 @@ TEST(model_npy_and_segy_run_as_the_library) {
   strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   static float vz[MZ][MY][MX];
-  for (size_t k = 0; k < MZ; k++)
-    for (size_t j = 0; j < MY; j++)
-      for (size_t i = 0; i < MX; i++) vz[k][j][i] = (float)model_v(i, j, k);
+  fill_model(vz);
   size_t shape[3] = {MZ, MY, MX};
   CHECK_OK(strata_npy_write(ctx, tp("v.npy"), STRATA_F32, 3, shape, vz), ctx);
   float *ref = malloc(NX * NY * NZ * sizeof *ref);
@@ -170,9 +174,7 @@ TEST(bad_models_refused_with_the_reason) {
   strata_context *ctx = strata_test_cpu_context();
   CHECK(ctx);
   static float vz[MZ][MY][MX];
-  for (size_t k = 0; k < MZ; k++)
-    for (size_t j = 0; j < MY; j++)
-      for (size_t i = 0; i < MX; i++) vz[k][j][i] = (float)model_v(i, j, k);
+  fill_model(vz);
   size_t shape[3] = {MZ, MY, MX};
   vz[4][3][2] = NAN;
   CHECK_OK(strata_npy_write(ctx, tp("nan.npy"), STRATA_F32, 3, shape, vz),

@@ -295,6 +295,31 @@ TEST(raw_and_npy_axis_orders) {
   return 0;
 }
 
+TEST(npy_forged_shape_refused_before_allocating) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  /* a header declaring 2^40 samples over 8 bytes of data: refused as
+   * truncated, not tried as an allocation of 4 TiB */
+  char head[128];
+  int len = snprintf(head, sizeof head, "{'descr': '<f4', 'fortran_order': "
+                     "False, 'shape': (1099511627776,), }");
+  while ((10 + len + 1) % 64) head[len++] = ' ';
+  head[len++] = '\n';
+  unsigned char file[256] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                             (unsigned char)len, 0};
+  memcpy(file + 10, head, (size_t)len);
+  CHECK(write_bytes(tpath("forged.npy"), file, 10 + (size_t)len + 8) == 0);
+  strata_model_file f;
+  strata_model_file_init(&f);
+  f.path = tpath("forged.npy");
+  strata_model m;
+  CHECK_STATUS(strata_model_read(ctx, &f, &m), STRATA_EFORMAT, ctx);
+  CHECK(strstr(strata_context_error(ctx), "is truncated"));
+  remove(f.path);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 /* ---- physical checks -------------------------------------------------------- */
 
 TEST(non_physical_models_refused) {
@@ -533,6 +558,7 @@ TEST(cleanup) {
 }
 
 RUN_TESTS(segy_ibm_known_values, segy_geometries, segy_bad_files_refused,
-          raw_and_npy_axis_orders, non_physical_models_refused,
+          raw_and_npy_axis_orders, npy_forged_shape_refused_before_allocating,
+          non_physical_models_refused,
           resample_analytic_fields, wave_model_check_names_the_point,
           python_files, cleanup)

@@ -146,6 +146,12 @@ int run_wave_model_load(run_state *r, strata_wave_options *o,
     if (cf_has(f, "wave", other[i]))
       return run_case_fail(r, "wave", other[i], "the velocity comes from "
                            "[model] velocity; remove this key");
+  static const char *const raw_only[] = {"dtype", "byte_order"};
+  for (int i = 0; i < 2; i++)
+    if (cf_has(f, "model", raw_only[i]) &&
+        strcmp(cf_string(f, "model", "format", "auto"), "raw") != 0)
+      return run_case_fail(r, "model", raw_only[i], "%s applies to raw "
+                           "files (format = raw)", raw_only[i]);
   if (load(r, "velocity", "velocity", &wm->v)) return -1;
   strata_wave_model_info in;
   strata_status s = strata_wave_check_model(r->ctx, o, wm->v, &in);

@@ -718,7 +718,9 @@ typedef struct strata_model {
 /* Fills *f with the defaults listed above (path NULL). */
 void strata_model_file_init(strata_model_file *f);
 /* Reads the model f describes into *m (its data malloc'd; release it with
- * strata_model_free).  The file is checked before anything is allocated
+ * strata_model_free).  A field of another format set (axes for SEG-Y,
+ * ndim for .npy or SEG-Y, segy_nx for .npy or raw) is refused rather
+ * than ignored.  The file is checked before anything is allocated
  * (its header and its size against the shape it declares: a file of
  * another size is refused with both numbers), the memory against what the
  * machine has, and read in bounded pieces (the context's interrupt hook is

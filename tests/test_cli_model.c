@@ -223,6 +223,13 @@ TEST(bad_models_refused_with_the_reason) {
   const char *axes[] = {"key 'axes' in [model]", "axes 'xy'"};
   CHECK(refused("run r.ini --quiet --set model.velocity=v.npy --set "
                 "model.axes=xy", axes, 2) == 0);
+  const char *dtype[] = {"key 'dtype' in [model]", "applies to raw files"};
+  CHECK(refused("run r.ini --quiet --set model.velocity=v.npy --set "
+                "model.dtype=f64", dtype, 2) == 0);
+  const char *segy_axes[] = {"key 'axes' in [model]", "does not apply to a "
+                             "SEG-Y file"};
+  CHECK(refused("run r.ini --quiet --set model.velocity=v.sgy --set "
+                "model.axes=zyx", segy_axes, 2) == 0);
   /* density: refused where the solver has none, else it runs */
   int rc = strata("run r.ini --quiet --out r.out --set model.velocity=v.npy "
                   "--set model.density=v.npy");

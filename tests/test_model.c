@@ -162,6 +162,12 @@ TEST(segy_geometries) {
   CHECK_STATUS(strata_model_read(ctx, &f, &m), STRATA_EINVAL, ctx);
   CHECK_ARG(ctx, "segy_nx", "5");
   CHECK(m.data == NULL);
+  f.segy_nx = 0;
+  f.axes = "zyx"; /* SEG-Y's axes are its traces and samples */
+  CHECK_STATUS(strata_model_read(ctx, &f, &m), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "axes", "set");
+  CHECK(strstr(strata_context_error(ctx), "does not apply to a SEG-Y file"));
+  f.axes = NULL;
   /* 16-bit integers, 2D */
   for (size_t q = 0; q < NX * NZ; q++) w[q] = (uint16_t)(int16_t)(q * 100 - 300);
   CHECK(write_segy(f.path, 3, 1, NZ, NX, w, NULL, NULL) == 0);

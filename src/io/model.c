@@ -336,6 +336,18 @@ strata_status strata_model_read(strata_context *ctx,
                               "the name (.npy, .sgy, .segy); state it (raw "
                               "files need their shape)", f->path);
   }
+  /* a key of another format is a mistake about the file, not a no-op */
+  static const char *const fname[] = {"", ".npy", "SEG-Y", "raw"};
+  if (fmt >= STRATA_MODEL_NPY && fmt <= STRATA_MODEL_RAW) {
+    const char *what = fmt == STRATA_MODEL_SEGY && f->axes ? "axes"
+                       : fmt != STRATA_MODEL_RAW && f->ndim ? "ndim"
+                       : fmt != STRATA_MODEL_SEGY && f->segy_nx ? "segy_nx"
+                                                              : NULL;
+    if (what)
+      return strata__fail_arg_s(ctx, STRATA_EINVAL, what, "set",
+                                "model '%s': %s does not apply to a %s file",
+                                f->path, what, fname[fmt]);
+  }
   switch (fmt) {
   case STRATA_MODEL_NPY: return read_npy(ctx, f, m);
   case STRATA_MODEL_RAW: return read_raw(ctx, f, m);

@@ -122,6 +122,41 @@ const cf_key run_schema[] = {
     KF("wave", "absorb_reflection", 1e-12, 1, "1e-4",
        "design reflection of the absorbing layers"),
 
+    KS("model", "velocity", "(none)",
+       "velocity model file (m/s): .npy, .sgy/.segy, or raw with format = "
+       "raw; resampled onto the grid (replaces [wave] velocity and layers; "
+       "the fastest point sets dt = 0's choice)"),
+    KS("model", "density", "(none)",
+       "density model file (kg/m^3), read like velocity (a solver without "
+       "variable density refuses it)"),
+    KE("model", "format", "auto|npy|segy|raw", "auto",
+       "file format; auto = by the name (.npy, .sgy, .segy)"),
+    KS("model", "axes", "zyx (2D: zx)",
+       "npy and raw: the file's axes, slowest first (xyz = Devito's "
+       "(nx, ny, nz); xz = (nx, nz)); a 2D x-z model is the same at every y"),
+    KLI("model", "shape", 1, 1L << 40, 2, 3, "(none)",
+        "raw: sizes along axes, in their order"),
+    KE("model", "dtype", "f32|f64", "f32", "raw: sample type"),
+    KE("model", "byte_order", "little|big", "little", "raw: byte order"),
+    KE("model", "segy_geometry", "auto|traces|headers", "auto",
+       "segy: traces in file order (lines of segy_nx along x), or placed "
+       "by their inline (y) and crossline (x) numbers; auto = headers when "
+       "the inline numbers vary"),
+    KI("model", "segy_nx", 0, 1 << 30, "0",
+       "segy traces: traces per line along x (0 = all: a 2D section)"),
+    KI("model", "inline_byte", 1, 237, "189",
+       "segy headers: byte of the inline number in the trace header"),
+    KI("model", "crossline_byte", 1, 237, "193",
+       "segy headers: byte of the crossline number"),
+    KLF("model", "spacing", 1e-300, 1e300, 1, 3, "[grid] spacing",
+        "metres between the model's samples: one value for every axis, "
+        "x, z (a section) or x, y, z"),
+    KLF("model", "origin", -1e12, 1e12, 2, 3, "0, 0, 0",
+        "position (m) of the model's first sample: x, z or x, y, z; the "
+        "model must cover the grid"),
+    KE("model", "interpolation", "linear|nearest", "linear",
+       "resampling onto the grid: trilinear, or the nearest sample"),
+
     KLF("source", "position", -1e12, 1e12, 2, 3, "the grid's centre",
         "wave: x, y, z in metres; fdtd: node i, j"),
     KF("source", "frequency", 1e-9, 1e12, "10",

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "wave_model.h"
 
 static void usage(FILE *o) {
   fprintf(o,
@@ -329,6 +330,8 @@ static void run_copies(const run_state *r, size_t *host, size_t *dev) {
       *host += w * h * (size_t)r->precision + 9 * pixels;
     }
   }
+  if (!strcmp(r->solver->kind, "wave"))
+    *host += run_wave_model_bytes(r); /* [model] on the grid, every rank */
   if (!strcmp(r->solver->kind, "wave") &&
       cf_section_line(f, "receivers")) {
     long every = cf_int(f, "receivers", "every", 1);

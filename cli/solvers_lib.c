@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "wave_model.h"
 
 /* ---- which case key set which library option ----------------------------- */
 
@@ -282,13 +283,20 @@ static int wave_create(run_state *r) {
     o.record_every = (int)cf_int(f, "receivers", "every", 1);
   }
   o.dist = r->dist;
+  run_wave_model wm;
+  if (run_wave_model_load(r, &o, &wm)) {
+    free(rec);
+    return -1;
+  }
   strata_solver_options so;
   strata_solver_options_init(&so, STRATA_SOLVER_WAVE);
   so.wave = &o;
   strata_status st = run_solver_create(r, &so);
   free(rec);
+  if (st != STRATA_OK || r->estimating) run_wave_model_free(&wm);
   if (st != STRATA_OK) return run_lib_fail(r, st, wave_keys, "wave");
   if (r->estimating) return 0;
+  if (run_wave_model_apply(r, &wm)) return -1;
   const char *ik = cf_string(f, "initial", "kind", "zero");
   if (strcmp(ik, "zero") != 0) {
     st = strata_wave_set_state(strata_solver_wave(r->sv), run_initial_value,
@@ -311,7 +319,7 @@ static void wave_describe(run_state *r, FILE *json) {
 
 static const run_solver wave_solver = {
     .kind = "wave",
-    .sections = "wave|source|receivers|initial",
+    .sections = "wave|source|receivers|initial|model",
     .bcs = "cpml|sponge|free|periodic",
     .dims_min = 3,
     .dims_max = 3,

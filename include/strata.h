@@ -651,6 +651,113 @@ strata_status strata_traces_save_png(strata_context *ctx, const char *path,
                                      const strata_traces *t,
                                      const strata_png_options *opt);
 
+/* ---- Earth models from files (velocity, density, ...) -------------------
+ * A model is a property sampled on its own regular grid: n[0] x n[1] x
+ * n[2] samples along x, y, z (z = depth, down), x fastest, spacing[a]
+ * metres apart, sample (0, 0, 0) at origin (metres, in the frame of the
+ * simulation grid, whose first point is at 0).  A 2D model (dims 2, n[1]
+ * = 1) is an x-z section, the same at every y.  Reading keeps the file's
+ * values as they are; strata_model_check refuses non-physical ones, and
+ * strata_model_resample puts a model on a simulation grid. */
+typedef enum strata_model_format {
+  STRATA_MODEL_AUTO = 0, /* by the name: .npy, .sgy / .segy; else refused */
+  STRATA_MODEL_NPY = 1,  /* NumPy, '<f4' or '<f8', 2 or 3 axes, C or
+                            Fortran order (axes name numpy's shape) */
+  STRATA_MODEL_SEGY = 2, /* SEG-Y rev 0-2: one trace per x (or x, y)
+                            position, samples along z; IBM or IEEE floats
+                            (codes 1, 5), 8-, 16- and 32-bit integers (8,
+                            3, 2); big- or little-endian */
+  STRATA_MODEL_RAW = 3   /* bare samples: shape, axes, precision and byte
+                            order as stated */
+} strata_model_format;
+
+typedef enum strata_segy_geometry {
+  STRATA_SEGY_AUTO = 0,    /* HEADERS when the inline numbers take more
+                              than one value, else TRACES */
+  STRATA_SEGY_TRACES = 1,  /* in file order: x fastest, lines of segy_nx
+                              traces along x (segy_nx 0: one line, 2D) */
+  STRATA_SEGY_HEADERS = 2  /* each trace's inline (y) and crossline (x)
+                              numbers place it: every pair once, on a
+                              regular lattice of inline and crossline
+                              numbers (any file order) */
+} strata_segy_geometry;
+
+typedef struct strata_model_file {
+  const char *path;
+  strata_model_format format; /* default AUTO */
+  const char *axes;           /* NPY and RAW: the file's axes from the
+                                 slowest to the fastest, "zyx" (default in
+                                 3D: the layout strata writes) or any
+                                 order of x, y, z ("xyz": Devito, SEG-Y
+                                 order); 2D "zx" (default) or "xz" */
+  int ndim;                   /* RAW: 2 or 3 */
+  size_t shape[3];            /* RAW: sizes along the axes, in their
+                                 order (slowest first) */
+  strata_precision precision; /* RAW: the samples' type; default F32 */
+  int big_endian;             /* RAW: 1 = big-endian samples; default 0 */
+  strata_segy_geometry segy_geometry; /* SEGY; default AUTO */
+  size_t segy_nx;             /* SEGY TRACES: traces per line along x
+                                 (3D); 0 = all traces along x (2D) */
+  int inline_byte, crossline_byte; /* SEGY HEADERS: 1-based byte of the
+                                 4-byte inline and crossline numbers in
+                                 the trace header; default 189, 193 */
+  double spacing[3];          /* metres between samples along x, y, z;
+                                 <= 0 (default): set later (the CLI uses
+                                 the grid's) */
+  double origin[3];           /* position of sample (0, 0, 0); default 0 */
+} strata_model_file;
+
+typedef struct strata_model {
+  int dims;           /* 2 or 3 */
+  size_t n[3];        /* samples along x, y, z; n[1] = 1 in 2D */
+  double spacing[3];  /* metres */
+  double origin[3];   /* metres */
+  double *data;       /* n[0] n[1] n[2] doubles, x fastest (owned) */
+} strata_model;
+
+/* Fills *f with the defaults listed above (path NULL). */
+void strata_model_file_init(strata_model_file *f);
+/* Reads the model f describes into *m (its data malloc'd; release it with
+ * strata_model_free).  A field of another format set (axes for SEG-Y,
+ * ndim for .npy or SEG-Y, segy_nx for .npy or raw) is refused rather
+ * than ignored.  The file is checked before anything is allocated
+ * (its header and its size against the shape it declares: a file of
+ * another size is refused with both numbers), the memory against what the
+ * machine has, and read in bounded pieces (the context's interrupt hook is
+ * asked between them); on failure *m is left empty.  Errors: STRATA_EINVAL
+ * (arguments: axes, shape, geometry), STRATA_EIO (cannot open or read),
+ * STRATA_EFORMAT (not a file of the format, an unsupported sample type,
+ * traces of varying length, inline/crossline numbers off a lattice or
+ * repeated: the message says which and where), STRATA_ENOMEM,
+ * STRATA_EINTERRUPTED. */
+strata_status strata_model_read(strata_context *ctx,
+                                const strata_model_file *f, strata_model *m);
+/* Releases m's data and empties it; NULL is harmless. */
+void strata_model_free(strata_model *m);
+/* STRATA_OK when every sample of m is finite and > 0 (velocity, density,
+ * Q); else STRATA_EINVAL naming what (e.g. "velocity"), the first bad
+ * value, its sample index (i, j, k) and its position in metres.  *lo and
+ * *hi (may be NULL) receive the smallest and largest values. */
+strata_status strata_model_check(strata_context *ctx, const strata_model *m,
+                                 const char *what, double *lo, double *hi);
+
+typedef enum strata_resample {
+  STRATA_RESAMPLE_LINEAR = 0, /* trilinear (bilinear in 2D); exact for
+                                 fields linear along each axis */
+  STRATA_RESAMPLE_NEAREST = 1 /* the nearest sample (ties: the lower) */
+} strata_resample;
+/* Samples m at the points (i h, j h, k h) of a grid of n[0] x n[1] x n[2]
+ * points into out (n[0] n[1] n[2] doubles, x fastest).  Every point must
+ * lie inside the model (its first to its last sample, to 1e-9 of a
+ * spacing); along an axis where the model has one sample it is constant
+ * (a 2D model's y).  Errors: STRATA_EINVAL (m's spacing not > 0; the
+ * model not covering the grid: the message names the axis, the model's
+ * extent and the grid's, in metres). */
+strata_status strata_model_resample(strata_context *ctx,
+                                    const strata_model *m, const size_t n[3],
+                                    double h, strata_resample how,
+                                    double *out);
+
 /* ------------------------------------------------------------------------ */
 /* Solvers: explicit time stepping (heat, acoustic wave, FDTD)              */
 /* ------------------------------------------------------------------------ */
@@ -910,6 +1017,31 @@ strata_status strata_wave_save_state(const strata_wave *w, void *buf,
                                      size_t size);
 strata_status strata_wave_load_state(strata_wave *w, const void *buf,
                                      size_t size);
+/* A model from a file on the solver's grid, checked where it matters
+ * before anything is created: v (n[0] n[1] n[2] doubles, x fastest, as
+ * strata_wave_set_velocity takes it) against options o.  The CFL number
+ * uses the fastest point and dt (o->dt, or 0 = the step create would
+ * choose: 0.8 of the limit at that point's velocity), the points per
+ * wavelength the slowest point; the message of a refusal names the point
+ * (i, j, k) and its position in metres.  *info (may be NULL) receives the
+ * extremes, where they are, and the numbers.  Errors: STRATA_EINVAL (a
+ * value not finite or not > 0, named with its position), STRATA_EUNSTABLE
+ * (CFL above the limit, or fewer than o->min_ppw points per wavelength). */
+typedef struct strata_wave_model_info {
+  double vmin, vmax;          /* m/s */
+  size_t at_min[3], at_max[3];/* grid points (i, j, k) where they are */
+  double dt, cfl, cfl_limit;  /* the step, vmax dt / h and its limit */
+  double ppw;                 /* vmin / (2.5 f0 h) */
+} strata_wave_model_info;
+strata_status strata_wave_check_model(strata_context *ctx,
+                                      const strata_wave_options *o,
+                                      const double *v,
+                                      strata_wave_model_info *info);
+/* Replaces the density model by rho (kg/m^3), a dense host array as for
+ * strata_wave_set_velocity.  Errors: STRATA_EINVAL (non-finite or
+ * non-positive values), STRATA_ENOTSUP (a solver without variable
+ * density). */
+strata_status strata_wave_set_density(strata_wave *w, const double *rho);
 
 /* ---- FDTD, 2D, grid units: h = 1, c = 1, dt = courant ---------------- */
 typedef struct strata_fdtd strata_fdtd;

@@ -29,6 +29,20 @@ if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; t
     echo "strata: no MPI found; for runs over several processes or GPUs: sudo apt-get install libopenmpi-dev openmpi-bin" >&2
   fi
 fi
+# numpy and segyio for the Python side of the tests (model_npy and
+# model_segyio write model files with them for the library to read back)
+# and examples/make_model.py.  Optional: those tests are skipped without.
+if ! /usr/bin/python3 -c 'import numpy, segyio' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing python3-numpy and python3-segyio with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq python3-numpy python3-segyio >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq python3-numpy python3-segyio >/dev/null; }; } ||
+      echo "strata: could not install python3-numpy / python3-segyio; the model file tests will be skipped" >&2
+  else
+    echo "strata: for the model file tests and examples/make_model.py: sudo apt-get install python3-numpy python3-segyio" >&2
+  fi
+fi
 # clang with libFuzzer, and the OpenMP runtime it builds the library with:
 # the test "fuzz" runs the harnesses of fuzz/ when clang is there.  Only
 # when asked (STRATA_FUZZ_DEPS=1, as .ci/run does): a build does not need it.

@@ -36,16 +36,18 @@ if ! { cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="$cc" \
          -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_FUZZ=ON \
          -DSTRATA_TESTS=OFF -DSTRATA_CUDA=OFF -DSTRATA_MPI=OFF \
          -DSTRATA_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF >"$log" 2>&1 &&
-       cmake --build "$build" -j 2 --target fuzz_casefile fuzz_checkpoint \
+       cmake --build "$build" -j 2 --target fuzz_casefile fuzz_checkpoint fuzz_model \
          >>"$log" 2>&1; }; then
   tail -n 30 "$log"
   echo "fuzz: the harnesses did not build (log: $log)"
   exit 1
 fi
 cd "$build/fuzz" || exit 1
-rm -rf corpus_ck corpus_cf crash-* leak-* timeout-* oom-*
-mkdir corpus_ck corpus_cf
+rm -rf corpus_ck corpus_cf corpus_model crash-* leak-* timeout-* oom-*
+mkdir corpus_ck corpus_cf corpus_model
 cp "$src"/fuzz/corpus/* corpus_cf/
+# the model seeds: small SEG-Y and .npy files (fuzz/corpus_model)
+cp "$src"/fuzz/corpus_model/* corpus_model/
 # the checkpoint seeds: each kind's saved state, written by the harness
 if ! STRATA_FUZZ_SEEDS=corpus_ck ./fuzz_checkpoint -runs=0 corpus_ck \
      >seeds.log 2>&1; then
@@ -54,7 +56,7 @@ if ! STRATA_FUZZ_SEEDS=corpus_ck ./fuzz_checkpoint -runs=0 corpus_ck \
   exit 1
 fi
 rc=0
-for h in casefile:corpus_cf checkpoint:corpus_ck; do
+for h in casefile:corpus_cf checkpoint:corpus_ck model:corpus_model; do
   name=${h%%:*}
   corpus=${h#*:}
   echo "fuzz: fuzz_$name for $seconds s"

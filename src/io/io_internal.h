@@ -62,6 +62,12 @@ static inline void strata__put_le16(unsigned char *p, unsigned v) {
 strata_status strata__ofile_write_le(strata__ofile *o, const void *p,
                                      size_t n, size_t es);
 
+/* strata_npy_read that also takes Fortran-ordered arrays when fortran is
+ * not NULL: *fortran is then 1 for one (shape[0] the fastest axis). */
+strata_status strata__npy_read(strata_context *ctx, const char *path,
+                               strata_precision *p, int *ndim,
+                               size_t shape[4], void **data, int *fortran);
+
 /* The interior of f as a newly allocated dense host array (x fastest), in
  * the field's precision.  Errors: STRATA_ENOMEM and those of
  * strata_field_read. */

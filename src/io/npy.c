@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define NPY_MAX_DIMS 4
 
@@ -86,10 +87,12 @@ static const char *skip_ws(const char *p, const char *e) {
   return p;
 }
 
-/* Parses the header dictionary of an .npy file. */
+/* Parses the header dictionary of an .npy file; Fortran order is refused
+ * unless fortran is not NULL (then set to 1 for it). */
 static strata_status parse_dict(strata_context *ctx, const char *path,
                                 const char *d, size_t n, strata_precision *p,
-                                int *ndim, size_t shape[NPY_MAX_DIMS]) {
+                                int *ndim, size_t shape[NPY_MAX_DIMS],
+                                int *fortran) {
   const char *e = d + n, *q;
   int have_descr = 0, have_order = 0, have_shape = 0;
   q = skip_ws(d, e);
@@ -127,6 +130,8 @@ static strata_status parse_dict(strata_context *ctx, const char *path,
     } else if (kl == 13 && memcmp(k, "fortran_order", 13) == 0) {
       if ((size_t)(e - q) >= 5 && memcmp(q, "False", 5) == 0)
         q += 5;
+      else if ((size_t)(e - q) >= 4 && memcmp(q, "True", 4) == 0 && fortran)
+        q += 4, *fortran = 1;
       else if ((size_t)(e - q) >= 4 && memcmp(q, "True", 4) == 0)
         return strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': Fortran-ordered "
                             "arrays are not supported", path);
@@ -175,6 +180,12 @@ bad:
 strata_status strata_npy_read(strata_context *ctx, const char *path,
                               strata_precision *p, int *ndim, size_t shape[4],
                               void **data) {
+  return strata__npy_read(ctx, path, p, ndim, shape, data, NULL);
+}
+
+strata_status strata__npy_read(strata_context *ctx, const char *path,
+                               strata_precision *p, int *ndim,
+                               size_t shape[4], void **data, int *fortran) {
   if (!path || !p || !ndim || !shape || !data)
     return strata__fail_arg_p(ctx, STRATA_EINVAL,
                               !path ? "path" : !p ? "p" : !ndim ? "ndim"
@@ -220,13 +231,27 @@ strata_status strata_npy_read(strata_context *ctx, const char *path,
   }
   if (fread(dict, 1, hl, fp) != hl) goto truncated;
   dict[hl] = '\0';
-  s = parse_dict(ctx, path, dict, hl, p, ndim, shape);
+  if (fortran) *fortran = 0;
+  s = parse_dict(ctx, path, dict, hl, p, ndim, shape, fortran);
   if (s != STRATA_OK) goto done;
   size_t count = 0;
   if ((s = check_shape(ctx, *p, *ndim > 0 ? *ndim : 1,
                        *ndim > 0 ? shape : (size_t[]){1}, &count)) !=
       STRATA_OK)
     goto done;
+  /* the data's size against what is left of the file, before allocating */
+  long at = ftell(fp);
+  struct stat st;
+  if (at >= 0 && fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode)) {
+    size_t left = (size_t)st.st_size > (size_t)at
+                      ? (size_t)st.st_size - (size_t)at : 0;
+    if (left < count * (size_t)*p) goto truncated;
+    if (left > count * (size_t)*p) {
+      s = strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "'%s': data "
+                           "longer than the shape says", path);
+      goto done;
+    }
+  }
   buf = malloc(count ? count * (size_t)*p : 1);
   if (!buf) {
     s = strata__fail(ctx, STRATA_ENOMEM, "cannot allocate %zu bytes for '%s'",

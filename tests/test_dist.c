@@ -214,12 +214,15 @@ static double bump(long i, long j, long k, void *u) {
                                           0.1 * (double)k);
 }
 
-/* thin: slabs of 5 planes (rows in 2D) a rank, where an automatic fuse
- * must shrink to 3 (3 ghost planes and 2 recomputed) */
-static int one_heat(int dims, strata_heat_operator op, int fuse, int bcw,
-                    strata_precision p, long steps, int thin) {
-  strata_context *ctx = strata_dist_context(D);
-  const int P = strata_dist_size(D);
+/* thin: 1, slabs of 5 planes (rows in 2D) a rank, where an automatic fuse
+ * must shrink to 3 (3 ghost planes and 2 recomputed); 2, slabs of 12 or
+ * 13, where fused sweeps of up to 4 steps have inner planes to compute
+ * while the exchange travels.  dd: the group (overlap on or off). */
+static int one_heat(strata_dist *dd, int dims, strata_heat_operator op,
+                    int fuse, int bcw, strata_precision p, long steps,
+                    int thin) {
+  strata_context *ctx = strata_dist_context(dd);
+  const int P = strata_dist_size(dd);
   strata_heat_options o;
   strata_heat_options_init(&o);
   o.dims = dims;
@@ -229,18 +232,19 @@ static int one_heat(int dims, strata_heat_operator op, int fuse, int bcw,
   o.D = op == STRATA_HEAT_FD ? 0.9 / (2.0 * dims) : 0.4;
   if (dims == 2) {
     o.n[0] = 45;
-    o.n[1] = (size_t)(thin ? P * 5 + 2 : P * 16 + 3);
+    o.n[1] = (size_t)(thin == 1 ? P * 5 + 2 : P * 16 + 3);
     o.n[2] = 1;
   } else {
     o.n[0] = 21;
     o.n[1] = 19;
-    o.n[2] = (size_t)(P * 5 + 2);
+    o.n[2] = (size_t)(thin == 2 ? P * 12 + 3 : P * 5 + 2);
   }
+  if (dims == 2 && thin == 2) o.n[1] = (size_t)(P * 12 + 3);
   bc_set(&o.bc, bcw, dims);
   size_t cnt = o.n[0] * o.n[1] * o.n[2], es = (size_t)p;
   unsigned char *got = rank0() ? malloc(cnt * es) : NULL;
   strata_heat *h = NULL;
-  o.dist = D;
+  o.dist = dd;
   CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
   CHECK_OK(strata_heat_set_initial(h, bump, NULL), ctx);
   CHECK_OK(strata_heat_step(h, steps), ctx);
@@ -265,10 +269,11 @@ static int one_heat(int dims, strata_heat_operator op, int fuse, int bcw,
   free(got);
   free(want);
   CHECKF(bad == cnt,
-         "heat %dD %s fuse %d (in use %d) %s %s, %ld steps on %d ranks: "
-         "first difference at point %zu", dims,
+         "heat %dD %s fuse %d (in use %d) %s %s, %ld steps on %d ranks, "
+         "overlap %s: first difference at point %zu", dims,
          op == STRATA_HEAT_FD ? "FD" : "FE27", fuse, info.fuse,
-         bc_names[bcw], p == STRATA_F32 ? "fp32" : "fp64", steps, P, bad);
+         bc_names[bcw], p == STRATA_F32 ? "fp32" : "fp64", steps, P,
+         dd == D ? "on" : "off", bad);
   return 0;
 }
 
@@ -278,17 +283,26 @@ TEST(heat_equals_one_rank) {
   for (int b = 0; b < 4; b++) {
     for (int p = 0; p < 2; p++) {
       strata_precision pr = p ? STRATA_F64 : STRATA_F32;
-      if (one_heat(3, STRATA_HEAT_FD, 1, b, pr, 11, 0)) return 1;
-      if (one_heat(3, STRATA_HEAT_FE27, 1, b, pr, 7, 0)) return 1;
+      if (one_heat(D, 3, STRATA_HEAT_FD, 1, b, pr, 11, 0)) return 1;
+      if (one_heat(D, 3, STRATA_HEAT_FE27, 1, b, pr, 7, 0)) return 1;
       n += 2;
+      /* fused sweeps with inner planes (the last sweep partial), the
+       * exchange overlapped and not */
+      for (int ov = 0; ov < 2; ov++) {
+        strata_dist *dd = ov ? D : D_plain;
+        if (one_heat(dd, 3, STRATA_HEAT_FD, 4, b, pr, 10, 2)) return 1;
+        if (one_heat(dd, 3, STRATA_HEAT_FE27, 2, b, pr, 5, 2)) return 1;
+        if (one_heat(dd, 2, STRATA_HEAT_FD, 3, b, pr, 8, 2)) return 1;
+        n += 3;
+      }
     }
     /* fused steps (the engine's choice, then 3 with a partial last sweep;
      * the engine's choice on slabs of 5: 3D 7-point 4 on CUDA, 2D 8) */
-    if (one_heat(2, STRATA_HEAT_FD, 0, b, STRATA_F64, 21, 0)) return 1;
-    if (one_heat(2, STRATA_HEAT_FD, 3, b, STRATA_F32, 13, 0)) return 1;
-    if (one_heat(2, STRATA_HEAT_FD, 1, b, STRATA_F32, 9, 0)) return 1;
-    if (one_heat(2, STRATA_HEAT_FD, 0, b, STRATA_F32, 10, 1)) return 1;
-    if (one_heat(3, STRATA_HEAT_FD, 0, b, STRATA_F32, 10, 0)) return 1;
+    if (one_heat(D, 2, STRATA_HEAT_FD, 0, b, STRATA_F64, 21, 0)) return 1;
+    if (one_heat(D, 2, STRATA_HEAT_FD, 3, b, STRATA_F32, 13, 0)) return 1;
+    if (one_heat(D, 2, STRATA_HEAT_FD, 1, b, STRATA_F32, 9, 0)) return 1;
+    if (one_heat(D, 2, STRATA_HEAT_FD, 0, b, STRATA_F32, 10, 1)) return 1;
+    if (one_heat(D, 3, STRATA_HEAT_FD, 0, b, STRATA_F32, 10, 0)) return 1;
     n += 5;
   }
   if (rank0())

@@ -335,17 +335,16 @@ strata_status strata_heat_step(strata_heat *h, long nsteps) {
       /* the exchange overlaps the interior */
       st = strata_dist_apply(&h->op, h->u, &h->o.bc, h->v, NULL);
     } else if (h->o.dist) {
-      strata_boundary lb;
-      strata__dist_local_bc(h->u, &h->o.bc, &lb);
-      st = strata_dist_fill_ghosts(h->u, &h->o.bc);
-      if (st == STRATA_OK) st = be->apply_fused(&h->op, &lb, s, h->u, h->v);
+      /* the exchange overlaps the sweep of the inner planes */
+      st = strata__dist_apply_fused(&h->op, h->u, &h->o.bc, s, h->v);
     } else {
       st = strata_field_fill_ghosts(h->u, &h->o.bc);
       if (st != STRATA_OK) return st;
       if (h->fuse == 1)
         st = strata_apply(&h->op, h->u, h->v, NULL);
       else
-        st = be->apply_fused(&h->op, &h->o.bc, s, h->u, h->v);
+        st = be->apply_fused(&h->op, &h->o.bc, s, h->u, h->v, 0,
+                             (long)h->o.n[h->o.dims - 1]);
     }
     if (st != STRATA_OK) return st;
     strata_field *t = h->u;

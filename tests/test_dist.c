@@ -26,9 +26,11 @@ static strata_backend test_backend(void) {
   return k;
 }
 
-static strata_status make_dist(int overlap, strata_dist **out) {
+static strata_status make_dist_tuned(int overlap, const char *tuning,
+                                     strata_dist **out) {
   strata_context_options co;
   strata_context_options_init(&co);
+  co.tuning = tuning;
   co.backend = test_backend();
   co.autotune = 0; /* the fixed variant table, as the ranks use */
   co.tune_cache = "";
@@ -38,6 +40,10 @@ static strata_status make_dist(int overlap, strata_dist **out) {
   strata_dist_options_init(&o);
   o.overlap = overlap;
   return strata_dist_create(&co, &o, out);
+}
+
+static strata_status make_dist(int overlap, strata_dist **out) {
+  return make_dist_tuned(overlap, NULL, out);
 }
 
 static int rank0(void) { return strata_dist_rank(D) == 0; }
@@ -308,6 +314,57 @@ TEST(heat_equals_one_rank) {
   if (rank0())
     printf("  %d heat runs equal one rank's bit for bit on %d ranks\n", n,
            strata_dist_size(D));
+  return 0;
+}
+
+/* The automatic fuse over several ranks follows the model of
+ * docs/distributed.md, whose machine numbers the tuning switches set: a
+ * link that costs nothing keeps the engine's depth (2D: 8), a link whose
+ * bytes dominate picks 1 when the exchange overlaps (the exchange a step
+ * is the same at every depth; deeper sweeps only add work at the faces)
+ * and keeps 8 when it does not (then fusing still saves compute), a link
+ * whose latency dominates keeps 8 (one exchange for 8 steps).  One rank:
+ * always the engine's depth.  Each choice gives one rank's bits. */
+TEST(heat_fuse_model_choices) {
+  if (skip_all) SKIP("%s", skip_why);
+  static const struct {
+    int overlap;
+    const char *tuning;
+    int want;
+  } c[] = {
+      {1, "dist_mem_gbs=10,dist_link_gbs=1e9,dist_link_us=0", 8},
+      {1, "dist_mem_gbs=10,dist_link_gbs=0.001,dist_link_us=0", 1},
+      {0, "dist_mem_gbs=10,dist_link_gbs=0.001,dist_link_us=0", 8},
+      {1, "dist_mem_gbs=10,dist_link_gbs=1e9,dist_link_us=1e6", 8},
+  };
+  const int P = strata_dist_size(D);
+  for (size_t q = 0; q < sizeof c / sizeof c[0]; q++) {
+    strata_dist *dd = NULL;
+    strata_status st = make_dist_tuned(c[q].overlap, c[q].tuning, &dd);
+    CHECKF(st == STRATA_OK, "dist_create with %s: %s", c[q].tuning,
+           skip_why);
+    strata_context *ctx = strata_dist_context(dd);
+    strata_heat_options o;
+    strata_heat_options_init(&o);
+    o.dims = 2;
+    o.n[0] = 45;
+    o.n[1] = (size_t)(P * 200 + 3);
+    o.precision = STRATA_F32;
+    o.dist = dd;
+    strata_heat *h = NULL;
+    CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
+    strata_heat_info info;
+    CHECK_OK(strata_heat_get_info(h, &info), ctx);
+    strata_heat_destroy(&h);
+    const int want = P == 1 ? 8 : c[q].want;
+    CHECKF(info.fuse == want, "%s, overlap %d, %d ranks: fuse %d, the model "
+           "gives %d", c[q].tuning, c[q].overlap, P, info.fuse, want);
+    if (one_heat(dd, 2, STRATA_HEAT_FD, 0, 1, STRATA_F32, 19, 0)) return 1;
+    strata_dist_destroy(&dd);
+  }
+  if (rank0())
+    printf("  the automatic fuse follows the exchange model on %d ranks\n",
+           P);
   return 0;
 }
 
@@ -838,6 +895,7 @@ int main(int argc, char **argv) {
   static const strata_test_entry tests[] = {
       STRATA__FOR_EACH(STRATA__TE, operators_overlapped,
                        operators_not_overlapped, heat_equals_one_rank,
+                       heat_fuse_model_choices,
                        wave_equals_one_rank, fdtd_equals_one_rank,
                        refuses_slabs_thinner_than_the_halo, split_and_window,
                        checkpoint_restart_over_ranks)};

@@ -545,6 +545,9 @@ strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
  * nowhere, so no rank waits in a later exchange for one that gave up. */
 strata_status strata__dist_agree(strata_dist *d, strata_status s);
 int strata__dist_rank(const strata_dist *d);
+/* Whether the group overlaps exchanges with computation (its options'
+ * overlap). */
+int strata__dist_overlap(const strata_dist *d);
 int strata__dist_size(const strata_dist *d);
 strata_context *strata__dist_ctx(const strata_dist *d);
 

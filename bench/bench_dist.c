@@ -44,8 +44,9 @@ typedef struct {
     }                                                                          \
   } while (0)
 
-/* Seconds per step on this group (the slowest rank's). */
-static double run(const cfg *c, strata_dist *d) {
+/* Seconds per step on this group (the slowest rank's); *fuse: the heat
+ * solver's steps a sweep. */
+static double run(const cfg *c, strata_dist *d, int *fuse) {
   strata_context *ctx = strata_dist_context(d);
   const long warm = 5;
   double t = 0;
@@ -80,6 +81,7 @@ static double run(const cfg *c, strata_dist *d) {
      * steps on its first call, and that tuning must not be timed */
     strata_heat_info hi;
     TRY(strata_heat_get_info(h, &hi), ctx);
+    *fuse = hi.fuse;
     TRY(strata_heat_step(h, warm), ctx);
     if (hi.fuse > 1 && c->steps % hi.fuse)
       TRY(strata_heat_step(h, c->steps % hi.fuse), ctx);
@@ -172,8 +174,9 @@ int main(int argc, char **argv) {
   for (int q = 0; q < 2; q++) {
     if (strcmp(which, "all") && strcmp(which, solvers[q])) continue;
     c.solver = solvers[q];
-    double t = run(&c, d[0]);
-    double t0 = run(&c, d[1]);
+    int fuse = 0, fuse0 = 0;
+    double t = run(&c, d[0], &fuse);
+    double t0 = run(&c, d[1], &fuse0);
     if (t < 0 || t0 < 0) {
       rc = 1;
       continue;
@@ -182,9 +185,12 @@ int main(int argc, char **argv) {
     if (rank == 0)
       printf("%-5s P=%d %5zux%zux%zu  %8.3f ms/step  %8.2f Gpts/s  "
              "(%.2f per rank)  without exchange %8.3f ms  exposed exchange "
-             "%5.1f%%\n",
+             "%5.1f%%",
              c.solver, P, c.n[0], c.n[1], c.n[2], 1e3 * t, pts / t / 1e9,
              pts / t / 1e9 / P, 1e3 * t0, 100.0 * (t - t0) / t);
+    if (rank == 0 && fuse) /* the same depth with and without the exchange */
+      printf("  fuse %d%s", fuse, fuse0 == fuse ? "" : " (differs without)");
+    if (rank == 0) printf("\n");
     fflush(stdout);
   }
   strata_dist_destroy(&d[1]);

@@ -11,7 +11,10 @@
 #
 # dist (not part of all; on a machine of several GPUs): the distributed
 # tests on 1, 2 and 4 GPUs (one rank each, NCCL), then the weak (512^3 a
-# GPU) and strong (1024^3) scaling of the wave and heat solvers.
+# GPU) and strong (1024^3) scaling of the wave and heat solvers in each
+# precision of DIST_PREC (default "f32 f64"), and the scaling table of the
+# README in its form (scripts/dist_table.awk: device, date, commit,
+# efficiency and exposed exchange a row) in $OUT/dist_table.md.
 #
 # Environment: ARCH (CMAKE_CUDA_ARCHITECTURES, default 90a), SEEDS (1: also
 # build, test and benchmark the seeds' strategies, -DSTRATA_CUDA_SEEDS=ON),
@@ -142,6 +145,10 @@ if [ "${stages#*dist}" != "$stages" ]; then
     done
   done
   grep -E "^(wave|heat|#)" "$OUT/dist.txt" | tee -a "$OUT/summary.txt"
+  # the table of the README and docs/performance.md, from these runs
+  awk -v date="$(head -1 "$OUT/env.txt")" -v commit="$(sed -n 2p "$OUT/env.txt")" \
+    -f scripts/dist_table.awk "$OUT/dist.txt" | tee "$OUT/dist_table.md" >> "$OUT/summary.txt"
+  cat "$OUT/dist_table.md"
 fi
 
 if want sanitize; then

@@ -1151,7 +1151,7 @@ static int fused_case(ctx_pair *P, const char *name, const strata_stencil *op,
   CHECK_OK(strata_field_fill_ghosts(in, bc), gc);
   CHECK_OK(strata_field_fill(out, NAN), gc);
   CHECK(gc->be->apply_fused != NULL);
-  CHECK_OK(gc->be->apply_fused(op, bc, s, in, out), gc);
+  CHECK_OK(gc->be->apply_fused(op, bc, s, in, out, 0, (long)n[D - 1]), gc);
   double *got = ref_read(out, 1), *inr = ref_read(in, 1);
   CHECK(got && inr);
   /* the input is untouched (ghosts as filled), the output's ghosts too */

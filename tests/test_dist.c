@@ -26,9 +26,11 @@ static strata_backend test_backend(void) {
   return k;
 }
 
-static strata_status make_dist(int overlap, strata_dist **out) {
+static strata_status make_dist_tuned(int overlap, const char *tuning,
+                                     strata_dist **out) {
   strata_context_options co;
   strata_context_options_init(&co);
+  co.tuning = tuning;
   co.backend = test_backend();
   co.autotune = 0; /* the fixed variant table, as the ranks use */
   co.tune_cache = "";
@@ -38,6 +40,10 @@ static strata_status make_dist(int overlap, strata_dist **out) {
   strata_dist_options_init(&o);
   o.overlap = overlap;
   return strata_dist_create(&co, &o, out);
+}
+
+static strata_status make_dist(int overlap, strata_dist **out) {
+  return make_dist_tuned(overlap, NULL, out);
 }
 
 static int rank0(void) { return strata_dist_rank(D) == 0; }
@@ -214,12 +220,15 @@ static double bump(long i, long j, long k, void *u) {
                                           0.1 * (double)k);
 }
 
-/* thin: slabs of 5 planes (rows in 2D) a rank, where an automatic fuse
- * must shrink to 3 (3 ghost planes and 2 recomputed) */
-static int one_heat(int dims, strata_heat_operator op, int fuse, int bcw,
-                    strata_precision p, long steps, int thin) {
-  strata_context *ctx = strata_dist_context(D);
-  const int P = strata_dist_size(D);
+/* thin: 1, slabs of 5 planes (rows in 2D) a rank, where an automatic fuse
+ * must shrink to 3 (3 ghost planes and 2 recomputed); 2, slabs of 12 or
+ * 13, where fused sweeps of up to 4 steps have inner planes to compute
+ * while the exchange travels.  dd: the group (overlap on or off). */
+static int one_heat(strata_dist *dd, int dims, strata_heat_operator op,
+                    int fuse, int bcw, strata_precision p, long steps,
+                    int thin) {
+  strata_context *ctx = strata_dist_context(dd);
+  const int P = strata_dist_size(dd);
   strata_heat_options o;
   strata_heat_options_init(&o);
   o.dims = dims;
@@ -229,18 +238,19 @@ static int one_heat(int dims, strata_heat_operator op, int fuse, int bcw,
   o.D = op == STRATA_HEAT_FD ? 0.9 / (2.0 * dims) : 0.4;
   if (dims == 2) {
     o.n[0] = 45;
-    o.n[1] = (size_t)(thin ? P * 5 + 2 : P * 16 + 3);
+    o.n[1] = (size_t)(thin == 1 ? P * 5 + 2 : P * 16 + 3);
     o.n[2] = 1;
   } else {
     o.n[0] = 21;
     o.n[1] = 19;
-    o.n[2] = (size_t)(P * 5 + 2);
+    o.n[2] = (size_t)(thin == 2 ? P * 12 + 3 : P * 5 + 2);
   }
+  if (dims == 2 && thin == 2) o.n[1] = (size_t)(P * 12 + 3);
   bc_set(&o.bc, bcw, dims);
   size_t cnt = o.n[0] * o.n[1] * o.n[2], es = (size_t)p;
   unsigned char *got = rank0() ? malloc(cnt * es) : NULL;
   strata_heat *h = NULL;
-  o.dist = D;
+  o.dist = dd;
   CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
   CHECK_OK(strata_heat_set_initial(h, bump, NULL), ctx);
   CHECK_OK(strata_heat_step(h, steps), ctx);
@@ -265,10 +275,11 @@ static int one_heat(int dims, strata_heat_operator op, int fuse, int bcw,
   free(got);
   free(want);
   CHECKF(bad == cnt,
-         "heat %dD %s fuse %d (in use %d) %s %s, %ld steps on %d ranks: "
-         "first difference at point %zu", dims,
+         "heat %dD %s fuse %d (in use %d) %s %s, %ld steps on %d ranks, "
+         "overlap %s: first difference at point %zu", dims,
          op == STRATA_HEAT_FD ? "FD" : "FE27", fuse, info.fuse,
-         bc_names[bcw], p == STRATA_F32 ? "fp32" : "fp64", steps, P, bad);
+         bc_names[bcw], p == STRATA_F32 ? "fp32" : "fp64", steps, P,
+         dd == D ? "on" : "off", bad);
   return 0;
 }
 
@@ -278,22 +289,82 @@ TEST(heat_equals_one_rank) {
   for (int b = 0; b < 4; b++) {
     for (int p = 0; p < 2; p++) {
       strata_precision pr = p ? STRATA_F64 : STRATA_F32;
-      if (one_heat(3, STRATA_HEAT_FD, 1, b, pr, 11, 0)) return 1;
-      if (one_heat(3, STRATA_HEAT_FE27, 1, b, pr, 7, 0)) return 1;
+      if (one_heat(D, 3, STRATA_HEAT_FD, 1, b, pr, 11, 0)) return 1;
+      if (one_heat(D, 3, STRATA_HEAT_FE27, 1, b, pr, 7, 0)) return 1;
       n += 2;
+      /* fused sweeps with inner planes (the last sweep partial), the
+       * exchange overlapped and not */
+      for (int ov = 0; ov < 2; ov++) {
+        strata_dist *dd = ov ? D : D_plain;
+        if (one_heat(dd, 3, STRATA_HEAT_FD, 4, b, pr, 10, 2)) return 1;
+        if (one_heat(dd, 3, STRATA_HEAT_FE27, 2, b, pr, 5, 2)) return 1;
+        if (one_heat(dd, 2, STRATA_HEAT_FD, 3, b, pr, 8, 2)) return 1;
+        n += 3;
+      }
     }
     /* fused steps (the engine's choice, then 3 with a partial last sweep;
      * the engine's choice on slabs of 5: 3D 7-point 4 on CUDA, 2D 8) */
-    if (one_heat(2, STRATA_HEAT_FD, 0, b, STRATA_F64, 21, 0)) return 1;
-    if (one_heat(2, STRATA_HEAT_FD, 3, b, STRATA_F32, 13, 0)) return 1;
-    if (one_heat(2, STRATA_HEAT_FD, 1, b, STRATA_F32, 9, 0)) return 1;
-    if (one_heat(2, STRATA_HEAT_FD, 0, b, STRATA_F32, 10, 1)) return 1;
-    if (one_heat(3, STRATA_HEAT_FD, 0, b, STRATA_F32, 10, 0)) return 1;
+    if (one_heat(D, 2, STRATA_HEAT_FD, 0, b, STRATA_F64, 21, 0)) return 1;
+    if (one_heat(D, 2, STRATA_HEAT_FD, 3, b, STRATA_F32, 13, 0)) return 1;
+    if (one_heat(D, 2, STRATA_HEAT_FD, 1, b, STRATA_F32, 9, 0)) return 1;
+    if (one_heat(D, 2, STRATA_HEAT_FD, 0, b, STRATA_F32, 10, 1)) return 1;
+    if (one_heat(D, 3, STRATA_HEAT_FD, 0, b, STRATA_F32, 10, 0)) return 1;
     n += 5;
   }
   if (rank0())
     printf("  %d heat runs equal one rank's bit for bit on %d ranks\n", n,
            strata_dist_size(D));
+  return 0;
+}
+
+/* The automatic fuse over several ranks follows the model of
+ * docs/distributed.md, whose machine numbers the tuning switches set: a
+ * link that costs nothing keeps the engine's depth (2D: 8), a link whose
+ * bytes dominate picks 1 when the exchange overlaps (the exchange a step
+ * is the same at every depth; deeper sweeps only add work at the faces)
+ * and keeps 8 when it does not (then fusing still saves compute), a link
+ * whose latency dominates keeps 8 (one exchange for 8 steps).  One rank:
+ * always the engine's depth.  Each choice gives one rank's bits. */
+TEST(heat_fuse_model_choices) {
+  if (skip_all) SKIP("%s", skip_why);
+  static const struct {
+    int overlap;
+    const char *tuning;
+    int want;
+  } c[] = {
+      {1, "dist_mem_gbs=10,dist_link_gbs=1e9,dist_link_us=0", 8},
+      {1, "dist_mem_gbs=10,dist_link_gbs=0.001,dist_link_us=0", 1},
+      {0, "dist_mem_gbs=10,dist_link_gbs=0.001,dist_link_us=0", 8},
+      {1, "dist_mem_gbs=10,dist_link_gbs=1e9,dist_link_us=1e6", 8},
+  };
+  const int P = strata_dist_size(D);
+  for (size_t q = 0; q < sizeof c / sizeof c[0]; q++) {
+    strata_dist *dd = NULL;
+    strata_status st = make_dist_tuned(c[q].overlap, c[q].tuning, &dd);
+    CHECKF(st == STRATA_OK, "dist_create with %s: %s", c[q].tuning,
+           skip_why);
+    strata_context *ctx = strata_dist_context(dd);
+    strata_heat_options o;
+    strata_heat_options_init(&o);
+    o.dims = 2;
+    o.n[0] = 45;
+    o.n[1] = (size_t)(P * 200 + 3);
+    o.precision = STRATA_F32;
+    o.dist = dd;
+    strata_heat *h = NULL;
+    CHECK_OK(strata_heat_create(ctx, &o, &h), ctx);
+    strata_heat_info info;
+    CHECK_OK(strata_heat_get_info(h, &info), ctx);
+    strata_heat_destroy(&h);
+    const int want = P == 1 ? 8 : c[q].want;
+    CHECKF(info.fuse == want, "%s, overlap %d, %d ranks: fuse %d, the model "
+           "gives %d", c[q].tuning, c[q].overlap, P, info.fuse, want);
+    if (one_heat(dd, 2, STRATA_HEAT_FD, 0, 1, STRATA_F32, 19, 0)) return 1;
+    strata_dist_destroy(&dd);
+  }
+  if (rank0())
+    printf("  the automatic fuse follows the exchange model on %d ranks\n",
+           P);
   return 0;
 }
 
@@ -824,6 +895,7 @@ int main(int argc, char **argv) {
   static const strata_test_entry tests[] = {
       STRATA__FOR_EACH(STRATA__TE, operators_overlapped,
                        operators_not_overlapped, heat_equals_one_rank,
+                       heat_fuse_model_choices,
                        wave_equals_one_rank, fdtd_equals_one_rank,
                        refuses_slabs_thinner_than_the_halo, split_and_window,
                        checkpoint_restart_over_ranks)};

@@ -239,7 +239,8 @@ static int fused_case(strata_context *ctx, const strata_stencil *op,
   CHECK_OK(strata_field_fill_random(in, 4242u + (unsigned)s, -1, 1), ctx);
   CHECK_OK(strata_field_fill_ghosts(in, bc), ctx);
   CHECK_OK(strata_field_fill(out, NAN), ctx);
-  CHECK_OK(ctx->be->apply_fused(op, bc, s, in, out), ctx);
+  CHECK_OK(ctx->be->apply_fused(op, bc, s, in, out, 0,
+                                (long)n[op->dims - 1]), ctx);
   CHECK_OK(strata_field_copy(a, in), ctx);
   for (int m = 0; m < s; m++) {
     CHECK_OK(strata_field_fill_ghosts(a, bc), ctx);
@@ -321,6 +322,140 @@ TEST(fused_matches_single_steps) {
          "s = 1..8): stars bit for bit; worst relative difference %.3e "
          "(FE27, Neumann)\n", cases, worst);
   strata_context_destroy(&ctx);
+  return 0;
+}
+
+/* apply_fused on parts of the last axis, [0, a), [a, b), [b, n) in that
+ * order into one output, against the whole sweep: the same bits, no plane
+ * outside a part written (the later parts' planes still NaN after each),
+ * and nothing of in read outside a part's cone [k0 - H, k1 + H) (in is
+ * NaN there while the part runs: what the distributed sweep relies on
+ * while an exchange writes the rest). */
+static int parts_case(strata_context *ctx, const strata_stencil *op,
+                      const size_t n[3], const strata_boundary *bc,
+                      strata_precision p, int s) {
+  const int D = op->dims, ax = D - 1, H = op->radius * s;
+  strata_field_desc d = {D, {n[0], n[1], n[2]}, H, p};
+  strata_field *in = NULL, *whole = NULL, *part = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &in), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &whole), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &part), ctx);
+  CHECK_OK(strata_field_fill_random(in, 99u + (unsigned)s, -1, 1), ctx);
+  CHECK_OK(strata_field_fill_ghosts(in, bc), ctx);
+  CHECK_OK(strata_field_fill(whole, NAN), ctx);
+  CHECK_OK(strata_field_fill(part, NAN), ctx);
+  const long L = (long)n[ax];
+  CHECK_OK(ctx->be->apply_fused(op, bc, s, in, whole, 0, L), ctx);
+  size_t gb = 1, plane = 1; /* ghosted box; a plane of it along ax */
+  for (int a = 0; a < D; a++) {
+    gb *= n[a] + 2 * (size_t)H;
+    if (a != ax) plane *= n[a] + 2 * (size_t)H;
+  }
+  const size_t es = (size_t)p, cnt = n[0] * n[1] * n[2];
+  unsigned char *img = malloc(gb * es), *poison = malloc(gb * es);
+  unsigned char *want = malloc(cnt * es), *got = malloc(cnt * es);
+  CHECK(img && poison && want && got);
+  CHECK_OK(strata_field_read_ghosted(in, img), ctx);
+  const long cut[4] = {0, L / 3, 2 * L / 3, L};
+  for (int q = 0; q < 3; q++) {
+    const long k0 = cut[q], k1 = cut[q + 1];
+    for (long k = -H; k < L + H; k++) {
+      unsigned char *pl = poison + (size_t)(k + H) * plane * es;
+      if (k >= k0 - H && k < k1 + H) {
+        memcpy(pl, img + (size_t)(k + H) * plane * es, plane * es);
+      } else {
+        for (size_t i = 0; i < plane; i++) {
+          if (p == STRATA_F32) {
+            float v = NAN;
+            memcpy(pl + i * es, &v, es);
+          } else {
+            double v = NAN;
+            memcpy(pl + i * es, &v, es);
+          }
+        }
+      }
+    }
+    CHECK_OK(strata_field_write_ghosted(in, poison), ctx);
+    CHECK_OK(ctx->be->apply_fused(op, bc, s, in, part, k0, k1), ctx);
+    CHECK_OK(strata_field_read(part, got), ctx);
+    const size_t pv = cnt / (size_t)L, from = (size_t)k1 * pv * es;
+    for (size_t i = from; i < cnt * es; i += es) {
+      double v = p == STRATA_F32 ? (double)*(float *)(got + i)
+                                 : *(double *)(got + i);
+      CHECKF(isnan(v), "part [%ld, %ld) wrote plane %zu", k0, k1,
+             i / es / pv);
+    }
+  }
+  CHECK_OK(strata_field_read(whole, want), ctx);
+  size_t bad = cnt;
+  for (size_t i = 0; i < cnt && bad == cnt; i++)
+    if (memcmp(want + i * es, got + i * es, es)) bad = i;
+  CHECKF(bad == cnt, "%s: parts differ from the whole sweep at point %zu",
+         strata_backend_name(strata_context_backend(ctx)), bad);
+  free(img);
+  free(poison);
+  free(want);
+  free(got);
+  strata_field_destroy(&in);
+  strata_field_destroy(&whole);
+  strata_field_destroy(&part);
+  return 0;
+}
+
+TEST(fused_parts_equal_whole) {
+  strata_context *ctx[2] = {strata_test_cpu_context(), NULL};
+  CHECK(ctx[0]);
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = STRATA_BACKEND_CUDA;
+  co.autotune = 0;
+  if (strata_context_create(&ctx[1], &co) != STRATA_OK) ctx[1] = NULL;
+  strata_boundary bcs[4];
+  strata_boundary_uniform(&bcs[0], STRATA_BC_DIRICHLET, 0.7);
+  strata_boundary_uniform(&bcs[1], STRATA_BC_NEUMANN, 0);
+  strata_boundary_uniform(&bcs[2], STRATA_BC_PERIODIC, 0);
+  bcs[3] = bcs[2]; /* the solver's faces between ranks: none, held */
+  bcs[3].kind[4] = bcs[3].kind[5] = STRATA_BC_NONE;
+  bcs[3].kind[2] = bcs[3].kind[3] = STRATA_BC_NEUMANN;
+  int cases = 0;
+  for (int e = 0; e < 2; e++) {
+    if (!ctx[e]) continue;
+    for (int dims = 2; dims <= 3; dims++) {
+      strata_stencil ops[3];
+      int nops = 0;
+      double c = 0.2, c2[2] = {0.05, -0.01};
+      strata_stencil_star(&ops[nops++], dims, 1, 1 - 2 * dims * 0.16, &c);
+      strata_stencil_star(&ops[nops++], dims, 2, 0.6, c2);
+      if (dims == 3)
+        strata_stencil_box_symmetric(&ops[nops++], 1 - 8.0 / 3 * 0.3, 0,
+                                     0.3 / 6, 0.3 / 12);
+      size_t n[3] = {dims == 2 ? 90 : 23, dims == 2 ? 40 : 13,
+                     dims == 3 ? 30 : 1};
+      for (int q = 0; q < nops; q++)
+        for (int b = 0; b < 4; b++)
+          for (int pr = 0; pr < 2; pr++)
+            for (int s = 1; s <= 4; s++) {
+              strata_boundary bc = bcs[b];
+              if (b == 3 && dims == 2) {
+                bc.kind[2] = bc.kind[3] = STRATA_BC_NONE;
+                bc.kind[4] = bc.kind[5] = STRATA_BC_DIRICHLET;
+              }
+              cases++;
+              if (parts_case(ctx[e], &ops[q], n, &bc,
+                             pr ? STRATA_F64 : STRATA_F32, s)) {
+                fprintf(stderr, "  FAILED: %s %dD op %d, bc %d, %s, s = %d\n",
+                        strata_backend_name(strata_context_backend(ctx[e])), dims, q, b,
+                        pr ? "fp64" : "fp32", s);
+                return 1;
+              }
+            }
+    }
+  }
+  printf("  %d cases (%s): parts of the last axis equal the whole sweep bit "
+         "for bit, reading only their cones\n", cases,
+         ctx[1] ? "cpu and cuda" : "cpu; no CUDA device here");
+  strata_context_destroy(&ctx[0]);
+  if (ctx[1]) strata_context_destroy(&ctx[1]);
   return 0;
 }
 
@@ -647,6 +782,7 @@ TEST(blowups_stop_the_run) {
 }
 
 RUN_TESTS(fourier_modes_exact, neumann_conserves_sum, dirichlet_steady_state,
-          fused_matches_single_steps, orders_of_accuracy, stability_refusals,
+          fused_matches_single_steps, fused_parts_equal_whole,
+          orders_of_accuracy, stability_refusals,
           refusals_name_the_option, backend_without_fused_kernel,
           blowups_stop_the_run)

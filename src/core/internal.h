@@ -258,11 +258,17 @@ struct strata__backend {
    * apply_fused: steps repetitions of { fill in's ghosts with bc; out =
    *   op(in) } in one sweep (temporal blocking); op is a star or a
    *   symmetric 27-point box, in's ghosts are filled with bc on entry and
-   *   its ghost width is >= op->radius * steps; only out's interior is
-   *   written.  The result equals the repeated single steps to rounding. */
+   *   its ghost width is >= op->radius * steps; only out's interior
+   *   planes [k0, k1) along the last axis (dims - 1) are written, each
+   *   with the value the whole sweep gives it, and in is read only on the
+   *   planes [k0 - H, k1 + H), H = op->radius * steps, that those outputs
+   *   depend on (so the rest of in may change meanwhile: an exchange in
+   *   flight); 0 <= k0 < k1 <= n.  The result equals the repeated single
+   *   steps to rounding. */
   strata_status (*apply_fused)(const strata_stencil *op,
                                const strata_boundary *bc, int steps,
-                               const strata_field *in, strata_field *out);
+                               const strata_field *in, strata_field *out,
+                               long k0, long k1);
   strata_status (*wave_step)(const strata__wave_args *a);
   strata_status (*yee_step)(const strata__yee_args *a);
   /* dst[p] = sum_q w[p*nw + q] * f.data[off[p*nw + q]] for p < npts;
@@ -319,7 +325,7 @@ extern const strata__backend strata__cpu_backend;
 strata_status strata__cpu_apply_fused(const strata_stencil *op,
                                       const strata_boundary *bc, int steps,
                                       const strata_field *in,
-                                      strata_field *out);
+                                      strata_field *out, long k0, long k1);
 strata_status strata__cpu_wave_step(const strata__wave_args *a);
 strata_status strata__cpu_yee_step(const strata__yee_args *a);
 strata_status strata__cpu_sample(const strata_field *f, int npts, int nw,
@@ -512,6 +518,15 @@ void strata__dist_local_bc(const strata_field *f, const strata_boundary *bc,
  * a GPU) when it returns. */
 strata_status strata__dist_exchange(strata_field *const *f, int nf,
                                     int periodic);
+/* steps fused steps of op (be->apply_fused) on a distributed field: the
+ * local faces filled by bc, the exchange, the sweep; with the group's
+ * overlap on, the planes that need no neighbour's plane are computed
+ * while the exchange travels.  out's owned planes are exact; its
+ * extension planes are not written. */
+strata_status strata__dist_apply_fused(const strata_stencil *op,
+                                       strata_field *in,
+                                       const strata_boundary *bc, int steps,
+                                       strata_field *out);
 /* A field struct aliasing planes [k0, k0 + count) of f's interior along
  * axis dims-1 (k0 may be negative down to -ghost + ghost of the view: the
  * view's ghosts are f's neighbouring planes).  Owns nothing. */
@@ -530,6 +545,9 @@ strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
  * nowhere, so no rank waits in a later exchange for one that gave up. */
 strata_status strata__dist_agree(strata_dist *d, strata_status s);
 int strata__dist_rank(const strata_dist *d);
+/* Whether the group overlaps exchanges with computation (its options'
+ * overlap). */
+int strata__dist_overlap(const strata_dist *d);
 int strata__dist_size(const strata_dist *d);
 strata_context *strata__dist_ctx(const strata_dist *d);
 

@@ -14,7 +14,7 @@
 strata_status strata__cpu_apply_fused(const strata_stencil *op,
                                       const strata_boundary *bc, int steps,
                                       const strata_field *in,
-                                      strata_field *out) {
+                                      strata_field *out, long k0, long k1) {
   strata_context *ctx = in->ctx;
   if (op->kind != STRATA_STENCIL_STAR &&
       op->kind != STRATA_STENCIL_BOX_SYMMETRIC)
@@ -26,11 +26,16 @@ strata_status strata__cpu_apply_fused(const strata_stencil *op,
                         "apply_fused: %d fused steps of a radius-%d stencil "
                         "need ghost width %d, the field has %d",
                         steps, op->radius, op->radius * steps, in->d.ghost);
+  const long n = (long)in->d.n[in->d.dims - 1];
+  if (k0 < 0 || k1 > n || k0 >= k1)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "apply_fused: output planes [%ld, %ld) are not a "
+                        "part of [0, %ld)", k0, k1, n);
   int failed = 0, nt = nthreads(ctx);
   if (in->d.precision == STRATA_F32)
-    fused_f32(op, bc, steps, in, out, nt, &failed);
+    fused_f32(op, bc, steps, in, out, k0, k1, nt, &failed);
   else
-    fused_f64(op, bc, steps, in, out, nt, &failed);
+    fused_f64(op, bc, steps, in, out, k0, k1, nt, &failed);
   if (failed)
     return strata__fail(ctx, STRATA_ENOMEM,
                         "apply_fused: cannot allocate the tile buffers");

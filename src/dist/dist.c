@@ -46,6 +46,7 @@ int strata_dist_rank(const strata_dist *d) { return d ? d->rank : -1; }
 int strata_dist_size(const strata_dist *d) { return d ? d->size : 0; }
 int strata__dist_rank(const strata_dist *d) { return d->rank; }
 int strata__dist_size(const strata_dist *d) { return d->size; }
+int strata__dist_overlap(const strata_dist *d) { return d->overlap; }
 strata_context *strata__dist_ctx(const strata_dist *d) { return d->ctx; }
 
 const char *strata_dist_transport(const strata_dist *d) {

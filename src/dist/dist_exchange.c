@@ -53,6 +53,16 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
   strata_status s = strata_field_fill_ghosts(in, bc);
   return s != STRATA_OK ? s : strata_apply(op, in, out, opt);
 }
+strata_status strata__dist_apply_fused(const strata_stencil *op,
+                                       strata_field *in,
+                                       const strata_boundary *bc, int steps,
+                                       strata_field *out) {
+  strata_status s = strata_field_fill_ghosts(in, bc);
+  return s != STRATA_OK ? s
+                        : in->ctx->be->apply_fused(
+                              op, bc, steps, in, out, 0,
+                              (long)in->d.n[in->d.dims - 1]);
+}
 #else
 /* ---- MPI ---------------------------------------------------------------- */
 
@@ -118,13 +128,16 @@ static char *plane_ptr(const strata_field *f, long k) {
 
 /* The messages of one field: sends in side order 0, 1, receives in side
  * order 1, 0, so that with two ranks and wrap-around (both neighbours the
- * same rank) the n-th send to a peer meets the peer's n-th receive. */
-static int field_xfers(const strata_field *f, int periodic, strata__xfer *x,
-                       int *tags, int tagbase) {
+ * same rank) the n-th send to a peer meets the peer's n-th receive.  depth:
+ * the ghost planes to fill next to the extension planes (at most the
+ * ghost width; a fused sweep reads only the first r of them). */
+static int field_xfers(const strata_field *f, int periodic, int depth,
+                       strata__xfer *x, int *tags, int tagbase) {
   const strata__window *w = f->win;
   int nb[2];
   neighbours(w, periodic, nb);
-  const int ax = w->axis, g = f->g[ax];
+  const int ax = w->axis;
+  const int g = depth >= 0 && depth < f->g[ax] ? depth : f->g[ax];
   const long n = (long)f->d.n[ax];
   const size_t S = ax == 2 ? f->L.pitch_x * f->L.pitch_y : f->L.pitch_x;
   const long H = g + (w->e_lo > w->e_hi ? w->e_lo : w->e_hi);
@@ -151,7 +164,7 @@ static int field_xfers(const strata_field *f, int periodic, strata__xfer *x,
 
 #define MAX_XF 16
 static strata_status exchange_start(strata_field *const *f, int nf,
-                                    int periodic) {
+                                    int periodic, int depth) {
   strata_dist *d = f[0]->win->dist;
   if (!d->exchange || d->size == 1) return STRATA_OK;
   if (nf > MAX_XF / 4)
@@ -163,7 +176,7 @@ static strata_status exchange_start(strata_field *const *f, int nf,
       return strata__fail(d->ctx, STRATA_EINVAL,
                           "dist: exchange of a field that is not part of "
                           "this group");
-    m += field_xfers(f[i], periodic, x + m, tags + m, 16 * i);
+    m += field_xfers(f[i], periodic, depth, x + m, tags + m, 16 * i);
   }
   for (int i = 0; i < m; i++) {
     if (x[i].send) {
@@ -220,7 +233,7 @@ static strata_status exchange_join(strata_dist *d) {
 strata_status strata__dist_exchange(strata_field *const *f, int nf,
                                     int periodic) {
   if (nf < 1 || !f[0]->win) return STRATA_OK;
-  strata_status s = exchange_start(f, nf, periodic);
+  strata_status s = exchange_start(f, nf, periodic, -1);
   if (s != STRATA_OK) return s;
   return exchange_join(f[0]->win->dist);
 }
@@ -326,7 +339,7 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
     s = strata__dist_exchange(&in, 1, periodic);
     return s != STRATA_OK ? s : strata_apply(op, in, out, &o);
   }
-  s = exchange_start(&in, 1, periodic);
+  s = exchange_start(&in, 1, periodic, -1);
   if (s != STRATA_OK) return s;
   strata_field vi, vo;
   strata__field_view(in, a, b - a, &vi);
@@ -346,6 +359,61 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
     strata__field_view(out, b, n - b, &vo);
     s = strata_apply(op, &vi, &vo, &o);
   }
+  return s;
+}
+
+/* Fused steps between ranks.  The exchange fills, next to the e = r (s - 1)
+ * extension planes, only the r ghost planes a fused sweep reads along a
+ * face between ranks (it holds them there: "none"), so a sweep moves r s
+ * planes a side, not ghost + e.  With overlap the parts are the output
+ * planes of the sweep, not views: the planes [lo + r s, hi - r s) of the
+ * owned [lo, hi), whose cones hold only owned planes, while the planes
+ * travel, then [lo, lo + r s) and [hi - r s, hi).  apply_fused writes only
+ * the planes asked for, each as the whole sweep would, and reads only
+ * their cone, so no part overwrites another's exact planes with the
+ * inexact ones a view's held ghosts would give, and the inner part never
+ * reads a plane in flight.  The extension planes of out are left as they
+ * were (the next exchange replaces them). */
+strata_status strata__dist_apply_fused(const strata_stencil *op,
+                                       strata_field *in,
+                                       const strata_boundary *bc, int steps,
+                                       strata_field *out) {
+  const strata__backend *be = in->ctx->be;
+  const long n = (long)in->d.n[in->d.dims - 1];
+  if (!in->win) {
+    strata_status s = strata_field_fill_ghosts(in, bc);
+    return s != STRATA_OK ? s
+                          : be->apply_fused(op, bc, steps, in, out, 0, n);
+  }
+  strata__window *w = in->win;
+  strata_dist *d = w->dist;
+  strata_boundary lb;
+  strata__dist_local_bc(in, bc, &lb);
+  strata_status s = strata__fill_ghosts_local(in, &lb);
+  if (s != STRATA_OK) return s;
+  const int periodic = bc->kind[2 * w->axis] == STRATA_BC_PERIODIC;
+  int nb[2];
+  neighbours(w, periodic, nb);
+  const long H = (long)op->radius * steps;
+  const long lo = w->e_lo, hi = n - w->e_hi; /* the owned planes */
+  const long a = nb[0] >= 0 ? lo + H : lo, b = nb[1] >= 0 ? hi - H : hi;
+  /* the parts also without the exchange (benchmarks switch it off to
+   * time the same kernels without it) */
+  const int split = d->overlap && d->size > 1 && b - a >= 1 &&
+                    (nb[0] >= 0 || nb[1] >= 0);
+  s = exchange_start(&in, 1, periodic, op->radius);
+  if (s != STRATA_OK) return s;
+  if (!split) {
+    s = exchange_join(d);
+    return s != STRATA_OK ? s : be->apply_fused(op, &lb, steps, in, out, 0, n);
+  }
+  s = be->apply_fused(op, &lb, steps, in, out, a, b);
+  strata_status sj = exchange_join(d); /* always complete the messages */
+  if (s != STRATA_OK) return s;
+  if (sj != STRATA_OK) return sj;
+  if (a > lo) s = be->apply_fused(op, &lb, steps, in, out, lo, a);
+  if (s == STRATA_OK && b < hi)
+    s = be->apply_fused(op, &lb, steps, in, out, b, hi);
   return s;
 }
 

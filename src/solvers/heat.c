@@ -24,6 +24,96 @@ static int default_fuse(const strata_context *ctx,
   return o->op == STRATA_HEAT_FD ? 4 : 2;
 }
 
+/* ---- the depth of fusion over several ranks -----------------------------
+ * docs/distributed.md#fused-steps-over-ranks.  Seed 001's gain of s fused
+ * steps in tiles of p points a side, f(s) = s (p - 2s)^D / (p^D +
+ * (p - 2s)^D), normalised to s = 1: p = 32 describes the 3D register tiles,
+ * p = 64 the 2D warp strips (docs/performance.md#temporal-blocking-fs). */
+static double fuse_gain(int dims, int s) {
+  const double p = dims == 2 ? 64 : 32;
+  const double q1 = pow(p - 2, dims), qs = pow(p - 2.0 * s, dims);
+  const double pd = pow(p, dims);
+  return (s * qs / (pd + qs)) / (q1 / (pd + q1));
+}
+
+/* The machine numbers of the model: mem, the rate in bytes/s at which an
+ * unfused sweep moves its 2 values a point; link, bytes/s of one halo
+ * message; lat, seconds an exchange costs besides its bytes.  The CUDA
+ * engine's defaults are calibrated in docs/distributed.md (single sweeps
+ * on the H100; exchanges between H200s over NVLink through NCCL); the CPU
+ * engine has no calibrated link, so its exchange costs nothing unless the
+ * tuning switches dist_mem_gbs, dist_link_gbs, dist_link_us say. */
+typedef struct {
+  double mem, link, lat;
+} fuse_machine;
+
+static double tuning_double(const strata_context *ctx, const char *key,
+                            double def) {
+  char buf[64];
+  if (!strata__tuning(ctx, key, buf, sizeof buf)) return def;
+  char *end = NULL;
+  double v = strtod(buf, &end);
+  return end != buf && isfinite(v) && v >= 0 ? v : def;
+}
+
+static fuse_machine fuse_machine_of(const strata_context *ctx) {
+  const int cuda = strata_context_backend(ctx) == STRATA_BACKEND_CUDA;
+  fuse_machine m = {cuda ? 2.32e12 : 1e10, cuda ? 159e9 : INFINITY,
+                    cuda ? 42e-6 : 0};
+  m.mem = tuning_double(ctx, "dist_mem_gbs", m.mem / 1e9) * 1e9;
+  m.link = tuning_double(ctx, "dist_link_gbs", m.link / 1e9) * 1e9;
+  m.lat = tuning_double(ctx, "dist_link_us", m.lat * 1e6) * 1e-6;
+  if (!(m.mem > 0)) m.mem = 1e10;
+  if (!(m.link > 0)) m.link = 1e-3;
+  return m;
+}
+
+/* Predicted seconds a step of s fused steps takes on the thinnest slab
+ * (N planes of A points, values of e bytes, radius r = 1, sides faces
+ * shared with a neighbour), the exchange overlapped with the inner planes
+ * (overlap) or not.  Plane-steps computed: the inner part's outputs K = N
+ * - 2 s with the cones' growth s (s - 1), each part at a shared face s^2
+ * + s (s - 1); the whole slab without overlap (N + sides (s - 1)) s. */
+static double fuse_step_time(const fuse_machine *m, int dims, int s,
+                             double A, double N, double e, int sides,
+                             int overlap) {
+  const double tpt = 2.0 * e / (m->mem * fuse_gain(dims, s));
+  const double tx = m->lat + (double)s * A * e / m->link;
+  const double K = N - 2.0 * s;
+  if (overlap && K >= 1) {
+    const double tin = (K * s + (double)s * (s - 1)) * A * tpt;
+    const double tb = sides * ((double)s * s + (double)s * (s - 1)) * A * tpt;
+    return ((tin > tx ? tin : tx) + tb) / s;
+  }
+  const double tall = (N + (double)sides * (s - 1)) * s * A * tpt;
+  return (tx + tall) / s;
+}
+
+/* The fastest s in 1..smax by the model (the larger on a tie). */
+static int dist_fuse(const strata_context *ctx, const strata_heat_options *o,
+                     int smax) {
+  const strata_dist *d = o->dist;
+  const int P = strata_dist_size(d), ax = o->dims - 1;
+  const int periodic = o->bc.kind[2 * ax] == STRATA_BC_PERIODIC;
+  const int sides = P > 2 || periodic ? 2 : 1;
+  const fuse_machine m = fuse_machine_of(ctx);
+  const double A = o->dims == 3 ? (double)o->n[0] * (double)o->n[1]
+                                : (double)o->n[0];
+  const double N = (double)(o->n[ax] / (size_t)P);
+  const int overlap = strata__dist_overlap(d);
+  int best = smax;
+  double tbest = INFINITY;
+  for (int s = smax; s >= 1; s--) {
+    double t = fuse_step_time(&m, o->dims, s, A, N, (double)o->precision,
+                              sides, overlap);
+    if (t < tbest) {
+      tbest = t;
+      best = s;
+    }
+  }
+  return best;
+}
+
 struct strata_heat {
   strata_context *ctx;
   strata_heat_options o;
@@ -162,6 +252,8 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
     const long minc =
         (long)(o->n[o->dims - 1] / (size_t)strata_dist_size(o->dist));
     while (s > 1 && 2L * s - 1 > minc) s--;
+    /* and a deeper fusion must not expose more exchange than it saves */
+    s = dist_fuse(ctx, o, s);
   }
   *fuse = s;
   return STRATA_OK;
@@ -335,17 +427,16 @@ strata_status strata_heat_step(strata_heat *h, long nsteps) {
       /* the exchange overlaps the interior */
       st = strata_dist_apply(&h->op, h->u, &h->o.bc, h->v, NULL);
     } else if (h->o.dist) {
-      strata_boundary lb;
-      strata__dist_local_bc(h->u, &h->o.bc, &lb);
-      st = strata_dist_fill_ghosts(h->u, &h->o.bc);
-      if (st == STRATA_OK) st = be->apply_fused(&h->op, &lb, s, h->u, h->v);
+      /* the exchange overlaps the sweep of the inner planes */
+      st = strata__dist_apply_fused(&h->op, h->u, &h->o.bc, s, h->v);
     } else {
       st = strata_field_fill_ghosts(h->u, &h->o.bc);
       if (st != STRATA_OK) return st;
       if (h->fuse == 1)
         st = strata_apply(&h->op, h->u, h->v, NULL);
       else
-        st = be->apply_fused(&h->op, &h->o.bc, s, h->u, h->v);
+        st = be->apply_fused(&h->op, &h->o.bc, s, h->u, h->v, 0,
+                             (long)h->o.n[h->o.dims - 1]);
     }
     if (st != STRATA_OK) return st;
     strata_field *t = h->u;

@@ -279,7 +279,7 @@ static inline int strata__cu_chunks(const strata__launch *L, int xy_blocks,
 strata_status strata__cuda_apply_fused(const strata_stencil *op,
                                        const strata_boundary *bc, int steps,
                                        const strata_field *in,
-                                       strata_field *out);
+                                       strata_field *out, long k0, long k1);
 strata_status strata__cuda_wave_step(const strata__wave_args *a);
 /* The wave_pair entry (two steps in one sweep). */
 strata_status strata__cuda_wave_pair(const strata__wave_args *a,

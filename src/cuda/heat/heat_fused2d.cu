@@ -197,7 +197,7 @@ strata_status fused2d(strata_context *ctx, fused_par<T> &P, int D, int R,
     P.tile[0] = 32 * V - 2 * HP;
     P.ntl[0] = (P.n[0] + P.tile[0] - 1) / P.tile[0];
     P.xsafe = (int)in->L.pitch_x - ae; /* a row holds columns [-ae, xsafe) */
-    P.yread = P.n[1] + in->d.ghost;
+    P.yread = P.lread;
     if (HP > ae) /* cannot happen: HP <= 8, ae >= 16 */
       return strata__fail(ctx, STRATA_ENOTSUP,
                           "apply_fused: strip ring %d exceeds the row pad %d",

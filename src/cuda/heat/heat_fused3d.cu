@@ -139,9 +139,31 @@ __global__ void __launch_bounds__(kThreads3d) k_fused3d(const fused_par<T> P) {
   }
 }
 
+/* The outputs [k0, k1) of the last axis: the kernels see the part as a
+ * field of its own, in and out moved to plane k0, the computable range and
+ * the readable planes moved with them (a Dirichlet or "none" face of the
+ * whole field stays pinned where it was; along a face between parts
+ * nothing is pinned, as the whole sweep pins nothing there), and no plane
+ * read beyond the outputs' cone. */
+template <typename T>
+void fused_part(fused_par<T> &P, int D, int H, int ghost, long k0, long k1) {
+  const int ax = D - 1;
+  const long long is = ax == 2 ? P.isz : ax == 1 ? P.isy : 1;
+  const long long os = ax == 2 ? P.osz : ax == 1 ? P.osy : 1;
+  const int n = P.n[ax];
+  P.in += k0 * is;
+  P.out += k0 * os;
+  P.n[ax] = (int)(k1 - k0);
+  P.clo[ax] -= (int)k0;
+  P.chi[ax] -= (int)k0;
+  const long alloc = (long)n + ghost - k0, cone = (k1 - k0) + H;
+  P.lread = (int)(alloc < cone ? alloc : cone);
+}
+
 template <typename T>
 strata_status fused_typed(const strata_stencil *op, const strata_boundary *bc,
-                          int s, const strata_field *in, strata_field *out) {
+                          int s, const strata_field *in, strata_field *out,
+                          long k0, long k1) {
   strata_context *ctx = in->ctx;
   strata__cuda_state *st = strata__cu_state(ctx);
   const int D = in->d.dims, R = op->radius, H = R * s;
@@ -169,6 +191,7 @@ strata_status fused_typed(const strata_stencil *op, const strata_boundary *bc,
       P.chi[a] = 1;
     }
   }
+  fused_part(P, D, H, in->d.ghost, k0, k1);
   P.c0 = (T)op->center;
   for (int a = 0; a < 3; a++)
     for (int k = 0; k <= STRATA_MAX_RADIUS; k++) P.w[a][k] = (T)op->coef[a][k];
@@ -267,7 +290,7 @@ strata_status fused_typed(const strata_stencil *op, const strata_boundary *bc,
 strata_status strata__cuda_apply_fused(const strata_stencil *op,
                                        const strata_boundary *bc, int steps,
                                        const strata_field *in,
-                                       strata_field *out) {
+                                       strata_field *out, long k0, long k1) {
   strata_context *ctx = in->ctx;
   if (op->kind != STRATA_STENCIL_STAR &&
       op->kind != STRATA_STENCIL_BOX_SYMMETRIC)
@@ -294,9 +317,14 @@ strata_status strata__cuda_apply_fused(const strata_stencil *op,
                           "apply_fused: the CUDA kernels take at most 2^30 "
                           "points per axis (axis %c has %zu)", "xyz"[a],
                           in->d.n[a]);
+  const long n = (long)in->d.n[in->d.dims - 1];
+  if (k0 < 0 || k1 > n || k0 >= k1)
+    return strata__fail(ctx, STRATA_EINVAL,
+                        "apply_fused: output planes [%ld, %ld) are not a "
+                        "part of [0, %ld)", k0, k1, n);
   strata_status s = fz_device(ctx);
   if (s != STRATA_OK) return s;
   if (in->d.precision == STRATA_F32)
-    return fused_typed<float>(op, bc, steps, in, out);
-  return fused_typed<double>(op, bc, steps, in, out);
+    return fused_typed<float>(op, bc, steps, in, out, k0, k1);
+  return fused_typed<double>(op, bc, steps, in, out, k0, k1);
 }

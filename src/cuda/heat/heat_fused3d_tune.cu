@@ -224,7 +224,7 @@ strata_status fused3d_reg(strata_context *ctx, fused_par<T> P, bool sym,
   const int ae = STRATA__ALIGN_BYTES / (int)sizeof(T);
   P.xsafe = (int)in->L.pitch_x - ae;
   P.yread = P.n[1] + in->d.ghost;
-  P.zread = P.n[2] + in->d.ghost;
+  P.zread = P.lread;
   int ncand = 0;
   const tile3 *cand = fz3_shapes<T>(sym, &ncand);
 

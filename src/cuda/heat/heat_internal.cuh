@@ -26,6 +26,9 @@ template <typename T> struct fused_par {
                          rows < yread and planes < zread lie inside the
                          input's allocation */
   int zread;
+  int lread;          /* along the last axis: planes (rows in 2D) < lread
+                         lie inside the input's allocation and the cone of
+                         the outputs asked for */
   /* k_fused3d_reg, k_fused3d_box: y tiles (ytile): tile 0 computes rows
    * from ycs0 and gives outputs [0, ye0); tiles 1 .. ntl[1] - 2 give
    * tile[1] rows each; the last one computes up to row yhin and gives the

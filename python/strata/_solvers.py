@@ -351,6 +351,14 @@ def estimate(kind, context=None, **options):
     return _KINDS[kind].estimate(context, **options)
 
 
+def _host_doubles(a):
+    if not isinstance(a, np.ndarray) and (hasattr(a, "get") or
+                                          hasattr(a, "cpu")):
+        from ._core import _to_host
+        a = _to_host(a)
+    return np.ascontiguousarray(a, np.float64)
+
+
 def _bar(progress, total, name):
     if callable(progress):
         return progress
@@ -413,7 +421,7 @@ class Wave(Solver):
 
     def _set(self, o, key, value):
         if key == "velocity" and not np.isscalar(value):
-            v = np.ascontiguousarray(value, np.float64)
+            v = _host_doubles(value)
             o.velocity = float(v.max()) if v.size else 0.0
             self._after.append(lambda: self.set_velocity(v))
         elif key == "layers":
@@ -442,8 +450,9 @@ class Wave(Solver):
     def set_velocity(self, v):
         """Replaces the velocity model by v (m/s), an array of shape
         (nz, ny, nx); checked like create (CFL, dispersion): a refused
-        model leaves the old one."""
-        v = np.ascontiguousarray(v, np.float64)
+        model leaves the old one.  A CuPy or PyTorch array is copied to
+        the host (the library takes the model from host memory)."""
+        v = _host_doubles(v)
         n = tuple(self.info["n"])
         if v.shape != n[::-1]:
             raise InvalidArgument(1, "velocity model of shape %r; the grid "

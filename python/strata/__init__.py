@@ -25,7 +25,7 @@ from ._ops import (Stencil, laplacian, derivative, star, box, box27,
                    laplacian9, apply)
 from ._solvers import (Solver, Heat, Wave, FDTD, Poisson, Operator,
                        estimate)
-from ._case import run_case, CaseResult
+from ._case import run_case, CaseResult, CaseError
 
 __version__ = _clib.strata_version().decode()
 build_info = _clib.strata_build_info().decode()
@@ -37,5 +37,5 @@ __all__ = [
     "set_default_context", "backend_available", "boundary", "layout_for",
     "empty", "zeros", "Stencil", "laplacian", "derivative", "star", "box",
     "box27", "laplacian9", "apply", "Solver", "Heat", "Wave", "FDTD",
-    "Poisson", "Operator", "estimate", "run_case", "CaseResult",
+    "Poisson", "Operator", "estimate", "run_case", "CaseResult", "CaseError",
     "LIBRARY_PATH", "build_info"]

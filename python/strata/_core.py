@@ -370,18 +370,26 @@ class Field:
               else lib.strata_field_write)
         check(fn(self._ptr, a.ctypes.data), self.context.ptr,
               "strata_field_write")
+        self._done()
+
+    def _done(self):
+        """On a GPU: waits for strata's work, so that arrays of other
+        libraries viewing the field see it complete on any stream."""
+        if self.context.backend == "cuda":
+            self.context.sync()
+        return self
 
     def fill(self, value):
         """Sets every point, ghosts included."""
         check(lib.strata_field_fill(self._ptr, float(value)), self.context.ptr)
-        return self
+        return self._done()
 
     def fill_random(self, seed=0, lo=0.0, hi=1.0):
         """Uniform values in [lo, hi) that depend only on seed and the
         point (the same on every backend)."""
         check(lib.strata_field_fill_random(self._ptr, seed, lo, hi),
               self.context.ptr)
-        return self
+        return self._done()
 
     def fill_ghosts(self, bc="dirichlet"):
         """Fills the ghost layers from the interior and the boundary
@@ -389,7 +397,7 @@ class Field:
         b = boundary(bc)
         check(lib.strata_field_fill_ghosts(self._ptr, C.byref(b)),
               self.context.ptr, "strata_field_fill_ghosts")
-        return self
+        return self._done()
 
     def norm(self, kind="l2", other=None):
         """"l2", "rms", "max" or "sum" of the interior (of self - other
@@ -406,7 +414,7 @@ class Field:
     def copy_from(self, other):
         """self = other, ghosts included (same shape and dtype)."""
         check(lib.strata_field_copy(self._ptr, other._ptr), self.context.ptr)
-        return self
+        return self._done()
 
     def save_npy(self, path):
         """Writes the interior as .npy (shape f.shape)."""

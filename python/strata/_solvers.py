@@ -375,11 +375,17 @@ def _bar(progress, total, name):
         up.close = t.close
         return up
     except ImportError:
+        tty = sys.stderr.isatty()
+        shown = [-1]
+
         def line(done, n):
-            sys.stderr.write("\r%s: %d/%d steps (%3.0f%%)" % (
-                name, done, n, 100.0 * done / max(n, 1)))
-            if done >= n:
-                sys.stderr.write("\n")
+            pct = int(100 * done / max(n, 1))
+            if pct // (1 if tty else 10) == shown[0] and done < n:
+                return
+            shown[0] = pct // (1 if tty else 10)
+            sys.stderr.write("%s%s: %d/%d steps (%d%%)%s" % (
+                "\r" if tty else "", name, done, n, pct,
+                "\n" if done >= n or not tty else ""))
             sys.stderr.flush()
         return line
 

@@ -2,13 +2,15 @@
 """What the Python binding adds to a run (docs/performance.md, "Python").
 
 For one solver on a small and a large grid: a Python loop of step(1),
-one step(n), and the C loop of strata_solver_step(s, 1) (bench_step_loop,
-the same solver and options), plus the cost of one call that does no work
-(step(0)) through the package and through C.  Each figure is the best and
-the median of --reps timings after a warm-up.
+one step(n) and a loop of bare ctypes calls, interleaved in every
+repetition, and the C loop of strata_solver_step(s, 1) (bench_step_loop,
+the same solver and options, in a process of its own), plus the cost of
+one call that does no work (step(0)) through the package, bare ctypes and
+C.  Each figure is the best and the median of --reps timings after a
+warm-up; percentages compare bests.
 
     /usr/bin/python3 bench/bench_python.py [--kind wave|heat]
-        [--sizes 64,256] [--steps 20] [--reps 5] [--backend cpu|cuda|auto]
+        [--sizes 64,256] [--steps 50,10] [--reps 5] [--backend cpu|cuda|auto]
         [--build build]
 
 Run it from the source tree after building (bench_step_loop is a target of
@@ -40,7 +42,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kind", default="wave", choices=["wave", "heat"])
     ap.add_argument("--sizes", default="64,256")
-    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--steps", default="50,10",
+                    help="steps per timing, one per size (or one for all)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--build", default=None,
@@ -56,24 +59,47 @@ def main():
         "%d threads" % dev["threads"] if ctx.backend == "cpu" else
         "%.0f GiB" % (dev["memory_bytes"] / 2 ** 30), sys.version.split()[0]))
     print()
-    print("| grid | steps | Python step(1) loop, s | step(n), s | C step(1) "
-          "loop, s | Python loop vs C loop | step(n) vs C loop |")
-    print("|---|---:|---|---|---|---:|---:|")
+    print("| grid | steps | Python step(1) loop, s | step(n), s | bare ctypes "
+          "step(1) loop, s | C step(1) loop, s (another process) | "
+          "Python loop vs step(n) | step(n) vs C loop |")
+    print("|---|---:|---|---|---|---|---:|---:|")
     calls = []
-    for n in [int(x) for x in a.sizes.split(",")]:
+    sizes = [int(x) for x in a.sizes.split(",")]
+    nsteps = [int(x) for x in a.steps.split(",")]
+    nsteps += [nsteps[-1]] * (len(sizes) - len(nsteps))
+    for n, steps in zip(sizes, nsteps):
         if a.kind == "wave":
             s = strata.Wave(n=(n, n, n), absorb_width=20 if n >= 128 else 8,
                             context=ctx)
         else:
             s = strata.Heat(n=(n, n, n), precision="f32", context=ctx)
-        steps = a.steps
+
+        raw = strata._lib.lib.strata_solver_step
+        ptr = s._ptr
 
         def loop():
             for _ in range(steps):
                 s.step(1)
 
-        pl = timed(loop, a.reps)
-        pn = timed(lambda: s.step(steps), a.reps)
+        def raw_loop():
+            for _ in range(steps):
+                raw(ptr, 1)
+
+        # the three interleaved in every repetition, so that the load of a
+        # shared machine falls on them alike
+        t = {"loop": [], "stepn": [], "raw": []}
+        s.step(steps)  # warm-up
+        for _ in range(a.reps):
+            for key, fn in (("loop", loop), ("stepn", lambda: s.step(steps)),
+                            ("raw", raw_loop)):
+                t0 = time.perf_counter()
+                fn()
+                t[key].append(time.perf_counter() - t0)
+        for v in t.values():
+            v.sort()
+        pl = (t["loop"][0], t["loop"][a.reps // 2])
+        pn = (t["stepn"][0], t["stepn"][a.reps // 2])
+        pr = (t["raw"][0], t["raw"][a.reps // 2])
         k = 20000
         step0 = s.step
 
@@ -81,9 +107,6 @@ def main():
             for _ in range(k):
                 step0(0)
         pc = timed(nothing, a.reps)
-        raw = strata._lib.lib.strata_solver_step
-        ptr = s._ptr
-
         def raw_nothing():
             for _ in range(k):
                 raw(ptr, 0)
@@ -96,9 +119,10 @@ def main():
         c = json.loads(out.stdout)
         cl = c["c_loop_s"]
         print("| %d^3 | %d | %.4g / %.4g | %.4g / %.4g | %.4g / %.4g | "
-              "%+.1f%% | %+.1f%% |" % (
-                  n, steps, pl[0], pl[1], pn[0], pn[1], cl[0], cl[1],
-                  100 * (pl[0] / cl[0] - 1), 100 * (pn[0] / cl[0] - 1)))
+              "%.4g / %.4g | %+.1f%% | %+.1f%% |" % (
+                  n, steps, pl[0], pl[1], pn[0], pn[1], pr[0], pr[1], cl[0],
+                  cl[1], 100 * (pl[0] / pn[0] - 1),
+                  100 * (pn[0] / cl[0] - 1)))
         calls.append((n, pc[0] / k, rc[0] / k, c["c_call_s"][0]))
     print()
     print("Per call that does no work (step(0)), best of %d x 20000 calls:"

@@ -1,6 +1,7 @@
 """Running a case file (docs/cases.md) from Python: the strata program's
 own run, its files read back."""
 import json
+from typing import Any, Dict, Iterable, Optional, Union
 import os
 import shutil
 import subprocess
@@ -82,8 +83,13 @@ class CaseResult:
                                                         len(self.files))
 
 
-def run_case(case, out=None, set=(), backend=None, checkpoint_every=None,
-             restart=None, quiet=True, program=None, extra=()):
+def run_case(case: str, out: Optional[str] = None,
+             set: Union[Dict[str, Any], Iterable[str]] = (),
+             backend: Optional[str] = None,
+             checkpoint_every: Optional[int] = None,
+             restart: Optional[str] = None, quiet: bool = True,
+             program: Optional[str] = None,
+             extra: Iterable[str] = ()) -> "CaseResult":
     """Runs a case file with the strata program (`strata run CASE`, so the
     files are those of the command, byte for byte) and returns a
     CaseResult.

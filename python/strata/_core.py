@@ -1,6 +1,7 @@
 """Contexts, fields and their arrays."""
 import ctypes as C
 import threading
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -56,8 +57,10 @@ class Context:
     context alive; the context is released when the last of them is.
     """
 
-    def __init__(self, backend="auto", device=0, threads=0, autotune=True,
-                 tune_cache=None, tuning=None):
+    def __init__(self, backend: str = "auto", device: int = 0,
+                 threads: int = 0, autotune: bool = True,
+                 tune_cache: Optional[str] = None,
+                 tuning: Optional[str] = None) -> None:
         if backend not in _BACKENDS:
             raise InvalidArgument(1, "backend %r: it must be one of auto, "
                                   "cpu, cuda" % (backend,), "backend",
@@ -90,11 +93,11 @@ class Context:
         return self._ptr.value
 
     @property
-    def backend(self):
+    def backend(self) -> str:
         """ "cpu" or "cuda" (never "auto")."""
         return _BACKEND_NAMES[lib.strata_context_backend(self._ptr)]
 
-    def device_info(self):
+    def device_info(self) -> dict:
         """The machine: a dict of strata_device_info's fields."""
         d = checked(DeviceInfo)()
         check(lib.strata_context_device_info(self._ptr, C.byref(d)), self.ptr)
@@ -102,7 +105,7 @@ class Context:
         out["name"] = d.name.decode(errors="replace")
         return out
 
-    def sync(self):
+    def sync(self) -> None:
         """Waits until all work queued on the context is done."""
         check(lib.strata_context_sync(self._ptr), self.ptr)
 
@@ -117,7 +120,7 @@ class Context:
 _default = None
 
 
-def default_context():
+def default_context() -> "Context":
     """The context used where none is given: Context("auto"), made once."""
     global _default
     if _default is None:
@@ -125,7 +128,7 @@ def default_context():
     return _default
 
 
-def set_default_context(ctx):
+def set_default_context(ctx: Union["Context", str]) -> "Context":
     """Makes ctx (a Context, or a backend name) the default context."""
     global _default
     _default = ctx if isinstance(ctx, Context) else Context(ctx)
@@ -136,7 +139,7 @@ def set_default_context(ctx):
 _FACES = ("xlo", "xhi", "ylo", "yhi", "zlo", "zhi")
 
 
-def boundary(bc):
+def boundary(bc: Any) -> _Boundary:
     """A strata_boundary from: a kind name ("dirichlet", "neumann",
     "periodic", "none") for every face; a number (Dirichlet at that
     value); a list of 6 kinds or (kind, value) pairs in x-low, x-high,
@@ -215,7 +218,8 @@ def _desc(shape, precision, ghost):
     return d
 
 
-def layout_for(shape, dtype=np.float64, ghost=1):
+def layout_for(shape: Tuple[int, ...], dtype: Any = np.float64,
+               ghost: int = 1) -> dict:
     """The memory layout strata gives a field of this shape (a dict of
     strata_field_layout's fields: pitch_x, pitch_y, planes, origin,
     elements, bytes)."""
@@ -249,7 +253,8 @@ class Field:
     ``f.read()`` copies it to the host.  Views keep the field alive.
     """
 
-    def __init__(self, shape, dtype=np.float64, ghost=1, context=None):
+    def __init__(self, shape: Tuple[int, ...], dtype: Any = np.float64,
+                 ghost: int = 1, context: Optional[Context] = None) -> None:
         ctx = context or default_context()
         d = _desc(shape, precision_of(dtype), ghost)
         p = C.c_void_p()
@@ -327,18 +332,18 @@ class Field:
         return np.asarray(_Mem(ptr, shape, self.strides, self.dtype, self))
 
     @property
-    def interior(self):
+    def interior(self) -> np.ndarray:
         """CPU backend: a writable NumPy view of the interior (shape
         f.shape); it keeps the field alive."""
         return self._host_view(False)
 
     @property
-    def ghosted(self):
+    def ghosted(self) -> np.ndarray:
         """CPU backend: a writable NumPy view of interior and ghost layers
         (each axis ghost points wider on both sides)."""
         return self._host_view(True)
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         """The interior as NumPy: a view on the CPU backend, a copy from a
         GPU."""
         return self.interior if self.backend == "cpu" else self.read()
@@ -347,7 +352,7 @@ class Field:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    def read(self, ghosted=False):
+    def read(self, ghosted: bool = False) -> np.ndarray:
         """A dense host copy of the interior (or with the ghost layers)."""
         out = np.empty(self.ghosted_shape if ghosted else self.shape,
                        self.dtype)
@@ -356,7 +361,7 @@ class Field:
               "strata_field_read")
         return out
 
-    def write(self, a, ghosted=False):
+    def write(self, a: Any, ghosted: bool = False) -> None:
         """Copies array a (interior shape, or ghosted shape with
         ghosted=True; any dtype) into the field."""
         a = np.ascontiguousarray(a, self.dtype)
@@ -379,19 +384,20 @@ class Field:
             self.context.sync()
         return self
 
-    def fill(self, value):
+    def fill(self, value: float) -> "Field":
         """Sets every point, ghosts included."""
         check(lib.strata_field_fill(self._ptr, float(value)), self.context.ptr)
         return self._done()
 
-    def fill_random(self, seed=0, lo=0.0, hi=1.0):
+    def fill_random(self, seed: int = 0, lo: float = 0.0,
+                    hi: float = 1.0) -> "Field":
         """Uniform values in [lo, hi) that depend only on seed and the
         point (the same on every backend)."""
         check(lib.strata_field_fill_random(self._ptr, seed, lo, hi),
               self.context.ptr)
         return self._done()
 
-    def fill_ghosts(self, bc="dirichlet"):
+    def fill_ghosts(self, bc: Any = "dirichlet") -> "Field":
         """Fills the ghost layers from the interior and the boundary
         conditions (see strata.boundary for the forms bc takes)."""
         b = boundary(bc)
@@ -399,7 +405,8 @@ class Field:
               self.context.ptr, "strata_field_fill_ghosts")
         return self._done()
 
-    def norm(self, kind="l2", other=None):
+    def norm(self, kind: str = "l2",
+             other: Optional["Field"] = None) -> float:
         """"l2", "rms", "max" or "sum" of the interior (of self - other
         when other is given), accumulated in double."""
         k = {"l2": 0, "rms": 1, "max": 2, "sum": 3}[kind]
@@ -411,12 +418,12 @@ class Field:
         check(st, self.context.ptr)
         return out.value
 
-    def copy_from(self, other):
+    def copy_from(self, other: "Field") -> "Field":
         """self = other, ghosts included (same shape and dtype)."""
         check(lib.strata_field_copy(self._ptr, other._ptr), self.context.ptr)
         return self._done()
 
-    def save_npy(self, path):
+    def save_npy(self, path: str) -> None:
         """Writes the interior as .npy (shape f.shape)."""
         check(lib.strata_field_save_npy(self._ptr, str(path).encode()),
               self.context.ptr, "strata_field_save_npy")
@@ -457,7 +464,9 @@ class Field:
 
     # ---- arrays in ------------------------------------------------------
     @classmethod
-    def from_array(cls, a, ghost=1, context=None, copy=None):
+    def from_array(cls, a: Any, ghost: int = 1,
+                   context: Optional[Context] = None,
+                   copy: Optional[bool] = None) -> "Field":
         """A field holding array a (NumPy, CuPy, PyTorch, or anything with
         the array, CUDA array or DLPack interfaces; 1 to 3 axes, NumPy
         order).
@@ -499,7 +508,7 @@ class Field:
         out.assign(a, f)
         return out
 
-    def assign(self, a, f=None):
+    def assign(self, a: Any, f: Any = None) -> "Field":
         """Copies array a (the interior's shape) into the field: one copy,
         on the device where both are on the GPU."""
         f = f or _arrays.describe(a)
@@ -591,7 +600,8 @@ def _wrap(ctx, f, ghost):
     return Field._adopt(ctx, p.value, keep=(f.obj, f.keep))
 
 
-def empty(shape, dtype=np.float64, ghost=1, like="numpy", fill=None):
+def empty(shape: Tuple[int, ...], dtype: Any = np.float64, ghost: int = 1,
+          like: str = "numpy", fill: Optional[float] = None) -> Any:
     """An array of the given shape (NumPy order) in strata's field layout:
     the interior view of a buffer that also holds the ghost layers and the
     row padding.  ``strata.Field.from_array`` and every call taking an
@@ -627,7 +637,8 @@ def empty(shape, dtype=np.float64, ghost=1, like="numpy", fill=None):
     return a
 
 
-def zeros(shape, dtype=np.float64, ghost=1, like="numpy"):
+def zeros(shape: Tuple[int, ...], dtype: Any = np.float64, ghost: int = 1,
+          like: str = "numpy") -> Any:
     """strata.empty, zero-filled (ghosts and padding included)."""
     a = empty(shape, dtype, ghost, like)
     _zero_whole(a, like)

@@ -1,5 +1,6 @@
 """Operators as data (strata_stencil) and their application."""
 import ctypes as C
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class Stencil:
     radius = property(lambda self: self.c.radius)
     points = property(lambda self: lib.strata_stencil_points(C.byref(self.c)))
 
-    def variants(self, context=None):
+    def variants(self, context: Any = None) -> List[str]:
         """The kernel variants the context's backend has for this
         operator."""
         ctx = context or default_context()
@@ -52,7 +53,7 @@ def _built(status, c, what, arg, value):
     return Stencil(c, what)
 
 
-def laplacian(order=2, h=1.0, dims=3):
+def laplacian(order: int = 2, h: float = 1.0, dims: int = 3) -> Stencil:
     """The central Laplacian of order 2, 4, 6 or 8 (radius order/2) on
     spacing h in 1, 2 or 3 dimensions (3D order 8: the 25-point stencil of
     seismic wave propagation)."""
@@ -64,7 +65,8 @@ def laplacian(order=2, h=1.0, dims=3):
                   % (order, h, dims), *bad)
 
 
-def derivative(axis, order=2, h=1.0, dims=3):
+def derivative(axis: int, order: int = 2, h: float = 1.0,
+               dims: int = 3) -> Stencil:
     """The central first derivative d/d(axis) (0 = x, 1 = y, 2 = z) of
     order 2, 4, 6 or 8 on spacing h."""
     c = checked(_Stencil)()
@@ -76,7 +78,7 @@ def derivative(axis, order=2, h=1.0, dims=3):
                   % (axis, order, h, dims), *bad)
 
 
-def star(center, coef, dims=3):
+def star(center: float, coef: Sequence[float], dims: int = 3) -> Stencil:
     """An isotropic star: weight center at the point, coef[k-1] at offsets
     +-k along every axis (radius len(coef), 1..4)."""
     c = checked(_Stencil)()
@@ -86,7 +88,8 @@ def star(center, coef, dims=3):
                   % (center, list(coef), dims), "radius", len(coef))
 
 
-def box27(c0, c1=0.0, c2=0.0, c3=0.0):
+def box27(c0: float, c1: float = 0.0, c2: float = 0.0,
+          c3: float = 0.0) -> Stencil:
     """The symmetric 27-point 3D stencil: c0 at the centre, c1 on the 6
     faces, c2 on the 12 edges, c3 on the 8 corners.  (1, -1/6, 0, 0) is
     the 7-point FD stencil; (8/3, 0, -1/6, -1/12) the trilinear FE one."""
@@ -96,7 +99,7 @@ def box27(c0, c1=0.0, c2=0.0, c3=0.0):
                   "sym", (c0, c1, c2, c3))
 
 
-def box(weights):
+def box(weights: Any) -> Stencil:
     """A general 3x3 (2D) or 3x3x3 (3D) box: weights indexed [dy][dx] or
     [dz][dy][dx] (offsets -1, 0, 1), or flat 9 or 27 values."""
     w = np.asarray(weights, np.float64)
@@ -110,7 +113,7 @@ def box(weights):
     return _built(st, c, "box(%dD)" % dims, "K", "set")
 
 
-def laplacian9(h=1.0):
+def laplacian9(h: float = 1.0) -> Stencil:
     """The compact 9-point 2D Laplacian (1/(6h^2)) [1 4 1; 4 -20 4; 1 4 1]."""
     c = checked(_Stencil)()
     st = lib.strata_stencil_laplacian9(C.byref(c), h)
@@ -124,7 +127,8 @@ def _as_field(a, ghost, ctx, what):
     return f, True
 
 
-def apply(op, u, out=None, bc=None, variant=None, context=None):
+def apply(op: Stencil, u: Any, out: Any = None, bc: Any = None,
+          variant: Optional[str] = None, context: Any = None) -> Any:
     """out = op(u) over the interior.
 
     u: a Field, or an array (NumPy, CuPy, PyTorch: used in place when it

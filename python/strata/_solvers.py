@@ -1,6 +1,7 @@
 """The solvers (heat, acoustic wave, FDTD, multigrid Poisson, an operator
 applied step after step) behind the library's one solver interface."""
 import ctypes as C
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 import sys
 from collections import namedtuple
 
@@ -77,7 +78,8 @@ class Solver:
     _INIT = None
     _POINTER = None
 
-    def __init__(self, context=None, tag=0, **options):
+    def __init__(self, context: Any = None, tag: int = 0,
+                 **options: Any) -> None:
         self.context = context or default_context()
         self._keep = []
         self._after = []
@@ -144,7 +146,9 @@ class Solver:
             setattr(o, key, value)
 
     # ---- stepping --------------------------------------------------------
-    def step(self, n=1, progress=None, chunk=None):
+    def step(self, n: int = 1,
+             progress: Union[None, bool, Callable[[int, int], Any]] = None,
+             chunk: Optional[int] = None) -> "Solver":
         """Advances n steps (Poisson: n multigrid cycles) on the context's
         backend; ctypes releases the GIL meanwhile.  progress: None, a
         callable progress(done, total) called after every chunk of steps,
@@ -177,7 +181,7 @@ class Solver:
 
     # ---- fields ----------------------------------------------------------
     @property
-    def field_names(self):
+    def field_names(self) -> List[str]:
         """The solver's fields ("u"; "p", "p_prev"; "Ez", ...; "phi",
         "psi")."""
         return [lib.strata_solver_field_name(self._ptr, i).decode()
@@ -193,12 +197,12 @@ class Solver:
                 type(self).__name__, name, ", ".join(self.field_names)))
         return i
 
-    def unit(self, name):
+    def unit(self, name: Union[str, int]) -> str:
         """The unit of a field's values ("Pa", or "")."""
         return lib.strata_solver_field_unit(self._ptr,
                                             self._index(name)).decode()
 
-    def field(self, name=0):
+    def field(self, name: Union[str, int] = 0) -> Field:
         """The solver's field (a strata.Field of the library's own memory;
         it keeps the solver alive).  The solver may swap its time levels at
         every step: take the field (or its arrays) again after a step."""
@@ -206,7 +210,7 @@ class Solver:
         p = lib.strata_solver_field(self._ptr, i)
         return Field._adopt(self.context, p, owner=self)
 
-    def array(self, name=0, like="numpy"):
+    def array(self, name: Union[str, int] = 0, like: str = "numpy") -> Any:
         """A field's interior as an array without a copy: like="numpy" (CPU
         backend; from a GPU, a host copy), "cupy" or "torch" (GPU)."""
         f = self.field(name)
@@ -221,7 +225,7 @@ class Solver:
         raise InvalidArgument(1, "like=%r: numpy, cupy or torch" % (like,),
                               "like", str(like))
 
-    def read(self, name=0):
+    def read(self, name: Union[str, int] = 0) -> np.ndarray:
         """A dense host copy of a field's interior (NumPy order)."""
         i = self._index(name)
         f = self.field(i)
@@ -240,12 +244,12 @@ class Solver:
             value = np.full(f.shape, value, f.dtype)
         f.assign(value)
 
-    def check(self):
+    def check(self) -> None:
         """Raises NonFiniteError when a field holds NaN or infinity now."""
         check(lib.strata_solver_check(self._ptr), self.context.ptr,
               "strata_solver_check")
 
-    def traces(self):
+    def traces(self) -> Traces_:
         """The receiver traces recorded so far (a Traces tuple; 0 traces
         for a solver without receivers)."""
         t = checked(Traces)()
@@ -266,7 +270,7 @@ class Solver:
 
     # ---- state -----------------------------------------------------------
     @property
-    def info(self):
+    def info(self) -> Dict[str, Any]:
         """strata_solver_info as a dict (steps, time, dt, h, n, bytes,
         throughput of the last step call, residuals ...)."""
         i = checked(SolverInfo)()
@@ -285,19 +289,19 @@ class Solver:
     dt = property(lambda self: self.info["dt"], doc="the time step")
     h = property(lambda self: self.info["h"], doc="the grid spacing")
 
-    def save(self, path):
+    def save(self, path: str) -> None:
         """Writes a checkpoint file (docs/solvers.md, "Checkpoints")."""
         check(lib.strata_solver_save(self._ptr, str(path).encode()),
               self.context.ptr, "strata_solver_save")
 
-    def load(self, path):
+    def load(self, path: str) -> "Solver":
         """Reads a checkpoint of a solver made with the same options; the
         run continues bit for bit."""
         check(lib.strata_solver_load(self._ptr, str(path).encode()),
               self.context.ptr, "strata_solver_load")
         return self
 
-    def state(self):
+    def state(self) -> bytes:
         """The checkpoint image in memory, as bytes."""
         n = C.c_size_t()
         check(lib.strata_solver_state_size(self._ptr, C.byref(n)),
@@ -307,7 +311,7 @@ class Solver:
               self.context.ptr, "strata_solver_save_state")
         return buf.raw
 
-    def load_state(self, image):
+    def load_state(self, image: bytes) -> "Solver":
         """Loads an image from state()."""
         b = bytes(image)
         check(lib.strata_solver_load_state(self._ptr, b, len(b)),
@@ -315,7 +319,8 @@ class Solver:
         return self
 
     @classmethod
-    def estimate(cls, context=None, **options):
+    def estimate(cls, context: Any = None,
+                 **options: Any) -> Tuple[int, int]:
         """(host_bytes, device_bytes) that creating this solver would
         allocate, checked as create checks it, without allocating."""
         ctx = context or default_context()
@@ -345,7 +350,8 @@ class Solver:
             type(self).__name__, i["n"], i["steps"], self.context.backend)
 
 
-def estimate(kind, context=None, **options):
+def estimate(kind: str, context: Any = None,
+             **options: Any) -> Tuple[int, int]:
     """(host_bytes, device_bytes) of a solver of kind ("heat", "wave",
     "fdtd", "poisson", "operator") with these options."""
     return _KINDS[kind].estimate(context, **options)
@@ -398,6 +404,13 @@ class Heat(Solver):
     ("fd", "fe27"), D (kappa dt / h^2, default 0.1; above the stability
     limit raises UnstableError), bc (strata.boundary's forms), fuse,
     check_every.  Field "u" (u = 0 at create: set it with ``h["u"] = a``).
+
+    Example::
+
+        h = strata.Heat(n=(256, 256), D=0.2, bc="periodic")
+        h["u"] = u0             # an array of shape (256, 256)
+        h.step(1000)
+        u = h["u"]
     """
     KIND, _OPTIONS, _INIT, _POINTER = 1, HeatOptions, \
         "strata_heat_options_init", "heat"
@@ -421,6 +434,18 @@ class Wave(Solver):
     record_every, min_ppw, check_every.  Fields "p", "p_prev"; traces().
     A dt above the CFL limit, or too few points per wavelength, raises
     UnstableError naming the option to change.
+
+    Example::
+
+        w = strata.Wave(n=(200, 200, 150), h=10.0,
+                        layers=[(0, 1800), (400, 2600)],
+                        face={"all": "cpml", "zlo": "free"},
+                        src=(1000, 1000, 20), f0=12.0,
+                        receivers=np.linspace([0, 1000, 10],
+                                              [1990, 1000, 10], 200))
+        w.step(800, progress=True)
+        p = w["p"]              # (150, 200, 200): the solver's memory
+        gather = w.traces().data
     """
     KIND, _OPTIONS, _INIT, _POINTER = 2, WaveOptions, \
         "strata_wave_options_init", "wave"
@@ -453,7 +478,7 @@ class Wave(Solver):
         else:
             super()._set(o, key, value)
 
-    def set_velocity(self, v):
+    def set_velocity(self, v: Any) -> None:
         """Replaces the velocity model by v (m/s), an array of shape
         (nz, ny, nx); checked like create (CFL, dispersion): a refused
         model leaves the old one.  A CuPy or PyTorch array is copied to
@@ -513,7 +538,7 @@ class Poisson(Solver):
     KIND, _OPTIONS, _INIT, _POINTER = 4, MgOptions, \
         "strata_mg_options_init", "poisson"
 
-    def solve(self):
+    def solve(self) -> Dict[str, Any]:
         """Solves to the options' tolerance: a dict of strata_mg_result
         (cycles, converged, residual0, residual, factor, history ...)."""
         r = checked(MgResult)()

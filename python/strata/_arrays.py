@@ -84,11 +84,17 @@ class Foreign:
                    zip(self.strides, want, self.shape))
 
 
+try:  # NumPy 2 moved it
+    from numpy.lib.array_utils import byte_bounds as _byte_bounds
+except ImportError:
+    _byte_bounds = np.byte_bounds
+
+
 def _numpy_bounds(a):
     root = a
     while isinstance(root.base, np.ndarray):
         root = root.base
-    lo, hi = np.byte_bounds(root)
+    lo, hi = _byte_bounds(root)
     return lo, hi
 
 

@@ -111,7 +111,7 @@ def main():
             for _ in range(k):
                 raw(ptr, 0)
         rc = timed(raw_nothing, a.reps)
-        del s
+        s.close()
         out = subprocess.run([exe, a.kind, str(n), str(steps), str(a.reps),
                               a.backend], capture_output=True, text=True)
         if out.returncode != 0:

@@ -6,25 +6,16 @@ close to exp(-8 pi^2 k^2 D / N^2), the continuum's.
 
     /usr/bin/python3 examples/python/heat.py [--backend cpu|cuda] [--quick]
 """
-import argparse
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "python"))
-import strata  # noqa: E402
-from _plot import pyplot  # noqa: E402
+from _common import options, pyplot, save
+import strata
 
 
 def main():
-    ap = argparse.ArgumentParser(description="heat decay against theory")
-    ap.add_argument("--backend", default="auto")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default="heat_py.out")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = options("heat decay against theory", "heat_py.out")
     N, k, D = (64, 2, 0.2) if a.quick else (256, 3, 0.2)
     x = np.arange(N)
     mode = np.sin(2 * np.pi * k * x / N)[None, :] * np.cos(
@@ -55,10 +46,7 @@ def main():
     ax.semilogy(steps, continuum, "--", label="continuum")
     ax.set(xlabel="step", ylabel="amplitude", title="heat: mode decay")
     ax.legend()
-    fig.tight_layout()
-    path = os.path.join(a.out, "heat.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    save(fig, a.out, "heat.png")
 
 
 if __name__ == "__main__":

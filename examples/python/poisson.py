@@ -6,25 +6,16 @@ the error against the exact solution.
 
     /usr/bin/python3 examples/python/poisson.py [--backend cpu|cuda] [--quick]
 """
-import argparse
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "python"))
-import strata  # noqa: E402
-from _plot import pyplot  # noqa: E402
+from _common import options, pyplot, save
+import strata
 
 
 def main():
-    ap = argparse.ArgumentParser(description="a multigrid Poisson solve")
-    ap.add_argument("--backend", default="auto")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default="poisson_py.out")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = options("a multigrid Poisson solve", "poisson_py.out")
     m = 31 if a.quick else 127
     h = 1.0 / (m + 1)
     x = np.arange(1, m + 1) * h
@@ -46,10 +37,7 @@ def main():
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.semilogy(r["history"], "o-")
     ax.set(xlabel="cycle", ylabel="RMS residual", title="multigrid, %d^3" % m)
-    fig.tight_layout()
-    path = os.path.join(a.out, "poisson.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    save(fig, a.out, "poisson.png")
 
 
 if __name__ == "__main__":

@@ -6,25 +6,16 @@ shot gather (offset against time).
     /usr/bin/python3 examples/python/seismic.py [--backend cpu|cuda]
         [--quick] [--out DIR]
 """
-import argparse
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "python"))
-import strata  # noqa: E402
-from _plot import pyplot  # noqa: E402
+from _common import options, pyplot, save
+import strata
 
 
 def main():
-    ap = argparse.ArgumentParser(description="a seismic shot with strata")
-    ap.add_argument("--backend", default="auto")
-    ap.add_argument("--quick", action="store_true", help="a small grid")
-    ap.add_argument("--out", default="seismic_py.out")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = options("a seismic shot with strata", "seismic_py.out")
     ctx = strata.Context(a.backend)
 
     n = (60, 40, 50) if a.quick else (120, 80, 100)     # x, y, z (depth)
@@ -66,10 +57,7 @@ def main():
                                          t.dt * t.data.shape[1], 0))
     ax[1].set(xlabel="offset (m)", ylabel="time (s)", title="shot gather")
     fig.colorbar(im, ax=ax[1], label="p (Pa)")
-    fig.tight_layout()
-    path = os.path.join(a.out, "seismic.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    save(fig, a.out, "seismic.png")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,10 @@ applied to a CuPy array in strata's layout, in place.
     /usr/bin/python3 examples/python/wave_cupy.py [--quick]
 """
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "python"))
-import strata  # noqa: E402
+import _common  # noqa: F401  (the package from the source tree)
+import strata
 
 
 def main():

@@ -324,7 +324,7 @@ class Field:
             raise TypeError("strata: this field is in GPU memory; use "
                             "cupy.asarray(f), torch.from_dlpack(f) or "
                             "f.read() for a host copy")
-        es, g = self.dtype.itemsize, self.ghost
+        g = self.ghost
         ptr, shape = self.interior_ptr, self.shape
         if ghosted:
             ptr -= sum(g * s for s in self.strides)

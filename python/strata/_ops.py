@@ -5,7 +5,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from . import _arrays
-from ._core import Field, default_context, boundary
+from ._core import Field, default_context
 from ._errors import InvalidArgument, check, error
 from ._lib import ApplyOptions, Stencil as _Stencil, checked, lib
 

@@ -2,7 +2,6 @@
 directly through ctypes), physics checks, fields as views, traces,
 checkpoints, progress, and the library's refusals as exceptions."""
 import ctypes as C
-import os
 
 import numpy as np
 import pytest

@@ -494,7 +494,9 @@ class Field:
                                       (f.dtype, len(f.shape)), "a",
                                       str(f.dtype))
             if f.device == "cpu":
-                return cls.from_array(np.asarray(a, np.float64), ghost, ctx,
+                host = (_foreign_numpy(f) if f.kind == "dlpack"
+                        else np.asarray(f.obj))
+                return cls.from_array(host.astype(np.float64), ghost, ctx,
                                       copy=True)
         if copy is not True:
             why = _in_place_refusal(f, ctx, ghost)

@@ -167,3 +167,39 @@ def test_cuda_backend_refused_cleanly_without_gpu():
         strata.Context("cuda")
     assert e.value.status == "STRATA_ENOBACKEND" and e.value.message
     assert e.value.arg == "backend"
+
+
+class DLPackOnly:
+    """An array that offers nothing but the DLPack protocol (as JAX or
+    TensorFlow arrays do)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_dlpack_producers_are_read(cpu):
+    a = np.random.default_rng(5).random((4, 6, 8))
+    f = strata.Field.from_array(DLPackOnly(a), context=cpu)
+    assert np.array_equal(f.read(), a)
+    assert not np.shares_memory(f.interior, a)  # its allocation is unknown
+    b = np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2]
+    g = strata.Field.from_array(DLPackOnly(b), context=cpu)
+    assert g.dtype == np.float32 and np.array_equal(g.read(), b)
+    h = strata.Field.from_array(DLPackOnly(np.arange(4)), context=cpu)
+    assert h.dtype == np.float64 and np.array_equal(h.read(), [0, 1, 2, 3])
+    with pytest.raises(TypeError, match="strata takes float32"):
+        strata.Field.from_array(DLPackOnly(np.ones(4, np.float16)),
+                                context=cpu)
+
+
+def test_asarray_and_repr(cpu):
+    f = strata.Field((3, 4), context=cpu).fill(1.5)
+    x = np.asarray(f)
+    assert np.shares_memory(x, f.interior) and x.sum() == 18.0
+    assert "shape=(3, 4)" in repr(f)

@@ -630,7 +630,7 @@ def empty(shape: Tuple[int, ...], dtype: Any = np.float64, ghost: int = 1,
         tdt = torch.float32 if dt == np.float32 else torch.float64
         typed = raw[off:off + L["bytes"]].view(tdt)
         a = torch.as_strided(typed, tuple(shape), [s // es for s in strides],
-                             L["origin"])
+                             typed.storage_offset() + L["origin"])
     else:
         raise InvalidArgument(1, "like=%r: numpy, cupy or torch" % (like,),
                               "like", str(like))
@@ -655,7 +655,8 @@ def _zero_whole(a, like):
         root[...] = 0
     elif like == "cupy":
         import cupy
-        mem = a.data.mem
-        cupy.cuda.runtime.memset(mem.ptr, 0, mem.size)
+        mem = a.data.mem  # the whole allocation, on the current stream
+        cupy.ndarray((mem.size,), cupy.uint8,
+                     cupy.cuda.MemoryPointer(mem, 0)).fill(0)
     else:
         a.untyped_storage().fill_(0)

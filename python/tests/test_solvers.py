@@ -305,3 +305,27 @@ def test_progress_true_without_tqdm_writes_a_line(cpu, capsys):
     h.step(10, progress=True, chunk=5)
     err = capsys.readouterr().err
     assert "10/10" in err or err == ""   # tqdm, when installed, draws its bar
+
+
+def test_step_releases_the_gil(cpu):
+    """While one thread is inside step, another runs Python (with the GIL
+    held during the call this loop would count 0)."""
+    import threading
+    import time
+    w = strata.Wave(n=(64, 64, 64), absorb_width=8, context=cpu)
+    w.step(1)
+    began = threading.Event()
+
+    def run():
+        began.set()
+        w.step(60)
+
+    th = threading.Thread(target=run)
+    th.start()
+    began.wait()
+    time.sleep(0.02)          # lets the thread enter the library call
+    count = 0
+    while th.is_alive():
+        count += 1
+    th.join()
+    assert count > 1000, count

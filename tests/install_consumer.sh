@@ -93,8 +93,8 @@ check_lib "$tmp/cm/build/consumer" "$prefix"
 
 # the Python package, installed beside them, finds the installed library
 # and program relative to itself (skipped without a python3 with NumPy)
-pkgdir=$prefix/lib/python3/dist-packages
-if [ -d "$pkgdir/strata" ]; then
+pkgdir=$(ls -d "$prefix"/lib/python3*/*-packages 2>/dev/null | head -n 1)
+if [ -n "$pkgdir" ] && [ -d "$pkgdir/strata" ]; then
   for py in /usr/bin/python3 python3; do
     "$py" -c 'import numpy' >/dev/null 2>&1 || continue
     (cd "$tmp" && env -u STRATA_LIBRARY -u STRATA_CLI PYTHONPATH="$pkgdir" \

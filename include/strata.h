@@ -221,6 +221,33 @@ strata_status strata_field_get_layout(const strata_field *f,
                                       strata_field_layout *L);
 /* The field's context. */
 strata_context *strata_field_context(const strata_field *f);
+/* The layout strata_field_create gives a field of description d, without
+ * creating it.  Errors: those of strata_field_bytes. */
+strata_status strata_field_layout_for(const strata_field_desc *d,
+                                      strata_field_layout *L);
+/* The field's memory: element 0 of its layout (the interior point (0,0,0)
+ * is at element L.origin), a host pointer on the CPU backend and a device
+ * pointer on the CUDA backend.  Borrowed: valid until the field is
+ * destroyed.  Work queued on the context may still be writing it:
+ * strata_context_sync first when reading it from another stream or
+ * thread.  NULL for f == NULL. */
+void *strata_field_data(const strata_field *f);
+/* Creates a field of description d on the caller's memory instead of
+ * allocating: data (bytes bytes) holds the field in the layout
+ * strata_field_layout_for(d) gives, must be aligned to 128 bytes (the
+ * kernels load whole aligned rows), must be memory of the context's
+ * backend (host memory on the CPU backend, device memory of the
+ * context's device on CUDA), and must outlive the field: destroying the
+ * field leaves it alone.  Contents are used as they are (not zeroed).
+ * Errors: those of strata_field_create for d; STRATA_EINVAL ("data"
+ * NULL or not aligned, "bytes" smaller than the layout's). */
+strata_status strata_field_wrap(strata_context *ctx,
+                                const strata_field_desc *d, void *data,
+                                size_t bytes, strata_field **out);
+/* sizeof of the public struct named (e.g. "strata_wave_options"), for
+ * bindings that mirror the structs in another language; 0 for a name
+ * that is not one. */
+size_t strata_abi_sizeof(const char *name);
 
 /* Copies a dense host array into the field.  The host array has the field's
  * precision, x fastest.  strata_field_write covers the interior only

@@ -62,6 +62,21 @@ if [ "${STRATA_FUZZ_DEPS:-0}" = 1 ] && ! fuzz_ready; then
     echo "strata: no clang; for the fuzz test: sudo apt-get install clang libomp-dev" >&2
   fi
 fi
+# Python (the package in python/ and its tests): the distribution's
+# python3 with NumPy, pytest and setuptools.  Optional: without them the
+# Python tests are skipped.
+if ! /usr/bin/python3 -c 'import numpy, pytest, setuptools' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing python3-numpy, python3-pytest, python3-setuptools with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    pypkgs="python3 python3-numpy python3-pytest python3-setuptools"
+    { apt-get install -y -qq $pypkgs >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq $pypkgs >/dev/null; }; } ||
+      echo "strata: could not install them; the Python tests will be skipped" >&2
+  else
+    echo "strata: for the Python package: sudo apt-get install python3-numpy python3-pytest python3-setuptools" >&2
+  fi
+fi
 # zlib (PNG compression, CRC-32)
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -z "$missing" ] && exit 0

@@ -90,3 +90,26 @@ cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$tmp/cm/build" >/dev/null
 check_lib "$tmp/cm/build/consumer" "$prefix"
 "$tmp/cm/build/consumer"
+
+# the Python package, installed beside them, finds the installed library
+# and program relative to itself (skipped without a python3 with NumPy)
+pkgdir=$(ls -d "$prefix"/lib/python3*/*-packages 2>/dev/null | head -n 1)
+if [ -n "$pkgdir" ] && [ -d "$pkgdir/strata" ]; then
+  for py in /usr/bin/python3 python3; do
+    "$py" -c 'import numpy' >/dev/null 2>&1 || continue
+    (cd "$tmp" && env -u STRATA_LIBRARY -u STRATA_CLI PYTHONPATH="$pkgdir" \
+      PYTHONDONTWRITEBYTECODE=1 "$py" -c "
+import os, sys, strata
+from strata import _case
+pre = sys.argv[1]
+assert strata.LIBRARY_PATH.startswith(pre + '/'), strata.LIBRARY_PATH
+assert _case.find_program() == pre + '/bin/strata', _case.find_program()
+f = strata.Field((4, 5), context=strata.Context('cpu'))
+f.fill(2.0)
+assert f.norm('sum') == 40.0
+r = strata.run_case('tiny.ini', out='py.out', extra=['--no-ceiling'])
+assert r['final'].shape == (12, 16), r.files
+" "$prefix") || fail "the installed Python package does not work"
+    break
+  done
+fi

@@ -537,8 +537,81 @@ TEST(caller_buffers_too_small) {
   return 0;
 }
 
+/* A field on the caller's memory: the library's layout, used in place,
+ * written through by the library, left alone at destroy; bad memory is
+ * refused naming the argument. */
+TEST(wrap_caller_memory) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field_desc d = {3, {5, 4, 3}, 2, STRATA_F64};
+  strata_field_layout L, M;
+  CHECK(strata_field_layout_for(&d, &L) == STRATA_OK);
+  strata_field *own = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &own), ctx);
+  CHECK_OK(strata_field_get_layout(own, &M), ctx);
+  CHECK(memcmp(&L, &M, sizeof L) == 0);
+  CHECK(strata_field_data(own) != NULL && strata_field_data(NULL) == NULL);
+  double *mem = aligned_alloc(128, (L.bytes + 127) / 128 * 128);
+  CHECK(mem);
+  for (size_t e = 0; e < L.elements; e++) mem[e] = -1.0;
+  strata_field *f = NULL;
+  CHECK_OK(strata_field_wrap(ctx, &d, mem, L.bytes, &f), ctx);
+  CHECK(strata_field_data(f) == mem);
+  /* contents are the caller's as they were */
+  double v[60];
+  CHECK_OK(strata_field_read(f, v), ctx);
+  CHECK(v[0] == -1.0 && v[59] == -1.0);
+  /* the library writes into the caller's memory */
+  CHECK_OK(strata_field_fill_random(f, 7, 0.0, 1.0), ctx);
+  CHECK_OK(strata_field_fill_random(own, 7, 0.0, 1.0), ctx);
+  double diff = 1.0;
+  CHECK_OK(strata_field_diff(f, own, STRATA_NORM_MAX, &diff), ctx);
+  CHECK(diff == 0.0);
+  size_t at = L.origin + 1 + 2 * L.pitch_x + 1 * L.pitch_x * L.pitch_y;
+  CHECK_OK(strata_field_read(own, v), ctx);
+  CHECK(mem[at] == v[1 + 2 * 5 + 1 * 20]);
+  /* an operator reads and writes wrapped fields like its own */
+  strata_stencil op;
+  CHECK(strata_stencil_laplacian(&op, 3, 4, 1.0) == STRATA_OK);
+  strata_field *out = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &out), ctx);
+  CHECK_OK(strata_apply(&op, f, out, NULL), ctx);
+  strata_field_destroy(&f);
+  CHECK(f == NULL && mem[at] == v[1 + 2 * 5 + 1 * 20]); /* not freed */
+  /* refusals */
+  CHECK_STATUS(strata_field_wrap(ctx, &d, NULL, L.bytes, &f), STRATA_EINVAL,
+               ctx);
+  CHECK_ARG(ctx, "data", "NULL");
+  CHECK_STATUS(strata_field_wrap(ctx, &d, mem + 1, L.bytes, &f),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "data", "set");
+  CHECK(strstr(strata_context_error(ctx), "128-byte aligned") != NULL);
+  CHECK_STATUS(strata_field_wrap(ctx, &d, mem, L.bytes - 8, &f),
+               STRATA_EINVAL, ctx);
+  CHECK(strcmp(strata_context_error_arg(ctx), "bytes") == 0);
+  strata_field_desc bad = d;
+  bad.ghost = 0;
+  CHECK_STATUS(strata_field_wrap(ctx, &bad, mem, L.bytes, &f), STRATA_EINVAL,
+               ctx);
+  CHECK_ARG(ctx, "ghost", "0");
+  CHECK(f == NULL);
+  CHECK(strata_field_layout_for(&bad, &M) == STRATA_EINVAL);
+  /* the mirrors of the public structs can check their sizes */
+  CHECK(strata_abi_sizeof("strata_wave_options") ==
+        sizeof(strata_wave_options));
+  CHECK(strata_abi_sizeof("strata_field_desc") == sizeof(strata_field_desc));
+  CHECK(strata_abi_sizeof("no_such_struct") == 0 &&
+        strata_abi_sizeof(NULL) == 0);
+  strata_field_destroy(&out);
+  strata_field_destroy(&own);
+  strata_context_destroy(&ctx);
+  CHECK(ctx == NULL);
+  free(mem);
+  return 0;
+}
+
 RUN_TESTS(status_table, context_lifecycle, tuning_switches, layout_alignment,
           write_read_roundtrip, fills_and_norms, fill_function_covers_ghosts,
           bad_input, refusals_name_the_argument, preset_weights_finite,
           caller_buffers_too_small, context_outlives_its_fields,
-          long_messages_end_at_a_word)
+          long_messages_end_at_a_word, wrap_caller_memory)

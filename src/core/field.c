@@ -115,9 +115,10 @@ strata_status strata_field_bytes(const strata_field_desc *d, size_t *bytes) {
   return s;
 }
 
-strata_status strata_field_create(strata_context *ctx,
-                                  const strata_field_desc *d,
-                                  strata_field **out) {
+/* A field of description d on data (NULL: allocated on ctx's backend;
+ * else the caller's memory of `bytes` bytes, left alone at destroy). */
+static strata_status field_new(strata_context *ctx, const strata_field_desc *d,
+                               void *data, size_t bytes, strata_field **out) {
   if (!ctx) return STRATA_EINVAL;
   if (!out)
     return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
@@ -129,6 +130,18 @@ strata_status strata_field_create(strata_context *ctx,
   strata_status s = layout_of(d, &L, g, &y);
   if (s != STRATA_OK)
     return strata__fail_arg_s(ctx, s, y.arg, y.val, "%s", y.msg);
+  if (data && (uintptr_t)data % STRATA__ALIGN_BYTES != 0)
+    /* the kernels rely on the layout's alignment: every interior row
+     * starts on a STRATA__ALIGN_BYTES boundary (vector and bulk loads) */
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "data", data,
+                              "the memory to wrap starts at %p, which is "
+                              "not %d-byte aligned", data,
+                              STRATA__ALIGN_BYTES);
+  if (data && bytes < L.bytes)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "bytes", bytes,
+                            "the memory to wrap holds %zu bytes; the "
+                            "field's layout needs %zu",
+                            bytes, L.bytes);
   strata_field *f = calloc(1, sizeof *f);
   if (!f) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
   f->ctx = ctx;
@@ -136,23 +149,62 @@ strata_status strata_field_create(strata_context *ctx,
   f->L = L;
   f->esize = (size_t)d->precision;
   memcpy(f->g, g, sizeof f->g);
-  s = ctx->be->alloc(ctx, L.bytes, &f->data);
-  if (s != STRATA_OK) {
-    free(f);
-    return s;
+  if (data) {
+    f->data = data;
+    f->foreign = 1;
+  } else {
+    s = ctx->be->alloc(ctx, L.bytes, &f->data);
+    if (s != STRATA_OK) {
+      free(f);
+      return s;
+    }
+    ctx->live_bytes += L.bytes;
   }
   ctx->live_fields++;
-  ctx->live_bytes += L.bytes;
   *out = f;
   return STRATA_OK;
+}
+
+strata_status strata_field_create(strata_context *ctx,
+                                  const strata_field_desc *d,
+                                  strata_field **out) {
+  return field_new(ctx, d, NULL, 0, out);
+}
+
+strata_status strata_field_layout_for(const strata_field_desc *d,
+                                      strata_field_layout *L) {
+  int g[3];
+  layout_why y;
+  if (!L) return STRATA_EINVAL;
+  strata_field_layout t;
+  strata_status s = layout_of(d, &t, g, &y);
+  if (s == STRATA_OK) *L = t;
+  return s;
+}
+
+strata_status strata_field_wrap(strata_context *ctx,
+                                const strata_field_desc *d, void *data,
+                                size_t bytes, strata_field **out) {
+  if (ctx && out && !data) {
+    *out = NULL;
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "data", data,
+                              "the memory to wrap is NULL");
+  }
+  return field_new(ctx, d, data, bytes, out);
+}
+
+void *strata_field_data(const strata_field *f) {
+  return f ? f->data : NULL;
 }
 
 void strata_field_destroy(strata_field **pf) {
   if (!pf || !*pf) return;
   strata_field *f = *pf;
-  f->ctx->be->release(f->ctx, f->data);
+  if (!f->foreign) {
+    f->ctx->be->release(f->ctx, f->data);
+    f->ctx->live_bytes -= f->L.bytes;
+  }
   f->ctx->live_fields--;
-  f->ctx->live_bytes -= f->L.bytes;
   free(f->win);
   free(f);
   *pf = NULL;

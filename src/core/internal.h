@@ -58,6 +58,7 @@ struct strata_field {
   void *data;   /* host or device pointer, STRATA__ALIGN_BYTES aligned */
   struct strata__window *win; /* NULL, or this rank's part of a distributed
                                  field (src/dist/dist.c) */
+  int foreign;  /* 1: data is the caller's (strata_field_wrap), not freed */
 };
 
 /* ---- Solver kernels ----------------------------------------------------

@@ -140,6 +140,28 @@ __global__ void __launch_bounds__(128)
   }
 }
 
+/* rho div(b grad u) at a tile point (k_wave's VD instance): c and cb its
+ * u and b in the tiles (row pitch TW), q and qb the z columns (3D), the
+ * CPU's order: per k the x, y, z pairs, the -k neighbour first. */
+template <typename T, int R, int D, int TW>
+__device__ __forceinline__ T vd_star(const T *c, const T *cb, const T *q,
+                                     const T *qb, const T *lap) {
+  const T ui = c[0], bi = cb[0];
+  T acc = T(0);
+#pragma unroll
+  for (int r = 1; r <= R; r++) {
+    acc = strata__pt_vd_term(acc, lap[r], bi, cb[-r], ui, c[-r]);
+    acc = strata__pt_vd_term(acc, lap[r], bi, cb[r], ui, c[r]);
+    acc = strata__pt_vd_term(acc, lap[r], bi, cb[-r * TW], ui, c[-r * TW]);
+    acc = strata__pt_vd_term(acc, lap[r], bi, cb[r * TW], ui, c[r * TW]);
+    if (D == 3) {
+      acc = strata__pt_vd_term(acc, lap[r], bi, qb[R - r], ui, q[R - r]);
+      acc = strata__pt_vd_term(acc, lap[r], bi, qb[R + r], ui, q[R + r]);
+    }
+  }
+  return strata__pt_vd_total(acc, bi);
+}
+
 /* B. The update of up over the stencil nodes.  Block (kWX, kWY) owns the
  * xy tile at blockIdx.x and, grid-stride over blockIdx.y, pairs (tile row,
  * z chunk).  The tile covers [0, n) in x and y; threads outside the
@@ -174,10 +196,10 @@ __global__ void __launch_bounds__(kWX *kWY)
     const T *ucol = P.u + i + (long long)j * sy;
     const T *bcol = VD ? rb + i + (long long)j * sy : nullptr;
     T q[2 * R + 1];
-    T qb[VD ? 2 * R + 1 : 1];
+    T qb[VD && D == 3 ? 2 * R + 1 : 1];
 #pragma unroll
     for (int d = 0; d <= 2 * R; d++) q[d] = T(0);
-    if (VD) {
+    if (VD && D == 3) {
 #pragma unroll
       for (int d = 0; d <= 2 * R; d++) qb[d] = T(1);
     }
@@ -211,39 +233,22 @@ __global__ void __launch_bounds__(kWX *kWY)
         const int lx = t % TW, ly = t / TW;
         if (lx >= R && lx < R + kWX && ly >= R && ly < R + kWY) continue;
         const int gi = x0 - R + lx, gj = y0 - R + ly;
-        if (gi < P.n[0] + R && gj < P.n[1] + R) {
+        if (gi < P.n[0] + R && gj < P.n[1] + R)
           tile[ly][lx] = plane[gi + (long long)gj * sy];
-          if (VD)
-            btile[ly][lx] =
-                rb[(long long)k * sz + gi + (long long)gj * sy];
-        }
+      }
+      for (int t = tid; VD && t < TW * TH; t += kWX * kWY) {
+        const int lx = t % TW, ly = t / TW;
+        if (lx >= R && lx < R + kWX && ly >= R && ly < R + kWY) continue;
+        const int gi = x0 - R + lx, gj = y0 - R + ly;
+        if (gi < P.n[0] + R && gj < P.n[1] + R)
+          btile[ly][lx] = rb[(long long)k * sz + gi + (long long)gj * sy];
       }
       __syncthreads();
       if (act) {
         const T *c = &tile[ty + R][tx + R];
         T L;
         if (VD) {
-          /* rho div(b grad u), the CPU's order: per k the x, y, z pairs,
-           * the -k neighbour first */
-          const T *cb = &btile[ty + R][tx + R];
-          const T ui = c[0], bi = cb[0];
-          T acc = T(0);
-#pragma unroll
-          for (int r = 1; r <= R; r++) {
-            acc = strata__pt_vd_term(acc, P.lap[r], bi, cb[-r], ui, c[-r]);
-            acc = strata__pt_vd_term(acc, P.lap[r], bi, cb[r], ui, c[r]);
-            acc = strata__pt_vd_term(acc, P.lap[r], bi, cb[-r * TW], ui,
-                                     c[-r * TW]);
-            acc = strata__pt_vd_term(acc, P.lap[r], bi, cb[r * TW], ui,
-                                     c[r * TW]);
-            if (D == 3) {
-              acc = strata__pt_vd_term(acc, P.lap[r], bi, qb[R - r], ui,
-                                       q[R - r]);
-              acc = strata__pt_vd_term(acc, P.lap[r], bi, qb[R + r], ui,
-                                       q[R + r]);
-            }
-          }
-          L = strata__pt_vd_total(acc, bi);
+          L = vd_star<T, R, D, TW>(c, &btile[ty + R][tx + R], q, qb, P.lap);
         } else {
           /* L u, CPU order: centre, then per k the x, y, z pairs */
           T acc = P.lap[0] * (T)D * c[0];

@@ -911,8 +911,8 @@ typedef struct strata_wave_info {
 strata_status strata_wave_get_info(const strata_wave *w,
                                    strata_wave_info *info);
 /* Checkpoints: the solver's whole state (p^n and p^{n-1} with their ghost
- * layers, the CPML memory psi and zeta, the step count, the traces
- * recorded so far) as a byte buffer of *bytes bytes (native byte order,
+ * layers, the CPML memory psi and zeta, the density model 1/rho when
+ * there is one, the step count, the traces recorded so far) as a byte buffer of *bytes bytes (native byte order,
  * for this build; wrap it in a checksum before storing it).  Loading a
  * saved state into a solver created with the same options continues the
  * run bit for bit as if it had not been interrupted.  With options.dist

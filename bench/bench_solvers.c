@@ -2,7 +2,8 @@
  * each step must move, and the percentage of the copy ceiling
  * (strata_copy_kernel "copy", measured in the same run on fields of the same
  * size and precision).  Heat: temporal blocking depth s = 1..8 next to the
- * temporal-blocking model f(s).  Wave: the 25-point acoustic step. FDTD: the
+ * temporal-blocking model f(s).  Wave: the 25-point acoustic step;
+ * wave-density its variable-density form; wave2d the 2D section.  FDTD: the
  * reference paper's table (1M, 4M, 16M cells), step time and transfer
  * (read-back) time separately.  Prints markdown tables.  Each figure is timed
  * g_reps times after a warm-up; throughput is given as median / best, and the
@@ -11,7 +12,8 @@
  * ceiling that cannot be right (strata_bench_ceiling_suspect) is warned
  * about on stderr.
  *
- *   bench_solvers [heat|heat2d|heat3d|wave|fdtd|all] [--small] [--reps N]
+ *   bench_solvers [heat|heat2d|heat3d|wave|wave-density|wave2d|fdtd|all]
+ *                 [--small] [--reps N]
  *                 [--backend cpu|cuda|auto] [--tuning KEY=VALUE,...]
  *
  * --tuning passes the engine's tuning switches (docs/tuning.md) to the
@@ -225,6 +227,29 @@ static void bench_heat(strata_context *ctx, int small, int which) {
     if (!which || which == cpu[q].dims) bench_heat_case(ctx, &cpu[q]);
 }
 
+/* One row of a wave table: w stepped steps at a time g_reps times after
+ * a warm-up, against the single-sweep ceiling cgb / (bytes per point and
+ * step). */
+static void wave_row(strata_context *ctx, strata_wave *w, const char *name,
+                     long steps, double pts, double cgb) {
+  strata_wave_info info;
+  DIE(ctx, strata_wave_get_info(w, &info));
+  DIE(ctx, strata_wave_step(w, 2));
+  double t[32];
+  for (int r = 0; r < g_reps; r++) {
+    double t0 = strata_test_clock();
+    DIE(ctx, strata_wave_step(w, steps));
+    DIE(ctx, strata_context_sync(ctx));
+    t[r] = strata_test_clock() - t0;
+  }
+  double tm = median(t, g_reps), gmed = pts * steps / tm / 1e9;
+  double gpts = pts * steps / best(t) / 1e9;
+  double B = info.bytes_per_point_step, ceil_ = cgb / B;
+  printf("| %s | %.2f | %.3f / %.3f | %.1f | %.3f | %.0f%% |\n", name, B,
+         gmed, gpts, gpts * B, ceil_, 100 * gpts / ceil_);
+  check_ceiling(ctx, cgb, name, gpts, B);
+}
+
 static void bench_wave(strata_context *ctx, int small) {
   printf("\n### Acoustic wave, 3D, order 8 (25 points), fp32\n\n");
   size_t n = small ? 96 : 256;
@@ -282,25 +307,68 @@ static void bench_wave(strata_context *ctx, int small) {
       DIE(ctx, strata_wave_set_velocity(w, v));
       free(v);
     }
-    strata_wave_info info;
-    DIE(ctx, strata_wave_get_info(w, &info));
-    long steps = small ? 10 : c == 4 ? 6 : 5;
-    DIE(ctx, strata_wave_step(w, 2));
-    double t[32];
-    for (int r = 0; r < g_reps; r++) {
-      double t0 = strata_test_clock();
-      DIE(ctx, strata_wave_step(w, steps));
-      DIE(ctx, strata_context_sync(ctx));
-      t[r] = strata_test_clock() - t0;
-    }
-    double tm = median(t, g_reps), gmed = pts * steps / tm / 1e9;
-    double gpts = pts * steps / best(t) / 1e9;
-    double B = info.bytes_per_point_step, ceil_ = cgb / B;
-    printf("| %s | %.2f | %.3f / %.3f | %.1f | %.3f | %.0f%% |\n", name, B,
-           gmed, gpts, gpts * B, ceil_, 100 * gpts / ceil_);
-    check_ceiling(ctx, cgb, name, gpts, B);
+    wave_row(ctx, w, name, small ? 10 : c == 4 ? 6 : 5, pts, cgb);
     strata_wave_destroy(&w);
     if (ctx != main_ctx) strata_context_destroy(&ctx);
+  }
+  printf("\n");
+}
+
+/* wave-density and wave2d: the variable-density 3D step (order 8, CPML
+ * all faces, velocity and density fields) and the 2D x-z section (order
+ * 8, 17 points; CPML sides and bottom, free top; constant, then velocity
+ * and density fields), fp32 and fp64, against the copy ceiling of fields
+ * of the same size and precision. */
+static void bench_wave_vd(strata_context *ctx, int small, int two) {
+  const int cuda = strata_context_backend(ctx) == STRATA_BACKEND_CUDA;
+  size_t n = two ? (small ? 512 : cuda ? 8192 : 2048)
+                 : (small ? 96 : cuda ? 512 : 256);
+  const size_t nn[3] = {n, two ? 1 : n, n}, cn[3] = {n, n, two ? 1 : n};
+  const double pts = (double)nn[0] * (double)nn[1] * (double)nn[2];
+  const size_t cnt = nn[0] * nn[1] * nn[2];
+  for (int p = 0; p < 2; p++) {
+    const strata_precision prec = p ? STRATA_F64 : STRATA_F32;
+    if (two)
+      printf("\n### Acoustic wave, 2D x-z section, order 8 (17 points), "
+             "%s\n\n", p ? "fp64" : "fp32");
+    else
+      printf("\n### Acoustic wave, 3D, variable density, order 8, %s\n\n",
+             p ? "fp64" : "fp32");
+    const double cgb = copy_gbs(ctx, two ? 2 : 3, cn, prec);
+    if (two)
+      printf("%zu x %zu: copy %.1f GB/s\n\n", n, n, cgb);
+    else
+      printf("%zu^3: copy %.1f GB/s\n\n", n, cgb);
+    printf("| case | bytes/pt-step | Gpts x steps/s (median / best) | GB/s "
+           "(best) | single-sweep ceiling (Gpts/s) | %% of ceiling |\n"
+           "|---|---|---|---|---|---|\n");
+    for (int c = two ? 0 : 1; c < 2; c++) {
+      strata_wave_options o;
+      strata_wave_options_init(&o);
+      memcpy(o.n, nn, sizeof o.n);
+      o.precision = prec;
+      o.amplitude = 1;
+      o.velocity = 2500;
+      if (two) o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
+      strata_wave *w = NULL;
+      DIE(ctx, strata_wave_create(ctx, &o, &w));
+      if (c == 1) { /* velocity and density fields, varying with depth */
+        double *m = malloc(cnt * sizeof(double));
+        if (!m) exit(1);
+        for (size_t q = 0; q < cnt; q++)
+          m[q] = 1500 + 1000.0 * (double)(q / (nn[0] * nn[1])) / (double)n;
+        DIE(ctx, strata_wave_set_velocity(w, m));
+        for (size_t q = 0; q < cnt; q++) m[q] *= 0.9;
+        DIE(ctx, strata_wave_set_density(w, m));
+        free(m);
+      }
+      const char *name =
+          two ? (c ? "CPML + free top, velocity and density fields"
+                   : "CPML + free top, constant v and rho")
+              : "CPML (20) all faces, velocity and density fields";
+      wave_row(ctx, w, name, small ? 10 : two ? 20 : 5, pts, cgb);
+      strata_wave_destroy(&w);
+    }
   }
   printf("\n");
 }
@@ -388,6 +456,10 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "heat2d")) bench_heat(ctx, small, 2);
   if (!strcmp(what, "heat3d")) bench_heat(ctx, small, 3);
   if (!strcmp(what, "wave") || !strcmp(what, "all")) bench_wave(ctx, small);
+  if (!strcmp(what, "wave-density") || !strcmp(what, "all"))
+    bench_wave_vd(ctx, small, 0);
+  if (!strcmp(what, "wave2d") || !strcmp(what, "all"))
+    bench_wave_vd(ctx, small, 1);
   if (!strcmp(what, "fdtd") || !strcmp(what, "all")) bench_fdtd(ctx, small);
   strata_context_destroy(&ctx);
   return 0;

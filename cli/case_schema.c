@@ -22,12 +22,14 @@ const cf_key run_schema[] = {
 
     KE("solver", "kind", "operator|heat|wave|fdtd|multigrid", NULL,
        "what to run: `operator` applies a stencil step after step, `heat` "
-       "diffusion, `wave` acoustic waves (3D), `fdtd` electromagnetics (2D), "
+       "diffusion, `wave` acoustic waves (3D or a 2D x-z section), `fdtd` "
+       "electromagnetics (2D), "
        "`multigrid` the Poisson equation -lap(phi) = psi (2D, 3D)"),
 
     KLI("grid", "n", 1, 1 << 20, 1, 3, NULL,
         "interior points along x, y[, z]; the count of values sets the "
-        "dimension (heat 2-3, wave 3, fdtd 2, multigrid 2-3, operator 1-3)"),
+        "dimension (heat 2-3, wave 3: [nx, 1, nz] is a 2D x-z section, fdtd 2, "
+        "multigrid 2-3, operator 1-3)"),
     KF("grid", "spacing", 1e-300, 1e300, "1 (wave: 10)",
        "grid spacing h (metres for wave; output files record it)"),
     KE("grid", "precision", "f32|f64", "heat: f64, others: f32",
@@ -113,6 +115,8 @@ const cf_key run_schema[] = {
         "depths (m) of the layers' tops, increasing, the first <= 0"),
     KLF("wave", "layer_velocities", 1e-6, 1e9, 1, 64, "(none)",
         "velocity (m/s) of each layer"),
+    KLF("wave", "layer_densities", 1e-6, 1e9, 1, 64, "(none: constant)",
+        "density (kg/m^3) of each layer: variable-density acoustics"),
     KE("wave", "order", "2|4|6|8", "8", "spatial order (8: the 25-point "
        "stencil)"),
     KF("wave", "dt", 0, 1e6, "0",

@@ -204,6 +204,7 @@ static const run_optkey wave_keys[] = {
     {"nlayers", "wave", "layer_tops", NULL},
     {"layer_top", "wave", "layer_tops", NULL},
     {"layer_velocity", "wave", "layer_velocities", NULL},
+    {"layer_density", "wave", "layer_densities", NULL},
     {"face", NULL, NULL, run_where_face},
     {"absorb_width", "boundary", "width", NULL},
     {"src", "source", "position", NULL},
@@ -229,17 +230,23 @@ static int wave_create(run_state *r) {
   o.velocity = cf_float(f, "wave", "velocity", 2000);
   o.min_ppw = cf_float(f, "wave", "min_ppw", 4);
   o.absorb_reflection = cf_float(f, "wave", "absorb_reflection", 1e-4);
-  double tops[64], vels[64];
+  double tops[64], vels[64], rhos[64];
   int nt = cf_floats(f, "wave", "layer_tops", tops, 64);
   int nv = cf_floats(f, "wave", "layer_velocities", vels, 64);
+  int nr = cf_floats(f, "wave", "layer_densities", rhos, 64);
   if (nt != nv)
     return run_case_fail(r, "wave", nt ? "layer_tops" : "layer_velocities",
                          "layer_tops has %d values and layer_velocities %d; "
                          "they need one each per layer", nt, nv);
+  if (nr && nr != nt)
+    return run_case_fail(r, "wave", "layer_densities",
+                         "layer_densities has %d values and layer_tops %d; "
+                         "they need one each per layer", nr, nt);
   if (nt) {
     o.nlayers = nt;
     o.layer_top = tops;
     o.layer_velocity = vels;
+    o.layer_density = nr ? rhos : NULL;
     double vmax = 0;
     for (int i = 0; i < nv; i++) vmax = vels[i] > vmax ? vels[i] : vmax;
     o.velocity = vmax;

@@ -900,7 +900,13 @@ typedef struct strata_heat_info {
 strata_status strata_heat_get_info(const strata_heat *h,
                                    strata_heat_info *info);
 
-/* ---- Acoustic wave, 3D: p_tt = v^2 lap(p) + f(t) delta(x - x_s) ---- */
+/* ---- Acoustic wave, 3D or 2D: p_tt = rho v^2 div(grad(p) / rho)
+ *      + f(t) delta(x - x_s); with constant density (the default)
+ *      p_tt = v^2 lap(p) + f(t) delta(x - x_s) ----
+ * A grid one point thick in y (n[1] == 1) is a 2D x-z section: the 2D
+ * solver (2D Laplacian, 2D CFL limit, the source a 2D delta; faces,
+ * sources, receivers and models as in 3D, with the y faces ignored and
+ * y = 0). */
 typedef struct strata_wave strata_wave;
 
 typedef enum strata_wave_face {
@@ -929,6 +935,10 @@ typedef struct strata_wave_options {
   const double *layer_top;    /* nlayers depths (m) of the layers' tops,
                                  increasing, the first <= 0 */
   const double *layer_velocity; /* nlayers velocities (m/s) */
+  const double *layer_density;  /* NULL (default): constant density; else
+                                   nlayers densities (kg/m^3, > 0) of the
+                                   layers: variable-density acoustics
+                                   (see strata_wave_set_density) */
   strata_wave_face face[6];   /* STRATA_FACE_* order; default all CPML */
   int absorb_width;           /* points; default 20 */
   double absorb_reflection;   /* design reflection of the CPML and sponge
@@ -982,6 +992,18 @@ void strata_wave_destroy(strata_wave **w);
  * Errors: STRATA_EINVAL (non-finite or non-positive values),
  * STRATA_EUNSTABLE. */
 strata_status strata_wave_set_velocity(strata_wave *w, const double *v);
+/* Replaces the density model by rho (kg/m^3), a dense host array of
+ * n[0]*n[1]*n[2] doubles, x fastest; the solver then steps the
+ * variable-density equation (its own kernels; a solver never given a
+ * density keeps the constant-density ones).  Only ratios of densities
+ * matter.  The operator is rho_i sum_k c_k sum_j (b_i + b_j) / 2 (p_j -
+ * p_i) over the stencil's pairs (b = 1 / rho): symmetric, of the
+ * stencil's full order where rho is smooth, and equal to the
+ * constant-density Laplacian (to rounding) where rho is constant.  Inside
+ * CPML layers the memory terms take the density as locally constant
+ * (extend the model into them).  A refused model leaves the old one.
+ * Errors: STRATA_EINVAL (NULL, non-finite or non-positive values). */
+strata_status strata_wave_set_density(strata_wave *w, const double *rho);
 /* Sets p at t = 0 to u0(i,j,k) and at t = -dt to um1 (NULL: the same as
  * u0, i.e. zero initial velocity to first order), at every grid point.
  * Errors: STRATA_EINVAL. */
@@ -1014,7 +1036,7 @@ typedef struct strata_wave_info {
   double fmax, ppw, min_ppw;  /* 2.5 f0, vmin / (fmax h), the minimum */
   size_t nsamples;            /* trace samples per receiver */
   double bytes_per_point_step;/* bytes the step moves per point at least:
-                                 read p^n, p^{n-1} (and v), write p^{n+1};
+                                 read p^n, p^{n-1} (and v, 1/rho), write p^{n+1};
                                  with CPML layers also read and write psi
                                  and zeta of their points (averaged over
                                  the grid) */
@@ -1023,8 +1045,8 @@ typedef struct strata_wave_info {
 strata_status strata_wave_get_info(const strata_wave *w,
                                    strata_wave_info *info);
 /* Checkpoints: the solver's whole state (p^n and p^{n-1} with their ghost
- * layers, the CPML memory psi and zeta, the step count, the traces
- * recorded so far) as a byte buffer of *bytes bytes (native byte order,
+ * layers, the CPML memory psi and zeta, the density model 1/rho when
+ * there is one, the step count, the traces recorded so far) as a byte buffer of *bytes bytes (native byte order,
  * for this build; wrap it in a checksum before storing it).  Loading a
  * saved state into a solver created with the same options continues the
  * run bit for bit as if it had not been interrupted.  With options.dist

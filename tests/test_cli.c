@@ -236,6 +236,11 @@ TEST(bad_case_files_refused) {
        "[wave]\nlayer_tops = 10, 200\nlayer_velocities = 1500, 3000\n", 0,
        "bad.ini:8: key 'layer_tops' in [wave]: invalid argument: wave: the "
        "first layer's top"},
+      {"[solver]\nkind = wave\n[grid]\nn = 64, 64, 64\n[run]\nsteps = 1\n"
+       "[wave]\nlayer_tops = 0, 200\nlayer_velocities = 1500, 3000\n"
+       "layer_densities = 1000\n", 0,
+       "bad.ini:10: key 'layer_densities' in [wave]: layer_densities has 1 "
+       "values and layer_tops 2"},
       {"[solver]\nkind = heat\n[grid]\nn = 4, 4\n[run]\nsteps = 1\n"
        "[boundary]\nall = neumann\n[heat]\nfuse = 8\n", 0,
        "bad.ini:10: key 'fuse' in [heat]: invalid argument: heat: fuse = 8"},
@@ -836,37 +841,49 @@ static int same_file(const char *a, const char *b) {
 TEST(wave_fdtd_restart_bit_for_bit) {
   CHECK(setup() == 0);
   char args[2048];
-  const char *wave =
+  /* 3D, then a 2D x-z section with layered density */
+  const char *waves[2] = {
       "'" STRATA_SOURCE_DIR "/examples/seismic3d.ini' --quiet --no-ceiling "
       "--set grid.n=40,36,36 --set boundary.width=8 --set run.steps=40 "
       "--set receivers.start=50,180,20 --set receivers.end=350,180,20 "
       "--set receivers.count=8 --set source.position=200,180,50 "
-      "--set output.formats=npy --set output.traces=npy";
-  rm_rf(tp("wk1"));
-  rm_rf(tp("wk2"));
-  /* snapshots every 10 steps in the first run only: reading a field for a
-   * snapshot must not change what follows */
-  snprintf(args, sizeof args, "run %s --out wk1 --set output.every=10 "
-           "--checkpoint-every 15", wave);
-  int rc = strata(args);
-  char *e = err_text();
-  if (rc == 2 && e && strstr(e, "is not part of this build")) {
+      "--set output.formats=npy --set output.traces=npy",
+      "'" STRATA_SOURCE_DIR "/examples/seismic3d.ini' --quiet --no-ceiling "
+      "--set grid.n=48,1,40 --set boundary.width=8 --set run.steps=40 "
+      "--set receivers.start=50,0,20 --set receivers.end=350,0,20 "
+      "--set receivers.count=8 --set source.position=200,0,50 "
+      "--set wave.layer_densities=1000,2100,2400 "
+      "--set output.formats=npy --set output.traces=npy"};
+  for (int c = 0; c < 2; c++) {
+    const char *wave = waves[c];
+    rm_rf(tp("wk1"));
+    rm_rf(tp("wk2"));
+    /* snapshots every 10 steps in the first run only: reading a field for
+     * a snapshot must not change what follows */
+    snprintf(args, sizeof args, "run %s --out wk1 --set output.every=10 "
+             "--checkpoint-every 15", wave);
+    int rc = strata(args);
+    char *e = err_text();
+    if (rc == 2 && e && strstr(e, "is not part of this build")) {
+      free(e);
+      SKIP("the wave solver is not in this build");
+    }
+    CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
     free(e);
-    SKIP("the wave solver is not in this build");
+    snprintf(args, sizeof args,
+             "run %s --out wk2 --restart wk1/checkpoint.stck", wave);
+    rc = strata(args);
+    e = err_text();
+    CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+    free(e);
+    CHECK(same_file("wk1/final.npy", "wk2/final.npy"));
+    CHECK(same_file("wk1/traces.npy", "wk2/traces.npy"));
+    char *js = slurp(tp("wk2/summary.json"), NULL);
+    CHECK(js && strstr(js, "\"first_step\": 30"));
+    free(js);
   }
-  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
-  free(e);
-  snprintf(args, sizeof args, "run %s --out wk2 --restart wk1/checkpoint.stck",
-           wave);
-  rc = strata(args);
-  e = err_text();
-  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
-  free(e);
-  CHECK(same_file("wk1/final.npy", "wk2/final.npy"));
-  CHECK(same_file("wk1/traces.npy", "wk2/traces.npy"));
-  char *js = slurp(tp("wk2/summary.json"), NULL);
-  CHECK(js && strstr(js, "\"first_step\": 30"));
-  free(js);
+  const char *wave = waves[0];
+  char *e = NULL;
   for (int yee = 0; yee < 2; yee++) {
     const char *fd = yee ? "--set fdtd.scheme=yee" : "--set fdtd.scheme=explicit";
     rm_rf(tp("fk1"));

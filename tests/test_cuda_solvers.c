@@ -409,6 +409,7 @@ static const wcase wcases[] = {
 typedef struct {
   double lap[5], d1[5];
   double *u, *up, *c2, *line;     /* images / host arrays */
+  double *rb;                     /* image of b = 1/rho, or NULL */
   double *damp[3], *pa[3], *pb[3];
   gbox slabbox[6];
   double *psi[6], *zeta[6];
@@ -423,6 +424,7 @@ static void wdata_free(wdata *w) {
   free(w->up);
   free(w->c2);
   free(w->line);
+  free(w->rb);
   for (int a = 0; a < 3; a++) {
     free(w->damp[a]);
     free(w->pa[a]);
@@ -437,9 +439,11 @@ static void wdata_free(wdata *w) {
 /* One wave case in one precision: both engines from the same images.
  * pair: the second engine's wave_pair (two steps in one sweep, into fresh
  * fields whose interiors are poisoned) against two wave_step calls of the
- * first; u and up then have zero ghosts (the pair's faces keep them 0). */
+ * first; u and up then have zero ghosts (the pair's faces keep them 0).
+ * density: a random b = 1/rho field in [0.4, 2.5], ghosts included (the
+ * variable-density operator). */
 static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
-                     uint64_t seed, double *ratio, int pair) {
+                     uint64_t seed, double *ratio, int pair, int density) {
   const int D = c->dims, R = c->R, W = c->width ? c->width : WAVE_W;
   size_t n[3];
   for (int a = 0; a < 3; a++) n[a] = quick() ? c->nq[a] : c->n[a];
@@ -477,6 +481,13 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
     CHECK(w.line);
     for (size_t q = 0; q < nl; q++) w.line[q] = 0.05 + 0.2 * urand(&s);
     c2max = 0.25;
+  }
+  double vdf = 1; /* the bound's factor on L: 1 + max b / min b */
+  if (density) {
+    w.rb = img_new(&B);
+    CHECK(w.rb);
+    img_random(&B, w.rb, &s, 0.4, 2.5, 0);
+    vdf = 1 + 2.5 / 0.4;
   }
   double emax = 0, amax = 0;
   for (int a = 0; a < D; a++) {
@@ -583,7 +594,10 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
     strata_field *u = mkfield(ctx, D, n, R, prec);
     strata_field *up = mkfield(ctx, D, n, R, prec);
     strata_field *c2 = c->c2field ? mkfield(ctx, D, n, R, prec) : NULL;
-    CHECK(u && up && (c2 || !c->c2field));
+    strata_field *rb = density ? mkfield(ctx, D, n, R, prec) : NULL;
+    CHECK(u && up && (c2 || !c->c2field) && (rb || !density));
+    if (rb) CHECK_OK(put(rb, w.rb, B.count), ctx);
+    A.rb = rb;
     CHECK_OK(put(u, w.u, B.count), ctx);
     CHECK_OK(put(up, w.up, B.count), ctx);
     if (c2) CHECK_OK(put(c2, w.c2, B.count), ctx);
@@ -671,6 +685,7 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
     strata_field_destroy(&u);
     strata_field_destroy(&up);
     strata_field_destroy(&c2);
+    strata_field_destroy(&rb);
     for (int f = 0; f < 6; f++) {
       strata_field_destroy(&psi[f]);
       strata_field_destroy(&zeta[f]);
@@ -692,8 +707,9 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
   const double P1 = 1 + amax * S1;              /* |psi| after its update */
   const double dpsi = S1 * P1;                  /* |D1 psi| */
   const double Z1 = 1 + amax * (L1 + dpsi);     /* |zeta| after its update */
-  const double M = 3 + emax + c2max * D * (L1 + dpsi + Z1) + ssum;
-  const int m = D * (2 * R + 1) * 2 + D * (4 * R + 5) + 10 + w.nsrc;
+  const double M = 3 + emax + c2max * D * (vdf * L1 + dpsi + Z1) + ssum;
+  const int m = (density ? 2 : 1) * D * (2 * R + 1) * 2 + D * (4 * R + 5) +
+                10 + w.nsrc;
   const double tol = 2.0 * m * ref_eps(prec) * M;
   char what[160];
   snprintf(what, sizeof what, "%s, %s: u^{n+1}", c->name,
@@ -739,8 +755,9 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
 }
 
 /* Every wave case in both precisions; kernel: NULL (the engine's choice)
- * or a value of the tuning switch wave_kernel. */
-static int wave_cases(const char *kernel) {
+ * or a value of the tuning switch wave_kernel; density: with a b = 1/rho
+ * field (the variable-density kernels). */
+static int wave_cases(const char *kernel, int density) {
   ctx_pair P;
   OPEN_PAIR(P);
   if (kernel) {
@@ -758,7 +775,7 @@ static int wave_cases(const char *kernel) {
     for (int p = 0; p < 2; p++) {
       strata_precision prec = p ? STRATA_F64 : STRATA_F32;
       if (wave_case(&P, &wcases[q], prec, 1000u + 17u * (unsigned)q + p,
-                    &ratio, 0)) {
+                    &ratio, 0, density)) {
         fprintf(stderr, "  FAILED: %s, %s\n", wcases[q].name,
                 p ? "fp64" : "fp32");
         close_pair(&P);
@@ -767,18 +784,21 @@ static int wave_cases(const char *kernel) {
       cases++;
     }
   printf("  %d cases (2D/3D, r = 1..4, CPML, sponge, free, periodic, Mur, "
-         "sources, c2 field/line, fp32/fp64%s%s): worst |%s - cpu| / bound = "
-         "%.3f\n", cases, kernel ? ", kernel " : "", kernel ? kernel : "",
-         eng(1), ratio);
+         "sources, c2 field/line, fp32/fp64%s%s%s): worst |%s - cpu| / bound "
+         "= %.3f\n", cases, kernel ? ", kernel " : "", kernel ? kernel : "",
+         density ? ", density field" : "", eng(1), ratio);
   close_pair(&P);
   return 0;
 }
 
-TEST(wave_step_vs_cpu) { return wave_cases(NULL); }
+TEST(wave_step_vs_cpu) { return wave_cases(NULL, 0); }
+
+/* The variable-density step (k_wave's VD instance) on every case. */
+TEST(wave_step_density_vs_cpu) { return wave_cases(NULL, 1); }
 
 /* The 3D update kernel of devices without tensor copies (k_wavev), which
  * an sm_90 device never picks by itself. */
-TEST(wave_step_fallback_vs_cpu) { return wave_cases("wavev"); }
+TEST(wave_step_fallback_vs_cpu) { return wave_cases("wavev", 0); }
 
 /* wave_pair: the cases it takes (3D, zero faces with or without sponges,
  * no CPML slab), tiles cut by the grid's ends in x, y and z */
@@ -817,7 +837,7 @@ TEST(wave_pair_vs_cpu) {
       for (int p = 0; p < 2; p++) {
         strata_precision prec = p ? STRATA_F64 : STRATA_F32;
         if (wave_case(&P, &pcases[q], prec, 7000u + 17u * (unsigned)q + p,
-                      &ratio, 1)) {
+                      &ratio, 1, 0)) {
           fprintf(stderr, "  FAILED: %s, %s%s\n", pcases[q].name,
                   p ? "fp64" : "fp32", ch ? ", 3 z chunks" : "");
           close_pair(&P);
@@ -1455,14 +1475,18 @@ typedef struct {
   int order;
   int velocity_field;
   int pair; /* the CUDA run must step two at a time (wave_pair=1) */
+  int density; /* a density field: the variable-density kernels */
+  int section; /* a 2D x-z section (n[1] = 1) */
 } wecase;
 
 /* Runs the wave solver on ctx: final p^n, p^{n-1} (dense interior) and the
  * traces (receiver-major). */
 static int wave_run(strata_context *ctx, const wecase *c, strata_precision p,
-                    const size_t n[3], long N, double **pn, double **pm,
+                    const size_t n3[3], long N, double **pn, double **pm,
                     double **tr, size_t *ns) {
-  static const double rec[9] = {50, 60, 70, 150, 120, 90, 230, 200, 40};
+  double rec[9] = {50, 60, 70, 150, 120, 90, 230, 200, 40};
+  const size_t n[3] = {n3[0], c->section ? 1 : n3[1], n3[2]};
+  if (c->section) rec[1] = rec[4] = rec[7] = 0;
   strata_wave_options o;
   strata_wave_options_init(&o);
   memcpy(o.n, n, sizeof o.n);
@@ -1490,6 +1514,18 @@ static int wave_run(strata_context *ctx, const wecase *c, strata_precision p,
     CHECK_OK(strata_wave_set_velocity(w, v), ctx);
     free(v);
   }
+  if (c->density) {
+    size_t cnt = n[0] * n[1] * n[2];
+    double *rho = malloc(cnt * sizeof(double));
+    CHECK(rho);
+    for (size_t q = 0; q < cnt; q++) {
+      uint64_t s = q * 2246822519u + 7;
+      rho[q] = (q / (n[0] * n[1]) > n[2] / 2 ? 2400 : 1200) +
+               300 * urand(&s);
+    }
+    CHECK_OK(strata_wave_set_density(w, rho), ctx);
+    free(rho);
+  }
   double cen[5] = {n[0] / 2.0 + 3, n[1] / 2.0 - 2, n[2] / 3.0, 4.0, 0.05};
   CHECK_OK(strata_wave_set_state(w, init_fn, NULL, cen), ctx);
   /* odd counts: fused pairs and a single step (where pairs are taken) */
@@ -1514,24 +1550,46 @@ TEST(wave_end_to_end) {
       {"order 8, CPML x, sponge y, free top, CPML bottom",
        {STRATA_WAVE_CPML, STRATA_WAVE_CPML, STRATA_WAVE_SPONGE,
         STRATA_WAVE_SPONGE, STRATA_WAVE_FREE, STRATA_WAVE_CPML},
-       8, 0, 0},
+       8, 0, 0, 0, 0},
       {"order 8, sponge on every face, two steps per sweep",
        {STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE,
         STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE},
-       8, 0, 1},
+       8, 0, 1, 0, 0},
       {"order 4, sponge on every face, velocity field, two steps per sweep",
        {STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE,
         STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE},
-       4, 1, 1},
+       4, 1, 1, 0, 0},
       {"order 4, periodic x, free y, CPML z-lo, sponge z-hi, velocity field",
        {STRATA_WAVE_PERIODIC, STRATA_WAVE_PERIODIC, STRATA_WAVE_FREE,
         STRATA_WAVE_FREE, STRATA_WAVE_CPML, STRATA_WAVE_SPONGE},
-       4, 1, 0},
+       4, 1, 0, 0, 0},
+      {"order 8, CPML x, sponge y, free top, CPML bottom, velocity and "
+       "density fields",
+       {STRATA_WAVE_CPML, STRATA_WAVE_CPML, STRATA_WAVE_SPONGE,
+        STRATA_WAVE_SPONGE, STRATA_WAVE_FREE, STRATA_WAVE_CPML},
+       8, 1, 0, 1, 0},
+      {"order 8, periodic x, sponge z, density field",
+       {STRATA_WAVE_PERIODIC, STRATA_WAVE_PERIODIC, STRATA_WAVE_SPONGE,
+        STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE},
+       8, 0, 0, 1, 0},
+      {"2D section, order 8, CPML sides and bottom, free top",
+       {STRATA_WAVE_CPML, STRATA_WAVE_CPML, STRATA_WAVE_CPML,
+        STRATA_WAVE_CPML, STRATA_WAVE_FREE, STRATA_WAVE_CPML},
+       8, 0, 0, 0, 1},
+      {"2D section, order 8, CPML, free top, velocity and density fields",
+       {STRATA_WAVE_CPML, STRATA_WAVE_CPML, STRATA_WAVE_CPML,
+        STRATA_WAVE_CPML, STRATA_WAVE_FREE, STRATA_WAVE_CPML},
+       8, 1, 0, 1, 1},
+      {"2D section, order 4, sponge, periodic x, density field",
+       {STRATA_WAVE_PERIODIC, STRATA_WAVE_PERIODIC, STRATA_WAVE_SPONGE,
+        STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE, STRATA_WAVE_SPONGE},
+       4, 0, 0, 1, 1},
   };
   const size_t n[3] = {Q ? 31 : 48, Q ? 29 : 44, Q ? 30 : 40};
   const long N = Q ? 16 : 60;
   double ratio = 0;
   for (size_t q = 0; q < sizeof wc / sizeof wc[0]; q++) {
+    if (wc[q].pair && self_mode()) continue; /* the CPU has no pair kernel */
     /* the CPU engine in both precisions: its fp32 error */
     double *c64[3], *c32[3], *g[3];
     size_t ns64, ns32, nsg;
@@ -1539,7 +1597,7 @@ TEST(wave_end_to_end) {
                    &c64[2], &ns64) == 0);
     CHECK(wave_run(P.c[0], &wc[q], STRATA_F32, n, N, &c32[0], &c32[1],
                    &c32[2], &ns32) == 0);
-    const size_t cnt = n[0] * n[1] * n[2];
+    const size_t cnt = n[0] * (wc[q].section ? 1 : n[1]) * n[2];
     for (int p = 0; p < 2; p++) {
       strata_precision prec = p ? STRATA_F64 : STRATA_F32;
       CHECK(retune(&P, wc[q].pair ? "wave_pair=1" : "") == 0);
@@ -1843,7 +1901,7 @@ TEST(blowup_end_to_end) {
 
 RUN_TESTS(cuda_engine_has_the_solver_entries, sample_vs_cpu, wave_step_vs_cpu,
           wave_pair_vs_cpu,
-          wave_step_fallback_vs_cpu,
+          wave_step_fallback_vs_cpu, wave_step_density_vs_cpu,
           yee_step_vs_cpu, apply_fused_vs_cpu, heat_end_to_end,
           wave_end_to_end, fdtd_end_to_end, nonfinite_check_vs_cpu,
           blowup_end_to_end)

@@ -382,18 +382,21 @@ static int one_wave(int variant, strata_precision p) {
   o.h = 10;
   o.absorb_width = 6;
   o.f0 = 12;
-  double lt[2] = {0, 0.45 * (double)o.n[2] * o.h}, lv[2] = {1800, 2400};
+  double lt[2] = {0, 0.45 * (double)o.n[2] * o.h}, lv[2] = {1800, 2400},
+         lr[2] = {1100, 2300};
   o.nlayers = 2;
   o.layer_top = lt;
   o.layer_velocity = lv;
+  if (variant >= 3) o.layer_density = lr; /* variable density */
+  if (variant == 4) o.n[1] = 1;           /* a 2D x-z section */
   /* the source near a rank boundary, receivers all over */
   o.src[0] = 150;
-  o.src[1] = 140;
+  o.src[1] = variant == 4 ? 0 : 140;
   o.src[2] = 16.5 * o.h;
   double rec[3 * 5];
   for (int r = 0; r < 5; r++) {
     rec[3 * r] = 40 + 40 * r;
-    rec[3 * r + 1] = 130;
+    rec[3 * r + 1] = variant == 4 ? 0 : 130;
     rec[3 * r + 2] = ((double)r * 0.23 + 0.05) * (double)(o.n[2] - 1) * o.h;
   }
   o.nreceivers = 5;
@@ -401,6 +404,8 @@ static int one_wave(int variant, strata_precision p) {
   switch (variant) {
   case 0: break; /* CPML everywhere */
   case 1:        /* free surface on top, sponge below */
+  case 3:
+  case 4:
     o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
     o.face[STRATA_FACE_ZHI] = STRATA_WAVE_SPONGE;
     break;
@@ -454,11 +459,12 @@ static int one_wave(int variant, strata_precision p) {
 
 TEST(wave_equals_one_rank) {
   if (skip_all) SKIP("%s", skip_why);
-  for (int v = 0; v < 3; v++)
+  for (int v = 0; v < 5; v++)
     for (int p = 0; p < 2; p++)
       if (one_wave(v, p ? STRATA_F64 : STRATA_F32)) return 1;
   if (rank0())
-    printf("  6 wave runs (CPML; free surface + sponge; periodic) and their "
+    printf("  10 wave runs (CPML; free surface + sponge; periodic; variable "
+           "density; a 2D section with variable density) and their "
            "seismograms equal one rank's on %d ranks\n", strata_dist_size(D));
   return 0;
 }

@@ -123,6 +123,10 @@ typedef struct strata__wave_args {
   const strata_field *c2;           /* (v dt / h)^2 per point, or NULL */
   const double *c2_line;            /* when c2 == NULL: per index of the last
                                        axis (z in 3D, y in 2D) */
+  const strata_field *rb;           /* NULL: constant density; else b =
+                                       1/rho per point, ghosts included
+                                       (u's layout): L is then point.h's
+                                       vd_term/vd_total operator */
   const double *damp[3];            /* sponge e = eta*dt per index, or NULL */
   const double *pml_a[3], *pml_b[3];/* CPML coefficients per index, or NULL */
   strata__wave_slab slab[3][2];     /* [axis][0 = low face, 1 = high face] */

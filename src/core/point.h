@@ -199,6 +199,18 @@ STRATA_HD T PT(sym27_plane)(const T *K, T a, T s1, T s2) {
  * one axis's centre weight; the star's other weights are lap[k] on every
  * axis). */
 STRATA_HD T PT(lap_centre)(int D, T lap0) { return lap0 * (T)D; }
+/* Variable density (b = 1/rho): rho_i div(b grad u) at point i as
+ *   sum over the stencil's pairs (distance k, weight lap[k], every axis)
+ *   of lap[k] (b_i + b_j) (u_j - u_i), times 1 / (2 b_i):
+ * vd_term adds one neighbour j (order: per k the x, y, z axes, the -k
+ * neighbour before the +k one), vd_total scales the sum.  Symmetric in
+ * (i, j), of the stencil's order for smooth b, the Laplacian where b is
+ * constant. */
+STRATA_HD T PT(vd_term)(T acc, T w, T bi, T bj, T ui, T uj) {
+  return acc + w * ((bi + bj) * (uj - ui));
+}
+STRATA_HD T PT(vd_total)(T acc, T bi) { return PT_DIV(acc, (T)2 * bi); }
+
 /* Leapfrog: u+ = 2u - u- + c2 L (c2 = (c dt / h)^2 at the point). */
 STRATA_HD T PT(wave)(T u, T um, T c2, T L) {
   return (T)2 * u - um + c2 * L;

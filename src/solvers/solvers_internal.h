@@ -27,12 +27,19 @@ typedef struct strata__we_desc {
                                    dist's ranks along the last axis; the
                                    profiles above stay global */
   int split_periodic;           /* the split axis wraps around */
+  int density;                  /* a b = 1/rho field will be set
+                                   (strata__we_set_b): counted in the
+                                   footprint */
 } strata__we_desc;
 
 typedef struct strata__wengine {
   strata_context *ctx;
   strata__wave_args a;
   strata_field *u, *up, *c2;
+  strata_field *rb;   /* b = 1/rho with ghosts, or NULL (constant rho) */
+  size_t gn[3];       /* the global grid */
+  int gface[6];       /* the global faces (STRATA__WF_*, absorbing ones
+                         ZERO): how rb's ghosts extend the model */
   /* two steps in one sweep (strata__we_step2): the spare pair of fields
    * the sweep writes, made on first use; pair_off: why it is not taken
    * (not asked for, backend, case, memory), single steps from then on;
@@ -59,6 +66,14 @@ strata_status strata__we_footprint(strata_context *ctx,
 /* Replaces c2 by a per-point model (dense host array, x fastest; with
  * dist, this rank's owned planes). */
 strata_status strata__we_set_c2(strata__wengine *e, const double *c2);
+/* Sets b = 1/rho from bfn(i, j, k, user) at global engine indices
+ * (inside the grid; ghosts take the value the faces give: wrapped on
+ * PERIODIC, the even image on FREE, the nearest node elsewhere), creating
+ * the field on first use; the step then uses the variable-density
+ * operator. */
+strata_status strata__we_set_b(strata__wengine *e,
+                               double (*bfn)(long, long, long, void *),
+                               void *user);
 /* Replaces c2 by a line along the last axis (n[dims-1] values, global). */
 strata_status strata__we_set_c2_line(strata__wengine *e, const double *line);
 /* One step: sources added to u^{n+1}; then u and up swap.  Refreshes the
@@ -96,6 +111,9 @@ strata_status strata__state_fields_save(strata_field *const *f, int n,
 strata_status strata__state_fields_load(strata_field *const *f, int n,
                                         const unsigned char *p);
 int strata__we_state_fields(strata__wengine *e, strata_field **out);
+/* The most fields strata__we_state_fields lists: u, up, psi and zeta of 6
+ * slabs, b. */
+#define STRATA__WE_STATE_MAX 15
 /* With dist, a blob's header (tagged as a part) is followed by a part
  * record of STRATA__STATE_PART uint64 values: the rank, the number of
  * ranks, the global grid n[3], the first owned plane and the owned plane

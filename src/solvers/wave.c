@@ -1,10 +1,14 @@
-/* The 3D acoustic wave solver (the seismic modelling case):
- *   p_tt = v^2 lap(p) + f(t) delta(x - x_s),  f = A ricker(f0, t - delay)
- * leapfrog in time, the order-2r star Laplacian (25 points at order 8) in
- * space, on the wave engine (wave_engine.c).  This file holds the setup side:
- * the options' defaults and validation (CFL, dispersion, geometry, all before
- * anything is allocated), creation and destruction, and the velocity model;
- * wave_step.c holds what runs afterwards. */
+/* The acoustic wave solver (the seismic modelling case), 3D or a 2D x-z
+ * section (n[1] == 1):
+ *   p_tt = rho v^2 div(grad(p) / rho) + f(t) delta(x - x_s),
+ *   f = A ricker(f0, t - delay)
+ * leapfrog in time, the order-2r star Laplacian (25 points at order 8 in
+ * 3D) in space, or with a density model its variable-density form
+ * (core/point.h's vd_term), on the wave engine (wave_engine.c).  This file
+ * holds the setup side: the options' defaults and validation (CFL,
+ * dispersion, geometry, all before anything is allocated), creation and
+ * destruction, and the velocity and density models; wave_step.c holds what
+ * runs afterwards. */
 #include "wave_internal.h"
 
 #include <math.h>
@@ -73,6 +77,11 @@ double strata_wave_ricker(double f0, double t) {
 static const char *const faces[] = {"x-low", "x-high", "y-low",
                                     "y-high", "z-low", "z-high"};
 
+/* 2 for an x-z section (one point along y), else 3. */
+static int wave_dims(const strata_wave_options *o) {
+  return o->n[1] == 1 ? 2 : 3;
+}
+
 static int is_absorbing(strata_wave_face f) {
   return f == STRATA_WAVE_CPML || f == STRATA_WAVE_SPONGE;
 }
@@ -100,10 +109,11 @@ static strata_status check_velocity_range(strata_context *ctx,
                         model ? vmax : dt,
                         "wave: CFL number v_max dt / h = %g * %s / %g = %s "
                         "exceeds the limit %s of leapfrog with the order-%d "
-                        "Laplacian in 3D; reduce dt below %s s",
+                        "Laplacian in %dD; reduce dt below %s s",
                         vmax, strata__vs(dt, limit * o->h / vmax).v, o->h,
                         strata__vs(cfl, limit).v, strata__vs(cfl, limit).lim,
-                        o->order, strata__vs(dt, limit * o->h / vmax).lim);
+                        o->order, wave_dims(o),
+                        strata__vs(dt, limit * o->h / vmax).lim);
   if (o->amplitude != 0.0) {
     double fmax = STRATA__RICKER_FMAX * o->f0;
     double ppw = vmin / (fmax * o->h);
@@ -159,10 +169,23 @@ static strata_status velocity_model(strata_context *ctx,
                                 "top is %g m", m, o->layer_top[m]);
       /* only layers that reach a grid node count */
       double zmax = (double)(o->n[2] - 1) * o->h;
+      if (o->layer_density && (!(o->layer_density[m] > 0) ||
+                               !isfinite(o->layer_density[m])))
+        return strata__fail_arg(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "layer_density", m),
+                                o->layer_density[m],
+                                "wave: layer %d has density %g; it must be "
+                                "finite and > 0", m, o->layer_density[m]);
       if (o->layer_top[m] > zmax) break;
       if (v < *lo) *lo = v;
       if (v > *hi) *hi = v;
     }
+  } else if (o->layer_density) {
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "layer_density",
+                              o->layer_density,
+                              "wave: layer_density is set but nlayers is 0; "
+                              "give the layers (or use "
+                              "strata_wave_set_density)");
   } else {
     if (!(o->velocity > 0) || !isfinite(o->velocity))
       return strata__fail_arg(ctx, STRATA_EINVAL, "velocity", o->velocity,
@@ -255,6 +278,7 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
                               (int)o->face[f]);
   int nabs = 0;
   for (int a = 0; a < 3; a++) {
+    if (a == 1 && wave_dims(o) == 2) continue; /* the y faces: none */
     int p0 = o->face[2 * a] == STRATA_WAVE_PERIODIC,
         p1 = o->face[2 * a + 1] == STRATA_WAVE_PERIODIC;
     if (p0 != p1) {
@@ -293,7 +317,7 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
   strata_status s = velocity_model(ctx, o, &lo, &hi);
   if (s == STRATA_OK) s = validate_source(ctx, o);
   if (s != STRATA_OK) return s;
-  *limit = 2.0 / sqrt(3 * W);
+  *limit = 2.0 / sqrt(wave_dims(o) * W);
   double dt = o->dt > 0 ? o->dt : 0.8 * *limit * o->h / hi;
   s = check_velocity_range(ctx, o, dt, lo, hi, *limit, NULL);
   if (s != STRATA_OK) return s;
@@ -353,45 +377,50 @@ static int engine_desc(const strata_wave_options *o, double dt, double vmax,
                        double **line) {
   static const double present = 0;
   memset(d, 0, sizeof *d);
-  d->dims = 3;
+  /* the engine's axes: x, y, z, or x, z for a section */
+  const int D = wave_dims(o), axis[3] = {0, D == 2 ? 2 : 1, 2};
+  d->dims = D;
   d->dist = o->dist;
   d->split_periodic = o->face[STRATA_FACE_ZLO] == STRATA_WAVE_PERIODIC;
+  d->density = o->layer_density != NULL;
   double W;
   d->radius = lap_weights(o->order, d->lap, d->d1, &W);
-  for (int a = 0; a < 3; a++) d->n[a] = o->n[a];
+  for (int q = 0; q < 3; q++) d->n[q] = q < D ? o->n[axis[q]] : 1;
   d->precision = o->precision;
   d->width = o->absorb_width;
   d->width_arg = "absorb_width";
-  for (int f = 0; f < 6; f++) {
-    d->face[f] = o->face[f] == STRATA_WAVE_FREE       ? STRATA__WF_FREE
-                 : o->face[f] == STRATA_WAVE_PERIODIC ? STRATA__WF_PERIODIC
-                                                     : STRATA__WF_ZERO;
-    d->absorb[f] = o->face[f] == STRATA_WAVE_CPML     ? STRATA__ABS_CPML
-                   : o->face[f] == STRATA_WAVE_SPONGE ? STRATA__ABS_SPONGE
-                                                     : STRATA__ABS_NONE;
+  for (int f = 0; f < 2 * D; f++) {
+    const strata_wave_face k = o->face[2 * axis[f / 2] + f % 2];
+    d->face[f] = k == STRATA_WAVE_FREE       ? STRATA__WF_FREE
+                 : k == STRATA_WAVE_PERIODIC ? STRATA__WF_PERIODIC
+                                             : STRATA__WF_ZERO;
+    d->absorb[f] = k == STRATA_WAVE_CPML     ? STRATA__ABS_CPML
+                   : k == STRATA_WAVE_SPONGE ? STRATA__ABS_SPONGE
+                                             : STRATA__ABS_NONE;
   }
   int oom = 0;
   if (host) oom = !(*line = malloc(o->n[2] * sizeof(double)));
-  for (int a = 0; a < 3 && !oom; a++) {
+  for (int q = 0; q < D && !oom; q++) {
+    const int a = axis[q];
     int sp = o->face[2 * a] == STRATA_WAVE_SPONGE ||
              o->face[2 * a + 1] == STRATA_WAVE_SPONGE;
     int cp = o->face[2 * a] == STRATA_WAVE_CPML ||
              o->face[2 * a + 1] == STRATA_WAVE_CPML;
     if (!host) {
-      d->damp[a] = sp ? &present : NULL;
-      d->pml_a[a] = d->pml_b[a] = cp ? &present : NULL;
+      d->damp[q] = sp ? &present : NULL;
+      d->pml_a[q] = d->pml_b[q] = cp ? &present : NULL;
       continue;
     }
-    if (sp) oom |= !(host[a][0] = malloc(o->n[a] * sizeof(double)));
+    if (sp) oom |= !(host[q][0] = malloc(o->n[a] * sizeof(double)));
     if (cp) {
-      oom |= !(host[a][1] = malloc(o->n[a] * sizeof(double)));
-      oom |= !(host[a][2] = malloc(o->n[a] * sizeof(double)));
+      oom |= !(host[q][1] = malloc(o->n[a] * sizeof(double)));
+      oom |= !(host[q][2] = malloc(o->n[a] * sizeof(double)));
     }
     if (!oom && (sp || cp))
-      profiles(o, dt, vmax, a, host[a][0], host[a][1], host[a][2]);
-    d->damp[a] = host[a][0];
-    d->pml_a[a] = host[a][1];
-    d->pml_b[a] = host[a][2];
+      profiles(o, dt, vmax, a, host[q][0], host[q][1], host[q][2]);
+    d->damp[q] = host[q][0];
+    d->pml_a[q] = host[q][1];
+    d->pml_b[q] = host[q][2];
   }
   if (!host || oom) return oom ? -1 : 0;
   for (size_t k = 0; k < o->n[2]; k++) {
@@ -443,6 +472,10 @@ static void place_source(strata_wave *w, const strata_wave_options *o,
     }
     if (wt == 0 || idx[2] < zlo || idx[2] >= zhi) continue;
     idx[2] -= zoff;
+    if (w->dims == 2) { /* the engine's axes: x, z */
+      idx[1] = idx[2];
+      idx[2] = 0;
+    }
     memcpy(w->src[w->nsrc], idx, sizeof idx);
     w->src_w[w->nsrc++] = wt;
   }
@@ -487,8 +520,13 @@ static strata_status place_receivers(strata_context *ctx, strata_wave *w,
             idx[a] = i0[a] + up;
             if (idx[a] >= (long)o->n[a]) idx[a] = (long)o->n[a] - 1;
           }
-          off[8 * rr + c] = (long)strata__offset(w->e->u, idx[0], idx[1],
-                                                 idx[2] - zoff);
+          idx[2] -= zoff;
+          if (w->dims == 2) { /* the engine's axes: x, z */
+            idx[1] = idx[2];
+            idx[2] = 0;
+          }
+          off[8 * rr + c] =
+              (long)strata__offset(w->e->u, idx[0], idx[1], idx[2]);
           wt[8 * rr + c] = ww;
         }
       }
@@ -570,6 +608,39 @@ strata_status strata__wave_footprint(strata_context *ctx,
   return prepare(ctx, opt, &o, &dt, &vmin, &vmax, &limit, fp);
 }
 
+/* b = 1/rho at the engine's global node (i, j, k) of a dense solver-order
+ * array (x fastest; a section's engine axes are x, z) or of the layers. */
+typedef struct {
+  const strata_wave *w;
+  const double *rho;          /* dense, or NULL: the layers below */
+  int nlayers;
+  const double *top, *lrho;
+} b_source;
+
+static double b_at(long i, long j, long k, void *p) {
+  const b_source *b = p;
+  const strata_wave_options *o = &b->w->o;
+  const long z = b->w->dims == 2 ? j : k;
+  if (b->rho) {
+    const size_t y = b->w->dims == 2 ? 0 : (size_t)j;
+    return 1.0 / b->rho[(size_t)i + o->n[0] * (y + o->n[1] * (size_t)z)];
+  }
+  double r = b->lrho[0], depth = (double)z * o->h;
+  for (int m = 0; m < b->nlayers; m++)
+    if (b->top[m] <= depth) r = b->lrho[m];
+  return 1.0 / r;
+}
+
+static strata_status layer_density(strata_wave *w,
+                                   const strata_wave_options *o) {
+  b_source b = {w, NULL, o->nlayers, o->layer_top, o->layer_density};
+  w->o.h = o->h; /* w->o is set at the end of create */
+  w->o.n[0] = o->n[0];
+  w->o.n[1] = o->n[1];
+  w->o.n[2] = o->n[2];
+  return strata__we_set_b(w->e, b_at, &b);
+}
+
 strata_status strata_wave_create(strata_context *ctx,
                                  const strata_wave_options *opt,
                                  strata_wave **out) {
@@ -595,8 +666,10 @@ strata_status strata_wave_create(strata_context *ctx,
   w->cfl_limit = limit;
   w->delay = o.delay > 0 ? o.delay : 1.5 / o.f0;
   w->nrec = w->nrec_all = o.nreceivers;
+  w->dims = wave_dims(&o);
 
   s = make_engine(ctx, w, &o, dt, vmax);
+  if (s == STRATA_OK && o.layer_density) s = layer_density(w, &o);
   if (s != STRATA_OK) {
     strata_wave_destroy(&w);
     return s;
@@ -618,7 +691,7 @@ strata_status strata_wave_create(strata_context *ctx,
     return s;
   }
   o.nlayers = 0;
-  o.layer_top = o.layer_velocity = o.receivers = NULL;
+  o.layer_top = o.layer_velocity = o.layer_density = o.receivers = NULL;
   w->o = o;
   w->o.dt = dt;
   *out = w;
@@ -669,5 +742,34 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
     w->vmin = lo;
     w->vmax = hi;
   }
+  return s;
+}
+
+strata_status strata_wave_set_density(strata_wave *w, const double *rho) {
+  if (!w) return STRATA_EINVAL;
+  if (!rho)
+    return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "rho", rho,
+                              "wave: density is NULL");
+  const size_t cnt = w->o.n[0] * w->o.n[1] * w->o.n[2];
+  for (size_t q = 0; q < cnt; q++)
+    if (!(rho[q] > 0) || !isfinite(rho[q])) {
+      char nm[STRATA__ARGNAME_SIZE];
+      return strata__fail_arg(w->ctx, STRATA_EINVAL,
+                              strata__idx(nm, "rho", (long)q), rho[q],
+                              "wave: density[%zu] = %g; it must be finite "
+                              "and > 0", q, rho[q]);
+    }
+  strata_status s = STRATA_OK;
+  if (!w->e->rb) { /* the b field is new: refuse it when it cannot fit */
+    strata__footprint fp;
+    memset(&fp, 0, sizeof fp);
+    s = strata__fp_field(w->ctx, &fp, &w->e->u->d);
+    if (s == STRATA_OK) s = strata__fp_check(w->ctx, "wave density", &fp);
+  }
+  if (w->o.dist) s = strata__dist_agree(w->o.dist, s);
+  if (s != STRATA_OK) return s;
+  b_source b = {w, rho, 0, NULL, NULL};
+  s = strata__we_set_b(w->e, b_at, &b);
+  if (w->o.dist) s = strata__dist_agree(w->o.dist, s);
   return s;
 }

@@ -142,6 +142,7 @@ void strata__we_destroy(strata__wengine **pe) {
   strata_field_destroy(&e->u2);
   strata_field_destroy(&e->up2);
   strata_field_destroy(&e->c2);
+  strata_field_destroy(&e->rb);
   for (int a = 0; a < 3; a++)
     for (int s = 0; s < 2; s++) {
       strata_field_destroy(&e->a.slab[a][s].psi);
@@ -244,6 +245,8 @@ strata_status strata__we_footprint(strata_context *ctx,
   if (s == STRATA_OK) s = strata__fp_field(ctx, fp, &p.ld);
   if (s != STRATA_OK) return s;
   if (p.prof) strata__fp_device(fp, p.prof * sizeof(double));
+  if (d->density) s = strata__fp_field(ctx, fp, &p.ld); /* b = 1/rho */
+  if (s != STRATA_OK) return s;
   size_t nline = p.nl[d->dims - 1] ? p.nl[d->dims - 1] : 1;
   strata__fp_device(fp, nline * sizeof(double)); /* c2 per plane */
   for (int q = 0; q < d->dims; q++)
@@ -280,6 +283,8 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
   memcpy(a->d1, d->d1, sizeof a->d1);
   a->mur = d->mur;
   memcpy(a->face, p.face, sizeof a->face);
+  memcpy(e->gface, d->face, sizeof e->gface);
+  memcpy(e->gn, d->n, sizeof e->gn);
   const int ax = d->dims - 1;
   if (d->dist) {
     s = strata__dist_field_create_ext(d->dist, &p.fd, 0, d->split_periodic,
@@ -367,6 +372,55 @@ strata_status strata__we_set_c2_line(strata__wengine *e, const double *line) {
   return STRATA_OK;
 }
 
+/* A global index c outside [0, n) of an axis with face kinds lo, hi
+ * brought inside as rb's ghosts extend the model. */
+static long b_index(long c, long n, int lo, int hi) {
+  if (c < 0)
+    return lo == STRATA__WF_PERIODIC ? c + n : lo == STRATA__WF_FREE ? -c : 0;
+  if (c >= n)
+    return hi == STRATA__WF_PERIODIC ? c - n
+           : hi == STRATA__WF_FREE   ? 2 * (n - 1) - c
+                                     : n - 1;
+  return c;
+}
+
+strata_status strata__we_set_b(strata__wengine *e,
+                               double (*bfn)(long, long, long, void *),
+                               void *user) {
+  strata_status s = STRATA_OK;
+  const strata_field_desc *ld = &e->u->d;
+  if (!e->rb && (s = strata_field_create(e->ctx, ld, &e->rb)) != STRATA_OK)
+    return s;
+  const int D = ld->dims;
+  const long g = ld->ghost;
+  long ext[3] = {1, 1, 1}, sh[3] = {0, 0, 0};
+  for (int a = 0; a < D; a++) ext[a] = (long)ld->n[a] + 2 * g;
+  if (e->u->win) sh[e->u->win->axis] = e->u->win->offset;
+  const size_t cnt = (size_t)ext[0] * (size_t)ext[1] * (size_t)ext[2];
+  void *img = malloc(cnt * (size_t)ld->precision);
+  if (!img) return strata__fail(e->ctx, STRATA_ENOMEM, "out of host memory");
+  size_t q = 0;
+  for (long k = 0; k < ext[2]; k++)
+    for (long j = 0; j < ext[1]; j++)
+      for (long i = 0; i < ext[0]; i++, q++) {
+        long c[3] = {i, j, k};
+        for (int a = 0; a < 3; a++) {
+          if (a < D) c[a] -= g;
+          c[a] = b_index(c[a] + sh[a], (long)e->gn[a], e->gface[2 * a],
+                         e->gface[2 * a + 1]);
+        }
+        const double v = bfn(c[0], c[1], c[2], user);
+        if (ld->precision == STRATA_F32)
+          ((float *)img)[q] = (float)v;
+        else
+          ((double *)img)[q] = v;
+      }
+  s = strata_field_write_ghosted(e->rb, img);
+  free(img);
+  if (s == STRATA_OK) e->a.rb = e->rb;
+  return s;
+}
+
 strata_status strata__we_set_c2(strata__wengine *e, const double *c2) {
   strata_status s = STRATA_OK;
   if (!e->c2) {
@@ -443,6 +497,8 @@ strata_status strata__we_step2(strata__wengine *e, int nsrc,
       e->pair_off = "the engine has no fused wave kernel";
     else if (e->u->win)
       e->pair_off = "a distributed run steps one step at a time";
+    else if (e->rb)
+      e->pair_off = "variable density steps one step at a time";
   }
   strata_status s = STRATA_OK;
   if (e->pair_off) return pair_not_taken(e);
@@ -526,6 +582,7 @@ int strata__we_state_fields(strata__wengine *e, strata_field **out) {
         out[n++] = e->a.slab[a][s].psi;
         out[n++] = e->a.slab[a][s].zeta;
       }
+  if (e->rb) out[n++] = e->rb; /* the density model the state ran with */
   return n;
 }
 

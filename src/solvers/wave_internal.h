@@ -14,6 +14,8 @@ struct strata_wave {
   strata_wave_options o; /* pointers cleared: the arrays are copied */
   strata__wengine *e;
   int radius;
+  int dims;        /* 3, or 2 for an x-z section (n[1] == 1): the engine's
+                    axes are then x and z */
   double dt, cfl_limit, vmin, vmax, delay;
   int nsrc;
   long src[8][3];

@@ -13,7 +13,8 @@ strata_status strata_wave_check_model(strata_context *ctx,
   if (!o || !v)
     return strata__fail_arg_p(ctx, STRATA_EINVAL, o ? "v" : "o", NULL,
                               "wave: NULL argument to check_model");
-  double limit = strata_wave_cfl_limit(3, o->order);
+  /* a grid one point thick in y is a 2D x-z section (the 2D limit) */
+  double limit = strata_wave_cfl_limit(o->n[1] == 1 ? 2 : 3, o->order);
   if (limit == 0)
     return strata__fail_arg(ctx, STRATA_EINVAL, "order", o->order,
                             "wave: order %d must be 2, 4, 6 or 8", o->order);

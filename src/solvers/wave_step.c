@@ -1,4 +1,4 @@
-/* The running side of the 3D acoustic wave solver (set up in wave.c): the
+/* The running side of the acoustic wave solver (set up in wave.c): the
  * initial state, time stepping with the receivers' sampling, the seismograms
  * (gathered from every rank when distributed), the info query, and saved
  * states for checkpoints.  Kept apart from creation and validation because
@@ -44,6 +44,11 @@ static strata_status grow_traces(strata_wave *w, size_t need) {
   return STRATA_OK;
 }
 
+/* A section's engine point (i, j = z, 0) seen as the solver's (i, 0, z). */
+static double call_section(long i, long j, long k, void *p) {
+  return strata__call_interior(i, k, j, p);
+}
+
 strata_status strata_wave_set_state(strata_wave *w, strata_point_fn u0,
                                     strata_point_fn um1, void *user) {
   if (!w) return STRATA_EINVAL;
@@ -52,10 +57,11 @@ strata_status strata_wave_set_state(strata_wave *w, strata_point_fn u0,
                               "wave: u0 is NULL");
   strata__interior_fn c = {u0, user, {(long)w->o.n[0], (long)w->o.n[1],
                               (long)w->o.n[2]}};
-  strata_status s = strata_field_fill_fn(w->e->u, strata__call_interior, &c);
+  strata_point_fn at = w->dims == 2 ? call_section : strata__call_interior;
+  strata_status s = strata_field_fill_fn(w->e->u, at, &c);
   if (s != STRATA_OK) return s;
   c.fn = um1 ? um1 : u0;
-  s = strata_field_fill_fn(w->e->up, strata__call_interior, &c);
+  s = strata_field_fill_fn(w->e->up, at, &c);
   w->e->dirty = 1;
   return s;
 }
@@ -89,7 +95,9 @@ strata_status strata_wave_step(strata_wave *w, long nsteps) {
       STRATA_OK)
     return s;
   if (w->nsamples == 0 && (s = record(w)) != STRATA_OK) return s;
-  const double scale = w->dt * w->dt / (w->o.h * w->o.h * w->o.h);
+  /* the delta of the source: 1 / h^dims at the node */
+  const double scale =
+      w->dt * w->dt / (w->o.h * w->o.h * (w->dims == 3 ? w->o.h : 1.0));
   const int ns = w->o.amplitude != 0 ? w->nsrc : 0;
   const int pairs = strata__we_pair_wanted(w->ctx);
   long before = w->steps; /* the count at the last chance to check */
@@ -229,9 +237,9 @@ strata_status strata_wave_get_info(const strata_wave *w,
   info->ppw = w->vmin / (info->fmax * w->o.h);
   info->min_ppw = w->o.min_ppw;
   info->nsamples = w->nsamples;
-  /* u^n, u^{n-1} (and c2) read, u^{n+1} written; in a CPML layer psi and
-   * zeta read and written once more per point and axis */
-  double words = w->e->c2 ? 4.0 : 3.0;
+  /* u^n, u^{n-1} (and c2, b = 1/rho) read, u^{n+1} written; in a CPML
+   * layer psi and zeta read and written once more per point and axis */
+  double words = (w->e->c2 ? 4.0 : 3.0) + (w->e->rb ? 1.0 : 0.0);
   for (int ax = 0; ax < 3; ax++)
     for (int side = 0; side < 2; side++) {
       const strata__wave_slab *S = &w->e->a.slab[ax][side];
@@ -262,14 +270,14 @@ strata_status strata_wave_state_size(const strata_wave *w, size_t *bytes) {
   if (!bytes)
     return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "bytes", bytes,
                               "wave: bytes is NULL");
-  strata_field *f[14];
+  strata_field *f[STRATA__WE_STATE_MAX];
   int nf;
   *bytes = wave_state_size((strata_wave *)w, f, &nf);
   return STRATA_OK;
 }
 
 static strata_status wave_save(strata_wave *w, void *buf, size_t size) {
-  strata_field *f[14];
+  strata_field *f[STRATA__WE_STATE_MAX];
   int nf;
   size_t need = wave_state_size(w, f, &nf);
   if (!buf || size < need)
@@ -361,7 +369,7 @@ static strata_status psi_outside_zero(strata_wave *w, strata_field *const *f,
  * and traces' bytes and *hdr the header (h, then the part record). */
 static strata_status wave_check(strata_wave *w, const void *buf, size_t size,
                                 uint64_t *h, size_t *fb, size_t *tb) {
-  strata_field *f[14];
+  strata_field *f[STRATA__WE_STATE_MAX];
   int nf;
   wave_state_size(w, f, &nf);
   *fb = strata__state_fields_bytes(f, nf);
@@ -399,7 +407,7 @@ strata_status strata_wave_load_state(strata_wave *w, const void *buf,
   strata_status s = strata__state_agree(
       w->e->u, wave_check(w, buf, size, h, &fb, &tb), "wave", "load");
   if (s != STRATA_OK) return s;
-  strata_field *f[14];
+  strata_field *f[STRATA__WE_STATE_MAX];
   int nf;
   wave_state_size(w, f, &nf);
   const unsigned char *p =

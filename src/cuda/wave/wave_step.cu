@@ -140,14 +140,43 @@ __global__ void __launch_bounds__(128)
   }
 }
 
+/* rho div(b grad u) at a tile point (k_wave's VD instance): c and cb its
+ * u and b in the tiles (row pitch TW), q and qb the z columns (3D), the
+ * CPU's order: per k the x, y, z pairs, the -k neighbour first. */
+template <typename T, int R, int D, int TW>
+__device__ __forceinline__ T vd_star(const T *c, const T *cb, const T *q,
+                                     const T *qb, const T *lap) {
+  const T ui = c[0], bi = cb[0];
+  T acc = T(0);
+#pragma unroll
+  for (int r = 1; r <= R; r++) {
+    acc = strata__pt_vd_term(acc, lap[r], bi, cb[-r], ui, c[-r]);
+    acc = strata__pt_vd_term(acc, lap[r], bi, cb[r], ui, c[r]);
+    acc = strata__pt_vd_term(acc, lap[r], bi, cb[-r * TW], ui, c[-r * TW]);
+    acc = strata__pt_vd_term(acc, lap[r], bi, cb[r * TW], ui, c[r * TW]);
+    if (D == 3) {
+      acc = strata__pt_vd_term(acc, lap[r], bi, qb[R - r], ui, q[R - r]);
+      acc = strata__pt_vd_term(acc, lap[r], bi, qb[R + r], ui, q[R + r]);
+    }
+  }
+  return strata__pt_vd_total(acc, bi);
+}
+
 /* B. The update of up over the stencil nodes.  Block (kWX, kWY) owns the
  * xy tile at blockIdx.x and, grid-stride over blockIdx.y, pairs (tile row,
  * z chunk).  The tile covers [0, n) in x and y; threads outside the
- * stencil nodes only help load. */
-template <typename T, int R, int D>
-__global__ void __launch_bounds__(kWX *kWY) k_wave(const wave_par<T> P) {
+ * stencil nodes only help load.  VD: variable density, L the operator of
+ * point.h's vd_term / vd_total, b = 1/rho (rb: interior (0,0,0), u's
+ * layout, ghosts set) tiled and kept in a column of registers beside u
+ * (the instance without VD does not read rb; rb is a parameter of its
+ * own so that wave_par, which every wave kernel takes, keeps its
+ * layout). */
+template <typename T, int R, int D, bool VD = false>
+__global__ void __launch_bounds__(kWX *kWY)
+    k_wave(const wave_par<T> P, const T *rb) {
   constexpr int TW = kWX + 2 * R, TH = kWY + 2 * R;
   __shared__ T tile[TH][TW];
+  __shared__ T btile[VD ? TH : 1][VD ? TW : 1];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kWX * ty;
   const int x0 = blockIdx.x * kWX, i = x0 + tx;
   const long long sy = P.sy, sz = P.sz;
@@ -165,23 +194,40 @@ __global__ void __launch_bounds__(kWX *kWY) k_wave(const wave_par<T> P) {
     const bool act = i >= P.s0[0] && i < P.s1[0] && j >= P.s0[1] &&
                      j < P.s1[1];
     const T *ucol = P.u + i + (long long)j * sy;
+    const T *bcol = VD ? rb + i + (long long)j * sy : nullptr;
     T q[2 * R + 1];
+    T qb[VD && D == 3 ? 2 * R + 1 : 1];
 #pragma unroll
     for (int d = 0; d <= 2 * R; d++) q[d] = T(0);
+    if (VD && D == 3) {
+#pragma unroll
+      for (int d = 0; d <= 2 * R; d++) qb[d] = T(1);
+    }
     if (D == 3 && col) {
 #pragma unroll
       for (int d = 0; d < 2 * R; d++) q[d] = ucol[(long long)(k0 - R + d) * sz];
+      if (VD) {
+#pragma unroll
+        for (int d = 0; d < 2 * R; d++)
+          qb[d] = bcol[(long long)(k0 - R + d) * sz];
+      }
     }
     for (int k = k0; k < k1; k++) {
-      T uc;
+      T uc, bc = T(1);
       if (D == 3) {
         if (col) q[2 * R] = ucol[(long long)(k + R) * sz];
         uc = q[R];
+        if (VD) {
+          if (col) qb[2 * R] = bcol[(long long)(k + R) * sz];
+          bc = qb[R];
+        }
       } else {
         uc = col ? ucol[0] : T(0);
+        if (VD) bc = col ? bcol[0] : T(1);
       }
       __syncthreads(); /* the previous plane's readers are done */
       tile[ty + R][tx + R] = uc;
+      if (VD) btile[ty + R][tx + R] = bc;
       const T *plane = P.u + (long long)k * sz;
       for (int t = tid; t < TW * TH; t += kWX * kWY) {
         const int lx = t % TW, ly = t / TW;
@@ -190,18 +236,30 @@ __global__ void __launch_bounds__(kWX *kWY) k_wave(const wave_par<T> P) {
         if (gi < P.n[0] + R && gj < P.n[1] + R)
           tile[ly][lx] = plane[gi + (long long)gj * sy];
       }
+      for (int t = tid; VD && t < TW * TH; t += kWX * kWY) {
+        const int lx = t % TW, ly = t / TW;
+        if (lx >= R && lx < R + kWX && ly >= R && ly < R + kWY) continue;
+        const int gi = x0 - R + lx, gj = y0 - R + ly;
+        if (gi < P.n[0] + R && gj < P.n[1] + R)
+          btile[ly][lx] = rb[(long long)k * sz + gi + (long long)gj * sy];
+      }
       __syncthreads();
       if (act) {
         const T *c = &tile[ty + R][tx + R];
-        /* L u, CPU order: centre, then per k the x, y, z pairs */
-        T acc = P.lap[0] * (T)D * c[0];
+        T L;
+        if (VD) {
+          L = vd_star<T, R, D, TW>(c, &btile[ty + R][tx + R], q, qb, P.lap);
+        } else {
+          /* L u, CPU order: centre, then per k the x, y, z pairs */
+          T acc = P.lap[0] * (T)D * c[0];
 #pragma unroll
-        for (int r = 1; r <= R; r++) {
-          acc += P.lap[r] * (c[-r] + c[r]);
-          acc += P.lap[r] * (c[-r * TW] + c[r * TW]);
-          if (D == 3) acc += P.lap[r] * (q[R - r] + q[R + r]);
+          for (int r = 1; r <= R; r++) {
+            acc += P.lap[r] * (c[-r] + c[r]);
+            acc += P.lap[r] * (c[-r * TW] + c[r * TW]);
+            if (D == 3) acc += P.lap[r] * (q[R - r] + q[R + r]);
+          }
+          L = acc;
         }
-        T L = acc;
         /* CPML: x sides, then y, then z, where the point is in [lo, hi) */
 #pragma unroll
         for (int ax = 0; ax < D; ax++) {
@@ -244,6 +302,10 @@ __global__ void __launch_bounds__(kWX *kWY) k_wave(const wave_par<T> P) {
       if (D == 3) {
 #pragma unroll
         for (int d = 0; d < 2 * R; d++) q[d] = q[d + 1];
+        if (VD) {
+#pragma unroll
+          for (int d = 0; d < 2 * R; d++) qb[d] = qb[d + 1];
+        }
       }
     }
     __syncthreads(); /* the tile is reused by the next pair */
@@ -571,6 +633,9 @@ strata_status wave_typed(const strata__wave_args *a) {
   wave_par<T> P;
   const strata_status sf = wave_fill<T>(ctx, a, P);
   if (sf != STRATA_OK) return sf;
+  /* variable density: b = 1/rho, k_wave's VD instance only */
+  const T *rb =
+      a->rb ? (const T *)a->rb->data + a->rb->L.origin : (const T *)NULL;
 
   /* faces in the kernels (see above): 3D, FREE and ZERO faces only (at
    * least one FREE), every axis at least 2R + 2 nodes (FREE rows and images
@@ -594,7 +659,7 @@ strata_status wave_typed(const strata__wave_args *a) {
   bool streamed = false;
   int fused = 0; /* CPML slabs done inside k_wavetma (bit: slab index) */
   int cover[4] = {P.s0[2], P.s1[2], 0, P.n[2]}; /* its planes (see there) */
-  if (D == 3) {
+  if (D == 3 && !rb) { /* variable density: k_wave's VD instance */
     strata_status sb =
         launch_tma<T>(ctx, st, P, a, R, &streamed, &fused, cover);
     if (sb != STRATA_OK) return sb;
@@ -653,13 +718,17 @@ strata_status wave_typed(const strata__wave_args *a) {
     const long long pairs = (long long)P.tiles_y * P.nchunks;
     dim3 grid((unsigned)tiles_x, (unsigned)(pairs < 65535 ? pairs : 65535));
     dim3 block(kWX, kWY);
-    switch ((D == 3 ? 10 : 0) + R) {
-#define SV_WAVE(d, r)                                                          \
-  case (d == 3 ? 10 : 0) + r:                                                  \
-    k_wave<T, r, d><<<grid, block, 0, st->stream>>>(P);                        \
+    switch ((rb ? 100 : 0) + (D == 3 ? 10 : 0) + R) {
+#define SV_WAVE(d, r, vd)                                                      \
+  case (vd ? 100 : 0) + (d == 3 ? 10 : 0) + r:                                 \
+    k_wave<T, r, d, vd><<<grid, block, 0, st->stream>>>(P, rb);                \
     break;
-      SV_WAVE(2, 1) SV_WAVE(2, 2) SV_WAVE(2, 3) SV_WAVE(2, 4)
-      SV_WAVE(3, 1) SV_WAVE(3, 2) SV_WAVE(3, 3) SV_WAVE(3, 4)
+      SV_WAVE(2, 1, false) SV_WAVE(2, 2, false) SV_WAVE(2, 3, false)
+      SV_WAVE(2, 4, false) SV_WAVE(3, 1, false) SV_WAVE(3, 2, false)
+      SV_WAVE(3, 3, false) SV_WAVE(3, 4, false)
+      SV_WAVE(2, 1, true) SV_WAVE(2, 2, true) SV_WAVE(2, 3, true)
+      SV_WAVE(2, 4, true) SV_WAVE(3, 1, true) SV_WAVE(3, 2, true)
+      SV_WAVE(3, 3, true) SV_WAVE(3, 4, true)
 #undef SV_WAVE
     default:
       return strata__fail(ctx, STRATA_EINVAL,
@@ -695,9 +764,13 @@ strata_status strata__cuda_wave_step(const strata__wave_args *a) {
       a->up->L.origin != a->u->L.origin ||
       (a->c2 && (a->c2->L.pitch_x != a->u->L.pitch_x ||
                  a->c2->L.pitch_y != a->u->L.pitch_y ||
-                 a->c2->L.origin != a->u->L.origin)))
+                 a->c2->L.origin != a->u->L.origin)) ||
+      (a->rb && (a->rb->L.pitch_x != a->u->L.pitch_x ||
+                 a->rb->L.pitch_y != a->u->L.pitch_y ||
+                 a->rb->L.origin != a->u->L.origin ||
+                 a->rb->d.ghost < a->radius)))
     return strata__fail(ctx, STRATA_EINVAL,
-                        "wave step: u, up and c2 differ in layout");
+                        "wave step: u, up, c2 and b differ in layout");
   if (!a->c2 && !a->c2_line)
     return strata__fail(ctx, STRATA_EINVAL,
                         "wave step: neither c2 nor c2_line is set");

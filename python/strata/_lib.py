@@ -116,6 +116,7 @@ class WaveOptions(C.Structure):
                 ("velocity", C.c_double), ("nlayers", C.c_int),
                 ("layer_top", C.POINTER(C.c_double)),
                 ("layer_velocity", C.POINTER(C.c_double)),
+                ("layer_density", C.POINTER(C.c_double)),
                 ("face", C.c_int * 6), ("absorb_width", C.c_int),
                 ("absorb_reflection", C.c_double), ("src", c_double3),
                 ("f0", C.c_double), ("amplitude", C.c_double),
@@ -309,6 +310,7 @@ _sig("strata_solver_load_state", S, P, P, C.c_size_t)
 _sig("strata_solver_save", S, P, C.c_char_p)
 _sig("strata_solver_load", S, P, C.c_char_p)
 _sig("strata_wave_set_velocity", S, P, C.POINTER(C.c_double))
+_sig("strata_wave_set_density", S, P, C.POINTER(C.c_double))
 _sig("strata_heat_stability_limit", C.c_double, C.c_int, C.c_int)
 _sig("strata_wave_cfl_limit", C.c_double, C.c_int, C.c_int)
 _sig("strata_fdtd_courant_limit", C.c_double)

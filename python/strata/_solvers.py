@@ -421,12 +421,16 @@ class Heat(Solver):
 
 
 class Wave(Solver):
-    """Acoustic wave, 3D: p_tt = v^2 lap(p) + f(t) delta(x - x_s).
+    """Acoustic wave: p_tt = v^2 rho div(grad(p) / rho) + f(t) delta(x - x_s),
+    3D, or a 2D x-z section when ny = 1; constant density unless a density
+    is given.
 
     Options (strata_wave_options): n (nx, ny, nz; z is depth), h (m), dt
     (s; 0 = 0.8 of the CFL limit), precision ("f32" default), order (2, 4,
     6, 8), velocity (m/s: a number, or an array of shape (nz, ny, nx) set
-    with set_velocity), layers ([(top_m, velocity), ...]), face (one of
+    with set_velocity), density (an array of shape (nz, ny, nx) set with
+    set_density), layers ([(top_m, velocity), ...] or [(top_m, velocity,
+    density), ...]), face (one of
     "cpml", "sponge", "free", "periodic", a list of 6, or a dict such as
     {"all": "cpml", "zlo": "free"}), absorb_width, absorb_reflection, src
     (x, y, z in m; negative = the centre), f0 (Ricker peak, Hz),
@@ -455,15 +459,27 @@ class Wave(Solver):
             v = _host_doubles(value)
             o.velocity = float(v.max()) if v.size else 0.0
             self._after.append(lambda: self.set_velocity(v))
+        elif key == "density":
+            rho = _host_doubles(value)
+            self._after.append(lambda: self.set_density(rho))
         elif key == "layers":
-            lay = np.asarray(value, np.float64).reshape(-1, 2)
+            lay = np.asarray(value, np.float64)
+            lay = lay.reshape(-1, lay.shape[-1] if lay.ndim == 2 else 2)
+            if lay.shape[1] not in (2, 3):
+                raise InvalidArgument(1, "layers: rows of (top_m, velocity) "
+                                      "or (top_m, velocity, density)",
+                                      "layers", str(lay.shape))
             top = np.ascontiguousarray(lay[:, 0])
             vel = np.ascontiguousarray(lay[:, 1])
             self._keep += [top, vel]
             o.nlayers = len(lay)
             o.layer_top = top.ctypes.data_as(C.POINTER(C.c_double))
             o.layer_velocity = vel.ctypes.data_as(C.POINTER(C.c_double))
-        elif key in ("layer_top", "layer_velocity"):
+            if lay.shape[1] == 3:
+                rho = np.ascontiguousarray(lay[:, 2])
+                self._keep.append(rho)
+                o.layer_density = rho.ctypes.data_as(C.POINTER(C.c_double))
+        elif key in ("layer_top", "layer_velocity", "layer_density"):
             a = np.ascontiguousarray(value, np.float64)
             self._keep.append(a)
             setattr(o, key, a.ctypes.data_as(C.POINTER(C.c_double)))
@@ -493,6 +509,22 @@ class Wave(Solver):
         check(lib.strata_wave_set_velocity(
             w, v.ctypes.data_as(C.POINTER(C.c_double))), self.context.ptr,
             "strata_wave_set_velocity")
+
+    def set_density(self, rho: Any) -> None:
+        """Sets a density model (kg/m^3; only ratios matter), an array of
+        shape (nz, ny, nx), making the solver variable-density: checked
+        finite and > 0, and the memory it needs checked first.  A CuPy or
+        PyTorch array is copied to the host."""
+        rho = _host_doubles(rho)
+        n = tuple(self.info["n"])
+        if rho.shape != n[::-1]:
+            raise InvalidArgument(1, "density model of shape %r; the grid "
+                                  "is (nz, ny, nx) = %r" % (rho.shape, n[::-1]),
+                                  "rho", str(rho.shape))
+        w = lib.strata_solver_wave(self._ptr)
+        check(lib.strata_wave_set_density(
+            w, rho.ctypes.data_as(C.POINTER(C.c_double))), self.context.ptr,
+            "strata_wave_set_density")
 
     @staticmethod
     def cfl_limit(dims=3, order=8):

@@ -544,6 +544,17 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
  * also: STRATA_EINVAL for an axis or index outside the field. */
 strata_status strata_field_save_png(const strata_field *f, const char *path,
                                     const strata_png_options *opt);
+/* The PNG strata_field_save_png writes, of a dense host grid (dims 1..3,
+ * n[3] with the unused axes 1, x fastest, precision p), made in memory:
+ * *png (malloc'd; the caller frees it) of *size bytes, byte for byte the
+ * file's.  For programs that serve images rather than write them.
+ * Errors: STRATA_EINVAL (as strata_field_save_png's, a bad shape),
+ * STRATA_ENOMEM. */
+strata_status strata_png_encode_grid(strata_context *ctx, strata_precision p,
+                                     int dims, const size_t n[3],
+                                     const void *host,
+                                     const strata_png_options *opt,
+                                     void **png, size_t *size);
 
 /* Snapshots: a field written as DIR/STEM.npy, .vti and .png (those asked
  * for), by a background thread while the caller steps on.  Each snapshot

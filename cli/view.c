@@ -339,6 +339,13 @@ static enum MHD_Result control(cli_view *v, struct MHD_Connection *c,
   int over = strcmp(v->state, "running") && strcmp(v->state, "paused");
   if (!over && !strcmp(what, "/pause")) {
     astore(&v->paused, 1);
+    /* the answer comes once the run holds (at the end of its current
+     * steps), with the step it holds */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (aload(&v->paused) && !strcmp(v->state, "running"))
+      if (pthread_cond_timedwait(&v->cv, &v->mu, &until) == ETIMEDOUT) break;
   } else if (!over && !strcmp(what, "/resume")) {
     astore(&v->paused, 0);
   } else if (!over) {
@@ -584,6 +591,7 @@ int cli_view_tick(cli_view *v, long step, double time,
     v->state = "paused";
     v->step = step;
     v->time = time;
+    pthread_cond_broadcast(&v->cv);
     while (aload(&v->paused) && !aload(&v->stop) && !cli_interrupted()) {
       if (aload(&v->want)) {
         pthread_mutex_unlock(&v->mu);

@@ -48,6 +48,34 @@ if [ "${STRATA_FUZZ_DEPS:-0}" = 1 ] && ! fuzz_ready; then
     echo "strata: no clang; for the fuzz test: sudo apt-get install clang libomp-dev" >&2
   fi
 fi
+# libmicrohttpd (and pkg-config, which finds it): the live view's HTTP
+# server (strata run --view, strata view DIR).  Optional: without it the
+# rest builds and --view says how to get it.
+if ! pkg-config --exists libmicrohttpd 2>/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing libmicrohttpd-dev and pkg-config with apt-get (the live view)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq libmicrohttpd-dev pkg-config >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq libmicrohttpd-dev pkg-config >/dev/null; }; } ||
+      echo "strata: could not install libmicrohttpd; building without the live view" >&2
+  else
+    echo "strata: no libmicrohttpd; for the live view (--view): sudo apt-get install libmicrohttpd-dev pkg-config" >&2
+  fi
+fi
+# Chromium, headless: the live view's browser test opens the page in it.
+# Only when asked (STRATA_BROWSER_DEPS=1, as .ci/run does): a build does
+# not need it, and the test is skipped, saying so, without it.
+if [ "${STRATA_BROWSER_DEPS:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing chromium with apt-get (the live view's browser test)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq chromium >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; } ||
+      echo "strata: could not install chromium; the browser test will be skipped" >&2
+  else
+    echo "strata: no chromium; for the live view's browser test: sudo apt-get install chromium" >&2
+  fi
+fi
 # zlib (PNG compression, CRC-32)
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -z "$missing" ] && exit 0

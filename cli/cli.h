@@ -13,6 +13,7 @@ int cli_demo(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_view_cmd(int argc, char **argv);
 
 /* Prints "strata: " + message + newline to stderr. */
 void cli_err(const char *fmt, ...)

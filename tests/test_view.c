@@ -138,6 +138,10 @@ static pid_t start_viewed(const char *ini, const char *extra) {
   char *argv[24] = {"strata", "run", (char *)ini, "--no-ceiling", "--quiet",
                     "--view", "0"};
   int n = 7;
+  if (!strcmp(ini, "view")) { /* strata view EXTRA */
+    argv[1] = "view";
+    n = 2;
+  }
   static char buf[1024];
   snprintf(buf, sizeof buf, "%s", extra ? extra : "");
   for (char *t = strtok(buf, " "); t && n < 22; t = strtok(NULL, " "))
@@ -372,6 +376,43 @@ TEST(unwatched_view_changes_nothing) {
   return 0;
 }
 
+TEST(view_dir_serves_the_snapshots) {
+  /* strata view DIR on the folder the test above wrote: its snapshots by
+   * number, each drawn as the run drew it; nothing to pause */
+  CHECK(setup() == 0);
+  CHECK(exists(tp("o_plain/snap_000100.npy")));
+  pid_t pid = start_viewed("view", "o_plain --listen 127.0.0.1:0");
+  CHECK(pid > 0);
+  http_reply r;
+  CHECK(http("GET", "/status", 1, &r) == 0 && r.code == 200);
+  CHECKF(strstr((char *)r.body, "\"snapshots\": [0, 100, 200, 300, 300]") &&
+         strstr((char *)r.body, "\"mode\": \"dir\"") &&
+         strstr((char *)r.body, "\"case\": \"v4\""), "%s", (char *)r.body);
+  free(r.body);
+  for (int k = 0; k < 3; k++) {
+    char q[64], name[64];
+    snprintf(q, sizeof q, "/frame.png?snap=%d", k);
+    snprintf(name, sizeof name, "o_plain/snap_%06d.png", 100 * k);
+    CHECK(http("GET", q, 1, &r) == 0 && r.code == 200);
+    size_t fn = 0;
+    char *file = slurp(tp(name), &fn);
+    CHECKF(file && fn == r.n && !memcmp(file, r.body, fn), "%s", name);
+    free(file);
+    free(r.body);
+  }
+  CHECK(http("GET", "/frame.png?snap=5", 1, &r) == 0 && r.code == 400);
+  free(r.body);
+  CHECK(http("POST", "/pause", 1, &r) == 0 && r.code == 409);
+  free(r.body);
+  CHECK(http("GET", "/status", 0, &r) == 0 && r.code == 403);
+  free(r.body);
+  kill(pid, SIGINT);
+  int st = 0;
+  CHECK(wait_bounded(pid, &st, 20) == pid && exit_code(st) == 0);
+  CHECK(strata("view no_such_dir") == 1);
+  return 0;
+}
+
 #else
 
 TEST(view_says_how_to_get_it) {
@@ -401,7 +442,8 @@ TEST(cleanup) {
 
 #ifdef STRATA_HAVE_MHD
 RUN_TESTS(http_token_paths_and_sizes, frame_is_the_snapshot_png,
-          unwatched_view_changes_nothing, browser_shows_the_run, cleanup)
+          unwatched_view_changes_nothing, view_dir_serves_the_snapshots,
+          browser_shows_the_run, cleanup)
 #else
 RUN_TESTS(view_says_how_to_get_it, cleanup)
 #endif

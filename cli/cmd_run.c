@@ -65,11 +65,12 @@ static double run_ceiling(run_state *r) {
   return copy_pts;
 }
 
-/* The live view's side of the run: the field's whole grid (the
- * snapshot's read) and the snapshot's title. */
-static int view_read(void *arg, void *host) {
+/* The live view's side of the run: the slice a viewer asked for (a read
+ * that leaves the solver's state as it is) and the snapshot's title. */
+static int view_read(void *arg, const size_t lo[3], const size_t n[3],
+                     void *host) {
   run_state *r = arg;
-  return strata_solver_read(r->sv, 0, host) == STRATA_OK ? 0 : -1;
+  return strata_solver_read_box(r->sv, 0, lo, n, host) == STRATA_OK ? 0 : -1;
 }
 static void view_title(void *arg, char *b, size_t n) {
   run_snapshot_title(arg, b, n);

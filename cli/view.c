@@ -39,7 +39,13 @@ struct cli_view {
   size_t grid_bytes;
   pthread_mutex_t mu;          /* everything below, with cv */
   pthread_cond_t cv;
-  void *front, *back;          /* the last frame's grid; the run's next */
+  /* a live run: the last frame's slice (front_axis, front_index) and the
+   * run's next, the slice the latest request asked for; a folder: the
+   * loaded snapshot's whole grid in front */
+  void *front, *back;
+  size_t slice_bytes;
+  int front_axis, req_axis;
+  long front_index, req_index;
   int have_front;
   long front_step;
   char front_title[192];
@@ -171,9 +177,10 @@ static int arg_long(struct MHD_Connection *c, const char *key, long lo,
   return cli_parse_long(s, lo, hi, out) ? -1 : 0;
 }
 
-/* The slice of the front grid that axis and index pick, as a grid of its
- * own (the normal axis 1 point thick, its coordinate moved to the slice),
- * and the options that make it the snapshot's PNG.  Under v->mu. */
+/* The slice axis / index as a grid of its own (the normal axis 1 point
+ * thick, its coordinate moved to the slice), and the options that make it
+ * the snapshot's PNG: copied from front (a folder's snapshot: cut out of
+ * its grid).  Under v->mu. */
 static void *cut_slice(cli_view *v, int axis, long index, size_t sn[3],
                        strata_png_options *po) {
   const cli_view_desc *d = &v->desc;
@@ -190,7 +197,7 @@ static void *cut_slice(cli_view *v, int axis, long index, size_t sn[3],
   size_t count = sn[0] * sn[1] * sn[2];
   unsigned char *s = malloc(count * es);
   if (!s) return NULL;
-  if (d->dims != 3) {
+  if (d->dims != 3 || !d->nframes) { /* the slice itself */
     memcpy(s, v->front, count * es);
     return s;
   }
@@ -214,17 +221,31 @@ static double now_s(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Waits (under v->mu) for the run to hand over a frame newer than the one
- * in front: at most a few seconds, less once the run is over. */
-static void await_frame(cli_view *v) {
-  unsigned long seq = v->seq;
-  astore(&v->want, 1);
+/* Waits (under v->mu) for the run to hand over a frame of slice axis /
+ * index newer than the one in front (viewers of other slices may take
+ * turns: the latest request wins): at most a few seconds, and not once
+ * the run is over.  Whether front holds that slice. */
+static int await_frame(cli_view *v, int axis, long index) {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 3;
-  while (v->seq == seq &&
-         (!strcmp(v->state, "running") || !strcmp(v->state, "paused")))
-    if (pthread_cond_timedwait(&v->cv, &v->mu, &until) == ETIMEDOUT) break;
+  int got = 0;
+  while (!got &&
+         (!strcmp(v->state, "running") || !strcmp(v->state, "paused"))) {
+    unsigned long seq = v->seq;
+    v->req_axis = axis;
+    v->req_index = index;
+    astore(&v->want, 1);
+    int late = 0;
+    while (v->seq == seq && !late &&
+           (!strcmp(v->state, "running") || !strcmp(v->state, "paused")))
+      late = pthread_cond_timedwait(&v->cv, &v->mu, &until) == ETIMEDOUT;
+    got = v->seq != seq && v->have_front && v->front_axis == axis &&
+          v->front_index == index;
+    if (late) break;
+  }
+  return got || (v->have_front && v->front_axis == axis &&
+                 v->front_index == index);
 }
 
 static enum MHD_Result reply_frame(cli_view *v, struct MHD_Connection *c) {
@@ -241,8 +262,10 @@ static enum MHD_Result reply_frame(cli_view *v, struct MHD_Connection *c) {
     return reply_error(c, 400, "index outside the slice axis");
   if (index == -1) index = nn / 2;
   if (d->dims != 3) index = 0;
-  pthread_mutex_lock(&v->enc);
   char err[512] = "";
+  /* a folder: one snapshot loaded and drawn at a time; a live run: each
+   * waits for its frame, then draws in turn */
+  if (d->nframes) pthread_mutex_lock(&v->enc);
   if (d->nframes && v->loaded != (int)snap) {
     /* a finished run's snapshot, read on this thread (one at a time) */
     v->loaded = -1;
@@ -260,20 +283,21 @@ static enum MHD_Result reply_frame(cli_view *v, struct MHD_Connection *c) {
     }
   }
   pthread_mutex_lock(&v->mu);
-  if (!d->nframes) await_frame(v);
+  int have = d->nframes ? v->have_front : await_frame(v, (int)axis, index);
   size_t sn[3];
   strata_png_options po;
   void *slice = NULL;
   unsigned long seq = v->seq;
   long step = v->front_step;
-  if (v->have_front)
+  if (have)
     slice = cut_slice(v, (int)axis, index, sn, &po);
   else if (!err[0])
     snprintf(err, sizeof err, "%s", v->frame_err[0] ? v->frame_err
-                                                    : "no frame yet: the run "
-                                                      "has not reached its "
-                                                      "loop");
+                                    : d->nframes ? "no snapshot loaded"
+                                                 : "no frame: the run is "
+                                                   "not stepping");
   pthread_mutex_unlock(&v->mu);
+  if (!d->nframes) pthread_mutex_lock(&v->enc);
   void *png = NULL;
   size_t size = 0;
   if (slice && v->c_png && v->c_seq == seq && v->c_axis == (int)axis &&
@@ -292,7 +316,7 @@ static enum MHD_Result reply_frame(cli_view *v, struct MHD_Connection *c) {
       v->c_index = index;
       v->c_snap = (int)snap;
     }
-  } else if (v->have_front && !err[0]) {
+  } else if (have && !err[0]) {
     snprintf(err, sizeof err, "out of memory for a slice");
   }
   free(slice);
@@ -494,6 +518,10 @@ int cli_view_start(cli_view **out, const char *spec, const cli_view_desc *d,
     return -1;
   }
   v->grid_bytes = d->n[0] * d->n[1] * d->n[2] * (size_t)d->precision;
+  size_t thin = d->dims == 3 ? d->n[0] : 1; /* the largest slice's normal */
+  for (int a = 1; d->dims == 3 && a < 3; a++)
+    if (d->n[a] < thin) thin = d->n[a];
+  v->slice_bytes = v->grid_bytes / thin;
   pthread_mutex_init(&v->mu, NULL);
   pthread_mutex_init(&v->enc, NULL);
   pthread_cond_init(&v->cv, NULL);
@@ -541,15 +569,25 @@ int cli_view_start(cli_view **out, const char *spec, const cli_view_desc *d,
 
 const char *cli_view_url(const cli_view *v) { return v->url; }
 
-/* The run hands over its field: read into the back grid, swapped in. */
+/* The run hands over the slice asked for: read into back, swapped in. */
 static void hand_over(cli_view *v, long step, const cli_view_source *src) {
   char title[sizeof v->front_title] = "", e[sizeof v->frame_err] = "";
-  if (!v->front) v->front = malloc(v->grid_bytes);
-  if (!v->back) v->back = malloc(v->grid_bytes);
+  pthread_mutex_lock(&v->mu);
+  const int axis = v->req_axis;
+  const long index = v->req_index;
+  pthread_mutex_unlock(&v->mu);
+  size_t lo[3] = {0, 0, 0}, n[3];
+  memcpy(n, v->desc.n, sizeof n);
+  if (v->desc.dims == 3) {
+    lo[axis] = (size_t)index;
+    n[axis] = 1;
+  }
+  if (!v->front) v->front = malloc(v->slice_bytes);
+  if (!v->back) v->back = malloc(v->slice_bytes);
   if (!v->front || !v->back)
     snprintf(e, sizeof e, "no frames: cannot allocate 2 x %zu bytes of host "
-             "memory for them", v->grid_bytes);
-  else if (src->read(src->arg, v->back))
+             "memory for them", v->slice_bytes);
+  else if (src->read(src->arg, lo, n, v->back))
     snprintf(e, sizeof e, "no frame: the field could not be read");
   else if (src->title)
     src->title(src->arg, title, sizeof title);
@@ -560,6 +598,8 @@ static void hand_over(cli_view *v, long step, const cli_view_source *src) {
     v->back = t;
     v->have_front = 1;
     v->front_step = step;
+    v->front_axis = axis;
+    v->front_index = index;
     memcpy(v->front_title, title, sizeof title);
   }
   memcpy(v->frame_err, e, sizeof e);

@@ -52,10 +52,11 @@ int cli_view_start(cli_view **out, const char *spec, const cli_view_desc *d,
 /* The URL to open, with the token. */
 const char *cli_view_url(const cli_view *v);
 
-/* The run's side.  read copies the field's whole grid to host, title
- * gives the PNG's title (the snapshot's), both on the run's thread. */
+/* The run's side.  read copies the box lo, n of the field (the slice a
+ * viewer asked for) to host, title gives the PNG's title (the
+ * snapshot's), both on the run's thread. */
 typedef struct cli_view_source {
-  int (*read)(void *arg, void *host);
+  int (*read)(void *arg, const size_t lo[3], const size_t n[3], void *host);
   void (*title)(void *arg, char *b, size_t n);
   void *arg;
 } cli_view_source;

@@ -75,12 +75,25 @@ static int view_read(void *arg, const size_t lo[3], const size_t n[3],
 static void view_title(void *arg, char *b, size_t n) {
   run_snapshot_title(arg, b, n);
 }
+static output_cfg *view_output; /* the run's [output], for the gather */
+static int view_traces(void *arg, void **png, size_t *size) {
+  run_state *r = arg;
+  strata_traces t;
+  strata_png_options po;
+  char title[160];
+  if (strata_solver_traces(r->sv, &t) != STRATA_OK || !t.ntraces ||
+      !t.nsamples)
+    return -1;
+  run_traces_png_options(r, view_output, &t, &po, title, sizeof title);
+  return strata_traces_encode_png(r->ctx, &t, &po, png, size) == STRATA_OK
+             ? 0 : -1;
+}
 
 /* Between chunks: the view's status, a frame when a viewer asked, a pause;
  * its stop is Ctrl-C's. */
 static void view_tick(run_state *r, output_cfg *o) {
   if (!o->view) return;
-  const cli_view_source src = {view_read, view_title, r};
+  const cli_view_source src = {view_read, view_traces, view_title, r};
   strata_solver_info si;
   double t = strata_solver_get_info(r->sv, &si) == STRATA_OK ? si.time : 0;
   if (cli_view_tick(o->view, r->step, t, &src)) cli_interrupt_request();
@@ -116,6 +129,10 @@ static int view_start(run_state *r, output_cfg *o, const run_args *a) {
   d.precision = r->precision;
   d.steps = r->steps;
   run_png_options(r, o, &d.po);
+  strata_traces t;
+  d.live_traces = strata_solver_traces(r->sv, &t) == STRATA_OK &&
+                  t.ntraces > 0; /* samples come as the run steps */
+  view_output = o;
   char err[512];
   int s = cli_view_start(&o->view, spec, &d, err, sizeof err);
   if (s) {

@@ -233,5 +233,10 @@ void run_units(const run_state *r, const char **len, const char **time);
 void run_png_options(run_state *r, const output_cfg *o,
                      strata_png_options *po);
 void run_snapshot_title(run_state *r, char *b, size_t n);
+/* The gather's PNG options (traces.png, and the live view's): the seismic
+ * map clipped at a tenth of the peak, a title (in title) saying so. */
+void run_traces_png_options(run_state *r, const output_cfg *o,
+                            const strata_traces *t, strata_png_options *po,
+                            char *title, size_t tn);
 
 #endif

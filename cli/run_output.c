@@ -118,13 +118,38 @@ int run_drain_snapshots(run_state *r, output_cfg *o) {
                         : run_fail(r, "%s", strata_context_error(r->ctx));
 }
 
+void run_traces_png_options(run_state *r, const output_cfg *o,
+                            const strata_traces *t, strata_png_options *po,
+                            char *title, size_t tn) {
+  const double *buf = t->data;
+  *po = o->po;
+  po->cmap = STRATA_CMAP_SEISMIC;
+  po->lo = po->hi = 0;
+  po->flip = 0;
+  po->scale = 0;
+  /* clip at a tenth of the peak so later, weaker arrivals show */
+  double mx = 0;
+  for (size_t i = 0; i < t->ntraces * t->nsamples; i++)
+    if (fabs(buf[i]) > mx) mx = fabs(buf[i]);
+  snprintf(title, tn, "%.64s  traces", r->name);
+  if (mx > 0) {
+    po->lo = -0.1 * mx;
+    po->hi = 0.1 * mx;
+    const char *u = strata_solver_field_unit(r->sv, 0);
+    snprintf(title, tn, "%.64s  traces, clipped at 10%% of the peak "
+             "%.3g%s%s", r->name, mx, u && *u ? " " : "", u ? u : "");
+  }
+  po->title = title;
+  po->value_name = r->solver->field_name;
+  po->value_unit = strata_solver_field_unit(r->sv, 0);
+}
+
 static int write_traces(run_state *r, output_cfg *o, FILE *json) {
   strata_traces t;
   /* collective over several processes: rank 0 receives the traces */
   if (strata_solver_traces(r->sv, &t) != STRATA_OK)
     return run_fail(r, "traces: %s", strata_context_error(r->ctx));
   if (t.ntraces == 0 || t.nsamples == 0) return 0; /* none, or not rank 0 */
-  const double *buf = t.data;
   char path[4096];
   strata_status s = STRATA_OK;
   fprintf(json, "  \"traces\": {\"receivers\": %zu, \"samples\": %zu, "
@@ -144,27 +169,9 @@ static int write_traces(run_state *r, output_cfg *o, FILE *json) {
     }
   }
   if (o->trace_png && s == STRATA_OK) {
-    strata_png_options po = o->po;
-    po.cmap = STRATA_CMAP_SEISMIC;
-    po.lo = po.hi = 0;
-    po.flip = 0;
-    po.scale = 0;
-    /* clip at a tenth of the peak so later, weaker arrivals show */
-    double mx = 0;
-    for (size_t i = 0; i < t.ntraces * t.nsamples; i++)
-      if (fabs(buf[i]) > mx) mx = fabs(buf[i]);
+    strata_png_options po;
     char title[160];
-    snprintf(title, sizeof title, "%.64s  traces", r->name);
-    if (mx > 0) {
-      po.lo = -0.1 * mx;
-      po.hi = 0.1 * mx;
-      const char *u = strata_solver_field_unit(r->sv, 0);
-      snprintf(title, sizeof title, "%.64s  traces, clipped at 10%% of the "
-               "peak %.3g%s%s", r->name, mx, u && *u ? " " : "", u ? u : "");
-    }
-    po.title = title;
-    po.value_name = r->solver->field_name;
-    po.value_unit = strata_solver_field_unit(r->sv, 0);
+    run_traces_png_options(r, o, &t, &po, title, sizeof title);
     snprintf(path, sizeof path, "%s/traces.png", o->dir);
     s = strata_traces_save_png(r->ctx, path, &t, &po);
   }

@@ -58,6 +58,10 @@ struct cli_view {
   const char *state;           /* running, paused, stopped, finished */
   int want, paused, stop;      /* also read without mu: atomics */
   int loaded;                  /* view DIR: the snapshot in front, or -1 */
+  int want_traces;             /* a live run's gather: asked for, made */
+  void *tr_png;
+  size_t tr_size;
+  unsigned long tr_seq;
   pthread_mutex_t enc;         /* one PNG made at a time, and its cache */
   strata_context *ctx;
   unsigned long c_seq;
@@ -161,7 +165,8 @@ static enum MHD_Result reply_status(cli_view *v, struct MHD_Connection *c) {
   for (int k = 0; k < d->nframes; k++)
     fprintf(f, "%s%ld", k ? ", " : "", v->frame_steps[k]);
   fprintf(f, "], \"traces\": %s, \"summary\": %s}\n",
-          v->traces ? "true" : "false", v->summary ? v->summary : "null");
+          v->traces || d->live_traces ? "true" : "false",
+          v->summary ? v->summary : "null");
   if (fclose(f) != 0) return MHD_NO;
   return reply(c, 200, "application/json", b, n, 1);
 }
@@ -339,6 +344,25 @@ static enum MHD_Result reply_frame(cli_view *v, struct MHD_Connection *c) {
   return res;
 }
 
+/* A live run's gather: asked of the run, made between its steps. */
+static enum MHD_Result reply_traces(cli_view *v, struct MHD_Connection *c) {
+  pthread_mutex_lock(&v->mu);
+  unsigned long seq = v->tr_seq;
+  astore(&v->want_traces, 1);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 3;
+  while (v->tr_seq == seq &&
+         (!strcmp(v->state, "running") || !strcmp(v->state, "paused")))
+    if (pthread_cond_timedwait(&v->cv, &v->mu, &until) == ETIMEDOUT) break;
+  void *png = v->tr_png ? malloc(v->tr_size) : NULL;
+  size_t size = v->tr_size;
+  if (png) memcpy(png, v->tr_png, size);
+  pthread_mutex_unlock(&v->mu);
+  if (!png) return reply_error(c, 503, "no traces yet");
+  return reply(c, 200, "image/png", png, size, 1);
+}
+
 /* ---- requests ---------------------------------------------------------- */
 
 /* The token, compared in constant time. */
@@ -417,8 +441,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
     return get ? reply_frame(v, c) : reply_error(c, 405, "GET /frame.png");
   if (!strcmp(url, "/traces.png")) {
     if (!get) return reply_error(c, 405, "GET /traces.png");
-    if (!v->traces) return reply_error(c, 404, "no traces");
-    return reply(c, 200, "image/png", v->traces, v->desc.traces_png_size, 0);
+    if (v->traces)
+      return reply(c, 200, "image/png", v->traces, v->desc.traces_png_size,
+                   0);
+    if (!v->desc.live_traces) return reply_error(c, 404, "no traces");
+    return reply_traces(v, c);
   }
   if (!strcmp(url, "/pause") || !strcmp(url, "/resume") ||
       !strcmp(url, "/stop"))
@@ -609,6 +636,23 @@ static void hand_over(cli_view *v, long step, const cli_view_source *src) {
   pthread_mutex_unlock(&v->mu);
 }
 
+/* The run hands over its gather. */
+static void hand_over_traces(cli_view *v, const cli_view_source *src) {
+  void *png = NULL;
+  size_t size = 0;
+  if (src->traces && src->traces(src->arg, &png, &size)) png = NULL;
+  pthread_mutex_lock(&v->mu);
+  if (png) {
+    free(v->tr_png);
+    v->tr_png = png;
+    v->tr_size = size;
+  }
+  v->tr_seq++;
+  astore(&v->want_traces, 0);
+  pthread_cond_broadcast(&v->cv);
+  pthread_mutex_unlock(&v->mu);
+}
+
 int cli_view_tick(cli_view *v, long step, double time,
                   const cli_view_source *src) {
   if (!v) return 0;
@@ -626,6 +670,7 @@ int cli_view_tick(cli_view *v, long step, double time,
     pthread_mutex_unlock(&v->mu);
   }
   if (aload(&v->want)) hand_over(v, step, src);
+  if (aload(&v->want_traces)) hand_over_traces(v, src);
   if (aload(&v->paused) && !aload(&v->stop)) {
     pthread_mutex_lock(&v->mu);
     v->state = "paused";
@@ -633,9 +678,10 @@ int cli_view_tick(cli_view *v, long step, double time,
     v->time = time;
     pthread_cond_broadcast(&v->cv);
     while (aload(&v->paused) && !aload(&v->stop) && !cli_interrupted()) {
-      if (aload(&v->want)) {
+      if (aload(&v->want) || aload(&v->want_traces)) {
         pthread_mutex_unlock(&v->mu);
-        hand_over(v, step, src);
+        if (aload(&v->want)) hand_over(v, step, src);
+        if (aload(&v->want_traces)) hand_over_traces(v, src);
         pthread_mutex_lock(&v->mu);
         continue;
       }
@@ -695,6 +741,7 @@ void cli_view_destroy(cli_view **pv) {
   free(v->front);
   free(v->back);
   free(v->c_png);
+  free(v->tr_png);
   free(v);
   *pv = NULL;
 }

@@ -38,6 +38,7 @@ typedef struct cli_view_desc {
   int (*load)(void *arg, int k, void *host, char *title, size_t tn,
               char *err, size_t en);
   void *load_arg;
+  int live_traces;        /* a live run with receivers: its gather */
   const char *summary_json;
   const void *traces_png;
   size_t traces_png_size;
@@ -57,11 +58,14 @@ const char *cli_view_url(const cli_view *v);
  * snapshot's), both on the run's thread. */
 typedef struct cli_view_source {
   int (*read)(void *arg, const size_t lo[3], const size_t n[3], void *host);
+  /* the receivers' traces so far as traces.png draws them (*png
+   * malloc'd), or NULL when the run has none */
+  int (*traces)(void *arg, void **png, size_t *size);
   void (*title)(void *arg, char *b, size_t n);
   void *arg;
 } cli_view_source;
 /* Between steps: records the step and the simulated time, hands over a
- * frame when a viewer asked for one, and holds the run while it is
+ * frame (and the traces) when a viewer asked for one, and holds the run while it is
  * paused (serving frames, until resume, stop or Ctrl-C).  Returns 1 when
  * a viewer asked to stop (the run then ends as on Ctrl-C). */
 int cli_view_tick(cli_view *v, long step, double time,

@@ -669,6 +669,12 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
 strata_status strata_traces_save_png(strata_context *ctx, const char *path,
                                      const strata_traces *t,
                                      const strata_png_options *opt);
+/* The same PNG made in memory: *png (malloc'd; the caller frees it) of
+ * *size bytes, byte for byte the file's. */
+strata_status strata_traces_encode_png(strata_context *ctx,
+                                       const strata_traces *t,
+                                       const strata_png_options *opt,
+                                       void **png, size_t *size);
 
 /* ------------------------------------------------------------------------ */
 /* Solvers: explicit time stepping (heat, acoustic wave, FDTD)              */

@@ -796,6 +796,14 @@ TEST(png_traces_gather) {
   CHECK(rgb && has_text(rgb, W, H, H / 2, H, "receiver"));
   CHECK(!has_text(rgb, W, H, H / 2, H, "offset (m)"));
   free(rgb);
+  /* made in memory: the file's bytes */
+  size_t fn = 0, mn = 0;
+  unsigned char *file = slurp(tpath("tr.png"), &fn);
+  void *mem = NULL;
+  CHECK_OK(strata_traces_encode_png(ctx, &t, NULL, &mem, &mn), ctx);
+  CHECK(file && mem && fn == mn && !memcmp(file, mem, fn));
+  free(file);
+  free(mem);
   remove(tpath("tr.png"));
   free(d);
   strata_context_destroy(&ctx);

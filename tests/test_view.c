@@ -129,8 +129,19 @@ static long status_step(void) {
   return s;
 }
 
-/* the run in the background, ended by cleanup when a test failed */
-static pid_t viewed = -1;
+/* the runs in the background: a test that failed leaves its run to the
+ * next start_viewed and to cleanup, which end it */
+static pid_t viewed[16];
+static int nviewed;
+
+static void end_viewed(void) {
+  for (int i = 0; i < nviewed; i++)
+    if (waitpid(viewed[i], NULL, WNOHANG) == 0) {
+      kill(viewed[i], SIGKILL);
+      waitpid(viewed[i], NULL, 0);
+    }
+  nviewed = 0;
+}
 
 /* Starts `strata run CASE ARGS --view 0` in the background and reads the
  * port and the token from the address it prints: the child, or -1. */
@@ -147,10 +158,11 @@ static pid_t start_viewed(const char *ini, const char *extra) {
   for (char *t = strtok(buf, " "); t && n < 22; t = strtok(NULL, " "))
     argv[n++] = t;
   argv[n] = NULL;
+  end_viewed();
   remove(tp("err.txt")); /* an earlier run's address is not this one's */
   pid_t pid = spawn_in_dir(STRATA_CLI_PATH, argv, 0);
   if (pid < 0) return -1;
-  viewed = pid;
+  viewed[nviewed++] = pid;
   for (int i = 0; i < 200; i++) {
     char *e = err_text();
     const char *u = e ? strstr(e, "http://127.0.0.1:") : NULL;
@@ -248,7 +260,7 @@ TEST(http_token_paths_and_sizes) {
   sleep_s(1.0);
   for (int i = 0; i < ns; i++) close(socks[i]);
   long s1 = -1;
-  for (int i = 0; i < 50 && s1 < 0; i++, sleep_s(0.1)) s1 = status_step();
+  for (int i = 0; i < 100 && s1 <= s0; i++, sleep_s(0.1)) s1 = status_step();
   CHECKF(s1 > s0, "step %ld then %ld", s0, s1);
   /* pause holds the step, resume goes on, stop ends as Ctrl-C does */
   CHECK(http("POST", "/pause", 1, &r) == 0 && r.code == 200);
@@ -263,8 +275,9 @@ TEST(http_token_paths_and_sizes) {
   free(r.body);
   CHECK(http("POST", "/resume", 1, &r) == 0 && r.code == 200);
   free(r.body);
-  sleep_s(0.5);
-  CHECK(status_step() > p1);
+  long p2 = p1;
+  for (int i = 0; i < 100 && p2 <= p1; i++, sleep_s(0.1)) p2 = status_step();
+  CHECKF(p2 > p1, "resumed at %ld, then %ld", p1, p2);
   CHECK(http("POST", "/stop", 1, &r) == 0 && r.code == 200);
   free(r.body);
   int st = 0;
@@ -322,6 +335,43 @@ TEST(frame_is_the_snapshot_png) {
   return 0;
 }
 
+TEST(live_traces_of_a_wave_run) {
+  /* a run with receivers: the status says so, and the gather so far is a
+   * PNG that grows as the run steps */
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("vw.ini"),
+                   "[case]\nname = vw\n[solver]\nkind = wave\n[grid]\n"
+                   "n = 48, 40, 40\nspacing = 10\nprecision = f32\n[run]\n"
+                   "steps = 200000\n[wave]\norder = 4\nvelocity = 2000\n"
+                   "[boundary]\nall = sponge\nwidth = 8\n[source]\n"
+                   "position = 200, 200, 150\nfrequency = 10\n[receivers]\n"
+                   "start = 100, 200, 100\nend = 370, 200, 100\ncount = 10\n"
+                   "[output]\nevery = 0\nformats = npy\n") == 0);
+  pid_t pid = start_viewed("vw.ini", "--out o_wave");
+  CHECK(pid > 0);
+  http_reply r;
+  CHECK(http("GET", "/status", 1, &r) == 0 && r.code == 200 &&
+        strstr((char *)r.body, "\"traces\": true"));
+  free(r.body);
+  sleep_s(0.5);
+  http_reply g[2];
+  for (int i = 0; i < 2; i++) {
+    CHECK(http("GET", "/traces.png", 1, &g[i]) == 0);
+    CHECKF(g[i].code == 200 && g[i].n > 33 &&
+           !memcmp(g[i].body, "\x89PNG", 4), "%d: %s", g[i].code,
+           (char *)g[i].body);
+    sleep_s(1.0);
+  }
+  CHECK(g[0].n != g[1].n || memcmp(g[0].body, g[1].body, g[0].n));
+  free(g[0].body);
+  free(g[1].body);
+  kill(pid, SIGINT);
+  int st = 0;
+  CHECK(wait_bounded(pid, &st, 30) == pid && exit_code(st) == 130);
+  CHECK(exists(tp("o_wave/traces.png")));
+  return 0;
+}
+
 /* Every file of folder a is in b with the same bytes (summary.json, whose
  * timings differ, left out). */
 static int same_files(const char *a, const char *b) {
@@ -364,6 +414,14 @@ TEST(unwatched_view_changes_nothing) {
   free(e);
   CHECK(same_files("o_plain", "o_viewed") >= 12);
   CHECK(same_files("o_viewed", "o_plain") >= 12);
+  /* a wave run with receivers (its traces looked at when the view
+   * starts): the same snapshots and traces (vw.ini: the test above) */
+  CHECK(strata("run vw.ini --no-ceiling --quiet --set run.steps=60 "
+               "--set output.every=30 --out o_wplain") == 0);
+  CHECK(strata("run vw.ini --no-ceiling --quiet --set run.steps=60 "
+               "--set output.every=30 --out o_wviewed --view 0") == 0);
+  CHECK(same_files("o_wplain", "o_wviewed") >= 6);
+  CHECK(exists(tp("o_wviewed/traces.sgy")));
   /* the case key does the same; a bad address is a usage error */
   CHECK(strata("run v4.ini --no-ceiling --quiet --out o_key "
                "--set run.view=localhost:0") == 0);
@@ -432,17 +490,15 @@ TEST(view_says_how_to_get_it) {
 #endif
 
 TEST(cleanup) {
-  if (viewed > 0 && waitpid(viewed, NULL, WNOHANG) == 0) {
-    kill(viewed, SIGKILL);
-    waitpid(viewed, NULL, 0);
-  }
+  end_viewed();
   rm_rf(dir);
   return 0;
 }
 
 #ifdef STRATA_HAVE_MHD
 RUN_TESTS(http_token_paths_and_sizes, frame_is_the_snapshot_png,
-          unwatched_view_changes_nothing, view_dir_serves_the_snapshots,
+          live_traces_of_a_wave_run, unwatched_view_changes_nothing,
+          view_dir_serves_the_snapshots,
           browser_shows_the_run, cleanup)
 #else
 RUN_TESTS(view_says_how_to_get_it, cleanup)

@@ -97,6 +97,12 @@ strata_status strata__png_slice(strata_context *ctx, int dims,
                                const size_t n[3],
                                const strata_png_options *o,
                                const char *argpre, int ax[3], long *index);
+/* strata_png_write_image, or with path NULL the same bytes in memory
+ * (*png malloc'd, *size). */
+strata_status strata__png_image(strata_context *ctx, const char *path,
+                                void **png, size_t *size, strata_precision p,
+                                size_t w, size_t h, const void *data,
+                                const strata_png_options *opt);
 strata_status strata__png_write_slice(strata_context *ctx, const char *path,
                                       strata_precision p, int dims,
                                       const size_t n[3], const void *host,

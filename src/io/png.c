@@ -661,6 +661,14 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
   return png_image(ctx, &to, p, w, h, data, opt);
 }
 
+strata_status strata__png_image(strata_context *ctx, const char *path,
+                                void **png, size_t *size, strata_precision p,
+                                size_t w, size_t h, const void *data,
+                                const strata_png_options *opt) {
+  const png_sink to = {path, png, size};
+  return png_image(ctx, &to, p, w, h, data, opt);
+}
+
 /* ---- slices of fields -------------------------------------------------- */
 
 strata_status strata__png_slice(strata_context *ctx, int dims,

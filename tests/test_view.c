@@ -25,6 +25,15 @@
 #define CLI_TEST_NAME "test_view"
 #include "cli_test_util.h"
 
+static const char *heat2d =
+    "[case]\nname = v2\n[solver]\nkind = heat\n[grid]\nn = 96, 80\n"
+    "precision = f32\n[run]\nsteps = 2000000000\n[heat]\n"
+    "diffusion_number = 0.2\n[initial]\nkind = gaussian\nwidth = 6\n"
+    "amplitude = 100\n[boundary]\nall = dirichlet\nvalue = 0\n"
+    "[output]\nevery = 0\nformats = npy\ncolormap = inferno\n";
+
+#ifdef STRATA_HAVE_MHD
+
 /* ---- HTTP, by hand: requests exactly as written ------------------------ */
 
 static int port;
@@ -180,15 +189,6 @@ static pid_t start_viewed(const char *ini, const char *extra) {
   waitpid(pid, NULL, 0);
   return -1;
 }
-
-static const char *heat2d =
-    "[case]\nname = v2\n[solver]\nkind = heat\n[grid]\nn = 96, 80\n"
-    "precision = f32\n[run]\nsteps = 2000000000\n[heat]\n"
-    "diffusion_number = 0.2\n[initial]\nkind = gaussian\nwidth = 6\n"
-    "amplitude = 100\n[boundary]\nall = dirichlet\nvalue = 0\n"
-    "[output]\nevery = 0\nformats = npy\ncolormap = inferno\n";
-
-#ifdef STRATA_HAVE_MHD
 
 TEST(http_token_paths_and_sizes) {
   CHECK(setup() == 0);
@@ -490,7 +490,9 @@ TEST(view_says_how_to_get_it) {
 #endif
 
 TEST(cleanup) {
+#ifdef STRATA_HAVE_MHD
   end_viewed();
+#endif
   rm_rf(dir);
   return 0;
 }

@@ -106,7 +106,8 @@ static int chromium(const char *what, const char *file) {
   char cmd[2048];
   snprintf(cmd, sizeof cmd,
            "cd '%s' && timeout 60 '%s' --headless --no-sandbox --disable-gpu "
-           "--hide-scrollbars --no-first-run --window-size=1000,900 "
+           "--hide-scrollbars --no-first-run --disable-dev-shm-usage "
+           "--window-size=1000,900 "
            "--user-data-dir='%s/chromium' --virtual-time-budget=2500 %s "
            "'http://127.0.0.1:%d/?token=%s' >'%s' 2>chromium.err",
            dir, chromium_path(), dir, what, port, token,

@@ -195,6 +195,38 @@ static int describe(folder *f, const char *sum, cli_view_desc *d,
   return 0;
 }
 
+/* The case's own colours and slice ([output] colormap, range, flip,
+ * slice_axis, slice_index) when the case file the summary names still
+ * reads as a case of this grid, so that the frames are the run's PNGs
+ * (keys the run set with --set are not known); else a notice. */
+static void case_colours(const char *sum, const char *dir, cli_view_desc *d) {
+  char path[4096];
+  if (!member(sum, "case_file", path, sizeof path)) return;
+  run_state *r = calloc(1, sizeof *r);
+  run_args a;
+  memset(&a, 0, sizeof a);
+  a.case_path = path;
+  output_cfg o;
+  char db[4096];
+  int ok = r && run_load_case(r, &a) == 0 &&
+           run_read_output(r, &o, dir, db, sizeof db) == 0 &&
+           r->dims == d->dims && !memcmp(r->n, d->n, sizeof r->n);
+  if (ok) {
+    d->po.cmap = o.po.cmap;
+    d->po.lo = o.po.lo;
+    d->po.hi = o.po.hi;
+    d->po.flip = o.po.flip;
+    d->po.axis = o.po.axis;
+    d->po.index = o.po.index;
+  } else {
+    fprintf(stderr, "strata: view: the case file %s %s: the solver's "
+            "colours and slice\n", path,
+            r && r->err[0] ? "cannot be read" : "is not this grid's");
+  }
+  if (r) cf_free(&r->cf);
+  free(r);
+}
+
 int cli_view_cmd(int argc, char **argv) {
   const char *dir = NULL, *listen = "0";
   for (int i = 1; i < argc; i++) {
@@ -256,6 +288,7 @@ int cli_view_cmd(int argc, char **argv) {
     cli_err("view: %s", err);
     goto done;
   }
+  case_colours(sum, dir, &d);
   long *steps = malloc((size_t)f.n * sizeof *steps);
   if (!steps) {
     cli_err("view: out of memory");

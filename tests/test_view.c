@@ -405,7 +405,8 @@ TEST(unwatched_view_changes_nothing) {
                    "n = 48, 40\n[run]\nsteps = 300\n[heat]\n"
                    "diffusion_number = 0.2\n[initial]\nkind = gaussian\n"
                    "width = 5\namplitude = 10\n[boundary]\nall = neumann\n"
-                   "[output]\nevery = 100\nformats = npy, png, vti\n") == 0);
+                   "[output]\nevery = 100\nformats = npy, png, vti\n"
+                   "colormap = gray\nrange = 0, 3\n") == 0);
   CHECK(strata("run v4.ini --no-ceiling --quiet --out o_plain") == 0);
   CHECK(strata("run v4.ini --no-ceiling --quiet --out o_viewed "
                "--view 127.0.0.1:0") == 0);

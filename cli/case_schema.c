@@ -38,6 +38,9 @@ const cf_key run_schema[] = {
     KE("run", "backend", "auto|cpu|cuda", "auto",
        "engine; auto = CUDA when a GPU is usable, else the CPU"),
     KI("run", "device", 0, 1024, "0", "CUDA device ordinal"),
+    KS("run", "view", "off",
+       "watch the run in a browser at [ADDR:]PORT (as --view; ADDR "
+       "defaults to 127.0.0.1)"),
     KI("run", "threads", 0, 4096, "0",
        "CPU threads, 0 = OpenMP's default (OMP_NUM_THREADS, else one per "
        "logical CPU); more threads than free cores run much slower"),

@@ -13,6 +13,7 @@ int cli_demo(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_view_cmd(int argc, char **argv);
 
 /* Prints "strata: " + message + newline to stderr. */
 void cli_err(const char *fmt, ...)
@@ -103,6 +104,8 @@ void cli_progress_finish(cli_progress *p);
 void cli_install_interrupt(int usr1);
 /* 1 once the user asked to stop. */
 int cli_interrupted(void);
+/* Stops the run as Ctrl-C does (the live view's stop). */
+void cli_interrupt_request(void);
 /* on = 1: a signal ends the process at once (exit 130, a line on stderr),
  * for the setup before anything is written, where a long allocation or a
  * blocking read would otherwise hold the request; on = 0: it only sets

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "view.h"
 
 /* The run's one line on stderr: case, grid, engine and memory. */
 static void run_announce(const run_state *r, const strata_device_info *di,
@@ -64,6 +65,84 @@ static double run_ceiling(run_state *r) {
   return copy_pts;
 }
 
+/* The live view's side of the run: the slice a viewer asked for (a read
+ * that leaves the solver's state as it is) and the snapshot's title. */
+static int view_read(void *arg, const size_t lo[3], const size_t n[3],
+                     void *host) {
+  run_state *r = arg;
+  return strata_solver_read_box(r->sv, 0, lo, n, host) == STRATA_OK ? 0 : -1;
+}
+static void view_title(void *arg, char *b, size_t n) {
+  run_snapshot_title(arg, b, n);
+}
+static output_cfg *view_output; /* the run's [output], for the gather */
+static int view_traces(void *arg, void **png, size_t *size) {
+  run_state *r = arg;
+  strata_traces t;
+  strata_png_options po;
+  char title[160];
+  if (strata_solver_traces(r->sv, &t) != STRATA_OK || !t.ntraces ||
+      !t.nsamples)
+    return -1;
+  run_traces_png_options(r, view_output, &t, &po, title, sizeof title);
+  return strata_traces_encode_png(r->ctx, &t, &po, png, size) == STRATA_OK
+             ? 0 : -1;
+}
+
+/* Between chunks: the view's status, a frame when a viewer asked, a pause;
+ * its stop is Ctrl-C's. */
+static void view_tick(run_state *r, output_cfg *o) {
+  if (!o->view) return;
+  const cli_view_source src = {view_read, view_traces, view_title, r};
+  strata_solver_info si;
+  double t = strata_solver_get_info(r->sv, &si) == STRATA_OK ? si.time : 0;
+  if (cli_view_tick(o->view, r->step, t, &src)) cli_interrupt_request();
+}
+
+/* --view or [run] view: the server starts, its address (with the token)
+ * printed.  0, or an exit code. */
+static int view_start(run_state *r, output_cfg *o, const run_args *a) {
+  const char *spec = a->view ? a->view : cf_string(&r->cf, "run", "view",
+                                                   NULL);
+  if (!spec || (!a->view && !strcmp(spec, "off"))) return 0;
+  char where[300];
+  if (a->view)
+    snprintf(where, sizeof where, "--view");
+  else
+    snprintf(where, sizeof where, "%s: key 'view' in [run]", r->cf.path);
+  if (r->dist) {
+    cli_err("%s: a run over several processes cannot be watched (yet): "
+            "watch it on one process, or use strata view DIR afterwards",
+            where);
+    return CLI_USAGE;
+  }
+  cli_view_desc d;
+  memset(&d, 0, sizeof d);
+  d.name = r->name;
+  d.kind = r->solver->kind;
+  d.field = r->solver->field_name;
+  d.unit = strata_solver_field_unit(r->sv, 0);
+  run_units(r, &d.len_unit, &d.time_unit);
+  d.dims = r->dims;
+  memcpy(d.n, r->n, sizeof d.n);
+  d.h = r->h;
+  d.precision = r->precision;
+  d.steps = r->steps;
+  run_png_options(r, o, &d.po);
+  strata_traces t;
+  d.live_traces = strata_solver_traces(r->sv, &t) == STRATA_OK &&
+                  t.ntraces > 0; /* samples come as the run steps */
+  view_output = o;
+  char err[512];
+  int s = cli_view_start(&o->view, spec, &d, err, sizeof err);
+  if (s) {
+    cli_err("%s: %s", where, err);
+    return s == -2 ? CLI_USAGE : CLI_FAIL;
+  }
+  fprintf(stderr, "strata: watch the run at %s\n", cli_view_url(o->view));
+  return 0;
+}
+
 /* The time loop: steps in chunks of about 0.1 s so progress and Ctrl-C
  * stay responsive, snapshots and checkpoints at their steps.  Returns the
  * exit code so far; *interrupted and *kernel_s say how it went. */
@@ -81,6 +160,7 @@ static int run_steps(run_state *r, output_cfg *o, const run_args *a,
   cli_progress_start(&pg, first, r->steps, points,
                      a->quiet || r->solver->own_progress || r->rank != 0);
   while (r->step < r->steps) {
+    view_tick(r, o);
     /* over several processes the ranks stop together: at the step where
      * the flag of any of them was seen (the allreduce below) */
     if (r->dist ? stop : cli_interrupted()) {
@@ -282,12 +362,14 @@ int cli_run(int argc, char **argv) {
     cli_err("%s", strata_context_error(r->ctx));
   }
   if ((rc = run_agree(r, mrc))) goto done;
+  if ((rc = view_start(r, &o, &a))) goto done;
   long first = r->step;
   double t_start = cli_now(), kernel_s = 0;
   int interrupted = 0;
-  if ((rc = run_steps(r, &o, &a, ck_every, points, first, &interrupted,
-                      &kernel_s)))
-    goto done;
+  rc = run_steps(r, &o, &a, ck_every, points, first, &interrupted,
+                 &kernel_s);
+  cli_view_finish(o.view, interrupted ? "stopped" : "finished");
+  if (rc) goto done;
   /* the loop's time includes writing its snapshots, as when synchronous */
   if ((rc = run_agree(r, run_drain_snapshots(r, &o) ? CLI_FAIL : 0))) goto done;
   double wall = cli_now() - t_start;
@@ -312,6 +394,7 @@ int cli_run(int argc, char **argv) {
   if ((rc = run_summary(r, &o, &t))) goto done;
   if (interrupted) rc = 130;
 done:
+  cli_view_destroy(&o.view);
   strata_snapshot_writer_destroy(&o.writer); /* writes what is handed over */
   strata_solver_destroy(&r->sv);
   if (r->solver && r->solver->destroy && r->impl) r->solver->destroy(r);

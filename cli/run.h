@@ -161,6 +161,7 @@ typedef struct {
    * writing at each hand-over */
   strata_snapshot_writer *writer;
   int in_background; /* the writer writes while the loop steps on */
+  struct cli_view *view; /* --view: the live view's server, or NULL */
 } output_cfg;
 
 /* The command line. */
@@ -171,6 +172,7 @@ typedef struct {
   const char *backend;
   long checkpoint_every;
   int check_only, quiet, no_ceiling;
+  const char *view;  /* --view [ADDR:]PORT, or NULL */
   const char *sets[64];
   int nsets;
 } run_args;
@@ -223,5 +225,18 @@ int run_output_setup(run_state *r, output_cfg *o);
 int run_write_snapshot(run_state *r, output_cfg *o, const char *stem);
 int run_drain_snapshots(run_state *r, output_cfg *o);
 int run_summary(run_state *r, output_cfg *o, const run_totals *t);
+/* The units of the solver kind's space and time ("m", "s"), NULL: none. */
+void run_units(const run_state *r, const char **len, const char **time);
+/* The snapshots' PNG options (o's, with the case's axes and units) and a
+ * snapshot's title (the case, the step and the time): the live view's
+ * frames are drawn with the same. */
+void run_png_options(run_state *r, const output_cfg *o,
+                     strata_png_options *po);
+void run_snapshot_title(run_state *r, char *b, size_t n);
+/* The gather's PNG options (traces.png, and the live view's): the seismic
+ * map clipped at a tenth of the peak, a title (in title) saying so. */
+void run_traces_png_options(run_state *r, const output_cfg *o,
+                            const strata_traces *t, strata_png_options *po,
+                            char *title, size_t tn);
 
 #endif

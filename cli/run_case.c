@@ -32,6 +32,9 @@ static void usage(FILE *o) {
           "  --check                   check the case and the memory; run nothing\n"
           "  --no-ceiling              skip the copy-ceiling measurement\n"
           "  --quiet                   no progress display\n"
+          "  --view [ADDR:]PORT        watch the run in a browser: serves a page\n"
+          "                            on 127.0.0.1:PORT (or ADDR), printing its\n"
+          "                            address with the access token\n"
           "  --keys                    print every case key as Markdown\n"
           "over several processes: mpiexec -n P strata run CASE splits the\n"
           "  grid over P ranks (one GPU each), rank 0 writes (docs/cli.md)\n"
@@ -407,7 +410,7 @@ int run_parse_args(int argc, char **argv, run_args *a) {
       a->no_ceiling = 1;
     } else if (!strcmp(s, "--set") || !strcmp(s, "--out") ||
                !strcmp(s, "--restart") || !strcmp(s, "--backend") ||
-               !strcmp(s, "--checkpoint-every")) {
+               !strcmp(s, "--checkpoint-every") || !strcmp(s, "--view")) {
       if (!v) {
         cli_err("run: %s needs a value (see strata run --help)", s);
         return -1;
@@ -425,6 +428,8 @@ int run_parse_args(int argc, char **argv, run_args *a) {
         a->restart = v;
       } else if (!strcmp(s, "--backend")) {
         a->backend = v;
+      } else if (!strcmp(s, "--view")) {
+        a->view = v;
       } else if (cli_parse_long(v, 0, 2000000000, &a->checkpoint_every)) {
         cli_err("run: --checkpoint-every '%s': expected an integer "
                 "0..2000000000", v);

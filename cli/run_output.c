@@ -25,8 +25,7 @@ int run_make_dir(const char *dir) {
 /* The units of a solver kind's space and time: metres and seconds for
  * the wave solver; FDTD works in grid units (h = 1, c = 1, time in h/c);
  * the others have a spacing but no time step of their own.  NULL: none. */
-static void run_units(const run_state *r, const char **len,
-                      const char **time) {
+void run_units(const run_state *r, const char **len, const char **time) {
   *len = *time = NULL;
   if (!strcmp(r->solver->kind, "wave")) {
     *len = "m";
@@ -36,8 +35,7 @@ static void run_units(const run_state *r, const char **len,
   }
 }
 
-/* A snapshot's title: the case, the step and the time. */
-static void snapshot_title(run_state *r, char *b, size_t n) {
+void run_snapshot_title(run_state *r, char *b, size_t n) {
   const char *len, *time;
   run_units(r, &len, &time);
   strata_solver_info si;
@@ -130,7 +128,7 @@ int run_write_snapshot(run_state *r, output_cfg *o, const char *stem) {
   if (strata_solver_read(r->sv, 0, buf) != STRATA_OK) {
     strata_snapshot_release(o->writer, buf);
     rc = run_fail(r, "snapshot %s: %s", stem, strata_context_error(r->ctx));
-  } else if (snapshot_title(r, title, sizeof title),
+  } else if (run_snapshot_title(r, title, sizeof title),
              strata_snapshot_submit_titled(o->writer, buf, stem, title) !=
                  STRATA_OK) {
     rc = run_fail(r, "%s", strata_context_error(r->ctx));
@@ -151,13 +149,38 @@ int run_drain_snapshots(run_state *r, output_cfg *o) {
                         : run_fail(r, "%s", strata_context_error(r->ctx));
 }
 
+void run_traces_png_options(run_state *r, const output_cfg *o,
+                            const strata_traces *t, strata_png_options *po,
+                            char *title, size_t tn) {
+  const double *buf = t->data;
+  *po = o->po;
+  po->cmap = STRATA_CMAP_SEISMIC;
+  po->lo = po->hi = 0;
+  po->flip = 0;
+  po->scale = 0;
+  /* clip at a tenth of the peak so later, weaker arrivals show */
+  double mx = 0;
+  for (size_t i = 0; i < t->ntraces * t->nsamples; i++)
+    if (fabs(buf[i]) > mx) mx = fabs(buf[i]);
+  snprintf(title, tn, "%.64s  traces", r->name);
+  if (mx > 0) {
+    po->lo = -0.1 * mx;
+    po->hi = 0.1 * mx;
+    const char *u = strata_solver_field_unit(r->sv, 0);
+    snprintf(title, tn, "%.64s  traces, clipped at 10%% of the peak "
+             "%.3g%s%s", r->name, mx, u && *u ? " " : "", u ? u : "");
+  }
+  po->title = title;
+  po->value_name = r->solver->field_name;
+  po->value_unit = strata_solver_field_unit(r->sv, 0);
+}
+
 static int write_traces(run_state *r, output_cfg *o, FILE *json) {
   strata_traces t;
   /* collective over several processes: rank 0 receives the traces */
   if (strata_solver_traces(r->sv, &t) != STRATA_OK)
     return run_fail(r, "traces: %s", strata_context_error(r->ctx));
   if (t.ntraces == 0 || t.nsamples == 0) return 0; /* none, or not rank 0 */
-  const double *buf = t.data;
   char path[4096];
   strata_status s = STRATA_OK;
   fprintf(json, "  \"traces\": {\"receivers\": %zu, \"samples\": %zu, "
@@ -177,27 +200,9 @@ static int write_traces(run_state *r, output_cfg *o, FILE *json) {
     }
   }
   if (o->trace_png && s == STRATA_OK) {
-    strata_png_options po = o->po;
-    po.cmap = STRATA_CMAP_SEISMIC;
-    po.lo = po.hi = 0;
-    po.flip = 0;
-    po.scale = 0;
-    /* clip at a tenth of the peak so later, weaker arrivals show */
-    double mx = 0;
-    for (size_t i = 0; i < t.ntraces * t.nsamples; i++)
-      if (fabs(buf[i]) > mx) mx = fabs(buf[i]);
+    strata_png_options po;
     char title[160];
-    snprintf(title, sizeof title, "%.64s  traces", r->name);
-    if (mx > 0) {
-      po.lo = -0.1 * mx;
-      po.hi = 0.1 * mx;
-      const char *u = strata_solver_field_unit(r->sv, 0);
-      snprintf(title, sizeof title, "%.64s  traces, clipped at 10%% of the "
-               "peak %.3g%s%s", r->name, mx, u && *u ? " " : "", u ? u : "");
-    }
-    po.title = title;
-    po.value_name = r->solver->field_name;
-    po.value_unit = strata_solver_field_unit(r->sv, 0);
+    run_traces_png_options(r, o, &t, &po, title, sizeof title);
     snprintf(path, sizeof path, "%s/traces.png", o->dir);
     s = strata_traces_save_png(r->ctx, path, &t, &po);
   }
@@ -238,6 +243,22 @@ static void make_movie(run_state *r, output_cfg *o, FILE *json, int quiet) {
   (void)r;
 }
 
+void run_png_options(run_state *r, const output_cfg *o,
+                     strata_png_options *po) {
+  *po = o->po;
+  /* axes in the case's spacing (metres for the wave solver, whose z is
+   * depth), the values' name and unit over the colour bar */
+  const char *len, *time;
+  run_units(r, &len, &time);
+  for (int a = 0; a < 3; a++) {
+    po->coord[a].unit = len;
+    po->coord[a].step = r->h;
+  }
+  if (len && r->dims == 3) po->coord[2].name = "depth z";
+  po->value_name = r->solver->field_name;
+  po->value_unit = strata_solver_field_unit(r->sv, 0);
+}
+
 /* Rank 0's snapshot writer (the library's): in the background when the
  * loop writes snapshots ([output] every), unless [output] async = false
  * or its memory cannot be had (then after a one-line notice); otherwise
@@ -250,20 +271,9 @@ int run_output_setup(run_state *r, output_cfg *o) {
   so.npy = o->npy;
   so.vti = o->vti;
   so.png = o->png;
-  so.png_options = o->po;
+  run_png_options(r, o, &so.png_options);
   so.spacing = r->h;
   so.field_name = r->solver->field_name;
-  /* axes in the case's spacing (metres for the wave solver, whose z is
-   * depth), the values' name and unit over the colour bar */
-  const char *len, *time;
-  run_units(r, &len, &time);
-  for (int a = 0; a < 3; a++) {
-    so.png_options.coord[a].unit = len;
-    so.png_options.coord[a].step = r->h;
-  }
-  if (len && r->dims == 3) so.png_options.coord[2].name = "depth z";
-  so.png_options.value_name = r->solver->field_name;
-  so.png_options.value_unit = strata_solver_field_unit(r->sv, 0);
   /* the final state alone has nothing to overlap with */
   so.async = o->async && o->every > 0;
   /* the whole grid, gathered over several processes */

@@ -300,6 +300,8 @@ void cli_install_interrupt(int usr1) {
 
 int cli_interrupted(void) { return stop_flag != 0; }
 
+void cli_interrupt_request(void) { stop_flag = 1; }
+
 static int interrupt_hook(void *arg) {
   (void)arg;
   return stop_flag != 0;

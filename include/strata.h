@@ -257,6 +257,14 @@ strata_status strata_field_write(strata_field *f, const void *host);
 strata_status strata_field_read(const strata_field *f, void *host);
 strata_status strata_field_write_ghosted(strata_field *f, const void *host);
 strata_status strata_field_read_ghosted(const strata_field *f, void *host);
+/* Copies the box lo[a] .. lo[a] + n[a] - 1 of f's interior (unused axes:
+ * lo 0, n 1) to a dense host array, x fastest: a slice of a 3D field
+ * (n 1 along its normal) without copying the rest; on a GPU the transfer
+ * moves the box's bytes only.  Errors: STRATA_EINVAL (a box outside the
+ * field: the message names the axis and both ranges), STRATA_ENOTSUP (a
+ * distributed field), those of strata_field_read. */
+strata_status strata_field_read_box(const strata_field *f, const size_t lo[3],
+                                   const size_t n[3], void *host);
 
 /* Sets every point, ghosts included, to value (NaN is a good poison). */
 strata_status strata_field_fill(strata_field *f, double value);
@@ -571,6 +579,17 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
  * also: STRATA_EINVAL for an axis or index outside the field. */
 strata_status strata_field_save_png(const strata_field *f, const char *path,
                                     const strata_png_options *opt);
+/* The PNG strata_field_save_png writes, of a dense host grid (dims 1..3,
+ * n[3] with the unused axes 1, x fastest, precision p), made in memory:
+ * *png (malloc'd; the caller frees it) of *size bytes, byte for byte the
+ * file's.  For programs that serve images rather than write them.
+ * Errors: STRATA_EINVAL (as strata_field_save_png's, a bad shape),
+ * STRATA_ENOMEM. */
+strata_status strata_png_encode_grid(strata_context *ctx, strata_precision p,
+                                     int dims, const size_t n[3],
+                                     const void *host,
+                                     const strata_png_options *opt,
+                                     void **png, size_t *size);
 
 /* Snapshots: a field written as DIR/STEM.npy, .vti and .png (those asked
  * for), by a background thread while the caller steps on.  Each snapshot
@@ -677,6 +696,12 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
 strata_status strata_traces_save_png(strata_context *ctx, const char *path,
                                      const strata_traces *t,
                                      const strata_png_options *opt);
+/* The same PNG made in memory: *png (malloc'd; the caller frees it) of
+ * *size bytes, byte for byte the file's. */
+strata_status strata_traces_encode_png(strata_context *ctx,
+                                       const strata_traces *t,
+                                       const strata_png_options *opt,
+                                       void **png, size_t *size);
 
 /* ---- Earth models from files (velocity, density, ...) -------------------
  * A model is a property sampled on its own regular grid: n[0] x n[1] x
@@ -1520,6 +1545,13 @@ strata_field *strata_solver_field(strata_solver *s, int index);
  * to rank 0 (host may be NULL on the other ranks), collective.  Errors:
  * STRATA_EINVAL (bad index), those of strata_field_read. */
 strata_status strata_solver_read(strata_solver *s, int index, void *host);
+/* strata_field_read_box of field index, read without telling the solver
+ * its state may have been written (as strata_solver_read): a program's
+ * look at the running state changes nothing.  Errors: those of
+ * strata_field_read_box; STRATA_ENOTSUP over several processes. */
+strata_status strata_solver_read_box(strata_solver *s, int index,
+                                    const size_t lo[3], const size_t n[3],
+                                    void *host);
 /* Checks every field of the solver for a NaN or an infinity now (over
  * several processes collective): STRATA_OK, or STRATA_ENONFINITE with a
  * message naming the field, the step count and the first bad point's

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what strata needs to build on a fresh Debian or Ubuntu machine
-# (a C compiler with OpenMP, CMake >= 3.24, make, zlib), or names what is missing.
+# (a C compiler with OpenMP, CMake >= 3.24, make, zlib), or names what is
+# missing; and the optional parts (below), each only when it is absent.
 # The CUDA toolkit is optional: without nvcc the CPU engine is built alone.
 set -u
 missing=""
@@ -15,33 +16,43 @@ if command -v cmake >/dev/null 2>&1; then
 else
   missing="$missing cmake"
 fi
+
+# optional WHAT WITHOUT PACKAGE...: installs the packages with apt-get as
+# root (an update first only when the plain install fails), else says how
+# to; WHAT says what they are for, WITHOUT what happens without them.
+optional() {
+  what=$1 without=$2
+  shift 2
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing $* with apt-get ($what)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq "$@" >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq "$@" >/dev/null; }; } ||
+      echo "strata: could not install $*; $without" >&2
+  else
+    echo "strata: for $what: sudo apt-get install $*" >&2
+  fi
+}
+
 # MPI (OpenMPI here) for the runs over several processes and GPUs
-# (strata_dist_*; the CPU decomposition tests run under mpiexec).  Optional:
-# without it the library is built without the multi-process engine.
+# (strata_dist_*; the CPU decomposition tests run under mpiexec).
 if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpiexec >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "strata: installing OpenMPI (libopenmpi-dev, openmpi-bin) with apt-get" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null; }; } ||
-      echo "strata: could not install OpenMPI; building without the multi-process engine" >&2
-  else
-    echo "strata: no MPI found; for runs over several processes or GPUs: sudo apt-get install libopenmpi-dev openmpi-bin" >&2
-  fi
+  optional "runs over several processes or GPUs" \
+    "building without the multi-process engine" libopenmpi-dev openmpi-bin
 fi
-# numpy and segyio for the Python side of the tests (model_npy and
-# model_segyio write model files with them for the library to read back)
-# and examples/make_model.py.  Optional: those tests are skipped without.
-if ! /usr/bin/python3 -c 'import numpy, segyio' >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "strata: installing python3-numpy and python3-segyio with apt-get" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get install -y -qq python3-numpy python3-segyio >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get install -y -qq python3-numpy python3-segyio >/dev/null; }; } ||
-      echo "strata: could not install python3-numpy / python3-segyio; the model file tests will be skipped" >&2
-  else
-    echo "strata: for the model file tests and examples/make_model.py: sudo apt-get install python3-numpy python3-segyio" >&2
-  fi
+# The distribution's python3 with NumPy, pytest and setuptools (the
+# package in python/ and its tests), segyio (the SEG-Y tests write and read
+# files with it, and examples/make_model.py).
+if ! /usr/bin/python3 -c 'import numpy, pytest, setuptools, segyio' >/dev/null 2>&1; then
+  optional "the Python package, its tests and the model file tests" \
+    "those tests will be skipped" python3 python3-numpy python3-pytest \
+    python3-setuptools python3-segyio
+fi
+# libmicrohttpd (and pkg-config, which finds it): the live view's HTTP
+# server (strata run --view, strata view DIR).
+if ! pkg-config --exists libmicrohttpd 2>/dev/null; then
+  optional "the live view (--view)" "building without the live view" \
+    libmicrohttpd-dev pkg-config
 fi
 # clang with libFuzzer, and the OpenMP runtime it builds the library with:
 # the test "fuzz" runs the harnesses of fuzz/ when clang is there.  Only
@@ -52,31 +63,14 @@ fuzz_ready() {
       clang -x c -fopenmp -fsanitize=fuzzer-no-link - -o /dev/null >/dev/null 2>&1
 }
 if [ "${STRATA_FUZZ_DEPS:-0}" = 1 ] && ! fuzz_ready; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "strata: installing clang and libomp-dev with apt-get (the fuzz harnesses)" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get install -y -qq clang libomp-dev >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get install -y -qq clang libomp-dev >/dev/null; }; } ||
-      echo "strata: could not install clang; the fuzz test will be skipped" >&2
-  else
-    echo "strata: no clang; for the fuzz test: sudo apt-get install clang libomp-dev" >&2
-  fi
+  optional "the fuzz harnesses" "the fuzz test will be skipped" clang libomp-dev
 fi
-# Python (the package in python/ and its tests): the distribution's
-# python3 with NumPy, pytest and setuptools.  Optional: without them the
-# Python tests are skipped.
-if ! /usr/bin/python3 -c 'import numpy, pytest, setuptools' >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "strata: installing python3-numpy, python3-pytest, python3-setuptools with apt-get" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    pypkgs="python3 python3-numpy python3-pytest python3-setuptools"
-    { apt-get install -y -qq $pypkgs >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get install -y -qq $pypkgs >/dev/null; }; } ||
-      echo "strata: could not install them; the Python tests will be skipped" >&2
-  else
-    echo "strata: for the Python package: sudo apt-get install python3-numpy python3-pytest python3-setuptools" >&2
-  fi
+# Chromium, headless: the live view's browser test opens the page in it.
+# Only when asked (STRATA_BROWSER_DEPS=1, as .ci/run does).
+if [ "${STRATA_BROWSER_DEPS:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  optional "the live view's browser test" "the browser test will be skipped" chromium
 fi
+
 # zlib (PNG compression, CRC-32)
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -z "$missing" ] && exit 0

@@ -369,3 +369,70 @@ long ref_dead_pid(void) {
   if (p > 0) waitpid(p, NULL, 0);
   return (long)p;
 }
+
+/* Compares box (lo, n) read on its own with the same points of all. */
+static int box_matches(const strata_field *f, const unsigned char *all,
+                       size_t es, const size_t N[3], const size_t lo[3],
+                       const size_t n[3], unsigned char *box) {
+  strata_context *ctx = strata_field_context(f);
+  if (strata_field_read_box(f, lo, n, box) != STRATA_OK) {
+    fprintf(stderr, "  read_box: %s\n", strata_context_error(ctx));
+    return -1;
+  }
+  size_t o = 0;
+  for (size_t k = 0; k < n[2]; k++)
+    for (size_t j = 0; j < n[1]; j++)
+      for (size_t i = 0; i < n[0]; i++, o++) {
+        size_t g = (lo[0] + i) + N[0] * ((lo[1] + j) + N[1] * (lo[2] + k));
+        if (memcmp(box + o * es, all + g * es, es)) {
+          fprintf(stderr, "  box (%zu,%zu,%zu)+(%zu,%zu,%zu): point (%zu,%zu,"
+                  "%zu) differs\n", lo[0], lo[1], lo[2], n[0], n[1], n[2], i,
+                  j, k);
+          return -1;
+        }
+      }
+  return 0;
+}
+
+int ref_check_boxes(strata_context *ctx, strata_precision p) {
+  const size_t N[3] = {33, 17, 9};
+  strata_field_desc d = {3, {N[0], N[1], N[2]}, 2, p};
+  strata_field *f = NULL;
+  if (strata_field_create(ctx, &d, &f) != STRATA_OK ||
+      strata_field_fill_random(f, 7, -1, 1) != STRATA_OK) {
+    fprintf(stderr, "  %s\n", strata_context_error(ctx));
+    strata_field_destroy(&f);
+    return -1;
+  }
+  size_t es = (size_t)p, total = N[0] * N[1] * N[2];
+  unsigned char *all = malloc(total * es), *box = malloc(total * es);
+  int rc = all && box && strata_field_read(f, all) == STRATA_OK ? 0 : -1;
+  for (int a = 0; a < 3 && rc == 0; a++)
+    for (size_t idx = 0; idx < N[a] && rc == 0; idx++) {
+      size_t lo[3] = {0, 0, 0}, n[3] = {N[0], N[1], N[2]};
+      lo[a] = idx;
+      n[a] = 1;
+      rc = box_matches(f, all, es, N, lo, n, box);
+    }
+  const size_t sizes[][3] = {{1, 1, 1}, {2, 3, 4}, {33, 1, 9}, {5, 17, 2}};
+  for (size_t s = 0; s < 4 && rc == 0; s++)
+    for (int c = 0; c < 3 && rc == 0; c++) {
+      size_t lo[3];
+      for (int a = 0; a < 3; a++)
+        lo[a] = c == 0 ? 0 : c == 1 ? N[a] - sizes[s][a] : (N[a] - sizes[s][a]) / 2;
+      rc = box_matches(f, all, es, N, lo, sizes[s], box);
+    }
+  if (rc == 0) { /* past the end along z; empty */
+    const size_t lo[3] = {0, 0, 5}, n[3] = {1, 1, 5}, z[3] = {1, 0, 1},
+                 o[3] = {0, 0, 0};
+    if (strata_field_read_box(f, lo, n, box) != STRATA_EINVAL ||
+        strata_field_read_box(f, o, z, box) != STRATA_EINVAL) {
+      fprintf(stderr, "  a box outside the field was not refused\n");
+      rc = -1;
+    }
+  }
+  free(all);
+  free(box);
+  strata_field_destroy(&f);
+  return rc;
+}

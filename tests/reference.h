@@ -46,6 +46,12 @@ strata_field *ref_random_field(strata_context *ctx, int dims, size_t nx,
 
 /* Unit roundoff of a precision. */
 double ref_eps(strata_precision p);
+/* strata_field_read_box on ctx's backend: every slice of a 33 x 17 x 9
+ * field (ghost 2, precision p) along each axis, and boxes of every size at
+ * the corners and inside, equal the same points of the whole interior's
+ * read; boxes outside are refused.  0, or -1 after printing the first
+ * difference. */
+int ref_check_boxes(strata_context *ctx, strata_precision p);
 
 /* A named operator of the test sets. */
 typedef struct {

@@ -131,6 +131,16 @@ TEST(cuda_fill_matches_cpu) {
   return 0;
 }
 
+TEST(cuda_read_box) {
+  /* boxes and slices through the transfer pipeline: the points of the
+   * whole read, in both precisions */
+  GPU_OR_SKIP(gpu);
+  CHECK(ref_check_boxes(gpu, STRATA_F64) == 0);
+  CHECK(ref_check_boxes(gpu, STRATA_F32) == 0);
+  strata_context_destroy(&gpu);
+  return 0;
+}
+
 TEST(cuda_transfers_and_fill) {
   GPU_OR_SKIP(gpu);
   strata_field_desc d = {3, {33, 17, 9}, 2, STRATA_F64};
@@ -837,7 +847,7 @@ TEST(cuda_without_driver_says_so) {
   return 0;
 }
 
-RUN_TESTS(cuda_without_driver_says_so, cuda_device_info, cuda_fill_matches_cpu, cuda_transfers_and_fill,
+RUN_TESTS(cuda_without_driver_says_so, cuda_device_info, cuda_fill_matches_cpu, cuda_read_box, cuda_transfers_and_fill,
           cuda_transfer_shapes, cuda_transfer_device_full, cuda_norms,
           cuda_copy_kernels, cuda_variant_lists, cuda_errors, cuda_tune_cache,
           cuda_tune_checks_outputs)

@@ -610,8 +610,18 @@ TEST(wrap_caller_memory) {
   return 0;
 }
 
+TEST(read_box_is_part_of_read) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  CHECK(ref_check_boxes(ctx, STRATA_F64) == 0);
+  CHECK(ref_check_boxes(ctx, STRATA_F32) == 0);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(status_table, context_lifecycle, tuning_switches, layout_alignment,
           write_read_roundtrip, fills_and_norms, fill_function_covers_ghosts,
           bad_input, refusals_name_the_argument, preset_weights_finite,
           caller_buffers_too_small, context_outlives_its_fields,
-          long_messages_end_at_a_word, wrap_caller_memory)
+          long_messages_end_at_a_word, wrap_caller_memory,
+          read_box_is_part_of_read)

@@ -796,6 +796,14 @@ TEST(png_traces_gather) {
   CHECK(rgb && has_text(rgb, W, H, H / 2, H, "receiver"));
   CHECK(!has_text(rgb, W, H, H / 2, H, "offset (m)"));
   free(rgb);
+  /* made in memory: the file's bytes */
+  size_t fn = 0, mn = 0;
+  unsigned char *file = slurp(tpath("tr.png"), &fn);
+  void *mem = NULL;
+  CHECK_OK(strata_traces_encode_png(ctx, &t, NULL, &mem, &mn), ctx);
+  CHECK(file && mem && fn == mn && !memcmp(file, mem, fn));
+  free(file);
+  free(mem);
   remove(tpath("tr.png"));
   free(d);
   strata_context_destroy(&ctx);
@@ -915,6 +923,56 @@ TEST(stale_temporaries_removed) {
   return 0;
 }
 
+TEST(png_in_memory_matches_file) {
+  /* the PNG a server sends is the file's bytes, for a 3D slice with axes,
+   * colour bar and title, and for a 2D grid */
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_field *f = ref_random_field(ctx, 3, 9, 6, 5, 1, STRATA_F32, 7);
+  CHECK(f);
+  float *host = malloc(9 * 6 * 5 * sizeof *host);
+  CHECK(host);
+  CHECK_OK(strata_field_read(f, host), ctx);
+  strata_png_options o;
+  strata_png_options_init(&o);
+  o.title = "memory";
+  o.coord[0].unit = "m";
+  for (int axis = 0; axis < 3; axis++) {
+    o.axis = axis;
+    o.index = axis;
+    CHECK_OK(strata_field_save_png(f, tpath("m.png"), &o), ctx);
+    size_t fn = 0, mn = 0;
+    unsigned char *file = slurp(tpath("m.png"), &fn);
+    void *mem = NULL;
+    const size_t n[3] = {9, 6, 5};
+    CHECK_OK(strata_png_encode_grid(ctx, STRATA_F32, 3, n, host, &o, &mem,
+                                    &mn), ctx);
+    CHECK(file && mem && fn == mn && fn > 100 && !memcmp(file, mem, fn));
+    free(file);
+    free(mem);
+  }
+  const size_t n2[3] = {9, 30, 1}, bad[3] = {9, 6, 5};
+  void *mem = NULL;
+  size_t mn = 0;
+  CHECK_OK(strata_png_encode_grid(ctx, STRATA_F32, 2, n2, host, NULL, &mem,
+                                  &mn), ctx);
+  CHECK(mn > 8 && !memcmp(mem, "\x89PNG", 4));
+  free(mem);
+  /* a third axis in 2D, and a slice outside the grid */
+  CHECK_STATUS(strata_png_encode_grid(ctx, STRATA_F32, 2, bad, host, NULL,
+                                      &mem, &mn), STRATA_EINVAL, ctx);
+  o.axis = 2;
+  o.index = 5;
+  CHECK_STATUS(strata_png_encode_grid(ctx, STRATA_F32, 3, bad, host, &o,
+                                      &mem, &mn), STRATA_EINVAL, ctx);
+  CHECK(mem == NULL && mn == 0);
+  remove(tpath("m.png"));
+  free(host);
+  strata_field_destroy(&f);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 TEST(cleanup) {
   /* removes the scratch directory (last test) */
   remove(tpath("f.npy"));
@@ -928,4 +986,5 @@ RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
           failed_writes_leave_nothing, vti_two_fields_read_back,
           png_pixels_and_checksums, png_large_image_spans_blocks,
           png_axes_colour_bar_and_title, png_traces_gather,
-          segy_and_npy_traces, stale_temporaries_removed, cleanup)
+          segy_and_npy_traces, stale_temporaries_removed,
+          png_in_memory_matches_file, cleanup)

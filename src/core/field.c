@@ -348,6 +348,29 @@ strata_status strata_field_read(const strata_field *f, void *host) {
   }
   return transfer(f, host, 0, 0);
 }
+strata_status strata_field_read_box(const strata_field *f, const size_t lo[3],
+                                   const size_t n[3], void *host) {
+  if (!f || !lo || !n) return STRATA_EINVAL;
+  if (f->win)
+    return strata__fail(f->ctx, STRATA_ENOTSUP, "a box of a distributed "
+                        "field: read the field (strata_field_read)");
+  if (!f->ctx->be->host_accessible && !f->ctx->be->read_dense)
+    return strata__fail(f->ctx, STRATA_ENOTSUP, "the %s backend reads "
+                        "whole fields only",
+                        strata_backend_name(strata_context_backend(f->ctx)));
+  for (int a = 0; a < 3; a++)
+    if (n[a] < 1 || lo[a] >= f->d.n[a] || n[a] > f->d.n[a] - lo[a])
+      return strata__fail_arg(f->ctx, STRATA_EINVAL, "n", n[a],
+                              "box %zu..%zu along %c is outside the field's "
+                              "0..%zu", lo[a], lo[a] + n[a] - 1, "xyz"[a],
+                              f->d.n[a] - 1);
+  /* the box as a field of its own: the same allocation and pitches, its
+   * origin moved to the box's first point */
+  strata_field v = *f;
+  memcpy(v.d.n, n, sizeof v.d.n);
+  v.L.origin += lo[0] + f->L.pitch_x * (lo[1] + f->L.pitch_y * lo[2]);
+  return transfer(&v, host, 0, 0);
+}
 strata_status strata_field_write_ghosted(strata_field *f, const void *host) {
   return transfer(f, (void *)host, 1, 1);
 }

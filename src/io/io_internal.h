@@ -16,6 +16,8 @@ typedef struct strata__ofile {
   char *path;
   char *tmp;
   strata_status status;
+  char *mem;       /* memory mode (strata__ofile_open_memory): the bytes */
+  size_t mem_size;
 } strata__ofile;
 
 /* Opens PATH.tmp.<pid> for writing.  Errors: STRATA_EINVAL (path NULL or
@@ -36,6 +38,13 @@ strata_status strata__ofile_format(strata__ofile *o, const char *fmt, ...)
 strata_status strata__ofile_commit(strata__ofile *o);
 /* Closes and removes the temporary file (after a failure elsewhere). */
 void strata__ofile_abort(strata__ofile *o);
+/* The same writer into memory (open_memstream): the writers that make a
+ * file make the same bytes for a caller that serves them (the PNG of a
+ * frame).  commit_memory hands over the bytes (*data, malloc'd, *size), or
+ * frees them and returns the first failure.  Errors: STRATA_ENOMEM. */
+strata_status strata__ofile_open_memory(strata__ofile *o, strata_context *ctx);
+strata_status strata__ofile_commit_memory(strata__ofile *o, void **data,
+                                          size_t *size);
 
 /* Byte order of this machine. */
 static inline int strata__little_endian(void) {
@@ -94,6 +103,12 @@ strata_status strata__png_slice(strata_context *ctx, int dims,
                                const size_t n[3],
                                const strata_png_options *o,
                                const char *argpre, int ax[3], long *index);
+/* strata_png_write_image, or with path NULL the same bytes in memory
+ * (*png malloc'd, *size). */
+strata_status strata__png_image(strata_context *ctx, const char *path,
+                                void **png, size_t *size, strata_precision p,
+                                size_t w, size_t h, const void *data,
+                                const strata_png_options *opt);
 strata_status strata__png_write_slice(strata_context *ctx, const char *path,
                                       strata_precision p, int dims,
                                       const size_t n[3], const void *host,

@@ -101,8 +101,10 @@ static void release(strata__ofile *o) {
 void strata__ofile_abort(strata__ofile *o) {
   if (o->fp) {
     fclose(o->fp);
-    remove(o->tmp);
+    if (o->tmp) remove(o->tmp);
   }
+  free(o->mem); /* memory mode */
+  o->mem = NULL;
   release(o);
 }
 
@@ -128,6 +130,36 @@ strata_status strata__ofile_commit(strata__ofile *o) {
   strata_status s = o->status;
   release(o);
   return s;
+}
+
+strata_status strata__ofile_open_memory(strata__ofile *o,
+                                        strata_context *ctx) {
+  memset(o, 0, sizeof *o);
+  o->ctx = ctx;
+  o->fp = open_memstream(&o->mem, &o->mem_size);
+  if (!o->fp)
+    return o->status = strata__fail(ctx, STRATA_ENOMEM, "out of memory for "
+                                    "an image in memory");
+  return STRATA_OK;
+}
+
+strata_status strata__ofile_commit_memory(strata__ofile *o, void **data,
+                                          size_t *size) {
+  *data = NULL;
+  *size = 0;
+  if (!o->fp) return o->status != STRATA_OK ? o->status : STRATA_EINVAL;
+  if (fclose(o->fp) != 0 && o->status == STRATA_OK)
+    o->status = strata__fail(o->ctx, STRATA_ENOMEM, "out of memory for an "
+                             "image in memory");
+  o->fp = NULL;
+  if (o->status == STRATA_OK) {
+    *data = o->mem;
+    *size = o->mem_size;
+  } else {
+    free(o->mem);
+  }
+  o->mem = NULL;
+  return o->status;
 }
 
 /* The PID of a temporary file's name (NAME.tmp.PID), or 0. */

@@ -23,8 +23,16 @@ static void chunk(strata__ofile *o, const char *type, const unsigned char *d,
   strata__ofile_write(o, b, 4);
 }
 
+/* Where a PNG goes: the file path, or with path NULL memory (*data,
+ * malloc'd, of *size bytes): the same bytes either way. */
+typedef struct {
+  const char *path;
+  void **data;
+  size_t *size;
+} png_sink;
+
 /* The PNG of rgb, with title (UTF-8, or NULL) as its Title text. */
-static strata_status write_png(strata_context *ctx, const char *path,
+static strata_status write_png(strata_context *ctx, const png_sink *to,
                                size_t width, size_t height,
                                const unsigned char *rgb, const char *title) {
   if (!rgb || width < 1 || height < 1 || width > (1u << 24) ||
@@ -60,7 +68,8 @@ static strata_status write_png(strata_context *ctx, const char *path,
                         width, height, zs);
   }
   strata__ofile o;
-  strata_status s = strata__ofile_open(&o, ctx, path);
+  strata_status s = to->path ? strata__ofile_open(&o, ctx, to->path)
+                             : strata__ofile_open_memory(&o, ctx);
   if (s != STRATA_OK) {
     free(z);
     return s;
@@ -93,13 +102,15 @@ static strata_status write_png(strata_context *ctx, const char *path,
   chunk(&o, "IDAT", z, (size_t)zn);
   chunk(&o, "IEND", NULL, 0);
   free(z);
-  return strata__ofile_commit(&o);
+  return to->path ? strata__ofile_commit(&o)
+                  : strata__ofile_commit_memory(&o, to->data, to->size);
 }
 
 strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
                                    size_t width, size_t height,
                                    const unsigned char *rgb) {
-  return write_png(ctx, path, width, height, rgb, NULL);
+  const png_sink to = {path, NULL, NULL};
+  return write_png(ctx, &to, width, height, rgb, NULL);
 }
 
 /* ---- colour maps ------------------------------------------------------- */
@@ -383,10 +394,10 @@ typedef struct {
   int fs;              /* font scale */
 } layout;
 
-strata_status strata_png_write_image(strata_context *ctx, const char *path,
-                                     strata_precision p, size_t w, size_t h,
-                                     const void *data,
-                                     const strata_png_options *opt) {
+static strata_status png_image(strata_context *ctx, const png_sink *to,
+                               strata_precision p, size_t w, size_t h,
+                               const void *data,
+                               const strata_png_options *opt) {
   strata_png_options o;
   if (opt)
     o = *opt;
@@ -636,10 +647,26 @@ strata_status strata_png_write_image(strata_context *ctx, const char *path,
       text_at(img, L.W, L.H, bx + 22, ys[k] - 3 * fs, lab[k], fs);
     }
   }
-  strata_status s = write_png(ctx, path, L.W, L.H, img,
+  strata_status s = write_png(ctx, to, L.W, L.H, img,
                               o.axes ? title : note);
   free(img);
   return s;
+}
+
+strata_status strata_png_write_image(strata_context *ctx, const char *path,
+                                     strata_precision p, size_t w, size_t h,
+                                     const void *data,
+                                     const strata_png_options *opt) {
+  const png_sink to = {path, NULL, NULL};
+  return png_image(ctx, &to, p, w, h, data, opt);
+}
+
+strata_status strata__png_image(strata_context *ctx, const char *path,
+                                void **png, size_t *size, strata_precision p,
+                                size_t w, size_t h, const void *data,
+                                const strata_png_options *opt) {
+  const png_sink to = {path, png, size};
+  return png_image(ctx, &to, p, w, h, data, opt);
 }
 
 /* ---- slices of fields -------------------------------------------------- */
@@ -674,11 +701,10 @@ strata_status strata__png_slice(strata_context *ctx, int dims,
   return STRATA_OK;
 }
 
-strata_status strata__png_write_slice(strata_context *ctx, const char *path,
-                                      strata_precision p, int dims,
-                                      const size_t n[3], const void *host,
-                                      const strata_png_options *o,
-                                      void *scratch) {
+static strata_status png_slice(strata_context *ctx, const png_sink *to,
+                               strata_precision p, int dims,
+                               const size_t n[3], const void *host,
+                               const strata_png_options *o, void *scratch) {
   int ax[3];
   long idx;
   strata_status s = strata__png_slice(ctx, dims, n, o, "", ax, &idx);
@@ -712,9 +738,42 @@ strata_status strata__png_write_slice(strata_context *ctx, const char *path,
              c->unit && *c->unit ? " " : "", c->unit ? c->unit : "");
     so.title = title;
   }
-  s = strata_png_write_image(ctx, path, p, w, h, sl, &so);
+  s = png_image(ctx, to, p, w, h, sl, &so);
   if (!scratch) free(sl);
   return s;
+}
+
+strata_status strata__png_write_slice(strata_context *ctx, const char *path,
+                                      strata_precision p, int dims,
+                                      const size_t n[3], const void *host,
+                                      const strata_png_options *o,
+                                      void *scratch) {
+  const png_sink to = {path, NULL, NULL};
+  return png_slice(ctx, &to, p, dims, n, host, o, scratch);
+}
+
+strata_status strata_png_encode_grid(strata_context *ctx, strata_precision p,
+                                     int dims, const size_t n[3],
+                                     const void *host,
+                                     const strata_png_options *opt,
+                                     void **png, size_t *size) {
+  if (!png || !size || !n || !host || dims < 1 || dims > 3)
+    return strata__fail(ctx, STRATA_EINVAL, "PNG in memory: NULL argument "
+                        "or dims %d outside 1..3", dims);
+  *png = NULL;
+  *size = 0;
+  for (int a = 0; a < 3; a++)
+    if (n[a] < 1 || (a >= dims && n[a] != 1))
+      return strata__fail_arg(ctx, STRATA_EINVAL, "n", (long)n[a],
+                              "PNG in memory: n[%d] = %zu (1.. for the "
+                              "grid's axes, 1 beyond them)", a, n[a]);
+  strata_png_options o;
+  if (opt)
+    o = *opt;
+  else
+    strata_png_options_init(&o);
+  const png_sink to = {NULL, png, size};
+  return png_slice(ctx, &to, p, dims, n, host, &o, NULL);
 }
 
 strata_status strata_field_save_png(const strata_field *f, const char *path,

@@ -216,9 +216,11 @@ static int receiver_axis(const strata_traces *t, double *origin,
   return 3;
 }
 
-strata_status strata_traces_save_png(strata_context *ctx, const char *path,
-                                     const strata_traces *t,
-                                     const strata_png_options *opt) {
+/* The gather's PNG at path, or with path NULL in memory. */
+static strata_status gather_png(strata_context *ctx, const char *path,
+                                void **png, size_t *size,
+                                const strata_traces *t,
+                                const strata_png_options *opt) {
   strata_status s = check_traces(ctx, t);
   if (s != STRATA_OK) return s;
   if (!(t->dt > 0) || !isfinite(t->dt))
@@ -258,7 +260,25 @@ strata_status strata_traces_save_png(strata_context *ctx, const char *path,
   o.coord[1].origin = 0;
   o.coord[1].step = t->dt;
   o.flip = 0;
-  s = strata_png_write_image(ctx, path, STRATA_F64, nr, ns, img, &o);
+  s = strata__png_image(ctx, path, png, size, STRATA_F64, nr, ns, img, &o);
   free(img);
   return s;
+}
+
+strata_status strata_traces_save_png(strata_context *ctx, const char *path,
+                                     const strata_traces *t,
+                                     const strata_png_options *opt) {
+  return gather_png(ctx, path, NULL, NULL, t, opt);
+}
+
+strata_status strata_traces_encode_png(strata_context *ctx,
+                                       const strata_traces *t,
+                                       const strata_png_options *opt,
+                                       void **png, size_t *size) {
+  if (!png || !size)
+    return strata__fail(ctx, STRATA_EINVAL, "traces PNG in memory: NULL "
+                        "output");
+  *png = NULL;
+  *size = 0;
+  return gather_png(ctx, NULL, png, size, t, opt);
 }

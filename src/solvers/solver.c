@@ -472,6 +472,26 @@ strata_status strata_solver_read(strata_solver *s, int index, void *host) {
   return strata_field_read(f, host);
 }
 
+strata_status strata_solver_read_box(strata_solver *s, int index,
+                                    const size_t lo[3], const size_t n[3],
+                                    void *host) {
+  if (!s) return STRATA_EINVAL;
+  const strata_field *f = peek(s, index);
+  if (!f)
+    return strata__fail_arg(s->ctx, STRATA_EINVAL, "index", index,
+                            "solver: field %d; the %s solver has fields "
+                            "0..%d", index, strata__solver_kinds[s->kind],
+                            s->nfields - 1);
+  if (s->dist)
+    return strata__fail(s->ctx, STRATA_ENOTSUP, "solver: a box of a field "
+                        "over several processes: read the whole field "
+                        "(strata_solver_read)");
+  if (!host)
+    return strata__fail_arg_p(s->ctx, STRATA_EINVAL, "host", host,
+                              "solver: host array is NULL");
+  return strata_field_read_box(f, lo, n, host);
+}
+
 strata_status strata_solver_check(strata_solver *s) {
   if (!s) return STRATA_EINVAL;
   const long n = strata__solver_steps(s);

@@ -774,7 +774,7 @@ TEST(png_traces_gather) {
     rec[3 * r + 1] = 50;
     rec[3 * r + 2] = 10;
   }
-  strata_traces t = {nt, ns, 0.002, STRATA_F64, d, rec, {0, 0, 0}};
+  strata_traces t = {nt, ns, 0.002, STRATA_F64, d, rec, {0, 0, 0}, 0};
   CHECK_OK(strata_traces_save_png(ctx, tpath("tr.png"), &t, NULL), ctx);
   size_t W, H;
   unsigned char *rgb = png_decode(tpath("tr.png"), &W, &H);
@@ -817,7 +817,8 @@ TEST(segy_and_npy_traces) {
     rec[3 * r + 1] = 50.25;
     rec[3 * r + 2] = 10;
   }
-  strata_traces t = {nt, ns, 0.0005, STRATA_F64, d, rec, {20.5, 30, 40}};
+  strata_traces t = {nt, ns, 0.0005, STRATA_F64, d, rec, {120.5, 30, 40},
+                     7};
   CHECK_OK(strata_segy_write(ctx, tpath("t.sgy"), &t), ctx);
   size_t len;
   unsigned char *b = slurp(tpath("t.sgy"), &len);
@@ -832,7 +833,13 @@ TEST(segy_and_npy_traces) {
     CHECK((int16_t)be16(th + 70) == -100);
     CHECK((int32_t)be32(th + 80) == (int32_t)lround(rec[3 * r] * 100));
     CHECK((int32_t)be32(th + 84) == 5025);
-    CHECK((int32_t)be32(th + 72) == 2050);
+    CHECK((int32_t)be32(th + 72) == 12050);
+    /* the shot, the channel and the offset (receivers from x = 100 m) */
+    CHECK(be32(th + 8) == 7 && be32(th + 16) == 7 && be32(th + 12) == r + 1);
+    double dx = rec[3 * r] - 120.5, dy = 50.25 - 30;
+    CHECK((int32_t)be32(th + 36) ==
+          (int32_t)((dx < 0 ? -1 : 1) * nearbyint(sqrt(dx * dx + dy * dy))));
+    CHECK((int32_t)be32(th + 48) == 4000 && (int32_t)be32(th + 40) == -1000);
     for (size_t s = 0; s < ns; s++) {
       uint32_t u = be32(th + 240 + 4 * s);
       float v;
@@ -861,6 +868,10 @@ TEST(segy_and_npy_traces) {
   CHECK_STATUS(strata_segy_write(ctx, tpath("u.sgy"), &t), STRATA_EINVAL, ctx);
   CHECK_ARG(ctx, "receivers[4]", "1e+12");
   rec[4] = 50.25;
+  t.shot = -1;
+  CHECK_STATUS(strata_segy_write(ctx, tpath("u.sgy"), &t), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "shot", "-1");
+  t.shot = 7;
   /* a file that cannot be read or written names the path */
   const char *gone = tpath("nothere/t.npy");
   CHECK_STATUS(strata_npy_read(ctx, gone, &p, &nd, sh, &data), STRATA_EIO,

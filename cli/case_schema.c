@@ -141,6 +141,33 @@ const cf_key run_schema[] = {
     KI("receivers", "count", 1, 32767, NULL, "receivers along the line"),
     KI("receivers", "every", 1, 1000000, "1", "record every N-th step"),
 
+    KLF("survey", "shots", -1e12, 1e12, 3, 63, "(none)",
+        "wave: x, y, z (m) of each shot in turn (at most 21 shots; more "
+        "from shots_file, or a line or grid from start, end and count)"),
+    KS("survey", "shots_file", "(none)",
+       "a .npy of shape (shots, 3): x, y, z (m) of each shot"),
+    KLF("survey", "start", -1e12, 1e12, 3, 3, "(none)",
+        "x, y, z (m) of the first shot of a line, or a corner of a grid"),
+    KLF("survey", "end", -1e12, 1e12, 3, 3, "(none)",
+        "x, y, z (m) of the last shot of a line, or the opposite corner"),
+    KLI("survey", "count", 1, 100000, 1, 2, "(none)",
+        "shots along the line, or along x and y of a grid (one depth)"),
+    KE("survey", "receivers", "fixed|moving", "fixed",
+       "`moving`: [receivers] start and end give x, y as offsets from "
+       "each shot's source and z as depth (the spread moves with it)"),
+    KS("survey", "wavelet_file", "(none: the Ricker)",
+       "a 1D .npy of the source's samples from t = 0, instead of the "
+       "Ricker of [source] frequency"),
+    KF("survey", "wavelet_dt", 1e-12, 1e6, "(required with wavelet_file)",
+       "the wavelet's sample interval in seconds"),
+    KLE("survey", "formats", "segy|npy", 1, 2, "segy",
+        "each shot's gather: SEG-Y rev 1 (full trace headers), NumPy"),
+    KI("survey", "first_number", 0, 99999999, "1",
+       "the first shot's number (its files' names, SEG-Y field record)"),
+    KB("survey", "resume", "true",
+       "skip the shots this survey already wrote into the output folder "
+       "(false: run them all again)"),
+
     KE("fdtd", "scheme", "explicit|yee", "explicit",
        "the explicit E update (Ez alone), or Yee's staggered TM scheme"),
     KF("fdtd", "courant", 1e-9, 10, "0.5", "c dt / h; limit 1/sqrt(2)"),

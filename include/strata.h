@@ -963,17 +963,19 @@ typedef struct strata_survey_options {
                                  record_every, check_every; wave.src is
                                  replaced by each shot's position;
                                  wave.receivers are the receivers'
-                                 positions (fixed) or their offsets from
-                                 the source (moving); wave.dist must be
+                                 positions (fixed) or their x, y offsets
+                                 from the source (moving); wave.dist must be
                                  NULL: a shot runs on one process */
   const double *velocity;     /* NULL, or a per-point model set once, as
                                  strata_wave_set_velocity takes it (then
                                  wave.velocity is its maximum, as there) */
   int nshots;                 /* >= 1 */
   const double *shots;        /* 3 * nshots source positions (m) */
-  int moving;                 /* 0 (default): fixed receivers; 1: receiver
-                                 r of a shot at the shot's position +
-                                 wave.receivers[3r .. 3r+2] */
+  int moving;                 /* 0 (default): fixed receivers; 1: the
+                                 spread moves with the source: receiver r
+                                 of a shot at x, y = the shot's x, y +
+                                 wave.receivers[3r], [3r+1], and at depth
+                                 wave.receivers[3r+2] */
   const double *wavelet;      /* NULL (default): the Ricker of wave.f0;
                                  else wavelet_n samples at wavelet_dt s,
                                  as strata_wave_set_wavelet takes them */

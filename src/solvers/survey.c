@@ -138,7 +138,7 @@ static strata_status check_options(strata_context *ctx,
                                 "outside the grid [0, %g] m", s + 1,
                                 "xyz"[a], x,
                                 (double)(o->wave.n[a] - 1) * o->wave.h);
-      for (int r = 0; o->moving && r < o->wave.nreceivers; r++) {
+      for (int r = 0; o->moving && a < 2 && r < o->wave.nreceivers; r++) {
         const double y = x + o->wave.receivers[3 * r + a];
         if (!inside(&o->wave, a, y))
           return strata__fail_arg(ctx, STRATA_EINVAL,
@@ -227,14 +227,15 @@ static strata_status check_record(strata_context *ctx,
   return o->rank == 0 ? write_record(ctx, path, o, fp) : STRATA_OK;
 }
 
-/* Shot s's receivers (moving: offsets from its source) into pos. */
+/* Shot s's receivers into pos (moving: x and y offsets from its source,
+ * z their depth). */
 static void shot_receivers(const strata_survey_options *o, int s,
                            double *pos) {
   const int n = o->wave.nreceivers;
   for (int r = 0; r < n; r++)
     for (int a = 0; a < 3; a++)
       pos[3 * r + a] = o->wave.receivers[3 * r + a] +
-                       (o->moving ? o->shots[3 * s + a] : 0);
+                       (o->moving && a < 2 ? o->shots[3 * s + a] : 0);
 }
 
 /* Writes shot s's gather (t filled but for the shot number). */
@@ -309,7 +310,6 @@ strata_status strata_survey_run(strata_context *ctx,
                               "survey: options are NULL");
   int skip = 0;
   strata_status st = check_options(ctx, o);
-  if (st == STRATA_OK) st = check_record(ctx, o, &skip);
   if (st != STRATA_OK) return st;
   const int nrec = o->wave.nreceivers;
   const size_t ns = (size_t)(o->nsteps / o->wave.record_every) + 1;
@@ -320,6 +320,22 @@ strata_status strata_survey_run(strata_context *ctx,
     free(buf);
     return strata__fail(ctx, STRATA_ENOMEM, "survey: out of host memory "
                         "for %d receivers x %zu samples", nrec, ns);
+  }
+  /* the solver's checks and footprint before anything is written */
+  {
+    strata_wave_options wo = o->wave;
+    strata__footprint fp;
+    memcpy(wo.src, o->shots, sizeof wo.src);
+    shot_receivers(o, 0, pos);
+    wo.receivers = pos;
+    st = strata__wave_footprint(ctx, &wo, &fp);
+    if (st == STRATA_OK) st = strata__fp_check(ctx, "survey", &fp);
+  }
+  if (st == STRATA_OK) st = check_record(ctx, o, &skip);
+  if (st != STRATA_OK) {
+    free(pos);
+    free(buf);
+    return st;
   }
   strata_traces t;
   memset(&t, 0, sizeof t);

@@ -1,0 +1,256 @@
+/* End-to-end tests of strata run on a case with a [survey] section: the
+ * gathers of one process are the bytes of 2 and 4 (mpiexec, CPU); a
+ * survey killed mid-way and run again writes only the shots not yet
+ * written, with the same bytes; segyio reads the gathers with the
+ * geometry of the case (when /usr/bin/python3 has segyio); a wavelet from
+ * a file; the case's mistakes refused naming their keys. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+#define CLI_TEST_NAME "test_cli_survey"
+#include "cli_test_util.h"
+
+/* A thin 3D line survey: shots along x, a receiver spread moving with
+ * them; STEPS and SHOTS set its length. */
+static int write_case(const char *name, const char *out, int steps, int nx,
+                      int shots, const char *extra) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "[case]\nname = %s\n[solver]\nkind = wave\n"
+           "[grid]\nn = %d, 8, 36\nspacing = 10\nprecision = f32\n"
+           "[run]\nsteps = %d\n"
+           "[wave]\nlayer_tops = 0, 180\nlayer_velocities = 1800, 2600\n"
+           "[boundary]\nall = cpml\ny_lo = periodic\ny_hi = periodic\n"
+           "z_lo = free\nwidth = 8\n"
+           "[source]\nfrequency = 14\n"
+           "[receivers]\nstart = -100, 0, 10\nend = 100, 0, 10\n"
+           "count = 21\nevery = 2\n"
+           "[survey]\nstart = 110, 35, 10\nend = %d, 35, 10\ncount = %d\n"
+           "receivers = moving\nformats = segy, npy\n%s"
+           "[output]\ndir = %s\n",
+           name, nx, steps, (nx - 1) * 10 - 110, shots, extra, out);
+  return write_file(tp(name), text);
+}
+
+static int same_file(const char *a, const char *b) {
+  size_t na = 0, nb = 0;
+  char *x = slurp(a, &na), *y = slurp(b, &nb);
+  int same = x && y && na == nb && memcmp(x, y, na) == 0;
+  free(x);
+  free(y);
+  return same;
+}
+
+/* every gather of folder a has the bytes of folder b's */
+static int same_gathers(const char *a, const char *b, int shots) {
+  for (int s = 1; s <= shots; s++)
+    for (int e = 0; e < 2; e++) {
+      char na[64], nb[64];
+      snprintf(na, sizeof na, "%s/shot_%04d.%s", a, s, e ? "npy" : "sgy");
+      snprintf(nb, sizeof nb, "%s/shot_%04d.%s", b, s, e ? "npy" : "sgy");
+      if (!same_file(tp(na), tp(nb))) {
+        fprintf(stderr, "  %s and %s differ\n", na, nb);
+        return 0;
+      }
+    }
+  return 1;
+}
+
+static int count_in(const char *sub, const char *part) {
+  DIR *d = opendir(tp(sub));
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (strstr(e->d_name, part)) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+TEST(survey_one_process) {
+  CHECK(setup() == 0);
+  CHECK(write_case("s1.ini", "one", 120, 48, 4, "") == 0);
+  int rc = strata("run s1.ini --backend cpu");
+  char *out = out_text();
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  CHECK(out && strstr(out, "4 run, 0 already written"));
+  CHECK(strstr(out, "shots per hour"));
+  free(out);
+  CHECK(count_in("one", ".sgy") == 4 && count_in("one", ".npy") == 4);
+  CHECK(exists(tp("one/shot.survey")));
+  /* run again: every shot is there */
+  CHECK(strata("run s1.ini --backend cpu") == 0);
+  out = out_text();
+  CHECK(out && strstr(out, "0 run, 4 already written"));
+  free(out);
+  return 0;
+}
+
+TEST(survey_segyio_geometry) {
+  if (system("/usr/bin/python3 -c 'import segyio' >/dev/null 2>&1") != 0) {
+    SKIP("segyio is not installed for /usr/bin/python3 "
+         "(python3-segyio, scripts/deps.sh)");
+  }
+  /* shot 2 of 4: source x = 110 + (360 - 110) / 3 m, receivers every
+   * 10 m from 100 m before it to 100 m after, 10 m deep; 61 samples at
+   * twice the step */
+  char py[2048];
+  snprintf(py, sizeof py,
+           "cd '%s' && /usr/bin/python3 - <<'EOF'\n"
+           "import segyio, numpy as np\n"
+           "T = segyio.TraceField\n"
+           "with segyio.open('one/shot_0002.sgy', ignore_geometry=True) as f:\n"
+           "    assert f.tracecount == 21, f.tracecount\n"
+           "    assert len(f.samples) == 61, len(f.samples)\n"
+           "    sx = 110 + 250 / 3\n"
+           "    for r in range(21):\n"
+           "        h = f.header[r]\n"
+           "        assert h[T.FieldRecord] == 2 and h[T.EnergySourcePoint] == 2\n"
+           "        assert h[T.TraceNumber] == r + 1\n"
+           "        assert h[T.SourceGroupScalar] == -100\n"
+           "        assert h[T.SourceX] == round(sx * 100), h[T.SourceX]\n"
+           "        assert h[T.SourceY] == 3500\n"
+           "        assert h[T.GroupX] == round((sx - 100 + 10 * r) * 100)\n"
+           "        assert h[T.offset] == round(-100 + 10 * r), h[T.offset]\n"
+           "        assert h[T.ElevationScalar] == -100\n"
+           "        assert h[T.SourceDepth] == 1000\n"
+           "        assert h[T.ReceiverGroupElevation] == -1000\n"
+           "        assert h[T.TRACE_SAMPLE_COUNT] == 61\n"
+           "    d = np.load('one/shot_0002.npy')\n"
+           "    assert d.shape == (21, 61)\n"
+           "    assert np.array_equal(f.trace.raw[:], d.astype(np.float32))\n"
+           "    assert np.abs(d).max() > 0\n"
+           "EOF\n", dir);
+  CHECKF(system(py) == 0, "segyio read the gather otherwise (see above)");
+  return 0;
+}
+
+TEST(survey_killed_and_resumed) {
+  CHECK(setup() == 0);
+  /* longer shots, so that the kill comes mid-way */
+  CHECK(write_case("k.ini", "full", 200, 72, 5, "") == 0);
+  CHECK(strata("run k.ini --backend cpu --quiet") == 0);
+  CHECK(count_in("full", ".sgy") == 5);
+  CHECK(write_case("k.ini", "part", 200, 72, 5, "") == 0);
+  pid_t pid = spawn_cli("k.ini", "cpu");
+  CHECK(pid > 0);
+  wait_for_path("part/shot_0002.npy", 120, 0);
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFSIGNALED(st));
+  const int written = count_in("part", ".npy");
+  CHECKF(written >= 2 && written < 5, "%d gathers before the kill", written);
+  CHECK(strata("run k.ini --backend cpu") == 0);
+  char *out = out_text();
+  char want[64];
+  snprintf(want, sizeof want, "%d run, %d already written", 5 - written,
+           written);
+  CHECKF(out && strstr(out, want), "wanted '%s' in: %s", want, out);
+  free(out);
+  CHECK(same_gathers("full", "part", 5));
+  CHECK(count_in("part", ".tmp.") == 0); /* the killed run's partial file */
+  /* another survey into the folder is refused; resume = false rewrites */
+  CHECK(write_case("k2.ini", "part", 150, 72, 5, "") == 0);
+  CHECK(strata("run k2.ini --backend cpu --quiet") == 2);
+  char *err = err_text();
+  CHECK(err && strstr(err, "another survey"));
+  free(err);
+  CHECK(write_case("k2.ini", "part", 150, 72, 5, "resume = false\n") == 0);
+  CHECK(strata("run k2.ini --backend cpu --quiet") == 0);
+  CHECK(!same_file(tp("full/shot_0001.npy"), tp("part/shot_0001.npy")));
+  return 0;
+}
+
+#ifdef STRATA_MPIEXEC
+TEST(survey_ranks_match_one_process) {
+  CHECK(setup() == 0);
+  const int np[2] = {2, 4};
+  for (int q = 0; q < 2; q++) {
+    char ini[32], out[32];
+    snprintf(ini, sizeof ini, "m%d.ini", np[q]);
+    snprintf(out, sizeof out, "np%d", np[q]);
+    CHECK(write_case(ini, out, 120, 48, 4, "") == 0);
+    char args[128];
+    snprintf(args, sizeof args, "run %s --backend cpu", ini);
+    int rc = strata_mpi(np[q], args);
+    CHECKF(rc == 0, "%d ranks: exit %d: %s", np[q], rc, err_text());
+    char *o = out_text();
+    CHECK(o && strstr(o, "4 run, 0 already written"));
+    free(o);
+    CHECK(same_gathers("one", out, 4));
+  }
+  return 0;
+}
+#endif
+
+TEST(survey_wavelet_file) {
+  CHECK(setup() == 0);
+  /* a Ricker of 14 Hz sampled at 0.5 ms, as a file */
+  enum { NW = 400 };
+  double w[NW];
+  for (int k = 0; k < NW; k++)
+    w[k] = strata_wave_ricker(14, k * 0.0005 - 1.5 / 14);
+  size_t shape[1] = {NW};
+  CHECK(strata_npy_write(NULL, tp("w.npy"), STRATA_F64, 1, shape, w) ==
+        STRATA_OK);
+  CHECK(write_case("w.ini", "wl", 120, 48, 2,
+                   "wavelet_file = w.npy\nwavelet_dt = 0.0005\n") == 0);
+  int rc = strata("run w.ini --backend cpu --quiet");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  CHECK(count_in("wl", ".sgy") == 2);
+  CHECK(write_case("w.ini", "wl", 120, 48, 2, "wavelet_file = w.npy\n") == 0);
+  CHECK(strata("run w.ini --backend cpu") == 2);
+  char *err = err_text();
+  CHECK(err && strstr(err, "wavelet_dt"));
+  free(err);
+  return 0;
+}
+
+TEST(survey_refusals) {
+  CHECK(setup() == 0);
+  /* shots both listed and on a line */
+  CHECK(write_case("r.ini", "r", 50, 48, 2, "shots = 100, 35, 10\n") == 0);
+  CHECK(strata("run r.ini --backend cpu") == 2);
+  char *err = err_text();
+  CHECK(err && strstr(err, "[survey]") && strstr(err, "one way"));
+  free(err);
+  /* the moving spread leaves the grid at the first shot */
+  CHECK(write_case("r.ini", "r", 50, 48, 2, "") == 0);
+  CHECK(strata("run r.ini --backend cpu --set survey.start=50,35,10") == 2);
+  err = err_text();
+  CHECKF(err && strstr(err, "receivers") && strstr(err, "outside the grid"),
+         "%s", err);
+  free(err);
+  /* a shot outside the grid, named by its key */
+  CHECK(strata("run r.ini --backend cpu --set survey.end=900,35,10") == 2);
+  err = err_text();
+  CHECKF(err && strstr(err, "key 'end' in [survey]") &&
+         strstr(err, "outside the grid"), "%s", err);
+  free(err);
+  /* no checkpoints: a survey resumes from its gathers */
+  CHECK(strata("run r.ini --backend cpu --checkpoint-every 10") == 2);
+  err = err_text();
+  CHECK(err && strstr(err, "no checkpoints"));
+  free(err);
+  CHECK(!exists(tp("r/shot_0001.sgy")));
+  return 0;
+}
+
+TEST(cleanup) {
+  if (dir[0]) CHECK(rm_rf(dir) == 0);
+  return 0;
+}
+
+RUN_TESTS(survey_one_process, survey_segyio_geometry,
+          survey_killed_and_resumed,
+#ifdef STRATA_MPIEXEC
+          survey_ranks_match_one_process,
+#endif
+          survey_wavelet_file, survey_refusals, cleanup)

@@ -1,6 +1,7 @@
 /* strata run's output: snapshots through the library's writer, receiver
  * traces, the movie and the summary. */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -255,6 +256,67 @@ int run_output_setup(run_state *r, output_cfg *o) {
   return run_fail(r, "snapshots: %s", strata_context_error(r->ctx));
 }
 
+static int by_step(const void *a, const void *b) {
+  const long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* Rank 0: snapshots.pvd, the time series of the .vti snapshots in the
+ * folder (snap_NNNNNN.vti, also those of the run before a restart, and
+ * the final or interrupted state when it is a later step), at step x dt,
+ * so that ParaView opens them as one animation. */
+static void write_pvd(run_state *r, output_cfg *o, FILE *json, double dt) {
+  DIR *d = opendir(o->dir);
+  if (!d) return;
+  size_t cap = 64, n = 0;
+  long *steps = malloc(cap * sizeof *steps);
+  struct dirent *e;
+  while (steps && (e = readdir(d))) {
+    long k = -1;
+    int end = 0;
+    if (sscanf(e->d_name, "snap_%ld.vti%n", &k, &end) != 1 || k < 0 ||
+        end == 0 || e->d_name[end] != 0 || k > r->step)
+      continue; /* not a snapshot, or one of an earlier, longer run */
+    if (n == cap) {
+      long *m = realloc(steps, 2 * cap * sizeof *steps);
+      if (!m) break;
+      steps = m;
+      cap *= 2;
+    }
+    steps[n++] = k;
+  }
+  closedir(d);
+  if (!steps) return;
+  qsort(steps, n, sizeof *steps, by_step);
+  char **names = calloc(n + 1, sizeof *names);
+  double *times = malloc((n + 1) * sizeof *times);
+  int m = 0;
+  for (size_t i = 0; names && times && i < n; i++) {
+    names[m] = malloc(32);
+    if (!names[m]) break;
+    snprintf(names[m], 32, "snap_%06ld.vti", steps[i]);
+    times[m++] = (double)steps[i] * dt;
+  }
+  const char *last = cli_interrupted() ? "interrupted.vti" : "final.vti";
+  char p[4096];
+  snprintf(p, sizeof p, "%s/%s", o->dir, last);
+  struct stat st;
+  if (names && times && (m == 0 || steps[m - 1] < r->step) &&
+      stat(p, &st) == 0 && (names[m] = strdup(last)))
+    times[m++] = (double)r->step * dt;
+  snprintf(p, sizeof p, "%s/snapshots.pvd", o->dir);
+  if (m > 0 && strata_pvd_write(r->ctx, p, m, (const char *const *)names,
+                                times) == STRATA_OK)
+    fprintf(json, "  \"pvd\": \"snapshots.pvd\",\n");
+  else if (m > 0)
+    fprintf(stderr, "strata: snapshots.pvd not written: %s\n",
+            strata_context_error(r->ctx));
+  for (int i = 0; names && i < m; i++) free(names[i]);
+  free(names);
+  free(times);
+  free(steps);
+}
+
 /* The summary (every rank builds it; rank 0 writes summary.json and the
  * traces and prints the last line).  Returns 0 or an exit code, the same on
  * every rank, the message printed. */
@@ -328,6 +390,7 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
   }
   if (o->movie && !t->interrupted && r->rank == 0)
     make_movie(r, o, json, t->quiet);
+  if (o->vti && r->rank == 0) write_pvd(r, o, json, si.dt);
   fprintf(json, "  \"output_dir\": ");
   json_string(json, o->dir);
   fprintf(json, "\n}\n");

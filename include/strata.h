@@ -452,6 +452,14 @@ strata_status strata_field_save_vti(const strata_field *f, const char *name,
                                     const char *path, const double spacing[3],
                                     const double origin[3]);
 
+/* Writes a ParaView collection (.pvd): the time series of n datasets,
+ * files[i] (e.g. .vti files; a relative name is found beside the .pvd) at
+ * times[i].  Errors: STRATA_EINVAL (n < 1; a name empty or holding " < >
+ * &; times not finite or not increasing), STRATA_EIO. */
+strata_status strata_pvd_write(strata_context *ctx, const char *path, int n,
+                               const char *const *files,
+                               const double *times);
+
 typedef enum strata_colormap {
   STRATA_CMAP_VIRIDIS = 0, /* perceptually uniform, dark blue to yellow */
   STRATA_CMAP_INFERNO = 1, /* black to yellow through red */

@@ -3,7 +3,8 @@
  * survey killed mid-way and run again writes only the shots not yet
  * written, with the same bytes; segyio reads the gathers with the
  * geometry of the case (when /usr/bin/python3 has segyio); a wavelet from
- * a file; the case's mistakes refused naming their keys. */
+ * a file; the case's mistakes refused naming their keys; and the .pvd
+ * index of a run's .vti snapshots. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -243,6 +244,35 @@ TEST(survey_refusals) {
   return 0;
 }
 
+/* snapshots.pvd indexes the .vti series, at step x dt; a shorter run into
+ * the same folder leaves the longer run's later snapshots out */
+TEST(vti_series_indexed) {
+  CHECK(setup() == 0);
+  const char *base = "run '" STRATA_SOURCE_DIR "/examples/heat2d.ini' --out "
+                     "pv --quiet --backend cpu --set output.formats=vti,png "
+                     "--set output.movie=false --set output.every=20";
+  char args[1024];
+  snprintf(args, sizeof args, "%s --set run.steps=60", base);
+  CHECK(strata(args) == 0);
+  char *t = slurp(tp("pv/snapshots.pvd"), NULL);
+  CHECK(t && strstr(t, "type=\"Collection\""));
+  CHECK(strstr(t, "timestep=\"40\" group=\"\" part=\"0\" "
+                  "file=\"snap_000040.vti\""));
+  CHECK(strstr(t, "snap_000060.vti") && !strstr(t, "final.vti"));
+  free(t);
+  snprintf(args, sizeof args, "%s --set run.steps=50", base);
+  CHECK(strata(args) == 0);
+  t = slurp(tp("pv/snapshots.pvd"), NULL);
+  CHECK(t && strstr(t, "snap_000040.vti") && !strstr(t, "snap_000060.vti"));
+  CHECK(strstr(t, "timestep=\"50\" group=\"\" part=\"0\" "
+                  "file=\"final.vti\""));
+  free(t);
+  t = slurp(tp("pv/summary.json"), NULL);
+  CHECK(t && strstr(t, "\"pvd\": \"snapshots.pvd\""));
+  free(t);
+  return 0;
+}
+
 TEST(cleanup) {
   if (dir[0]) CHECK(rm_rf(dir) == 0);
   return 0;
@@ -253,4 +283,4 @@ RUN_TESTS(survey_one_process, survey_segyio_geometry,
 #ifdef STRATA_MPIEXEC
           survey_ranks_match_one_process,
 #endif
-          survey_wavelet_file, survey_refusals, cleanup)
+          survey_wavelet_file, survey_refusals, vti_series_indexed, cleanup)

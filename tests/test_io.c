@@ -926,6 +926,33 @@ TEST(stale_temporaries_removed) {
   return 0;
 }
 
+TEST(pvd_collection) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  const char *files[3] = {"snap_000000.vti", "snap_000010.vti", "final.vti"};
+  double times[3] = {0, 0.5, 0.75};
+  CHECK_OK(strata_pvd_write(ctx, tpath("s.pvd"), 3, files, times), ctx);
+  char *t = (char *)slurp(tpath("s.pvd"), &(size_t){0});
+  CHECK(t && strstr(t, "type=\"Collection\""));
+  CHECK(strstr(t, "<DataSet timestep=\"0.5\" group=\"\" part=\"0\" "
+                  "file=\"snap_000010.vti\"/>"));
+  CHECK(strstr(t, "timestep=\"0.75\"") > strstr(t, "timestep=\"0.5\""));
+  free(t);
+  times[2] = 0.5; /* not increasing */
+  CHECK_STATUS(strata_pvd_write(ctx, tpath("u.pvd"), 3, files, times),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "times[2]", "0.5");
+  files[1] = "a<b.vti";
+  times[2] = 1;
+  CHECK_STATUS(strata_pvd_write(ctx, tpath("u.pvd"), 3, files, times),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "files[1]", "a<b.vti");
+  CHECK(access(tpath("u.pvd"), F_OK) != 0);
+  remove(tpath("s.pvd"));
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 TEST(cleanup) {
   /* removes the scratch directory (last test) */
   remove(tpath("f.npy"));
@@ -939,4 +966,5 @@ RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
           failed_writes_leave_nothing, vti_two_fields_read_back,
           png_pixels_and_checksums, png_large_image_spans_blocks,
           png_axes_colour_bar_and_title, png_traces_gather,
-          segy_and_npy_traces, stale_temporaries_removed, cleanup)
+          segy_and_npy_traces, stale_temporaries_removed, pvd_collection,
+          cleanup)

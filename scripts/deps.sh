@@ -48,6 +48,19 @@ if [ "${STRATA_FUZZ_DEPS:-0}" = 1 ] && ! fuzz_ready; then
     echo "strata: no clang; for the fuzz test: sudo apt-get install clang libomp-dev" >&2
   fi
 fi
+# segyio for /usr/bin/python3 (python3-segyio): the tests read the SEG-Y
+# gathers back with it (skipped, saying so, without it).  Optional.
+if ! /usr/bin/python3 -c 'import segyio' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing python3-segyio with apt-get (the SEG-Y tests)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq python3-segyio >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq python3-segyio >/dev/null; }; } ||
+      echo "strata: could not install python3-segyio; its tests will be skipped" >&2
+  else
+    echo "strata: no segyio; for the SEG-Y tests: sudo apt-get install python3-segyio" >&2
+  fi
+fi
 # zlib (PNG compression, CRC-32)
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -z "$missing" ] && exit 0

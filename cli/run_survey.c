@@ -235,12 +235,21 @@ int run_survey(run_state *r, const run_args *a, const cli_launch *L,
   so.dir = dir;
   so.rank = r->rank;
   so.nranks = r->nranks;
-  if (a->check_only) {
-    if (r->rank == 0)
-      printf("%s: ok (survey of %d shots, %d receivers each, %ld steps, "
-             "over %d process%s)\n", r->cf.path, so.nshots,
-             so.wave.nreceivers, so.nsteps, r->nranks,
-             r->nranks > 1 ? "es" : "");
+  if (a->check_only) { /* the library's checks, nothing run or written */
+    so.check_only = 1;
+    strata_survey_result res;
+    strata_status st = strata_survey_run(r->ctx, &so, &res);
+    int crc = st == STRATA_OK ? 0
+              : (survey_fail(r, st), r->case_error ? CLI_USAGE : CLI_FAIL);
+    double v = res.to_run;
+    if (!crc && r->dist) strata_dist_allreduce(r->dist, &v, 1, 0);
+    if (!(rc = run_agree(r, crc)) && r->rank == 0)
+      printf("%s: ok (survey of %d shots, %.0f to run, %d receivers each, "
+             "%ld steps, over %d process%s; %s memory %zu bytes = %.1f MiB "
+             "per process)\n", r->cf.path, so.nshots, v, so.wave.nreceivers,
+             so.nsteps, r->nranks, r->nranks > 1 ? "es" : "",
+             strata_backend_name(strata_context_backend(r->ctx)),
+             res.device_bytes, res.device_bytes / 1048576.0);
     goto out;
   }
   int mrc = 0;

@@ -998,6 +998,10 @@ typedef struct strata_survey_options {
   int resume;                 /* 1 (default): skip the shots already
                                  written by this same survey; 0: run
                                  every shot of the share again */
+  int check_only;             /* 1: every check (shots, receivers, the
+                                 solver's options and footprint, the
+                                 folder's record), then return: nothing
+                                 run, allocated or written */
   /* NULL, or called after each shot of the share (skipped = 1 when its
    * files were there), with the seconds it took; a non-zero return stops
    * the survey there (STRATA_OK, result.stopped = 1). */
@@ -1011,6 +1015,9 @@ typedef struct strata_survey_result {
   double seconds;             /* the shots' time, setup excluded */
   double setup_seconds;       /* creating the solver and the model */
   long steps;                 /* time steps run */
+  size_t device_bytes;        /* the solver's footprint on the context's */
+  size_t host_bytes;          /* backend and on the host (one process) */
+  int to_run;                 /* shots of the share not yet written */
 } strata_survey_result;
 
 /* Fills *o with the defaults listed above (wave: strata_wave_options_init's). */

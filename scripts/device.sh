@@ -7,11 +7,14 @@
 # FDTD3d comparison).  Logs go to $OUT (at most 8 files).  Every stage runs
 # against a deadline so the whole call ends inside 10 minutes.
 #
-#   scripts/device.sh [all|test|bench|solvers|sanitize|dist]...  (default: all)
+#   scripts/device.sh [all|test|bench|solvers|sanitize|dist|survey]...  (default: all)
 #
 # dist (not part of all; on a machine of several GPUs): the distributed
 # tests on 1, 2 and 4 GPUs (one rank each, NCCL), then the weak (512^3 a
 # GPU) and strong (1024^3) scaling of the wave and heat solvers.
+#
+# survey (not part of all): test_survey on the GPU, then the shots per hour
+# of examples/survey3d_gpu.ini on one GPU and (with 2 or more) on two.
 #
 # Environment: ARCH (CMAKE_CUDA_ARCHITECTURES, default 90a), SEEDS (1: also
 # build, test and benchmark the seeds' strategies, -DSTRATA_CUDA_SEEDS=ON),
@@ -142,6 +145,30 @@ if [ "${stages#*dist}" != "$stages" ]; then
     done
   done
   grep -E "^(wave|heat|#)" "$OUT/dist.txt" | tee -a "$OUT/summary.txt"
+fi
+
+if [ "${stages#*survey}" != "$stages" ]; then
+  # surveys on the GPU: the shot calls against a new solver (test_survey on
+  # cuda), then shots per hour of examples/survey3d_gpu.ini on one GPU and
+  # on 2 (one rank each), whose gathers must be the same bytes
+  NG=$(nvidia-smi -L | wc -l)
+  export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 \
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  STRATA_TEST_BACKEND=cuda timeout 120 "$B/tests/test_survey" > "$OUT/survey.txt" 2>&1
+  note "test_survey on cuda rc=$? $(grep -E 'passed,' "$OUT/survey.txt" | tail -1)"
+  rm -rf /tmp/strata-survey1 /tmp/strata-survey2
+  timeout $(( $(left) / 2 )) "$B/strata" run examples/survey3d_gpu.ini --backend cuda \
+    --out /tmp/strata-survey1 >> "$OUT/survey.txt" 2>&1
+  note "survey on 1 GPU rc=$? $(grep -E '^survey:' "$OUT/survey.txt" | tail -1)"
+  if [ "$NG" -ge 2 ]; then
+    timeout $(( $(left) - 20 )) mpirun -x NCCL_NVLS_ENABLE -n 2 "$B/strata" run \
+      examples/survey3d_gpu.ini --backend cuda --out /tmp/strata-survey2 \
+      >> "$OUT/survey.txt" 2>&1
+    note "survey on 2 GPUs rc=$? $(grep -E '^survey:' "$OUT/survey.txt" | tail -1)"
+    same=0; for f in /tmp/strata-survey1/shot_*.sgy; do
+      cmp -s "$f" "/tmp/strata-survey2/${f##*/}" || same=$((same + 1)); done
+    note "gathers differing between 1 and 2 GPUs: $same"
+  fi
 fi
 
 if want sanitize; then

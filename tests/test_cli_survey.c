@@ -85,10 +85,24 @@ TEST(survey_one_process) {
   free(out);
   CHECK(count_in("one", ".sgy") == 4 && count_in("one", ".npy") == 4);
   CHECK(exists(tp("one/shot.survey")));
-  /* run again: every shot is there */
+  /* run again: every shot is there; --check says so */
   CHECK(strata("run s1.ini --backend cpu") == 0);
   out = out_text();
   CHECK(out && strstr(out, "0 run, 4 already written"));
+  free(out);
+  CHECK(strata("run s1.ini --backend cpu --check") == 0);
+  out = out_text();
+  CHECK(out && strstr(out, "ok (survey of 4 shots, 0 to run"));
+  free(out);
+  CHECK(remove(tp("one/shot_0003.sgy")) == 0);
+  CHECK(strata("run s1.ini --backend cpu --check") == 0);
+  out = out_text();
+  CHECK(out && strstr(out, "ok (survey of 4 shots, 1 to run"));
+  free(out);
+  CHECK(!exists(tp("one/shot_0003.sgy")));
+  CHECK(strata("run s1.ini --backend cpu") == 0);
+  out = out_text();
+  CHECK(out && strstr(out, "1 run, 3 already written"));
   free(out);
   return 0;
 }
@@ -244,6 +258,17 @@ TEST(survey_refusals) {
   return 0;
 }
 
+/* the example survey, shortened */
+TEST(example_survey_runs) {
+  CHECK(setup() == 0);
+  int rc = strata("run '" STRATA_SOURCE_DIR "/examples/survey_line.ini' "
+                  "--out ex --quiet --backend cpu --set survey.count=3 "
+                  "--set run.steps=150");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  CHECK(count_in("ex", ".sgy") == 3 && count_in("ex", ".npy") == 3);
+  return 0;
+}
+
 /* snapshots.pvd indexes the .vti series, at step x dt; a shorter run into
  * the same folder leaves the longer run's later snapshots out */
 TEST(vti_series_indexed) {
@@ -283,4 +308,5 @@ RUN_TESTS(survey_one_process, survey_segyio_geometry,
 #ifdef STRATA_MPIEXEC
           survey_ranks_match_one_process,
 #endif
-          survey_wavelet_file, survey_refusals, vti_series_indexed, cleanup)
+          survey_wavelet_file, survey_refusals, example_survey_runs,
+          vti_series_indexed, cleanup)

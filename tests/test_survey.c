@@ -4,7 +4,7 @@
  * the number of processes sharing its shots; a survey stopped mid-way and
  * run again writes the rest, identical; a folder of another survey's
  * gathers is refused; shots and moving receivers outside the grid are
- * refused naming them. */
+ * refused naming them.  STRATA_TEST_BACKEND=cuda runs them on a GPU. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,10 +50,13 @@ static int same_file(const char *a, const char *b) {
   return same;
 }
 
+/* The CPU engine; STRATA_TEST_BACKEND=cuda runs the same tests on a GPU. */
 static strata_context *cpu(void) {
   strata_context_options o;
   strata_context_options_init(&o);
   o.backend = STRATA_BACKEND_CPU;
+  const char *b = getenv("STRATA_TEST_BACKEND");
+  if (b) strata_backend_parse(b, &o.backend);
   strata_context *ctx = NULL;
   if (!tmpdir[0]) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/strata_test_survey.XXXXXX");

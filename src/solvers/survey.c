@@ -224,7 +224,8 @@ static strata_status check_record(strata_context *ctx,
                             "%016llx): use another folder, or resume = 0 to "
                             "write over them", o->dir, path, old,
                             (unsigned long long)fp);
-  return o->rank == 0 ? write_record(ctx, path, o, fp) : STRATA_OK;
+  return o->rank == 0 && !o->check_only ? write_record(ctx, path, o, fp)
+                                         : STRATA_OK;
 }
 
 /* Shot s's receivers into pos (moving: x and y offsets from its source,
@@ -330,9 +331,13 @@ strata_status strata_survey_run(strata_context *ctx,
     wo.receivers = pos;
     st = strata__wave_footprint(ctx, &wo, &fp);
     if (st == STRATA_OK) st = strata__fp_check(ctx, "survey", &fp);
+    r->device_bytes = fp.device;
+    r->host_bytes = fp.host + sizeof(double) * ns * (size_t)nrec;
   }
   if (st == STRATA_OK) st = check_record(ctx, o, &skip);
-  if (st != STRATA_OK) {
+  for (int s = o->rank; st == STRATA_OK && s < o->nshots; s += o->nranks)
+    r->to_run += !(skip && shot_done(o, s));
+  if (st != STRATA_OK || o->check_only) {
     free(pos);
     free(buf);
     return st;

@@ -160,8 +160,9 @@ const cf_key run_schema[] = {
        "Ricker of [source] frequency"),
     KF("survey", "wavelet_dt", 1e-12, 1e6, "(required with wavelet_file)",
        "the wavelet's sample interval in seconds"),
-    KLE("survey", "formats", "segy|npy", 1, 2, "segy",
-        "each shot's gather: SEG-Y rev 1 (full trace headers), NumPy"),
+    KLE("survey", "formats", "segy|npy|h5", 1, 3, "segy",
+        "each shot's gather: SEG-Y rev 1 (full trace headers), NumPy, HDF5 "
+        "(when built with it)"),
     KI("survey", "first_number", 0, 99999999, "1",
        "the first shot's number (its files' names, SEG-Y field record)"),
     KB("survey", "resume", "true",
@@ -198,8 +199,9 @@ const cf_key run_schema[] = {
     KS("output", "dir", "NAME.out", "output folder (created)"),
     KI("output", "every", 0, 2000000000, "0",
        "write snapshots every N steps (0 = only the final state)"),
-    KLE("output", "formats", "npy|vti|png", 1, 3, "npy, png",
-        "snapshot formats: NumPy, VTK image data (ParaView), PNG slice"),
+    KLE("output", "formats", "npy|vti|png|h5", 1, 4, "npy, png",
+        "snapshot formats: NumPy, VTK image data (ParaView), PNG slice, "
+        "HDF5 (when built with it; indexed by snapshots.xmf)"),
     KB("output", "async", "true",
        "write the snapshot files in a background thread while the run "
        "steps on (false: the time loop waits for each snapshot's files)"),
@@ -217,8 +219,9 @@ const cf_key run_schema[] = {
        "also make a movie of the PNG snapshots: MP4 through ffmpeg when "
        "installed, else the numbered PNGs stay"),
     KI("output", "fps", 1, 240, "10", "movie frames per second"),
-    KLE("output", "traces", "npy|segy|png", 1, 3, "npy, segy, png",
-        "wave receivers: NumPy, SEG-Y rev 1, a PNG image of the gather"),
+    KLE("output", "traces", "npy|segy|png|h5", 1, 4, "npy, segy, png",
+        "wave receivers: NumPy, SEG-Y rev 1, a PNG image of the gather, "
+        "HDF5 (when built with it)"),
 };
 
 const int run_schema_count = (int)(sizeof run_schema / sizeof run_schema[0]);

@@ -159,9 +159,9 @@ double run_initial_value(long i, long j, long k, void *user);
 typedef struct {
   const char *dir;
   long every;
-  int npy, vti, png, movie, fps;
+  int npy, vti, png, h5, movie, fps;
   strata_png_options po;
-  int trace_npy, trace_segy, trace_png;
+  int trace_npy, trace_segy, trace_png, trace_h5;
   long frames;
   int async;      /* [output] async: snapshots through the writer thread */
   double write_s; /* the run waited for snapshot output (summary output_s) */

@@ -146,6 +146,10 @@ static int write_traces(run_state *r, output_cfg *o, FILE *json) {
       s = STRATA_OK;
     }
   }
+  if (o->trace_h5 && s == STRATA_OK) {
+    snprintf(path, sizeof path, "%s/traces.h5", o->dir);
+    s = strata_traces_save_h5(r->ctx, path, &t);
+  }
   if (o->trace_png && s == STRATA_OK) {
     strata_png_options po = o->po;
     po.cmap = STRATA_CMAP_SEISMIC;
@@ -220,6 +224,7 @@ int run_output_setup(run_state *r, output_cfg *o) {
   so.npy = o->npy;
   so.vti = o->vti;
   so.png = o->png;
+  so.h5 = o->h5;
   so.png_options = o->po;
   so.spacing = r->h;
   so.field_name = r->solver->field_name;
@@ -261,21 +266,25 @@ static int by_step(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Rank 0: snapshots.pvd, the time series of the .vti snapshots in the
- * folder (snap_NNNNNN.vti, also those of the run before a restart, and
- * the final or interrupted state when it is a later step), at step x dt,
- * so that ParaView opens them as one animation. */
-static void write_pvd(run_state *r, output_cfg *o, FILE *json, double dt) {
+/* Rank 0: the time series of the snapshots in the folder with extension
+ * ext (snap_NNNNNN.EXT, also those of the run before a restart, and the
+ * final or interrupted state when it is a later step), at step x dt, as
+ * ParaView opens it: snapshots.pvd for "vti", snapshots.xmf (XDMF) for
+ * "h5". */
+static void write_series(run_state *r, output_cfg *o, FILE *json, double dt,
+                         const char *ext) {
   DIR *d = opendir(o->dir);
   if (!d) return;
   size_t cap = 64, n = 0;
   long *steps = malloc(cap * sizeof *steps);
   struct dirent *e;
+  char pat[32];
+  snprintf(pat, sizeof pat, "snap_%%ld.%s%%n", ext);
   while (steps && (e = readdir(d))) {
     long k = -1;
     int end = 0;
-    if (sscanf(e->d_name, "snap_%ld.vti%n", &k, &end) != 1 || k < 0 ||
-        end == 0 || e->d_name[end] != 0 || k > r->step)
+    if (sscanf(e->d_name, pat, &k, &end) != 1 || k < 0 || end == 0 ||
+        e->d_name[end] != 0 || k > r->step)
       continue; /* not a snapshot, or one of an earlier, longer run */
     if (n == cap) {
       long *m = realloc(steps, 2 * cap * sizeof *steps);
@@ -292,24 +301,35 @@ static void write_pvd(run_state *r, output_cfg *o, FILE *json, double dt) {
   double *times = malloc((n + 1) * sizeof *times);
   int m = 0;
   for (size_t i = 0; names && times && i < n; i++) {
-    names[m] = malloc(32);
+    names[m] = malloc(40);
     if (!names[m]) break;
-    snprintf(names[m], 32, "snap_%06ld.vti", steps[i]);
+    snprintf(names[m], 40, "snap_%06ld.%s", steps[i], ext);
     times[m++] = (double)steps[i] * dt;
   }
-  const char *last = cli_interrupted() ? "interrupted.vti" : "final.vti";
-  char p[4096];
+  char last[32], p[4096];
+  snprintf(last, sizeof last, "%s.%s",
+           cli_interrupted() ? "interrupted" : "final", ext);
   snprintf(p, sizeof p, "%s/%s", o->dir, last);
   struct stat st;
   if (names && times && (m == 0 || steps[m - 1] < r->step) &&
       stat(p, &st) == 0 && (names[m] = strdup(last)))
     times[m++] = (double)r->step * dt;
-  snprintf(p, sizeof p, "%s/snapshots.pvd", o->dir);
-  if (m > 0 && strata_pvd_write(r->ctx, p, m, (const char *const *)names,
-                                times) == STRATA_OK)
-    fprintf(json, "  \"pvd\": \"snapshots.pvd\",\n");
+  const int xmf = !strcmp(ext, "h5");
+  snprintf(p, sizeof p, "%s/snapshots.%s", o->dir, xmf ? "xmf" : "pvd");
+  strata_status s = STRATA_OK;
+  if (m > 0 && xmf) {
+    strata_xdmf_grid g = {r->dims, {r->n[0], r->n[1], r->n[2]}, r->h,
+                          r->precision, r->solver->field_name};
+    s = strata_xdmf_write(r->ctx, p, m, (const char *const *)names, times,
+                          &g);
+  } else if (m > 0) {
+    s = strata_pvd_write(r->ctx, p, m, (const char *const *)names, times);
+  }
+  if (m > 0 && s == STRATA_OK)
+    fprintf(json, "  \"%s\": \"snapshots.%s\",\n", xmf ? "xdmf" : "pvd",
+            xmf ? "xmf" : "pvd");
   else if (m > 0)
-    fprintf(stderr, "strata: snapshots.pvd not written: %s\n",
+    fprintf(stderr, "strata: %s not written: %s\n", p,
             strata_context_error(r->ctx));
   for (int i = 0; names && i < m; i++) free(names[i]);
   free(names);
@@ -390,7 +410,8 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
   }
   if (o->movie && !t->interrupted && r->rank == 0)
     make_movie(r, o, json, t->quiet);
-  if (o->vti && r->rank == 0) write_pvd(r, o, json, si.dt);
+  if (o->vti && r->rank == 0) write_series(r, o, json, si.dt, "vti");
+  if (o->h5 && r->rank == 0) write_series(r, o, json, si.dt, "h5");
   fprintf(json, "  \"output_dir\": ");
   json_string(json, o->dir);
   fprintf(json, "\n}\n");

@@ -21,6 +21,26 @@ static void bufs_free(survey_bufs *b) {
   free(b->wavelet);
 }
 
+/* [survey] key's .npy file as doubles (*out, malloc'd), *nd axes of
+ * shape sh; 0, or -1 with the case's error. */
+static int read_npy_key(run_state *r, const char *key, int *nd, size_t sh[4],
+                        double **out) {
+  const char *path = cf_string(&r->cf, "survey", key, "");
+  strata_precision p;
+  void *data = NULL;
+  if (strata_npy_read(r->ctx, path, &p, nd, sh, &data) != STRATA_OK)
+    return run_case_fail(r, "survey", key, "%s",
+                         strata_context_error(r->ctx));
+  size_t n = 1;
+  for (int a = 0; a < *nd; a++) n *= sh[a];
+  *out = malloc((n ? n : 1) * sizeof(double));
+  for (size_t k = 0; *out && k < n; k++)
+    (*out)[k] = p == STRATA_F32 ? (double)((float *)data)[k]
+                                : ((double *)data)[k];
+  free(data);
+  return *out ? 0 : run_fail(r, "out of memory");
+}
+
 /* The shots: [survey] shots, or a line / grid from start, end, count. */
 static int read_shots(run_state *r, strata_survey_options *so,
                       survey_bufs *b) {
@@ -35,25 +55,13 @@ static int read_shots(run_state *r, strata_survey_options *so,
                          "(shots_file) or a line or grid (start, end, "
                          "count)");
   if (cf_has(f, "survey", "shots_file")) {
-    const char *path = cf_string(f, "survey", "shots_file", "");
-    strata_precision p;
     int nd = 0;
     size_t sh[4];
-    void *data = NULL;
-    if (strata_npy_read(r->ctx, path, &p, &nd, sh, &data) != STRATA_OK)
-      return run_case_fail(r, "survey", "shots_file", "%s",
-                           strata_context_error(r->ctx));
-    if (nd != 2 || sh[1] != 3 || sh[0] < 1 || sh[0] > 1000000) {
-      free(data);
+    if (read_npy_key(r, "shots_file", &nd, sh, &b->shots)) return -1;
+    if (nd != 2 || sh[1] != 3 || sh[0] < 1 || sh[0] > 1000000)
       return run_case_fail(r, "survey", "shots_file", "'%s' is not of shape "
-                           "(shots, 3) with 1 to 1000000 shots", path);
-    }
-    b->shots = malloc(sizeof(double) * 3 * sh[0]);
-    for (size_t k = 0; b->shots && k < 3 * sh[0]; k++)
-      b->shots[k] = p == STRATA_F32 ? (double)((float *)data)[k]
-                                    : ((double *)data)[k];
-    free(data);
-    if (!b->shots) return run_fail(r, "out of memory");
+                           "(shots, 3) with 1 to 1000000 shots",
+                           cf_string(f, "survey", "shots_file", ""));
     so->nshots = (int)sh[0];
   } else if (listed) {
     int n = cf_floats(f, "survey", "shots", NULL, 0);
@@ -111,27 +119,12 @@ static int read_wavelet(run_state *r, strata_survey_options *so,
   if (!cf_has(f, "survey", "wavelet_dt"))
     return run_case_fail(r, "survey", "wavelet_file", "the wavelet's sample "
                          "interval is needed: set wavelet_dt (seconds)");
-  strata_precision p;
   int nd = 0;
   size_t sh[4];
-  void *data = NULL;
-  if (strata_npy_read(r->ctx, path, &p, &nd, sh, &data) != STRATA_OK)
-    return run_case_fail(r, "survey", "wavelet_file", "%s",
-                         strata_context_error(r->ctx));
-  if (nd != 1 || sh[0] < 1) {
-    free(data);
+  if (read_npy_key(r, "wavelet_file", &nd, sh, &b->wavelet)) return -1;
+  if (nd != 1 || sh[0] < 1)
     return run_case_fail(r, "survey", "wavelet_file", "'%s' has %d axes; a "
                          "wavelet is one axis of samples", path, nd);
-  }
-  b->wavelet = malloc(sh[0] * sizeof(double));
-  if (!b->wavelet) {
-    free(data);
-    return run_fail(r, "out of memory");
-  }
-  for (size_t k = 0; k < sh[0]; k++)
-    b->wavelet[k] = p == STRATA_F32 ? (double)((float *)data)[k]
-                                    : ((double *)data)[k];
-  free(data);
   so->wavelet = b->wavelet;
   so->wavelet_n = sh[0];
   so->wavelet_dt = cf_float(f, "survey", "wavelet_dt", 0);
@@ -153,6 +146,7 @@ static int read_survey(run_state *r, strata_survey_options *so,
   so->nsteps = r->steps;
   so->segy = cf_enums_has(f, "survey", "formats", "segy", "segy");
   so->npy = cf_enums_has(f, "survey", "formats", "segy", "npy");
+  so->h5 = cf_enums_has(f, "survey", "formats", "segy", "h5");
   so->first_number = (int)cf_int(f, "survey", "first_number", 1);
   so->resume = cf_bool(f, "survey", "resume", 1);
   return 0;
@@ -177,6 +171,7 @@ static const run_optkey survey_own_keys[] = {
     {"n", "survey", "wavelet_file", NULL},
     {"samples", "survey", "wavelet_file", NULL},
     {"dt", "survey", "wavelet_dt", NULL},
+    {"h5", "survey", "formats", NULL},
     {NULL, NULL, NULL, NULL}};
 
 static int survey_fail(run_state *r, strata_status st) {

@@ -567,6 +567,9 @@ typedef struct strata_snapshot_writer strata_snapshot_writer;
 typedef struct strata_snapshot_options {
   const char *dir;        /* the folder of the files (must exist); copied */
   int npy, vti, png;      /* the formats wanted; default npy and png */
+  int h5;                 /* also STEM.h5 (dataset field_name, with
+                             attributes spacing and origin); needs
+                             strata_h5_available() */
   strata_png_options png_options; /* the PNG slice, colours and axes;
                              its strings are copied; each PNG's title is
                              the submit's (strata_snapshot_submit_titled),
@@ -668,6 +671,36 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
 strata_status strata_traces_save_png(strata_context *ctx, const char *path,
                                      const strata_traces *t,
                                      const strata_png_options *opt);
+
+/* HDF5 (when the library was built with it: strata_h5_available() = 1;
+ * otherwise the .h5 writers return STRATA_ENOTSUP).  Each file is built in
+ * memory and written like every other file (temporary name, then rename).
+ * Serial HDF5: over several processes the data is gathered on one rank
+ * first (parallel HDF5 is not used). */
+int strata_h5_available(void);
+/* Writes traces as HDF5: dataset "traces" (ntraces, nsamples) in t's
+ * precision, "receivers" (ntraces, 3) in metres when t has them, and the
+ * root's attributes "dt" (s), "source" (x, y, z in m) and "shot". */
+strata_status strata_traces_save_h5(strata_context *ctx, const char *path,
+                                    const strata_traces *t);
+/* The grid of a series of HDF5 snapshots (strata_snapshot_options.h5):
+ * each file holds the dataset `name` of shape (nz, ny, nx) or (ny, nx). */
+typedef struct strata_xdmf_grid {
+  int dims;                   /* 2 or 3 */
+  size_t n[3];                /* points along x, y, z */
+  double spacing;             /* the points' spacing */
+  strata_precision precision; /* of the datasets */
+  const char *name;           /* the dataset's name, e.g. "p" */
+} strata_xdmf_grid;
+/* Writes an XDMF 3 file (.xmf) describing files[i] (HDF5, relative to
+ * the .xmf's folder) at times[i] as one time series of the grid g, which
+ * ParaView (XDMF3 reader) and VisIt open as an animation.  Errors:
+ * STRATA_EINVAL (n < 1; a name empty or holding " < > & :; times not
+ * finite or not increasing; a bad grid), STRATA_EIO. */
+strata_status strata_xdmf_write(strata_context *ctx, const char *path, int n,
+                                const char *const *files,
+                                const double *times,
+                                const strata_xdmf_grid *g);
 
 /* ------------------------------------------------------------------------ */
 /* Solvers: explicit time stepping (heat, acoustic wave, FDTD)              */
@@ -992,7 +1025,8 @@ typedef struct strata_survey_options {
   long nsteps;                /* time steps per shot, >= 1 */
   const char *dir;            /* the gathers' folder (must exist) */
   const char *stem;           /* file names' stem; default "shot" */
-  int segy, npy;              /* formats of the gathers; default SEG-Y */
+  int segy, npy, h5;          /* formats of the gathers (.sgy, .npy, .h5
+                                 as strata_traces_save_h5); default SEG-Y */
   int first_number;           /* the first shot's number; default 1 */
   int rank, nranks;           /* this process's share; default 0 of 1 */
   int resume;                 /* 1 (default): skip the shots already

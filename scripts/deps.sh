@@ -61,6 +61,20 @@ if ! /usr/bin/python3 -c 'import segyio' >/dev/null 2>&1; then
     echo "strata: no segyio; for the SEG-Y tests: sudo apt-get install python3-segyio" >&2
   fi
 fi
+# HDF5 (libhdf5-dev; hdf5-tools for h5dump, which the tests read the
+# files back with): the .h5 snapshots, traces and gathers.  Optional:
+# without it the library is built without the HDF5 writers.
+if [ ! -f /usr/include/hdf5/serial/hdf5.h ] && [ ! -f /usr/include/hdf5.h ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "strata: installing HDF5 (libhdf5-dev, hdf5-tools) with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq --no-install-recommends libhdf5-dev hdf5-tools >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq --no-install-recommends libhdf5-dev hdf5-tools >/dev/null; }; } ||
+      echo "strata: could not install HDF5; building without the .h5 writers" >&2
+  else
+    echo "strata: no HDF5; for .h5 output: sudo apt-get install libhdf5-dev hdf5-tools" >&2
+  fi
+fi
 # zlib (PNG compression, CRC-32)
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -z "$missing" ] && exit 0

@@ -4,7 +4,8 @@
  * written, with the same bytes; segyio reads the gathers with the
  * geometry of the case (when /usr/bin/python3 has segyio); a wavelet from
  * a file; the case's mistakes refused naming their keys; and the .pvd
- * index of a run's .vti snapshots. */
+ * index of a run's .vti snapshots; HDF5 snapshots (XDMF index) and
+ * gathers read back by h5dump. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -104,6 +105,70 @@ TEST(survey_one_process) {
   out = out_text();
   CHECK(out && strstr(out, "1 run, 3 already written"));
   free(out);
+  return 0;
+}
+
+/* The case of write_case(name, out, 120, 48, ...) with [survey] = survey. */
+static int write_case_shots(const char *name, const char *out,
+                            const char *survey) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "[case]\nname = %s\n[solver]\nkind = wave\n"
+           "[grid]\nn = 48, 8, 36\nspacing = 10\nprecision = f32\n"
+           "[run]\nsteps = 120\n"
+           "[wave]\nlayer_tops = 0, 180\nlayer_velocities = 1800, 2600\n"
+           "[boundary]\nall = cpml\ny_lo = periodic\ny_hi = periodic\n"
+           "z_lo = free\nwidth = 8\n"
+           "[source]\nfrequency = 14\n"
+           "[receivers]\nstart = -100, 0, 10\nend = 100, 0, 10\n"
+           "count = 21\nevery = 2\n"
+           "[survey]\n%sreceivers = moving\nformats = segy, npy\n"
+           "[output]\ndir = %s\n", name, survey, out);
+  return write_file(tp(name), text);
+}
+
+/* shots as a list and from a file: the gathers of the line's shots 1 and
+ * 4 (x = 110 and 360 m) of survey_one_process; a grid of shots */
+TEST(survey_shot_layouts) {
+  CHECK(setup() == 0);
+  CHECK(write_case_shots("l.ini", "list",
+                         "shots = 110, 35, 10, 360, 35, 10\n") == 0);
+  int rc = strata("run l.ini --backend cpu --quiet");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  CHECK(same_file(tp("list/shot_0001.npy"), tp("one/shot_0001.npy")));
+  CHECK(same_file(tp("list/shot_0002.npy"), tp("one/shot_0004.npy")));
+  const double pos[6] = {110, 35, 10, 360, 35, 10};
+  const size_t shape[2] = {2, 3};
+  CHECK(strata_npy_write(NULL, tp("shots.npy"), STRATA_F64, 2, shape, pos) ==
+        STRATA_OK);
+  CHECK(write_case_shots("f.ini", "file", "shots_file = shots.npy\n") == 0);
+  rc = strata("run f.ini --backend cpu --quiet");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  CHECK(same_file(tp("file/shot_0002.npy"), tp("one/shot_0004.npy")));
+  /* a shots file of another shape, and a list not of x, y, z triples */
+  const size_t bad[2] = {3, 2};
+  CHECK(strata_npy_write(NULL, tp("shots.npy"), STRATA_F64, 2, bad, pos) ==
+        STRATA_OK);
+  CHECK(strata("run f.ini --backend cpu") == 2);
+  char *err = err_text();
+  CHECK(err && strstr(err, "shots_file") && strstr(err, "(shots, 3)"));
+  free(err);
+  CHECK(strata("run l.ini --backend cpu --set survey.shots=1,2,3,4") == 2);
+  err = err_text();
+  CHECK(err && strstr(err, "multiple of 3"));
+  free(err);
+  /* a grid: 3 along x, 2 along y, at one depth */
+  CHECK(write_case_shots("g.ini", "grid", "start = 110, 20, 10\n"
+                         "end = 360, 45, 10\ncount = 3, 2\n") == 0);
+  CHECK(strata("run g.ini --backend cpu --check") == 0);
+  char *out = out_text();
+  CHECK(out && strstr(out, "ok (survey of 6 shots, 6 to run"));
+  free(out);
+  CHECK(strata("run g.ini --backend cpu --check --set survey.end=360,45,20") ==
+        2);
+  err = err_text();
+  CHECK(err && strstr(err, "one depth"));
+  free(err);
   return 0;
 }
 
@@ -298,15 +363,94 @@ TEST(vti_series_indexed) {
   return 0;
 }
 
+/* The numbers h5dump prints of dataset set of dir/file (at most max into
+ * v): their count, or -1 when h5dump failed. */
+static int h5_values(const char *file, const char *set, double *v, int max) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "h5dump -d '%s' -y -w 0 -m %%.17g -o '%s' '%s' "
+           ">/dev/null 2>&1", set, tp("h5vals.txt"), tp(file));
+  if (system(cmd) != 0) return -1;
+  char *t = slurp(tp("h5vals.txt"), NULL);
+  if (!t) return -1;
+  int n = 0;
+  for (char *p = t; *p && n < max;) {
+    char *end;
+    double x = strtod(p, &end);
+    if (end == p) {
+      p++;
+      continue;
+    }
+    v[n++] = x;
+    p = end;
+  }
+  free(t);
+  return n;
+}
+
+/* HDF5 snapshots with their XDMF index, and HDF5 gathers: the numbers of
+ * the .npy files; without HDF5 in the build, a clear refusal */
+TEST(hdf5_snapshots_and_gathers) {
+  CHECK(setup() == 0);
+  const char *base = "run '" STRATA_SOURCE_DIR "/examples/heat2d.ini' --out "
+                     "h5 --quiet --backend cpu --set output.movie=false "
+                     "--set output.every=20 --set run.steps=40 "
+                     "--set output.formats=npy,png,h5";
+  if (!strata_h5_available()) {
+    CHECK(strata(base) == 2);
+    char *err = err_text();
+    CHECK(err && strstr(err, "without HDF5"));
+    free(err);
+    SKIP("this strata was built without HDF5");
+  }
+  if (system("h5dump --version >/dev/null 2>&1") != 0)
+    SKIP("h5dump is not installed (hdf5-tools)");
+  int rc = strata(base);
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  char *x = slurp(tp("h5/snapshots.xmf"), NULL);
+  CHECK(x && strstr(x, "CollectionType=\"Temporal\""));
+  CHECK(strstr(x, "<Time Value=\"20\"/>") &&
+        strstr(x, "Format=\"HDF\">snap_000020.h5:/u</DataItem>"));
+  free(x);
+  strata_precision p;
+  int nd;
+  size_t sh[4];
+  void *d = NULL;
+  CHECK(strata_npy_read(NULL, tp("h5/snap_000020.npy"), &p, &nd, sh, &d) ==
+        STRATA_OK);
+  CHECK(p == STRATA_F64 && nd == 2);
+  const size_t n = sh[0] * sh[1];
+  double *v = malloc((n + 1) * sizeof *v);
+  CHECK(v);
+  CHECK(h5_values("h5/snap_000020.h5", "/u", v, (int)n + 1) == (int)n);
+  CHECK(memcmp(v, d, n * sizeof *v) == 0);
+  free(d);
+  free(v);
+  /* a survey's gathers as HDF5 */
+  CHECK(write_case("h.ini", "h5s", 120, 48, 2, "") == 0);
+  rc = strata("run h.ini --backend cpu --quiet --set survey.formats=npy,h5");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  CHECK(strata_npy_read(NULL, tp("h5s/shot_0002.npy"), &p, &nd, sh, &d) ==
+        STRATA_OK);
+  double *t = malloc((sh[0] * sh[1] + 1) * sizeof *t);
+  CHECK(t && nd == 2 && sh[0] == 21 && sh[1] == 61);
+  CHECK(h5_values("h5s/shot_0002.h5", "/traces", t, 21 * 61 + 1) == 21 * 61);
+  CHECK(memcmp(t, d, 21 * 61 * sizeof *t) == 0);
+  CHECK(h5_values("h5s/shot_0002.h5", "/receivers", t, 64) == 63);
+  CHECK(t[0] == 360 - 100 && t[1] == 35 && t[2] == 10);
+  free(t);
+  free(d);
+  return 0;
+}
+
 TEST(cleanup) {
   if (dir[0]) CHECK(rm_rf(dir) == 0);
   return 0;
 }
 
-RUN_TESTS(survey_one_process, survey_segyio_geometry,
+RUN_TESTS(survey_one_process, survey_shot_layouts, survey_segyio_geometry,
           survey_killed_and_resumed,
 #ifdef STRATA_MPIEXEC
           survey_ranks_match_one_process,
 #endif
           survey_wavelet_file, survey_refusals, example_survey_runs,
-          vti_series_indexed, cleanup)
+          vti_series_indexed, hdf5_snapshots_and_gathers, cleanup)

@@ -953,6 +953,50 @@ TEST(pvd_collection) {
   return 0;
 }
 
+TEST(xdmf_series) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  const char *files[2] = {"snap_000000.h5", "snap_000010.h5"};
+  double times[2] = {0, 0.25};
+  strata_xdmf_grid g = {3, {5, 4, 3}, 12.5, STRATA_F32, "p"};
+  CHECK_OK(strata_xdmf_write(ctx, tpath("s.xmf"), 2, files, times, &g), ctx);
+  char *t = (char *)slurp(tpath("s.xmf"), &(size_t){0});
+  CHECK(t && strstr(t, "CollectionType=\"Temporal\""));
+  /* sizes and spacing slowest axis first; the dataset named in the file */
+  CHECK(strstr(t, "TopologyType=\"3DCoRectMesh\" Dimensions=\"3 4 5\""));
+  CHECK(strstr(t, "<Time Value=\"0.25\"/>"));
+  CHECK(strstr(t, "Precision=\"4\" Format=\"HDF\">snap_000010.h5:/p<"));
+  CHECK(strstr(t, ">12.5 12.5 12.5<"));
+  free(t);
+  times[1] = 0;
+  CHECK_STATUS(strata_xdmf_write(ctx, tpath("u.xmf"), 2, files, times, &g),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "times[1]", "0");
+  times[1] = 1;
+  g.dims = 1;
+  CHECK_STATUS(strata_xdmf_write(ctx, tpath("u.xmf"), 2, files, times, &g),
+               STRATA_EINVAL, ctx);
+  CHECK(access(tpath("u.xmf"), F_OK) != 0);
+  /* HDF5 traces, or a clear refusal in a build without HDF5 */
+  double d[6] = {1, 2, 3, 4, 5, 6};
+  strata_traces tr = {2, 3, 0.004, STRATA_F64, d, NULL, {1, 2, 3}, 4};
+  strata_status st = strata_traces_save_h5(ctx, tpath("t.h5"), &tr);
+  if (strata_h5_available()) {
+    CHECK_OK(st, ctx);
+    size_t len = 0;
+    unsigned char *b = slurp(tpath("t.h5"), &len);
+    CHECK(b && len > 8 && memcmp(b, "\211HDF\r\n\032\n", 8) == 0);
+    free(b);
+  } else {
+    CHECK_STATUS(st, STRATA_ENOTSUP, ctx);
+    CHECK(strstr(strata_context_error(ctx), "without HDF5"));
+  }
+  remove(tpath("t.h5"));
+  remove(tpath("s.xmf"));
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 TEST(cleanup) {
   /* removes the scratch directory (last test) */
   remove(tpath("f.npy"));
@@ -967,4 +1011,4 @@ RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
           png_pixels_and_checksums, png_large_image_spans_blocks,
           png_axes_colour_bar_and_title, png_traces_gather,
           segy_and_npy_traces, stale_temporaries_removed, pvd_collection,
-          cleanup)
+          xdmf_series, cleanup)

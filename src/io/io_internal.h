@@ -67,6 +67,14 @@ strata_status strata__ofile_write_le(strata__ofile *o, const void *p,
  * strata_field_read. */
 strata_status strata__field_to_host(const strata_field *f, void **out);
 
+/* Writes a dense host grid (x fastest, dims axes) as an HDF5 file with
+ * one dataset `name` of shape (nz, ny, nx) (h5.c); STRATA_ENOTSUP without
+ * HDF5. */
+strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
+                                    int dims, const size_t n[3],
+                                    strata_precision p, const void *data,
+                                    const char *name, double spacing);
+
 /* Writes dense host arrays (x fastest, n[0] x n[1] x n[2] points each, of
  * precisions prec) as the point data of one .vti file (vti.c). */
 strata_status strata__vti_write_host(strata_context *ctx, const char *path,

@@ -82,6 +82,7 @@ static uint64_t fingerprint(const strata_survey_options *o) {
   mixl(&h, o->first_number);
   mixl(&h, o->segy);
   mixl(&h, o->npy);
+  if (o->h5) mixl(&h, o->h5); /* the fingerprints of earlier surveys hold */
   return h;
 }
 
@@ -112,9 +113,13 @@ static strata_status check_options(strata_context *ctx,
     return strata__fail_arg(ctx, STRATA_EINVAL, "rank", o->rank,
                             "survey: rank %d of %d processes; it must be in "
                             "0..nranks-1", o->rank, o->nranks);
-  if (!o->segy && !o->npy)
+  if (!o->segy && !o->npy && !o->h5)
     return strata__fail_arg(ctx, STRATA_EINVAL, "segy", o->segy,
-                            "survey: no format asked for (segy, npy)");
+                            "survey: no format asked for (segy, npy, h5)");
+  if (o->h5 && !strata_h5_available())
+    return strata__fail_arg(ctx, STRATA_ENOTSUP, "h5", o->h5, "survey: "
+                            "this strata was built without HDF5 (install "
+                            "libhdf5-dev and build again)");
   if (o->wave.nreceivers < 1)
     return strata__fail_arg(ctx, STRATA_EINVAL, "nreceivers",
                             o->wave.nreceivers, "survey: %d receivers; a "
@@ -165,8 +170,8 @@ static strata_status read_record(strata_context *ctx, const char *path,
   int ok = fscanf(f, "strata survey record fingerprint %llx", fp) == 1;
   fclose(f);
   if (!ok)
-    return strata__fail_arg(ctx, STRATA_EFORMAT, "path", 0, "survey: %s is "
-                            "not a survey record", path);
+    return strata__fail_arg(ctx, STRATA_EFORMAT, "path", path, "survey: %s "
+                            "is not a survey record", path);
   *found = 1;
   return STRATA_OK;
 }
@@ -197,6 +202,9 @@ static int shot_done(const strata_survey_options *o, int s) {
   if (o->npy && (strata_survey_shot_path(o, s, "npy", p, sizeof p),
                  !exists(p)))
     return 0;
+  if (o->h5 && (strata_survey_shot_path(o, s, "h5", p, sizeof p),
+                !exists(p)))
+    return 0;
   return 1;
 }
 
@@ -218,7 +226,7 @@ static strata_status check_record(strata_context *ctx,
     return STRATA_OK;
   }
   if (found && o->resume)
-    return strata__fail_arg(ctx, STRATA_EINVAL, "dir", 0, "survey: %s holds "
+    return strata__fail_arg(ctx, STRATA_EINVAL, "dir", o->dir, "survey: %s holds "
                             "the gathers of another survey (its record %s "
                             "has fingerprint %016llx, this survey's is "
                             "%016llx): use another folder, or resume = 0 to "
@@ -254,6 +262,10 @@ static strata_status write_gather(strata_context *ctx,
   if (st == STRATA_OK && o->npy) {
     strata_survey_shot_path(o, s, "npy", p, sizeof p);
     st = strata_traces_save_npy(ctx, p, t);
+  }
+  if (st == STRATA_OK && o->h5) {
+    strata_survey_shot_path(o, s, "h5", p, sizeof p);
+    st = strata_traces_save_h5(ctx, p, t);
   }
   return st;
 }

@@ -19,10 +19,11 @@
 #define CLI_TEST_NAME "test_cli_survey"
 #include "cli_test_util.h"
 
-/* A thin 3D line survey: shots along x, a receiver spread moving with
- * them; STEPS and SHOTS set its length. */
-static int write_case(const char *name, const char *out, int steps, int nx,
-                      int shots, const char *extra) {
+/* A thin 3D survey on nx x 8 x 36 points, steps a shot, a receiver
+ * spread moving with the shots; survey: the [survey] section's shots and
+ * more keys. */
+static int write_case_full(const char *name, const char *out, int steps,
+                           int nx, const char *survey) {
   char text[2048];
   snprintf(text, sizeof text,
            "[case]\nname = %s\n[solver]\nkind = wave\n"
@@ -34,11 +35,19 @@ static int write_case(const char *name, const char *out, int steps, int nx,
            "[source]\nfrequency = 14\n"
            "[receivers]\nstart = -100, 0, 10\nend = 100, 0, 10\n"
            "count = 21\nevery = 2\n"
-           "[survey]\nstart = 110, 35, 10\nend = %d, 35, 10\ncount = %d\n"
-           "receivers = moving\nformats = segy, npy\n%s"
+           "[survey]\n%sreceivers = moving\nformats = segy, npy\n"
            "[output]\ndir = %s\n",
-           name, nx, steps, (nx - 1) * 10 - 110, shots, extra, out);
+           name, nx, steps, survey, out);
   return write_file(tp(name), text);
+}
+
+/* A line of shots along x from 110 m to 110 m short of the far end. */
+static int write_case(const char *name, const char *out, int steps, int nx,
+                      int shots, const char *extra) {
+  char survey[512];
+  snprintf(survey, sizeof survey, "start = 110, 35, 10\nend = %d, 35, 10\n"
+           "count = %d\n%s", (nx - 1) * 10 - 110, shots, extra);
+  return write_case_full(name, out, steps, nx, survey);
 }
 
 static int same_file(const char *a, const char *b) {
@@ -108,23 +117,9 @@ TEST(survey_one_process) {
   return 0;
 }
 
-/* The case of write_case(name, out, 120, 48, ...) with [survey] = survey. */
 static int write_case_shots(const char *name, const char *out,
                             const char *survey) {
-  char text[2048];
-  snprintf(text, sizeof text,
-           "[case]\nname = %s\n[solver]\nkind = wave\n"
-           "[grid]\nn = 48, 8, 36\nspacing = 10\nprecision = f32\n"
-           "[run]\nsteps = 120\n"
-           "[wave]\nlayer_tops = 0, 180\nlayer_velocities = 1800, 2600\n"
-           "[boundary]\nall = cpml\ny_lo = periodic\ny_hi = periodic\n"
-           "z_lo = free\nwidth = 8\n"
-           "[source]\nfrequency = 14\n"
-           "[receivers]\nstart = -100, 0, 10\nend = 100, 0, 10\n"
-           "count = 21\nevery = 2\n"
-           "[survey]\n%sreceivers = moving\nformats = segy, npy\n"
-           "[output]\ndir = %s\n", name, survey, out);
-  return write_file(tp(name), text);
+  return write_case_full(name, out, 120, 48, survey);
 }
 
 /* shots as a list and from a file: the gathers of the line's shots 1 and
@@ -214,10 +209,10 @@ TEST(survey_segyio_geometry) {
 TEST(survey_killed_and_resumed) {
   CHECK(setup() == 0);
   /* longer shots, so that the kill comes mid-way */
-  CHECK(write_case("k.ini", "full", 200, 72, 5, "") == 0);
+  CHECK(write_case("k.ini", "full", 400, 90, 6, "") == 0);
   CHECK(strata("run k.ini --backend cpu --quiet") == 0);
-  CHECK(count_in("full", ".sgy") == 5);
-  CHECK(write_case("k.ini", "part", 200, 72, 5, "") == 0);
+  CHECK(count_in("full", ".sgy") == 6);
+  CHECK(write_case("k.ini", "part", 400, 90, 6, "") == 0);
   pid_t pid = spawn_cli("k.ini", "cpu");
   CHECK(pid > 0);
   wait_for_path("part/shot_0002.npy", 120, 0);
@@ -226,23 +221,23 @@ TEST(survey_killed_and_resumed) {
   waitpid(pid, &st, 0);
   CHECK(WIFSIGNALED(st));
   const int written = count_in("part", ".npy");
-  CHECKF(written >= 2 && written < 5, "%d gathers before the kill", written);
+  CHECKF(written >= 2 && written < 6, "%d gathers before the kill", written);
   CHECK(strata("run k.ini --backend cpu") == 0);
   char *out = out_text();
   char want[64];
-  snprintf(want, sizeof want, "%d run, %d already written", 5 - written,
+  snprintf(want, sizeof want, "%d run, %d already written", 6 - written,
            written);
   CHECKF(out && strstr(out, want), "wanted '%s' in: %s", want, out);
   free(out);
-  CHECK(same_gathers("full", "part", 5));
+  CHECK(same_gathers("full", "part", 6));
   CHECK(count_in("part", ".tmp.") == 0); /* the killed run's partial file */
   /* another survey into the folder is refused; resume = false rewrites */
-  CHECK(write_case("k2.ini", "part", 150, 72, 5, "") == 0);
+  CHECK(write_case("k2.ini", "part", 100, 90, 6, "") == 0);
   CHECK(strata("run k2.ini --backend cpu --quiet") == 2);
   char *err = err_text();
   CHECK(err && strstr(err, "another survey"));
   free(err);
-  CHECK(write_case("k2.ini", "part", 150, 72, 5, "resume = false\n") == 0);
+  CHECK(write_case("k2.ini", "part", 100, 90, 6, "resume = false\n") == 0);
   CHECK(strata("run k2.ini --backend cpu --quiet") == 0);
   CHECK(!same_file(tp("full/shot_0001.npy"), tp("part/shot_0001.npy")));
   return 0;

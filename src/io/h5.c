@@ -69,6 +69,21 @@ static strata_status mem_commit(strata_context *ctx, hid_t f,
   return s;
 }
 
+/* Ends a file built under the lock: written (ok) or dropped, unlocked. */
+static strata_status finish(strata_context *ctx, hid_t f, int ok,
+                            const char *path) {
+  strata_status s;
+  if (!ok) {
+    if (f >= 0) H5Fclose(f);
+    s = strata__fail_arg(ctx, STRATA_EIO, "path", path, "cannot build the "
+                         "HDF5 file '%s' (the HDF5 library failed)", path);
+  } else {
+    s = mem_commit(ctx, f, path);
+  }
+  pthread_mutex_unlock(&h5_lock);
+  return s;
+}
+
 /* A dataset of rank dims (C order) of doubles or floats at loc. */
 static int put_set(hid_t loc, const char *name, int rank, const hsize_t *dims,
                    strata_precision p, const void *data) {
@@ -122,16 +137,7 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
   ok = ok && ds >= 0 && put_attr(ds, "spacing", dims, h) &&
        put_attr(ds, "origin", dims, o);
   if (ds >= 0) H5Dclose(ds);
-  strata_status s = STRATA_OK;
-  if (!ok) {
-    if (f >= 0) H5Fclose(f);
-    s = strata__fail_arg(ctx, STRATA_EIO, "path", path, "cannot build the "
-                         "HDF5 file '%s' (the HDF5 library failed)", path);
-  } else {
-    s = mem_commit(ctx, f, path);
-  }
-  pthread_mutex_unlock(&h5_lock);
-  return s;
+  return finish(ctx, f, ok, path);
 #else
   (void)dims, (void)n, (void)p, (void)data, (void)name, (void)spacing;
   return no_hdf5(ctx, path);
@@ -157,16 +163,7 @@ strata_status strata_traces_save_h5(strata_context *ctx, const char *path,
             put_set(f, "receivers", 2, r, STRATA_F64, t->receivers)) &&
            put_attr(f, "dt", 1, &dt) && put_attr(f, "source", 3, t->source) &&
            put_attr(f, "shot", 1, &shot);
-  strata_status s = STRATA_OK;
-  if (!ok) {
-    if (f >= 0) H5Fclose(f);
-    s = strata__fail_arg(ctx, STRATA_EIO, "path", path, "cannot build the "
-                         "HDF5 file '%s' (the HDF5 library failed)", path);
-  } else {
-    s = mem_commit(ctx, f, path);
-  }
-  pthread_mutex_unlock(&h5_lock);
-  return s;
+  return finish(ctx, f, ok, path);
 #else
   return no_hdf5(ctx, path);
 #endif
@@ -176,7 +173,6 @@ strata_status strata_xdmf_write(strata_context *ctx, const char *path, int n,
                                 const char *const *files,
                                 const double *times,
                                 const strata_xdmf_grid *g) {
-  char nm[STRATA__ARGNAME_SIZE];
   if (n < 1 || !files || !times || !g)
     return strata__fail_arg(ctx, STRATA_EINVAL, "n", n, "xdmf: %d files%s; "
                             "a series needs at least one", n,
@@ -187,19 +183,9 @@ strata_status strata_xdmf_write(strata_context *ctx, const char *path, int n,
     return strata__fail_arg_p(ctx, STRATA_EINVAL, "g", g, "xdmf: the grid "
                               "needs dims 2 or 3, a spacing > 0, a dataset "
                               "name and precision f32 or f64");
-  for (int i = 0; i < n; i++) {
-    if (!files[i] || !*files[i] || strpbrk(files[i], "\"<>&:"))
-      return strata__fail_arg_s(ctx, STRATA_EINVAL,
-                                strata__idx(nm, "files", i),
-                                files[i] ? files[i] : "NULL",
-                                "xdmf: file %d's name is empty or holds one "
-                                "of the characters \" < > & :", i);
-    if (!isfinite(times[i]) || (i > 0 && !(times[i] > times[i - 1])))
-      return strata__fail_arg(ctx, STRATA_EINVAL,
-                              strata__idx(nm, "times", i), times[i],
-                              "xdmf: time %d is %g; the times must be "
-                              "finite and increasing", i, times[i]);
-  }
+  strata_status s = strata__series_check(ctx, "xdmf", n, files, times,
+                                         "\"<>&:");
+  if (s != STRATA_OK) return s;
   /* XDMF lists sizes, origin and spacing slowest axis first (z, y, x) */
   char dimstr[96];
   if (g->dims == 3)
@@ -214,8 +200,7 @@ strata_status strata_xdmf_write(strata_context *ctx, const char *path, int n,
   else
     snprintf(h, sizeof h, "%.17g %.17g", g->spacing, g->spacing);
   strata__ofile o;
-  strata_status s = strata__ofile_open(&o, ctx, path);
-  if (s != STRATA_OK) return s;
+  if ((s = strata__ofile_open(&o, ctx, path)) != STRATA_OK) return s;
   strata__ofile_format(&o, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">"
                        "\n  <Domain>\n    <Grid Name=\"series\" GridType="
                        "\"Collection\" CollectionType=\"Temporal\">\n");

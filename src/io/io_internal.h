@@ -67,6 +67,14 @@ strata_status strata__ofile_write_le(strata__ofile *o, const void *p,
  * strata_field_read. */
 strata_status strata__field_to_host(const strata_field *f, void **out);
 
+/* The datasets of a time series index (.pvd, .xmf, who names it): each
+ * file's name not empty, without control characters nor any of bad, the
+ * times finite and increasing.  STRATA_OK or STRATA_EINVAL naming the
+ * first that is not (vti.c). */
+strata_status strata__series_check(strata_context *ctx, const char *who,
+                                   int n, const char *const *files,
+                                   const double *times, const char *bad);
+
 /* Writes a dense host grid (x fastest, dims axes) as an HDF5 file with
  * one dataset `name` of shape (nz, ny, nx) (h5.c); STRATA_ENOTSUP without
  * HDF5. */

@@ -165,6 +165,10 @@ const cf_key run_schema[] = {
         "(when built with it)"),
     KI("survey", "first_number", 0, 99999999, "1",
        "the first shot's number (its files' names, SEG-Y field record)"),
+    KB("survey", "split", "false",
+       "over several processes: run every shot over all of them (the "
+       "grid split along z, for a model too large for one GPU) instead "
+       "of sharing the shots out"),
     KB("survey", "resume", "true",
        "skip the shots this survey already wrote into the output folder "
        "(false: run them all again)"),

@@ -140,7 +140,7 @@ static int read_survey(run_state *r, strata_survey_options *so,
     return run_case_fail(r, "survey", NULL, "a survey records gathers: it "
                          "needs a [receivers] section");
   if (run_wave_options(r, &so->wave, &b->rec)) return -1;
-  so->wave.dist = NULL; /* a shot runs on one process */
+  so->wave.dist = NULL; /* one process a shot, unless split (below) */
   if (read_shots(r, so, b) || read_wavelet(r, so, b)) return -1;
   so->moving = !strcmp(cf_string(f, "survey", "receivers", "fixed"), "moving");
   so->nsteps = r->steps;
@@ -182,13 +182,13 @@ static int survey_fail(run_state *r, strata_status st) {
 
 typedef struct {
   run_state *r;
-  int total;
+  int split; /* every shot over all the ranks: rank 0 reports */
 } shot_report;
 
 static int on_shot(void *user, int shot, int skipped, double seconds) {
   const shot_report *p = user;
-  if (!p->r->quiet) {
-    if (p->r->nranks > 1)
+  if (!p->r->quiet && (!p->split || p->r->rank == 0)) {
+    if (p->r->nranks > 1 && !p->split)
       printf("rank %d: ", p->r->rank);
     if (skipped)
       printf("shot %d: already written\n", shot);
@@ -204,15 +204,18 @@ static int survey_summary(run_state *r, const strata_survey_options *so,
                           const strata_survey_result *res, double wall) {
   double v[4] = {res->run, res->skipped, res->stopped, 0};
   double m[2] = {wall, res->setup_seconds};
-  if (r->dist && (strata_dist_allreduce(r->dist, v, 4, 0) != STRATA_OK ||
+  /* shared out, the ranks' counts add up; split, each rank ran them all */
+  const int op = so->wave.dist ? 1 : 0;
+  if (r->dist && (strata_dist_allreduce(r->dist, v, 4, op) != STRATA_OK ||
                   strata_dist_allreduce(r->dist, m, 2, 1) != STRATA_OK))
     return run_fail(r, "the ranks could not agree: %s",
                     strata_context_error(r->ctx));
   if (r->rank != 0 || r->quiet) return 0;
   printf("survey: %d shots into %s: %.0f run, %.0f already written%s; "
-         "%.2f s on %d process%s (setup %.2f s)", so->nshots, so->dir, v[0],
-         v[1], v[2] > 0 ? ", stopped" : "", m[0], r->nranks,
-         r->nranks > 1 ? "es" : "", m[1]);
+         "%.2f s on %d process%s%s (setup %.2f s)", so->nshots, so->dir,
+         v[0], v[1], v[2] > 0 ? ", stopped" : "", m[0], r->nranks,
+         r->nranks > 1 ? "es" : "",
+         so->wave.dist ? ", each shot split over them" : "", m[1]);
   if (v[0] > 0 && m[0] > 0) printf(", %.1f shots per hour", v[0] * 3600 / m[0]);
   printf("\n");
   return 0;
@@ -228,8 +231,10 @@ int run_survey(run_state *r, const run_args *a, const cli_launch *L,
                                     : 0;
   if ((rc = run_agree(r, prc))) goto out;
   so.dir = dir;
-  so.rank = r->rank;
-  so.nranks = r->nranks;
+  const int split = r->dist && cf_bool(&r->cf, "survey", "split", 0);
+  so.rank = split ? 0 : r->rank;
+  so.nranks = split ? 1 : r->nranks;
+  if (split) so.wave.dist = r->dist;
   if (a->check_only) { /* the library's checks, nothing run or written */
     so.check_only = 1;
     strata_survey_result res;
@@ -237,7 +242,7 @@ int run_survey(run_state *r, const run_args *a, const cli_launch *L,
     int crc = st == STRATA_OK ? 0
               : (survey_fail(r, st), r->case_error ? CLI_USAGE : CLI_FAIL);
     double v = res.to_run;
-    if (!crc && r->dist) strata_dist_allreduce(r->dist, &v, 1, 0);
+    if (!crc && r->dist) strata_dist_allreduce(r->dist, &v, 1, split);
     if (!(rc = run_agree(r, crc)) && r->rank == 0)
       printf("%s: ok (survey of %d shots, %.0f to run, %d receivers each, "
              "%ld steps, over %d process%s; %s memory %zu bytes = %.1f MiB "
@@ -259,7 +264,7 @@ int run_survey(run_state *r, const run_args *a, const cli_launch *L,
     cli_err("%s", strata_context_error(r->ctx));
   }
   if ((rc = run_agree(r, mrc))) goto out;
-  shot_report rep = {r, so.nshots};
+  shot_report rep = {r, split};
   so.on_shot = on_shot;
   so.user = &rep;
   strata_survey_result res;

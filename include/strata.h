@@ -1005,8 +1005,11 @@ typedef struct strata_survey_options {
                                  replaced by each shot's position;
                                  wave.receivers are the receivers'
                                  positions (fixed) or their x, y offsets
-                                 from the source (moving); wave.dist must be
-                                 NULL: a shot runs on one process */
+                                 from the source (moving); wave.dist
+                                 NULL: a shot runs on one process; set:
+                                 every shot runs over all of dist's ranks
+                                 (collective; rank 0 writes; rank and
+                                 nranks must be 0 and 1) */
   const double *velocity;     /* NULL, or a per-point model set once, as
                                  strata_wave_set_velocity takes it (then
                                  wave.velocity is its maximum, as there) */

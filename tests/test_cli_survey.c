@@ -261,6 +261,15 @@ TEST(survey_ranks_match_one_process) {
     free(o);
     CHECK(same_gathers("one", out, 4));
   }
+  /* every shot split over 2 ranks (the grid's z planes shared) */
+  CHECK(write_case("sp.ini", "split", 120, 48, 4, "split = true\n") == 0);
+  int rc = strata_mpi(2, "run sp.ini --backend cpu");
+  CHECKF(rc == 0, "split: exit %d: %s", rc, err_text());
+  char *o = out_text();
+  CHECK(o && strstr(o, "4 run, 0 already written") &&
+        strstr(o, "each shot split over them"));
+  free(o);
+  CHECK(same_gathers("one", "split", 4));
   return 0;
 }
 #endif

@@ -86,6 +86,22 @@ static uint64_t fingerprint(const strata_survey_options *o) {
   return h;
 }
 
+/* The process that writes: every one when the shots are shared out, rank
+ * 0 of wave.dist when each shot is split over its ranks. */
+static int writer(const strata_survey_options *o) {
+  return !o->wave.dist || strata__dist_rank(o->wave.dist) == 0;
+}
+
+/* With wave.dist, the ranks' flags agreed: the least (all = 0) or the
+ * greatest (all = 1) over them, so that every rank takes the same path. */
+static int agree_flag(const strata_survey_options *o, int v, int all) {
+  if (!o->wave.dist) return v;
+  double d = v;
+  if (strata_dist_allreduce(o->wave.dist, &d, 1, all ? 2 : 1) != STRATA_OK)
+    return v;
+  return d > 0;
+}
+
 /* ---- checks ------------------------------------------------------------- */
 
 static int inside(const strata_wave_options *w, int a, double x) {
@@ -96,11 +112,12 @@ static int inside(const strata_wave_options *w, int a, double x) {
 static strata_status check_options(strata_context *ctx,
                                    const strata_survey_options *o) {
   char nm[STRATA__ARGNAME_SIZE];
-  if (o->wave.dist)
-    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", o->wave.dist,
-                              "survey: wave.dist must be NULL: each shot "
-                              "runs on one process, the processes share "
-                              "the shots out (rank, nranks)");
+  if (o->wave.dist && (o->rank != 0 || o->nranks != 1))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "nranks", o->nranks,
+                            "survey: with wave.dist every shot runs over "
+                            "all of its ranks: rank and nranks must be 0 "
+                            "and 1 (sharing the shots out is the other "
+                            "way)");
   if (o->nshots < 1 || !o->shots)
     return strata__fail_arg(ctx, STRATA_EINVAL, "nshots", o->nshots,
                             "survey: %d shots%s; it needs at least one",
@@ -232,8 +249,9 @@ static strata_status check_record(strata_context *ctx,
                             "%016llx): use another folder, or resume = 0 to "
                             "write over them", o->dir, path, old,
                             (unsigned long long)fp);
-  return o->rank == 0 && !o->check_only ? write_record(ctx, path, o, fp)
-                                         : STRATA_OK;
+  return o->rank == 0 && writer(o) && !o->check_only
+             ? write_record(ctx, path, o, fp)
+             : STRATA_OK;
 }
 
 /* Shot s's receivers into pos (moving: x and y offsets from its source,
@@ -289,7 +307,8 @@ static strata_status run_shot(strata_wave *w, const strata_survey_options *o,
   if (st == STRATA_OK)
     st = strata_wave_traces(w, buf, t->ntraces * t->nsamples, &ns);
   if (st == STRATA_OK && o->moving) shot_receivers(o, s, pos);
-  if (st == STRATA_OK) st = write_gather(w->ctx, o, s, t);
+  if (st == STRATA_OK && writer(o)) st = write_gather(w->ctx, o, s, t);
+  if (o->wave.dist) st = strata__dist_agree(o->wave.dist, st);
   return st;
 }
 
@@ -347,8 +366,9 @@ strata_status strata_survey_run(strata_context *ctx,
     r->host_bytes = fp.host + sizeof(double) * ns * (size_t)nrec;
   }
   if (st == STRATA_OK) st = check_record(ctx, o, &skip);
+  if (o->wave.dist) st = strata__dist_agree(o->wave.dist, st);
   for (int s = o->rank; st == STRATA_OK && s < o->nshots; s += o->nranks)
-    r->to_run += !(skip && shot_done(o, s));
+    r->to_run += !agree_flag(o, skip && shot_done(o, s), 1);
   if (st != STRATA_OK || o->check_only) {
     free(pos);
     free(buf);
@@ -364,7 +384,7 @@ strata_status strata_survey_run(strata_context *ctx,
   strata_wave *w = NULL;
   for (int s = o->rank; s < o->nshots && st == STRATA_OK; s += o->nranks) {
     const double t0 = strata__now();
-    const int done = skip && shot_done(o, s);
+    const int done = agree_flag(o, skip && shot_done(o, s), 1);
     if (!done && !w) {
       st = make_solver(ctx, o, s, pos, &w);
       if (st == STRATA_OK) {
@@ -393,7 +413,9 @@ strata_status strata_survey_run(strata_context *ctx,
       r->steps += o->nsteps;
       r->seconds += dt;
     }
-    if (o->on_shot && o->on_shot(o->user, o->first_number + s, done, dt)) {
+    if (o->on_shot &&
+        agree_flag(o, o->on_shot(o->user, o->first_number + s, done, dt) != 0,
+                   0)) {
       r->stopped = 1;
       break;
     }

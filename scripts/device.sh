@@ -156,7 +156,7 @@ if [ "${stages#*survey}" != "$stages" ]; then
     OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
   STRATA_TEST_BACKEND=cuda timeout 120 "$B/tests/test_survey" > "$OUT/survey.txt" 2>&1
   note "test_survey on cuda rc=$? $(grep -E 'passed,' "$OUT/survey.txt" | tail -1)"
-  rm -rf /tmp/strata-survey1 /tmp/strata-survey2
+  rm -rf /tmp/strata-survey1 /tmp/strata-survey2 /tmp/strata-survey3
   timeout $(( $(left) / 2 )) "$B/strata" run examples/survey3d_gpu.ini --backend cuda \
     --out /tmp/strata-survey1 >> "$OUT/survey.txt" 2>&1
   note "survey on 1 GPU rc=$? $(grep -E '^survey:' "$OUT/survey.txt" | tail -1)"
@@ -168,6 +168,14 @@ if [ "${stages#*survey}" != "$stages" ]; then
     same=0; for f in /tmp/strata-survey1/shot_*.sgy; do
       cmp -s "$f" "/tmp/strata-survey2/${f##*/}" || same=$((same + 1)); done
     note "gathers differing between 1 and 2 GPUs: $same"
+    # each shot split over the 2 GPUs (survey.split): its first shot's gather
+    # against the one-GPU run's
+    timeout $(( $(left) - 10 )) mpirun -x NCCL_NVLS_ENABLE -n 2 "$B/strata" run \
+      examples/survey3d_gpu.ini --backend cuda --out /tmp/strata-survey3 \
+      --set survey.split=true --set survey.count=2,1 >> "$OUT/survey.txt" 2>&1
+    note "survey split over 2 GPUs rc=$? $(grep -E '^survey:' "$OUT/survey.txt" | tail -1)"
+    cmp -s /tmp/strata-survey1/shot_0001.sgy /tmp/strata-survey3/shot_0001.sgy
+    note "split shot 1 the same as on one GPU: $([ $? = 0 ] && echo yes || echo NO)"
   fi
 fi
 

@@ -183,6 +183,38 @@ const cf_key run_schema[] = {
     KI("receivers", "count", 1, 32767, NULL, "receivers along the line"),
     KI("receivers", "every", 1, 1000000, "1", "record every N-th step"),
 
+    KLF("survey", "shots", -1e12, 1e12, 3, 63, "(none)",
+        "wave: x, y, z (m) of each shot in turn (at most 21 shots; more "
+        "from shots_file, or a line or grid from start, end and count)"),
+    KS("survey", "shots_file", "(none)",
+       "a .npy of shape (shots, 3): x, y, z (m) of each shot"),
+    KLF("survey", "start", -1e12, 1e12, 3, 3, "(none)",
+        "x, y, z (m) of the first shot of a line, or a corner of a grid"),
+    KLF("survey", "end", -1e12, 1e12, 3, 3, "(none)",
+        "x, y, z (m) of the last shot of a line, or the opposite corner"),
+    KLI("survey", "count", 1, 100000, 1, 2, "(none)",
+        "shots along the line, or along x and y of a grid (one depth)"),
+    KE("survey", "receivers", "fixed|moving", "fixed",
+       "`moving`: [receivers] start and end give x, y as offsets from "
+       "each shot's source and z as depth (the spread moves with it)"),
+    KS("survey", "wavelet_file", "(none: the Ricker)",
+       "a 1D .npy of the source's samples from t = 0, instead of the "
+       "Ricker of [source] frequency"),
+    KF("survey", "wavelet_dt", 1e-12, 1e6, "(required with wavelet_file)",
+       "the wavelet's sample interval in seconds"),
+    KLE("survey", "formats", "segy|npy|h5", 1, 3, "segy",
+        "each shot's gather: SEG-Y rev 1 (full trace headers), NumPy, HDF5 "
+        "(when built with it)"),
+    KI("survey", "first_number", 0, 99999999, "1",
+       "the first shot's number (its files' names, SEG-Y field record)"),
+    KB("survey", "split", "false",
+       "over several processes: run every shot over all of them (the "
+       "grid split along z, for a model too large for one GPU) instead "
+       "of sharing the shots out"),
+    KB("survey", "resume", "true",
+       "skip the shots this survey already wrote into the output folder "
+       "(false: run them all again)"),
+
     KE("fdtd", "scheme", "explicit|yee", "explicit",
        "the explicit E update (Ez alone), or Yee's staggered TM scheme"),
     KF("fdtd", "courant", 1e-9, 10, "0.5", "c dt / h; limit 1/sqrt(2)"),
@@ -213,8 +245,9 @@ const cf_key run_schema[] = {
     KS("output", "dir", "NAME.out", "output folder (created)"),
     KI("output", "every", 0, 2000000000, "0",
        "write snapshots every N steps (0 = only the final state)"),
-    KLE("output", "formats", "npy|vti|png", 1, 3, "npy, png",
-        "snapshot formats: NumPy, VTK image data (ParaView), PNG slice"),
+    KLE("output", "formats", "npy|vti|png|h5", 1, 4, "npy, png",
+        "snapshot formats: NumPy, VTK image data (ParaView), PNG slice, "
+        "HDF5 (when built with it; indexed by snapshots.xmf)"),
     KB("output", "async", "true",
        "write the snapshot files in a background thread while the run "
        "steps on (false: the time loop waits for each snapshot's files)"),
@@ -232,8 +265,9 @@ const cf_key run_schema[] = {
        "also make a movie of the PNG snapshots: MP4 through ffmpeg when "
        "installed, else the numbered PNGs stay"),
     KI("output", "fps", 1, 240, "10", "movie frames per second"),
-    KLE("output", "traces", "npy|segy|png", 1, 3, "npy, segy, png",
-        "wave receivers: NumPy, SEG-Y rev 1, a PNG image of the gather"),
+    KLE("output", "traces", "npy|segy|png|h5", 1, 4, "npy, segy, png",
+        "wave receivers: NumPy, SEG-Y rev 1, a PNG image of the gather, "
+        "HDF5 (when built with it)"),
 };
 
 const int run_schema_count = (int)(sizeof run_schema / sizeof run_schema[0]);

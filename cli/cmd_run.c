@@ -305,6 +305,17 @@ int cli_run(int argc, char **argv) {
     rc = r->case_error ? CLI_USAGE : CLI_FAIL;
     goto done;
   }
+  if (cf_section_line(&r->cf, "survey")) {
+    if (a.checkpoint_every > 0 || a.restart ||
+        cf_int(&r->cf, "run", "checkpoint_every", 0)) {
+      cli_err("%s: a survey takes no checkpoints: run it again and it goes "
+              "on from the shots not yet written", r->cf.path);
+      rc = CLI_USAGE;
+      goto done;
+    }
+    rc = run_survey(r, &a, &L, multi, o.dir);
+    goto done;
+  }
   long ck_every = a.checkpoint_every >= 0
                       ? a.checkpoint_every
                       : cf_int(&r->cf, "run", "checkpoint_every", 0);

@@ -140,6 +140,14 @@ int run_lib_fail(run_state *r, strata_status s, const run_optkey *map,
 /* Whether the argument the library's last failure named is one of map's. */
 int run_lib_names(const run_state *r, const run_optkey *map);
 
+/* The wave solver's options as the case sets them ([grid], [wave],
+ * [boundary], [source], [receivers], [run] check_every), with o->dist =
+ * r->dist; *buf (malloc'd, the caller frees it, also after a failure)
+ * holds the layers and the receivers o points to.  0, or -1 with r->err. */
+int run_wave_options(run_state *r, strata_wave_options *o, double **buf);
+/* The library's wave options' names -> the case's keys. */
+extern const run_optkey run_wave_keys[];
+
 /* The initial condition of [initial] as a point function. */
 double run_initial_value(long i, long j, long k, void *user);
 
@@ -151,9 +159,9 @@ double run_initial_value(long i, long j, long k, void *user);
 typedef struct {
   const char *dir;
   long every;
-  int npy, vti, png, movie, fps;
+  int npy, vti, png, h5, movie, fps;
   strata_png_options po;
-  int trace_npy, trace_segy, trace_png;
+  int trace_npy, trace_segy, trace_png, trace_h5;
   long frames;
   int async;      /* [output] async: snapshots through the writer thread */
   double write_s; /* the run waited for snapshot output (summary output_s) */
@@ -205,12 +213,22 @@ int run_check_memory(run_state *r, size_t *need);
  * rc alone for one process. */
 int run_agree(run_state *r, int rc);
 int run_dist_refusal(run_state *r, int nranks);
+/* The engine alone: a context, or over several processes (started by an
+ * MPI launcher) a group of ranks (r->dist, r->rank, r->nranks).  Returns
+ * 0 or an exit code, the message printed. */
+int run_open(run_state *r, const run_args *a, const cli_launch *L,
+             int multi);
 /* With a->check_only, everything up to the solver's estimate (nothing
  * allocated, r->sv stays NULL). */
 int run_start(run_state *r, const run_args *a, const cli_launch *L,
               int multi, size_t *need);
 int run_save_checkpoint(run_state *r, const char *dir);
 int run_load_checkpoint(run_state *r, const char *path);
+
+/* run_survey.c: a case with a [survey] section, its gathers into dir.
+ * Returns 0 or an exit code, the message printed. */
+int run_survey(run_state *r, const run_args *a, const cli_launch *L,
+               int multi, const char *dir);
 
 /* run_output.c */
 /* The check before an output (collective): 0 when every field of the

@@ -250,6 +250,7 @@ int run_read_output(run_state *r, output_cfg *o, const char *dir_opt,
   o->npy = cf_enums_has(f, "output", "formats", "npy, png", "npy");
   o->vti = cf_enums_has(f, "output", "formats", "npy, png", "vti");
   o->png = cf_enums_has(f, "output", "formats", "npy, png", "png");
+  o->h5 = cf_enums_has(f, "output", "formats", "npy, png", "h5");
   o->movie = cf_bool(f, "output", "movie", 0);
   o->async = cf_bool(f, "output", "async", 1);
   o->fps = (int)cf_int(f, "output", "fps", 10);
@@ -263,6 +264,11 @@ int run_read_output(run_state *r, output_cfg *o, const char *dir_opt,
   o->trace_segy = cf_enums_has(f, "output", "traces", "npy, segy, png",
                                "segy");
   o->trace_png = cf_enums_has(f, "output", "traces", "npy, segy, png", "png");
+  o->trace_h5 = cf_enums_has(f, "output", "traces", "npy, segy, png", "h5");
+  if ((o->h5 || o->trace_h5) && !strata_h5_available())
+    return run_case_fail(r, "output", o->h5 ? "formats" : "traces",
+                         "h5: this strata was built without HDF5 (install "
+                         "libhdf5-dev and build again)");
   strata_png_options_init(&o->po);
   const char *ax = cf_string(f, "output", "slice_axis",
                              !strcmp(r->solver->kind, "wave") ? "y" : "z");

@@ -1,6 +1,7 @@
 /* strata run's output: snapshots through the library's writer,
  * checkpoints, receiver traces, the movie and the summary. */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -199,6 +200,10 @@ static int write_traces(run_state *r, output_cfg *o, FILE *json) {
       s = STRATA_OK;
     }
   }
+  if (o->trace_h5 && s == STRATA_OK) {
+    snprintf(path, sizeof path, "%s/traces.h5", o->dir);
+    s = strata_traces_save_h5(r->ctx, path, &t);
+  }
   if (o->trace_png && s == STRATA_OK) {
     strata_png_options po;
     char title[160];
@@ -271,6 +276,7 @@ int run_output_setup(run_state *r, output_cfg *o) {
   so.npy = o->npy;
   so.vti = o->vti;
   so.png = o->png;
+  so.h5 = o->h5;
   run_png_options(r, o, &so.png_options);
   so.spacing = r->h;
   so.field_name = r->solver->field_name;
@@ -294,6 +300,82 @@ int run_output_setup(run_state *r, output_cfg *o) {
       STRATA_OK)
     return 0;
   return run_fail(r, "snapshots: %s", strata_context_error(r->ctx));
+}
+
+static int by_step(const void *a, const void *b) {
+  const long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* Rank 0: the time series of the snapshots in the folder with extension
+ * ext (snap_NNNNNN.EXT, also those of the run before a restart, and the
+ * final or interrupted state when it is a later step), at step x dt, as
+ * ParaView opens it: snapshots.pvd for "vti", snapshots.xmf (XDMF) for
+ * "h5". */
+static void write_series(run_state *r, output_cfg *o, FILE *json, double dt,
+                         const char *ext) {
+  DIR *d = opendir(o->dir);
+  if (!d) return;
+  size_t cap = 64, n = 0;
+  long *steps = malloc(cap * sizeof *steps);
+  struct dirent *e;
+  char pat[32];
+  snprintf(pat, sizeof pat, "snap_%%ld.%s%%n", ext);
+  while (steps && (e = readdir(d))) {
+    long k = -1;
+    int end = 0;
+    if (sscanf(e->d_name, pat, &k, &end) != 1 || k < 0 || end == 0 ||
+        e->d_name[end] != 0 || k > r->step)
+      continue; /* not a snapshot, or one of an earlier, longer run */
+    if (n == cap) {
+      long *m = realloc(steps, 2 * cap * sizeof *steps);
+      if (!m) break;
+      steps = m;
+      cap *= 2;
+    }
+    steps[n++] = k;
+  }
+  closedir(d);
+  if (!steps) return;
+  qsort(steps, n, sizeof *steps, by_step);
+  char **names = calloc(n + 1, sizeof *names);
+  double *times = malloc((n + 1) * sizeof *times);
+  int m = 0;
+  for (size_t i = 0; names && times && i < n; i++) {
+    names[m] = malloc(40);
+    if (!names[m]) break;
+    snprintf(names[m], 40, "snap_%06ld.%s", steps[i], ext);
+    times[m++] = (double)steps[i] * dt;
+  }
+  char last[32], p[4096];
+  snprintf(last, sizeof last, "%s.%s",
+           cli_interrupted() ? "interrupted" : "final", ext);
+  snprintf(p, sizeof p, "%s/%s", o->dir, last);
+  struct stat st;
+  if (names && times && (m == 0 || steps[m - 1] < r->step) &&
+      stat(p, &st) == 0 && (names[m] = strdup(last)))
+    times[m++] = (double)r->step * dt;
+  const int xmf = !strcmp(ext, "h5");
+  snprintf(p, sizeof p, "%s/snapshots.%s", o->dir, xmf ? "xmf" : "pvd");
+  strata_status s = STRATA_OK;
+  if (m > 0 && xmf) {
+    strata_xdmf_grid g = {r->dims, {r->n[0], r->n[1], r->n[2]}, r->h,
+                          r->precision, r->solver->field_name};
+    s = strata_xdmf_write(r->ctx, p, m, (const char *const *)names, times,
+                          &g);
+  } else if (m > 0) {
+    s = strata_pvd_write(r->ctx, p, m, (const char *const *)names, times);
+  }
+  if (m > 0 && s == STRATA_OK)
+    fprintf(json, "  \"%s\": \"snapshots.%s\",\n", xmf ? "xdmf" : "pvd",
+            xmf ? "xmf" : "pvd");
+  else if (m > 0)
+    fprintf(stderr, "strata: %s not written: %s\n", p,
+            strata_context_error(r->ctx));
+  for (int i = 0; names && i < m; i++) free(names[i]);
+  free(names);
+  free(times);
+  free(steps);
 }
 
 /* The summary (every rank builds it; rank 0 writes summary.json and the
@@ -369,6 +451,8 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
   }
   if (o->movie && !t->interrupted && r->rank == 0)
     make_movie(r, o, json, t->quiet);
+  if (o->vti && r->rank == 0) write_series(r, o, json, si.dt, "vti");
+  if (o->h5 && r->rank == 0) write_series(r, o, json, si.dt, "h5");
   fprintf(json, "  \"output_dir\": ");
   json_string(json, o->dir);
   fprintf(json, "\n}\n");

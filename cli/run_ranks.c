@@ -109,14 +109,9 @@ static int make_solver(run_state *r, const run_args *a, strata_backend be,
   return crc;
 }
 
-/* Starts the engine the case and the options ask for: a context, or over
- * several processes (started by an MPI launcher) a group of ranks; checks
- * the case through the library's estimate and the memory the case needs
- * (*need) and, unless a->check_only, creates the solver, on the CPU when
- * "auto" found a GPU engine without the solver's kernels.  Returns 0 or
- * an exit code, the message printed. */
-int run_start(run_state *r, const run_args *a, const cli_launch *L,
-              int multi, size_t *need) {
+/* The engine the case and the options ask for (run.h). */
+int run_open(run_state *r, const run_args *a, const cli_launch *L,
+             int multi) {
   int rc = 0;
   strata_backend be = STRATA_BACKEND_AUTO;
   strata_backend_parse(a->backend ? a->backend
@@ -189,6 +184,25 @@ int run_start(run_state *r, const run_args *a, const cli_launch *L,
       return rc;
     }
   }
+  return 0;
+}
+
+/* Starts the engine the case and the options ask for: a context, or over
+ * several processes (started by an MPI launcher) a group of ranks; checks
+ * the case through the library's estimate and the memory the case needs
+ * (*need) and, unless a->check_only, creates the solver, on the CPU when
+ * "auto" found a GPU engine without the solver's kernels.  Returns 0 or
+ * an exit code, the message printed. */
+int run_start(run_state *r, const run_args *a, const cli_launch *L,
+              int multi, size_t *need) {
+  int rc = run_open(r, a, L, multi);
+  if (rc) return rc;
+  strata_backend be = STRATA_BACKEND_AUTO;
+  strata_backend_parse(a->backend ? a->backend
+                                 : cf_string(&r->cf, "run", "backend", "auto"),
+                       &be);
+  const int device = (int)cf_int(&r->cf, "run", "device", 0);
+  const int threads = (int)cf_int(&r->cf, "run", "threads", 0);
   /* the case's options through the library's checks and the footprint,
    * nothing allocated; then the memory, then the solver */
   r->estimating = 1;

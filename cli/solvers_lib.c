@@ -193,8 +193,8 @@ static const run_solver heat_solver = {
 /* ---- wave ----------------------------------------------------------------- */
 
 
-/* strata_wave_options' fields as wave_create reads them from the case */
-static const run_optkey wave_keys[] = {
+/* strata_wave_options' fields as run_wave_options reads them from the case */
+const run_optkey run_wave_keys[] = {
     RUN_GRID_KEYS,
     {"dt", "wave", "dt", NULL},
     {"order", "wave", "order", NULL},
@@ -217,10 +217,11 @@ static const run_optkey wave_keys[] = {
     {"check_every", "run", "check_every", NULL},
     {NULL, NULL, NULL, NULL}};
 
-static int wave_create(run_state *r) {
+int run_wave_options(run_state *r, strata_wave_options *op, double **recp) {
   cf_file *f = &r->cf;
   strata_wave_options o;
   strata_wave_options_init(&o);
+  *recp = NULL;
   for (int a = 0; a < 3; a++) o.n[a] = r->n[a];
   o.h = r->h;
   o.precision = r->precision;
@@ -230,10 +231,9 @@ static int wave_create(run_state *r) {
   o.velocity = cf_float(f, "wave", "velocity", 2000);
   o.min_ppw = cf_float(f, "wave", "min_ppw", 4);
   o.absorb_reflection = cf_float(f, "wave", "absorb_reflection", 1e-4);
-  double tops[64], vels[64], rhos[64];
-  int nt = cf_floats(f, "wave", "layer_tops", tops, 64);
-  int nv = cf_floats(f, "wave", "layer_velocities", vels, 64);
-  int nr = cf_floats(f, "wave", "layer_densities", rhos, 64);
+  int nt = cf_floats(f, "wave", "layer_tops", NULL, 0);
+  int nv = cf_floats(f, "wave", "layer_velocities", NULL, 0);
+  int nr = cf_floats(f, "wave", "layer_densities", NULL, 0);
   if (nt != nv)
     return run_case_fail(r, "wave", nt ? "layer_tops" : "layer_velocities",
                          "layer_tops has %d values and layer_velocities %d; "
@@ -242,6 +242,17 @@ static int wave_create(run_state *r) {
     return run_case_fail(r, "wave", "layer_densities",
                          "layer_densities has %d values and layer_tops %d; "
                          "they need one each per layer", nr, nt);
+  /* the layers, then the receivers, in one block the caller frees */
+  const int nrec = cf_section_line(f, "receivers")
+                       ? (int)cf_int(f, "receivers", "count", 1) : 0;
+  double *buf = malloc(sizeof(double) * (3 * (size_t)nt + 3 * (size_t)nrec + 1));
+  if (!buf) return run_fail(r, "out of memory");
+  double *tops = buf, *vels = buf + nt, *rhos = buf + 2 * nt,
+         *rec = buf + 3 * nt;
+  cf_floats(f, "wave", "layer_tops", tops, nt);
+  cf_floats(f, "wave", "layer_velocities", vels, nv);
+  cf_floats(f, "wave", "layer_densities", rhos, nr);
+  *recp = buf;
   if (nt) {
     o.nlayers = nt;
     o.layer_top = tops;
@@ -272,14 +283,10 @@ static int wave_create(run_state *r) {
   o.f0 = cf_float(f, "source", "frequency", 10);
   o.amplitude = cf_float(f, "source", "amplitude", 1);
   o.delay = cf_float(f, "source", "delay", 0);
-  double *rec = NULL;
-  if (cf_section_line(f, "receivers")) {
+  if (nrec > 0) {
     double s[3], e[3];
     cf_floats(f, "receivers", "start", s, 3);
     cf_floats(f, "receivers", "end", e, 3);
-    int nrec = (int)cf_int(f, "receivers", "count", 1);
-    rec = malloc(3 * (size_t)nrec * sizeof *rec);
-    if (!rec) return run_fail(r, "out of memory");
     for (int i = 0; i < nrec; i++) {
       double t = nrec > 1 ? (double)i / (nrec - 1) : 0;
       for (int a = 0; a < 3; a++)
@@ -290,6 +297,18 @@ static int wave_create(run_state *r) {
     o.record_every = (int)cf_int(f, "receivers", "every", 1);
   }
   o.dist = r->dist;
+  *op = o;
+  return 0;
+}
+
+static int wave_create(run_state *r) {
+  cf_file *f = &r->cf;
+  strata_wave_options o;
+  double *rec = NULL;
+  if (run_wave_options(r, &o, &rec)) {
+    free(rec);
+    return -1;
+  }
   run_wave_model wm;
   if (run_wave_model_load(r, &o, &wm)) {
     free(rec);
@@ -301,7 +320,7 @@ static int wave_create(run_state *r) {
   strata_status st = run_solver_create(r, &so);
   free(rec);
   if (st != STRATA_OK || r->estimating) run_wave_model_free(&wm);
-  if (st != STRATA_OK) return run_lib_fail(r, st, wave_keys, "wave");
+  if (st != STRATA_OK) return run_lib_fail(r, st, run_wave_keys, "wave");
   if (r->estimating) return 0;
   if (run_wave_model_apply(r, &wm)) return -1;
   const char *ik = cf_string(f, "initial", "kind", "zero");
@@ -326,7 +345,7 @@ static void wave_describe(run_state *r, FILE *json) {
 
 static const run_solver wave_solver = {
     .kind = "wave",
-    .sections = "wave|source|receivers|initial|model",
+    .sections = "wave|source|receivers|initial|model|survey",
     .bcs = "cpml|sponge|free|periodic",
     .dims_min = 3,
     .dims_max = 3,

@@ -487,6 +487,14 @@ strata_status strata_field_save_vti(const strata_field *f, const char *name,
                                     const char *path, const double spacing[3],
                                     const double origin[3]);
 
+/* Writes a ParaView collection (.pvd): the time series of n datasets,
+ * files[i] (e.g. .vti files; a relative name is found beside the .pvd) at
+ * times[i].  Errors: STRATA_EINVAL (n < 1; a name empty or holding " < >
+ * &; times not finite or not increasing), STRATA_EIO. */
+strata_status strata_pvd_write(strata_context *ctx, const char *path, int n,
+                               const char *const *files,
+                               const double *times);
+
 typedef enum strata_colormap {
   STRATA_CMAP_VIRIDIS = 0, /* perceptually uniform, dark blue to yellow */
   STRATA_CMAP_INFERNO = 1, /* black to yellow through red */
@@ -605,6 +613,9 @@ typedef struct strata_snapshot_writer strata_snapshot_writer;
 typedef struct strata_snapshot_options {
   const char *dir;        /* the folder of the files (must exist); copied */
   int npy, vti, png;      /* the formats wanted; default npy and png */
+  int h5;                 /* also STEM.h5 (dataset field_name, with
+                             attributes spacing and origin); needs
+                             strata_h5_available() */
   strata_png_options png_options; /* the PNG slice, colours and axes;
                              its strings are copied; each PNG's title is
                              the submit's (strata_snapshot_submit_titled),
@@ -672,16 +683,26 @@ typedef struct strata_traces {
   const double *receivers;    /* NULL or 3 * ntraces: x, y, z of each
                                  receiver in metres (z = depth) */
   double source[3];           /* x, y, z of the source in metres */
+  int shot;                   /* the shot's number (SEG-Y field record
+                                 and source point); 0 = 1 */
 } strata_traces;
 
 /* Writes traces as .npy of shape (ntraces, nsamples). */
 strata_status strata_traces_save_npy(strata_context *ctx, const char *path,
                                      const strata_traces *t);
 /* Writes traces as SEG-Y revision 1: EBCDIC textual header, binary header,
- * 240-byte trace headers with coordinates scaled by -100, samples as
- * big-endian 4-byte IEEE floats (format code 5).  Errors: STRATA_EINVAL
- * also when nsamples > 32767, when dt is not 1..65535 microseconds, or a
- * coordinate does not fit. */
+ * 240-byte trace headers, samples as big-endian 4-byte IEEE floats (format
+ * code 5).  Each trace header holds (byte positions from 1, as segyio's
+ * TraceField names them): the trace's sequence numbers (1, 5), the field
+ * record and energy source point = t->shot (9, 17), the channel = the
+ * receiver's number from 1 (13), the offset (37: the horizontal distance
+ * from source to receiver in whole metres, negative when the receiver's x
+ * is below the source's), the receiver's elevation = -z (41) and the
+ * source's depth (49) with scalar -100 (69), the source's and receiver's
+ * x and y with scalar -100 (71 .. 87, coordinate units metres at 89), the
+ * sample count (115) and interval in microseconds (117).  Errors:
+ * STRATA_EINVAL also when nsamples > 32767, when dt is not 1..65535
+ * microseconds, or a coordinate does not fit. */
 strata_status strata_segy_write(strata_context *ctx, const char *path,
                                 const strata_traces *t);
 /* Writes traces as a PNG image, the gather: one column per receiver, time
@@ -809,6 +830,36 @@ strata_status strata_model_resample(strata_context *ctx,
                                     const strata_model *m, const size_t n[3],
                                     double h, strata_resample how,
                                     double *out);
+
+/* HDF5 (when the library was built with it: strata_h5_available() = 1;
+ * otherwise the .h5 writers return STRATA_ENOTSUP).  Each file is built in
+ * memory and written like every other file (temporary name, then rename).
+ * Serial HDF5: over several processes the data is gathered on one rank
+ * first (parallel HDF5 is not used). */
+int strata_h5_available(void);
+/* Writes traces as HDF5: dataset "traces" (ntraces, nsamples) in t's
+ * precision, "receivers" (ntraces, 3) in metres when t has them, and the
+ * root's attributes "dt" (s), "source" (x, y, z in m) and "shot". */
+strata_status strata_traces_save_h5(strata_context *ctx, const char *path,
+                                    const strata_traces *t);
+/* The grid of a series of HDF5 snapshots (strata_snapshot_options.h5):
+ * each file holds the dataset `name` of shape (nz, ny, nx) or (ny, nx). */
+typedef struct strata_xdmf_grid {
+  int dims;                   /* 2 or 3 */
+  size_t n[3];                /* points along x, y, z */
+  double spacing;             /* the points' spacing */
+  strata_precision precision; /* of the datasets */
+  const char *name;           /* the dataset's name, e.g. "p" */
+} strata_xdmf_grid;
+/* Writes an XDMF 3 file (.xmf) describing files[i] (HDF5, relative to
+ * the .xmf's folder) at times[i] as one time series of the grid g, which
+ * ParaView (XDMF3 reader) and VisIt open as an animation.  Errors:
+ * STRATA_EINVAL (n < 1; a name empty or holding " < > & :; times not
+ * finite or not increasing; a bad grid), STRATA_EIO. */
+strata_status strata_xdmf_write(strata_context *ctx, const char *path, int n,
+                                const char *const *files,
+                                const double *times,
+                                const strata_xdmf_grid *g);
 
 /* ------------------------------------------------------------------------ */
 /* Solvers: explicit time stepping (heat, acoustic wave, FDTD)              */
@@ -1029,6 +1080,28 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v);
  * (extend the model into them).  A refused model leaves the old one.
  * Errors: STRATA_EINVAL (NULL, non-finite or non-positive values). */
 strata_status strata_wave_set_density(strata_wave *w, const double *rho);
+/* Shots of a survey on one solver, reusing its fields and buffers.
+ * set_source moves the source to src (m; a negative coordinate = the
+ * grid's centre), from the next step on.  set_receivers replaces the
+ * receivers by n at pos[3r .. 3r+2] (m), only while no sample is recorded
+ * (after create or strata_wave_reset); their buffers are kept when n is
+ * no larger than before.  set_wavelet makes the source's time function
+ * amplitude * samples[k] at t = k dt (linear between samples, 0 after the
+ * last; sample 0 at t = 0, no delay) instead of the Ricker; NULL goes back
+ * to the Ricker; f0 still sets the dispersion check and the CPML.  reset
+ * sets p, p_prev and the CPML memory to zero and the step count and the
+ * traces to none, keeping the model, the source and the receivers: the
+ * solver then runs as one just created.  With options.dist, every rank
+ * calls them with the same arguments (set_receivers is collective).
+ * Errors: STRATA_EINVAL (a position outside the grid, as create says;
+ * receivers moved after a sample; a wavelet sample not finite, n = 0, dt
+ * not > 0), STRATA_ENOMEM, STRATA_EDEVICE. */
+strata_status strata_wave_set_source(strata_wave *w, const double src[3]);
+strata_status strata_wave_set_receivers(strata_wave *w, int n,
+                                        const double *pos);
+strata_status strata_wave_set_wavelet(strata_wave *w, const double *samples,
+                                      size_t n, double dt);
+strata_status strata_wave_reset(strata_wave *w);
 /* Sets p at t = 0 to u0(i,j,k) and at t = -dt to um1 (NULL: the same as
  * u0, i.e. zero initial velocity to first order), at every grid point.
  * Errors: STRATA_EINVAL. */
@@ -1116,6 +1189,100 @@ strata_status strata_wave_check_model(strata_context *ctx,
  * non-positive values), STRATA_ENOTSUP (a solver without variable
  * density). */
 strata_status strata_wave_set_density(strata_wave *w, const double *rho);
+
+/* ---- Surveys: many shots of the acoustic wave solver ----------------- */
+/* A survey runs one wave solver per process and its shots one after
+ * another on it (strata_wave_reset, set_source, set_receivers: the grid is
+ * allocated once), each shot's gather written as DIR/STEM_NNNN.sgy (and
+ * .npy), NNNN the shot's number, through the library's writers (complete
+ * files only).  Several processes (MPI ranks, job-array tasks) share the
+ * shots out: process `rank` of `nranks` runs shots s with s % nranks ==
+ * rank; a shot's gather does not depend on which process ran it, nor on
+ * how many there are (byte for byte).  The survey's record DIR/STEM.survey
+ * holds a fingerprint of everything that shapes the gathers (grid, model,
+ * time step, faces, wavelet, shots, receivers, steps, formats); with
+ * resume, a survey run again into the same folder skips the shots whose
+ * files are all there (a killed survey goes on from the shots not yet
+ * done), and refuses to mix its gathers with another survey's. */
+typedef struct strata_survey_options {
+  strata_wave_options wave;   /* the solver of every shot: grid, model,
+                                 precision, order, faces, f0, amplitude,
+                                 record_every, check_every; wave.src is
+                                 replaced by each shot's position;
+                                 wave.receivers are the receivers'
+                                 positions (fixed) or their x, y offsets
+                                 from the source (moving); wave.dist
+                                 NULL: a shot runs on one process; set:
+                                 every shot runs over all of dist's ranks
+                                 (collective; rank 0 writes; rank and
+                                 nranks must be 0 and 1) */
+  const double *velocity;     /* NULL, or a per-point model set once, as
+                                 strata_wave_set_velocity takes it (then
+                                 wave.velocity is its maximum, as there) */
+  const double *density;      /* NULL, or a per-point density set once, as
+                                 strata_wave_set_density takes it */
+  int nshots;                 /* >= 1 */
+  const double *shots;        /* 3 * nshots source positions (m) */
+  int moving;                 /* 0 (default): fixed receivers; 1: the
+                                 spread moves with the source: receiver r
+                                 of a shot at x, y = the shot's x, y +
+                                 wave.receivers[3r], [3r+1], and at depth
+                                 wave.receivers[3r+2] */
+  const double *wavelet;      /* NULL (default): the Ricker of wave.f0;
+                                 else wavelet_n samples at wavelet_dt s,
+                                 as strata_wave_set_wavelet takes them */
+  size_t wavelet_n;
+  double wavelet_dt;
+  long nsteps;                /* time steps per shot, >= 1 */
+  const char *dir;            /* the gathers' folder (must exist) */
+  const char *stem;           /* file names' stem; default "shot" */
+  int segy, npy, h5;          /* formats of the gathers (.sgy, .npy, .h5
+                                 as strata_traces_save_h5); default SEG-Y */
+  int first_number;           /* the first shot's number; default 1 */
+  int rank, nranks;           /* this process's share; default 0 of 1 */
+  int resume;                 /* 1 (default): skip the shots already
+                                 written by this same survey; 0: run
+                                 every shot of the share again */
+  int check_only;             /* 1: every check (shots, receivers, the
+                                 solver's options and footprint, the
+                                 folder's record), then return: nothing
+                                 run, allocated or written */
+  /* NULL, or called after each shot of the share (skipped = 1 when its
+   * files were there), with the seconds it took; a non-zero return stops
+   * the survey there (STRATA_OK, result.stopped = 1). */
+  int (*on_shot)(void *user, int shot, int skipped, double seconds);
+  void *user;
+} strata_survey_options;
+
+typedef struct strata_survey_result {
+  int run, skipped;           /* shots of this process's share */
+  int stopped;                /* on_shot asked to stop */
+  double seconds;             /* the shots' time, setup excluded */
+  double setup_seconds;       /* creating the solver and the model */
+  long steps;                 /* time steps run */
+  size_t device_bytes;        /* the solver's footprint on the context's */
+  size_t host_bytes;          /* backend and on the host (one process) */
+  int to_run;                 /* shots of the share not yet written */
+} strata_survey_result;
+
+/* Fills *o with the defaults listed above (wave: strata_wave_options_init's). */
+void strata_survey_options_init(strata_survey_options *o);
+/* Runs this process's share of the survey; *r (may be NULL) says what it
+ * did.  Every shot's source and receivers are checked before the first
+ * runs.  Errors: STRATA_EINVAL (no shots, a shot or a receiver outside the
+ * grid: the message names the shot; nsteps < 1; rank outside 0..nranks-1;
+ * wave.dist set; the folder holding another survey's gathers: its record
+ * and this survey's fingerprints differ), those of strata_wave_create and
+ * its shot calls, and the writers' (STRATA_EIO); a shot written is kept
+ * when a later one fails. */
+strata_status strata_survey_run(strata_context *ctx,
+                                const strata_survey_options *o,
+                                strata_survey_result *r);
+/* The path of shot s's (0-based) gather with extension ext ("sgy", "npy")
+ * into buf: DIR/STEM_NNNN.ext, NNNN = first_number + s, at least 4
+ * digits.  Returns the length snprintf does. */
+int strata_survey_shot_path(const strata_survey_options *o, int s,
+                            const char *ext, char *buf, size_t size);
 
 /* ---- FDTD, 2D, grid units: h = 1, c = 1, dt = courant ---------------- */
 typedef struct strata_fdtd strata_fdtd;

@@ -20,18 +20,21 @@ fi
 # optional WHAT WITHOUT PACKAGE...: installs the packages with apt-get as
 # root (an update first only when the plain install fails), else says how
 # to; WHAT says what they are for, WITHOUT what happens without them.
+# norecommends=1 leaves the packages' recommendations out.
 optional() {
   what=$1 without=$2
   shift 2
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "strata: installing $* with apt-get ($what)" >&2
     export DEBIAN_FRONTEND=noninteractive
+    set -- ${norecommends:+--no-install-recommends} "$@"
     { apt-get install -y -qq "$@" >/dev/null 2>&1 ||
       { apt-get update -qq && apt-get install -y -qq "$@" >/dev/null; }; } ||
       echo "strata: could not install $*; $without" >&2
   else
     echo "strata: for $what: sudo apt-get install $*" >&2
   fi
+  norecommends=
 }
 
 # MPI (OpenMPI here) for the runs over several processes and GPUs
@@ -69,6 +72,13 @@ fi
 # Only when asked (STRATA_BROWSER_DEPS=1, as .ci/run does).
 if [ "${STRATA_BROWSER_DEPS:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
   optional "the live view's browser test" "the browser test will be skipped" chromium
+fi
+# HDF5 (libhdf5-dev; hdf5-tools for h5dump, which the tests read the
+# files back with): the .h5 snapshots, traces and gathers.
+if { [ ! -f /usr/include/hdf5/serial/hdf5.h ] && [ ! -f /usr/include/hdf5.h ]; } ||
+   ! command -v h5dump >/dev/null 2>&1; then
+  norecommends=1 optional "the .h5 output" \
+    "building without the .h5 writers" libhdf5-dev hdf5-tools
 fi
 
 # zlib (PNG compression, CRC-32)

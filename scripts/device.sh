@@ -7,7 +7,7 @@
 # FDTD3d comparison).  Logs go to $OUT (at most 8 files).  Every stage runs
 # against a deadline so the whole call ends inside 10 minutes.
 #
-#   scripts/device.sh [all|test|bench|solvers|sanitize|dist]...  (default: all)
+#   scripts/device.sh [all|test|bench|solvers|sanitize|dist|survey]...  (default: all)
 #
 # dist (not part of all; on a machine of several GPUs): the distributed
 # tests on 1, 2 and 4 GPUs (one rank each, NCCL), then the weak (512^3 a
@@ -15,6 +15,9 @@
 # precision of DIST_PREC (default "f32 f64"), and the scaling table of the
 # README in its form (scripts/dist_table.awk: device, date, commit,
 # efficiency and exposed exchange a row) in $OUT/dist_table.md.
+#
+# survey (not part of all): test_survey on the GPU, then the shots per hour
+# of examples/survey3d_gpu.ini on one GPU and (with 2 or more) on two.
 #
 # Environment: ARCH (CMAKE_CUDA_ARCHITECTURES, default 90a), SEEDS (1: also
 # build, test and benchmark the seeds' strategies, -DSTRATA_CUDA_SEEDS=ON),
@@ -149,6 +152,38 @@ if [ "${stages#*dist}" != "$stages" ]; then
   awk -v date="$(head -1 "$OUT/env.txt")" -v commit="$(sed -n 2p "$OUT/env.txt")" \
     -f scripts/dist_table.awk "$OUT/dist.txt" | tee "$OUT/dist_table.md" >> "$OUT/summary.txt"
   cat "$OUT/dist_table.md"
+fi
+
+if [ "${stages#*survey}" != "$stages" ]; then
+  # surveys on the GPU: the shot calls against a new solver (test_survey on
+  # cuda), then shots per hour of examples/survey3d_gpu.ini on one GPU and
+  # on 2 (one rank each), whose gathers must be the same bytes
+  NG=$(nvidia-smi -L | wc -l)
+  export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 \
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  STRATA_TEST_BACKEND=cuda timeout 120 "$B/tests/test_survey" > "$OUT/survey.txt" 2>&1
+  note "test_survey on cuda rc=$? $(grep -E 'passed,' "$OUT/survey.txt" | tail -1)"
+  rm -rf /tmp/strata-survey1 /tmp/strata-survey2 /tmp/strata-survey3
+  timeout $(( $(left) / 2 )) "$B/strata" run examples/survey3d_gpu.ini --backend cuda \
+    --out /tmp/strata-survey1 >> "$OUT/survey.txt" 2>&1
+  note "survey on 1 GPU rc=$? $(grep -E '^survey:' "$OUT/survey.txt" | tail -1)"
+  if [ "$NG" -ge 2 ]; then
+    timeout $(( $(left) - 20 )) mpirun -x NCCL_NVLS_ENABLE -n 2 "$B/strata" run \
+      examples/survey3d_gpu.ini --backend cuda --out /tmp/strata-survey2 \
+      >> "$OUT/survey.txt" 2>&1
+    note "survey on 2 GPUs rc=$? $(grep -E '^survey:' "$OUT/survey.txt" | tail -1)"
+    same=0; for f in /tmp/strata-survey1/shot_*.sgy; do
+      cmp -s "$f" "/tmp/strata-survey2/${f##*/}" || same=$((same + 1)); done
+    note "gathers differing between 1 and 2 GPUs: $same"
+    # each shot split over the 2 GPUs (survey.split): its first shot's gather
+    # against the one-GPU run's
+    timeout $(( $(left) - 10 )) mpirun -x NCCL_NVLS_ENABLE -n 2 "$B/strata" run \
+      examples/survey3d_gpu.ini --backend cuda --out /tmp/strata-survey3 \
+      --set survey.split=true --set survey.count=2,1 >> "$OUT/survey.txt" 2>&1
+    note "survey split over 2 GPUs rc=$? $(grep -E '^survey:' "$OUT/survey.txt" | tail -1)"
+    cmp -s /tmp/strata-survey1/shot_0001.sgy /tmp/strata-survey3/shot_0001.sgy
+    note "split shot 1 the same as on one GPU: $([ $? = 0 ] && echo yes || echo NO)"
+  fi
 fi
 
 if want sanitize; then

@@ -774,7 +774,7 @@ TEST(png_traces_gather) {
     rec[3 * r + 1] = 50;
     rec[3 * r + 2] = 10;
   }
-  strata_traces t = {nt, ns, 0.002, STRATA_F64, d, rec, {0, 0, 0}};
+  strata_traces t = {nt, ns, 0.002, STRATA_F64, d, rec, {0, 0, 0}, 0};
   CHECK_OK(strata_traces_save_png(ctx, tpath("tr.png"), &t, NULL), ctx);
   size_t W, H;
   unsigned char *rgb = png_decode(tpath("tr.png"), &W, &H);
@@ -825,7 +825,8 @@ TEST(segy_and_npy_traces) {
     rec[3 * r + 1] = 50.25;
     rec[3 * r + 2] = 10;
   }
-  strata_traces t = {nt, ns, 0.0005, STRATA_F64, d, rec, {20.5, 30, 40}};
+  strata_traces t = {nt, ns, 0.0005, STRATA_F64, d, rec, {120.5, 30, 40},
+                     7};
   CHECK_OK(strata_segy_write(ctx, tpath("t.sgy"), &t), ctx);
   size_t len;
   unsigned char *b = slurp(tpath("t.sgy"), &len);
@@ -840,7 +841,13 @@ TEST(segy_and_npy_traces) {
     CHECK((int16_t)be16(th + 70) == -100);
     CHECK((int32_t)be32(th + 80) == (int32_t)lround(rec[3 * r] * 100));
     CHECK((int32_t)be32(th + 84) == 5025);
-    CHECK((int32_t)be32(th + 72) == 2050);
+    CHECK((int32_t)be32(th + 72) == 12050);
+    /* the shot, the channel and the offset (receivers from x = 100 m) */
+    CHECK(be32(th + 8) == 7 && be32(th + 16) == 7 && be32(th + 12) == r + 1);
+    double dx = rec[3 * r] - 120.5, dy = 50.25 - 30;
+    CHECK((int32_t)be32(th + 36) ==
+          (int32_t)((dx < 0 ? -1 : 1) * nearbyint(sqrt(dx * dx + dy * dy))));
+    CHECK((int32_t)be32(th + 48) == 4000 && (int32_t)be32(th + 40) == -1000);
     for (size_t s = 0; s < ns; s++) {
       uint32_t u = be32(th + 240 + 4 * s);
       float v;
@@ -869,6 +876,10 @@ TEST(segy_and_npy_traces) {
   CHECK_STATUS(strata_segy_write(ctx, tpath("u.sgy"), &t), STRATA_EINVAL, ctx);
   CHECK_ARG(ctx, "receivers[4]", "1e+12");
   rec[4] = 50.25;
+  t.shot = -1;
+  CHECK_STATUS(strata_segy_write(ctx, tpath("u.sgy"), &t), STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "shot", "-1");
+  t.shot = 7;
   /* a file that cannot be read or written names the path */
   const char *gone = tpath("nothere/t.npy");
   CHECK_STATUS(strata_npy_read(ctx, gone, &p, &nd, sh, &data), STRATA_EIO,
@@ -973,6 +984,77 @@ TEST(png_in_memory_matches_file) {
   return 0;
 }
 
+TEST(pvd_collection) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  const char *files[3] = {"snap_000000.vti", "snap_000010.vti", "final.vti"};
+  double times[3] = {0, 0.5, 0.75};
+  CHECK_OK(strata_pvd_write(ctx, tpath("s.pvd"), 3, files, times), ctx);
+  char *t = (char *)slurp(tpath("s.pvd"), &(size_t){0});
+  CHECK(t && strstr(t, "type=\"Collection\""));
+  CHECK(strstr(t, "<DataSet timestep=\"0.5\" group=\"\" part=\"0\" "
+                  "file=\"snap_000010.vti\"/>"));
+  CHECK(strstr(t, "timestep=\"0.75\"") > strstr(t, "timestep=\"0.5\""));
+  free(t);
+  times[2] = 0.5; /* not increasing */
+  CHECK_STATUS(strata_pvd_write(ctx, tpath("u.pvd"), 3, files, times),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "times[2]", "0.5");
+  files[1] = "a<b.vti";
+  times[2] = 1;
+  CHECK_STATUS(strata_pvd_write(ctx, tpath("u.pvd"), 3, files, times),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "files[1]", "a<b.vti");
+  CHECK(access(tpath("u.pvd"), F_OK) != 0);
+  remove(tpath("s.pvd"));
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
+TEST(xdmf_series) {
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  const char *files[2] = {"snap_000000.h5", "snap_000010.h5"};
+  double times[2] = {0, 0.25};
+  strata_xdmf_grid g = {3, {5, 4, 3}, 12.5, STRATA_F32, "p"};
+  CHECK_OK(strata_xdmf_write(ctx, tpath("s.xmf"), 2, files, times, &g), ctx);
+  char *t = (char *)slurp(tpath("s.xmf"), &(size_t){0});
+  CHECK(t && strstr(t, "CollectionType=\"Temporal\""));
+  /* sizes and spacing slowest axis first; the dataset named in the file */
+  CHECK(strstr(t, "TopologyType=\"3DCoRectMesh\" Dimensions=\"3 4 5\""));
+  CHECK(strstr(t, "<Time Value=\"0.25\"/>"));
+  CHECK(strstr(t, "Precision=\"4\" Format=\"HDF\">snap_000010.h5:/p<"));
+  CHECK(strstr(t, ">12.5 12.5 12.5<"));
+  free(t);
+  times[1] = 0;
+  CHECK_STATUS(strata_xdmf_write(ctx, tpath("u.xmf"), 2, files, times, &g),
+               STRATA_EINVAL, ctx);
+  CHECK_ARG(ctx, "times[1]", "0");
+  times[1] = 1;
+  g.dims = 1;
+  CHECK_STATUS(strata_xdmf_write(ctx, tpath("u.xmf"), 2, files, times, &g),
+               STRATA_EINVAL, ctx);
+  CHECK(access(tpath("u.xmf"), F_OK) != 0);
+  /* HDF5 traces, or a clear refusal in a build without HDF5 */
+  double d[6] = {1, 2, 3, 4, 5, 6};
+  strata_traces tr = {2, 3, 0.004, STRATA_F64, d, NULL, {1, 2, 3}, 4};
+  strata_status st = strata_traces_save_h5(ctx, tpath("t.h5"), &tr);
+  if (strata_h5_available()) {
+    CHECK_OK(st, ctx);
+    size_t len = 0;
+    unsigned char *b = slurp(tpath("t.h5"), &len);
+    CHECK(b && len > 8 && memcmp(b, "\211HDF\r\n\032\n", 8) == 0);
+    free(b);
+  } else {
+    CHECK_STATUS(st, STRATA_ENOTSUP, ctx);
+    CHECK(strstr(strata_context_error(ctx), "without HDF5"));
+  }
+  remove(tpath("t.h5"));
+  remove(tpath("s.xmf"));
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 TEST(cleanup) {
   /* removes the scratch directory (last test) */
   remove(tpath("f.npy"));
@@ -987,4 +1069,4 @@ RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
           png_pixels_and_checksums, png_large_image_spans_blocks,
           png_axes_colour_bar_and_title, png_traces_gather,
           segy_and_npy_traces, stale_temporaries_removed,
-          png_in_memory_matches_file, cleanup)
+          png_in_memory_matches_file, pvd_collection, xdmf_series, cleanup)

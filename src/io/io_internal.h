@@ -82,6 +82,22 @@ strata_status strata__npy_read(strata_context *ctx, const char *path,
  * strata_field_read. */
 strata_status strata__field_to_host(const strata_field *f, void **out);
 
+/* The datasets of a time series index (.pvd, .xmf, who names it): each
+ * file's name not empty, without control characters nor any of bad, the
+ * times finite and increasing.  STRATA_OK or STRATA_EINVAL naming the
+ * first that is not (vti.c). */
+strata_status strata__series_check(strata_context *ctx, const char *who,
+                                   int n, const char *const *files,
+                                   const double *times, const char *bad);
+
+/* Writes a dense host grid (x fastest, dims axes) as an HDF5 file with
+ * one dataset `name` of shape (nz, ny, nx) (h5.c); STRATA_ENOTSUP without
+ * HDF5. */
+strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
+                                    int dims, const size_t n[3],
+                                    strata_precision p, const void *data,
+                                    const char *name, double spacing);
+
 /* Writes dense host arrays (x fastest, n[0] x n[1] x n[2] points each, of
  * precisions prec) as the point data of one .vti file (vti.c). */
 strata_status strata__vti_write_host(strata_context *ctx, const char *path,

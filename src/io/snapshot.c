@@ -79,6 +79,11 @@ static int write_files(strata_snapshot_writer *w, const void *buf,
     s = strata__vti_write_host(w->wctx, path, w->n, 1, &buf, &w->precision,
                                names, h, NULL);
   }
+  if (w->o.h5 && s == STRATA_OK) {
+    snprintf(path, sizeof path, "%s/%s.h5", w->dir, stem);
+    s = strata__h5_write_grid(w->wctx, path, w->dims, w->n, w->precision, buf,
+                              w->name, w->o.spacing);
+  }
   if (w->o.png && s == STRATA_OK) {
     snprintf(path, sizeof path, "%s/%s.png", w->dir, stem);
     strata_png_options po = w->o.png_options;
@@ -201,9 +206,13 @@ strata_status strata_snapshot_writer_create(strata_context *ctx,
                               : !d ? "the shape"
                                    : "the options");
   *out = NULL;
-  if (!o->npy && !o->vti && !o->png)
+  if (!o->npy && !o->vti && !o->png && !o->h5)
     return strata__fail(ctx, STRATA_EINVAL, "snapshot: no format asked for "
-                        "(npy, vti, png)");
+                        "(npy, vti, png, h5)");
+  if (o->h5 && !strata_h5_available())
+    return strata__fail_arg(ctx, STRATA_ENOTSUP, "h5", o->h5, "snapshot: "
+                            "this strata was built without HDF5 (install "
+                            "libhdf5-dev and build again)");
   if (!o->dir || !*o->dir)
     return strata__fail_arg_s(ctx, STRATA_EINVAL, "dir",
                               o->dir ? "" : "NULL",

@@ -91,6 +91,10 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
                             "not fit SEG-Y's scaled 32-bit integers",
                             t->receivers[i]);
     }
+  if (t->shot < 0)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "shot", t->shot,
+                            "shot number %d; it must be >= 0", t->shot);
+  const int shot = t->shot > 0 ? t->shot : 1;
   strata__ofile o;
   if ((s = strata__ofile_open(&o, ctx, path)) != STRATA_OK) return s;
   /* 3200-byte textual header: 40 card images of 80 characters */
@@ -109,6 +113,11 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
     case 2:
       snprintf(card, sizeof card, "C 3 FORMAT 5 (IEEE FLOAT)  COORDINATES "
                "IN METRES, SCALAR -100");
+      break;
+    case 3:
+      snprintf(card, sizeof card, "C 4 SHOT %d  SOURCE X %.2f Y %.2f "
+               "DEPTH %.2f M", shot, t->source[0], t->source[1],
+               t->source[2]);
       break;
     case 38: snprintf(card, sizeof card, "C39 SEG Y REV1"); break;
     case 39: snprintf(card, sizeof card, "C40 END TEXTUAL HEADER"); break;
@@ -148,13 +157,21 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
     memset(th, 0, sizeof th);
     strata__put_be32(th + 0, (uint32_t)(r + 1));  /* sequence in line */
     strata__put_be32(th + 4, (uint32_t)(r + 1));  /* sequence in file */
-    strata__put_be32(th + 8, 1);                  /* field record */
+    strata__put_be32(th + 8, (uint32_t)shot);     /* field record */
     strata__put_be32(th + 12, (uint32_t)(r + 1)); /* trace in record */
+    strata__put_be32(th + 16, (uint32_t)shot);    /* energy source point */
     strata__put_be16(th + 28, 1);                 /* seismic data */
     strata__put_be16(th + 34, 1);                 /* production */
     int32_t rc[3] = {0, 0, 0};
     if (t->receivers)
       for (int a = 0; a < 3; a++) scaled(t->receivers[3 * r + a], &rc[a]);
+    if (t->receivers) {
+      const double *q = t->receivers + 3 * r;
+      double dx = q[0] - t->source[0], dy = q[1] - t->source[1];
+      double off = nearbyint(sqrt(dx * dx + dy * dy));
+      if (dx < 0) off = -off;
+      strata__put_be32(th + 36, (uint32_t)(int32_t)off);
+    }
     strata__put_be32(th + 40, (uint32_t)-rc[2]); /* receiver elevation */
     strata__put_be32(th + 48, (uint32_t)src[2]); /* source depth */
     strata__put_be16(th + 68, (unsigned)(uint16_t)-100);

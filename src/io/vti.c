@@ -131,3 +131,47 @@ strata_status strata_field_save_vti(const strata_field *f, const char *name,
   const char *ns[1] = {name ? name : "u"};
   return strata_vti_write(path, 1, fs, ns, spacing, origin);
 }
+
+strata_status strata__series_check(strata_context *ctx, const char *who,
+                                   int n, const char *const *files,
+                                   const double *times, const char *bad) {
+  char nm[STRATA__ARGNAME_SIZE];
+  for (int i = 0; i < n; i++) {
+    if (!files[i] || !*files[i] || strpbrk(files[i], bad) ||
+        !name_ok(files[i]))
+      return strata__fail_arg_s(ctx, STRATA_EINVAL,
+                                strata__idx(nm, "files", i),
+                                files[i] ? files[i] : "NULL",
+                                "%s: file %d's name is empty or holds one of "
+                                "the characters %s", who, i, bad);
+    if (!isfinite(times[i]) || (i > 0 && !(times[i] > times[i - 1])))
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                              strata__idx(nm, "times", i), times[i],
+                              "%s: time %d is %g; the times must be finite "
+                              "and increasing", who, i, times[i]);
+  }
+  return STRATA_OK;
+}
+
+strata_status strata_pvd_write(strata_context *ctx, const char *path, int n,
+                               const char *const *files,
+                               const double *times) {
+  if (n < 1 || !files || !times)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "n", n, "pvd: %d datasets%s; "
+                            "a collection needs at least one", n,
+                            files && times ? "" : " (or a NULL list)");
+  strata_status s = strata__series_check(ctx, "pvd", n, files, times,
+                                         "\"<>&");
+  if (s != STRATA_OK) return s;
+  strata__ofile o;
+  if ((s = strata__ofile_open(&o, ctx, path)) != STRATA_OK) return s;
+  strata__ofile_format(&o, "<?xml version=\"1.0\"?>\n"
+                           "<VTKFile type=\"Collection\" version=\"0.1\" "
+                           "byte_order=\"LittleEndian\">\n  <Collection>\n");
+  for (int i = 0; i < n; i++)
+    strata__ofile_format(&o, "    <DataSet timestep=\"%.17g\" group=\"\" "
+                             "part=\"0\" file=\"%s\"/>\n", times[i],
+                         files[i]);
+  strata__ofile_format(&o, "  </Collection>\n</VTKFile>\n");
+  return strata__ofile_commit(&o);
+}

@@ -197,8 +197,8 @@ static strata_status velocity_model(strata_context *ctx,
 }
 
 /* The source's, the receivers' and the run's options. */
-static strata_status validate_source(strata_context *ctx,
-                                     const strata_wave_options *o) {
+strata_status strata__wave_check_source(strata_context *ctx,
+                                        const strata_wave_options *o) {
   char nm[STRATA__ARGNAME_SIZE];
   if (!(o->f0 > 0) || !isfinite(o->f0))
     return strata__fail_arg(ctx, STRATA_EINVAL, "f0", o->f0,
@@ -315,7 +315,7 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
   }
   double lo = 0, hi = 0;
   strata_status s = velocity_model(ctx, o, &lo, &hi);
-  if (s == STRATA_OK) s = validate_source(ctx, o);
+  if (s == STRATA_OK) s = strata__wave_check_source(ctx, o);
   if (s != STRATA_OK) return s;
   *limit = 2.0 / sqrt(wave_dims(o) * W);
   double dt = o->dt > 0 ? o->dt : 0.8 * *limit * o->h / hi;
@@ -363,6 +363,7 @@ void strata_wave_destroy(strata_wave **pw) {
   if (w->rec_w) w->ctx->be->release(w->ctx, w->rec_w);
   if (w->trace) w->ctx->be->release(w->ctx, w->trace);
   free(w->rec_id);
+  free(w->wavelet);
   free(w);
   *pw = NULL;
 }
@@ -456,8 +457,9 @@ static strata_status make_engine(strata_context *ctx, strata_wave *w,
 
 /* The source's trilinear weights on up to 8 nodes, the ones this rank
  * owns ([zlo, zhi) of the global planes, zoff the slab's first). */
-static void place_source(strata_wave *w, const strata_wave_options *o,
-                         long zoff, long zlo, long zhi) {
+void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,
+                               long zoff, long zlo, long zhi) {
+  w->nsrc = 0;
   long i0[3];
   double fr[3];
   for (int a = 0; a < 3; a++)
@@ -481,21 +483,52 @@ static void place_source(strata_wave *w, const strata_wave_options *o,
   }
 }
 
+/* The receivers' offsets and weights (8 per receiver) into the backend's
+ * memory, made anew only when it holds too few. */
+static strata_status upload_receivers(strata_context *ctx, strata_wave *w,
+                                      const long *off, const double *wt) {
+  const size_t cnt = (size_t)w->nrec * 8;
+  strata_status s = STRATA_OK;
+  if (w->nrec > w->rec_cap) {
+    if (w->rec_off) ctx->be->release(ctx, w->rec_off);
+    if (w->rec_w) ctx->be->release(ctx, w->rec_w);
+    w->rec_off = NULL;
+    w->rec_w = NULL;
+    w->rec_cap = 0;
+    void *p = NULL, *q = NULL;
+    s = ctx->be->alloc(ctx, cnt * sizeof(long), &p);
+    if (s == STRATA_OK) w->rec_off = p;
+    if (s == STRATA_OK) s = ctx->be->alloc(ctx, cnt * sizeof(double), &q);
+    if (s == STRATA_OK) {
+      w->rec_w = q;
+      w->rec_cap = w->nrec;
+    }
+  }
+  if (s == STRATA_OK)
+    s = ctx->be->from_host(ctx, w->rec_off, off, cnt * sizeof(long));
+  if (s == STRATA_OK)
+    s = ctx->be->from_host(ctx, w->rec_w, wt, cnt * sizeof(double));
+  return s;
+}
+
 /* The receivers this rank samples (those whose lower z node it owns) and
  * their trilinear offsets and weights in the backend's memory. */
-static strata_status place_receivers(strata_context *ctx, strata_wave *w,
-                                     const strata_wave_options *o, long zoff,
-                                     long zlo, long zhi) {
+strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
+                                           const strata_wave_options *o,
+                                           long zoff, long zlo, long zhi) {
   strata_status s = STRATA_OK;
   long i0[3];
   double fr[3];
+  const int had = w->nrec;
+  w->nrec = w->nrec_all;
   if (w->nrec_all > 0) {
     /* a receiver belongs to the rank owning its lower z node (the upper
      * one may be a ghost plane, exchanged before every sample) */
-    w->rec_id = malloc(sizeof(int) * (size_t)w->nrec_all);
-    if (!w->rec_id) s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    int *id = realloc(w->rec_id, sizeof(int) * (size_t)w->nrec_all);
+    if (id) w->rec_id = id;
+    else s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
     w->nrec = 0;
-    for (int r = 0; w->rec_id && r < w->nrec_all; r++) {
+    for (int r = 0; id && r < w->nrec_all; r++) {
       lin(o->receivers[3 * r + 2] / o->h, (long)o->n[2], &i0[2], &fr[2]);
       if (i0[2] >= zlo && i0[2] < zhi) w->rec_id[w->nrec++] = r;
     }
@@ -530,16 +563,16 @@ static strata_status place_receivers(strata_context *ctx, strata_wave *w,
           wt[8 * rr + c] = ww;
         }
       }
-      void *p = NULL;
-      s = ctx->be->alloc(ctx, cnt * sizeof(long), &p);
-      if (s == STRATA_OK) {
-        w->rec_off = p;
-        s = ctx->be->from_host(ctx, p, off, cnt * sizeof(long));
-      }
-      if (s == STRATA_OK) s = strata__dev_doubles(ctx, wt, cnt, &w->rec_w);
+      s = upload_receivers(ctx, w, off, wt);
     }
     free(off);
     free(wt);
+  }
+  if (s == STRATA_OK && w->nrec != had && w->trace) {
+    /* the samples' rows change length: the trace memory is made anew */
+    ctx->be->release(ctx, w->trace);
+    w->trace = NULL;
+    w->cap = 0;
   }
   return s;
 }
@@ -683,8 +716,8 @@ strata_status strata_wave_create(strata_context *ctx,
     zlo = win->own_lo;
     zhi = win->own_lo + win->own_n;
   }
-  place_source(w, &o, zoff, zlo, zhi);
-  s = place_receivers(ctx, w, &o, zoff, zlo, zhi);
+  strata__wave_place_source(w, &o, zoff, zlo, zhi);
+  s = strata__wave_place_receivers(ctx, w, &o, zoff, zlo, zhi);
   if (o.dist) s = strata__dist_agree(o.dist, s);
   if (s != STRATA_OK) {
     strata_wave_destroy(&w);

@@ -20,6 +20,10 @@ struct strata_wave {
   int nsrc;
   long src[8][3];
   double src_w[8];
+  double *wavelet;  /* NULL: the Ricker; else wavelet_n samples (host) */
+  size_t wavelet_n;
+  double wavelet_dt;
+  int rec_cap;     /* receivers rec_off and rec_w hold room for */
   int nrec;        /* receivers sampled here (with dist: this rank's) */
   int nrec_all;    /* receivers of the whole grid */
   int *rec_id;     /* host: global number of each receiver sampled here */
@@ -29,5 +33,18 @@ struct strata_wave {
   size_t cap, nsamples;
   long steps;
 };
+
+/* wave.c's source and receiver placement, used again by the shot calls
+ * (wave_shot.c): zoff, zlo, zhi are the slab's offset and owned planes. */
+strata_status strata__wave_check_source(strata_context *ctx,
+                                        const strata_wave_options *o);
+void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,
+                               long zoff, long zlo, long zhi);
+strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
+                                           const strata_wave_options *o,
+                                           long zoff, long zlo, long zhi);
+/* The source's value at time t: amplitude times the Ricker or the
+ * wavelet set by strata_wave_set_wavelet. */
+double strata__wave_source_value(const strata_wave *w, double t);
 
 #endif

@@ -112,7 +112,7 @@ strata_status strata_wave_step(strata_wave *w, long nsteps) {
     double val[2][8];
     for (int h = 0; h < nh; h++) {
       double t = (double)(w->steps + h) * w->dt;
-      double f = w->o.amplitude * strata_wave_ricker(w->o.f0, t - w->delay);
+      double f = strata__wave_source_value(w, t);
       for (int m = 0; m < w->nsrc; m++) val[h][m] = scale * f * w->src_w[m];
     }
     int did = 0;

@@ -1,0 +1,228 @@
+/* HDF5 files: a grid (a snapshot), receiver traces, and the XDMF index of a
+ * series of snapshot files that ParaView and VisIt open as one time series.
+ * Each HDF5 file is built in memory (the core driver, no backing store)
+ * and its image written through the library's one file writer (ofile.c),
+ * so an .h5 file under its final name is always whole.  The HDF5 library
+ * may be built without thread safety, and the snapshot writer's thread
+ * writes while the caller may write traces: one lock around every call. */
+#define _POSIX_C_SOURCE 200809L
+#include "io_internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef STRATA_HAVE_HDF5
+#include <hdf5.h>
+#endif
+
+int strata_h5_available(void) {
+#ifdef STRATA_HAVE_HDF5
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+#ifdef STRATA_HAVE_HDF5
+static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A file in memory, named uniquely (the core driver's names must differ
+ * between files open at once). */
+static hid_t mem_create(void) {
+  static unsigned long count;
+  char name[64];
+  snprintf(name, sizeof name, "strata-memory-%lu.h5", ++count);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) return -1;
+  hid_t f = H5Pset_fapl_core(fapl, 1 << 20, 0) < 0
+                ? -1
+                : H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  return f;
+}
+
+/* Writes the in-memory file's image to path and closes it. */
+static strata_status mem_commit(strata_context *ctx, hid_t f,
+                                const char *path) {
+  ssize_t n = H5Fflush(f, H5F_SCOPE_LOCAL) < 0
+                  ? -1
+                  : H5Fget_file_image(f, NULL, 0);
+  void *img = n > 0 ? malloc((size_t)n) : NULL;
+  if (img && H5Fget_file_image(f, img, (size_t)n) != n) n = -1;
+  H5Fclose(f);
+  if (n <= 0 || !img) {
+    free(img);
+    return strata__fail_arg(ctx, n <= 0 ? STRATA_EIO : STRATA_ENOMEM, "path",
+                            path, "cannot build the HDF5 file '%s'%s", path,
+                            n <= 0 ? " (the HDF5 library failed)"
+                                   : ": out of memory");
+  }
+  strata__ofile o;
+  strata_status s = strata__ofile_open(&o, ctx, path);
+  if (s == STRATA_OK) {
+    strata__ofile_write(&o, img, (size_t)n);
+    s = strata__ofile_commit(&o);
+  }
+  free(img);
+  return s;
+}
+
+/* Ends a file built under the lock: written (ok) or dropped, unlocked. */
+static strata_status finish(strata_context *ctx, hid_t f, int ok,
+                            const char *path) {
+  strata_status s;
+  if (!ok) {
+    if (f >= 0) H5Fclose(f);
+    s = strata__fail_arg(ctx, STRATA_EIO, "path", path, "cannot build the "
+                         "HDF5 file '%s' (the HDF5 library failed)", path);
+  } else {
+    s = mem_commit(ctx, f, path);
+  }
+  pthread_mutex_unlock(&h5_lock);
+  return s;
+}
+
+/* A dataset of rank dims (C order) of doubles or floats at loc. */
+static int put_set(hid_t loc, const char *name, int rank, const hsize_t *dims,
+                   strata_precision p, const void *data) {
+  hid_t sp = H5Screate_simple(rank, dims, NULL);
+  hid_t t = p == STRATA_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+  hid_t mt = p == STRATA_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  hid_t d = sp < 0 ? -1
+                   : H5Dcreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                H5P_DEFAULT);
+  int ok = d >= 0 && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
+  return ok;
+}
+
+/* An attribute of n doubles (n = 1: a scalar) on obj. */
+static int put_attr(hid_t obj, const char *name, int n, const double *v) {
+  hsize_t dim = (hsize_t)n;
+  hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dim, NULL);
+  hid_t a = sp < 0 ? -1
+                   : H5Acreate2(obj, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT,
+                                H5P_DEFAULT);
+  int ok = a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, v) >= 0;
+  if (a >= 0) H5Aclose(a);
+  if (sp >= 0) H5Sclose(sp);
+  return ok;
+}
+#endif
+
+#ifndef STRATA_HAVE_HDF5
+static strata_status no_hdf5(strata_context *ctx, const char *path) {
+  return strata__fail_arg_s(ctx, STRATA_ENOTSUP, "path", path ? path : "",
+                            "cannot write '%s': this strata was built "
+                            "without HDF5 (install libhdf5-dev and build "
+                            "again)", path ? path : "");
+}
+#endif
+
+strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
+                                    int dims, const size_t n[3],
+                                    strata_precision p, const void *data,
+                                    const char *name, double spacing) {
+#ifdef STRATA_HAVE_HDF5
+  hsize_t d[3];
+  for (int a = 0; a < dims; a++) d[a] = (hsize_t)n[dims - 1 - a];
+  const double h[3] = {spacing, spacing, spacing}, o[3] = {0, 0, 0};
+  pthread_mutex_lock(&h5_lock);
+  hid_t f = mem_create();
+  int ok = f >= 0 && put_set(f, name, dims, d, p, data);
+  hid_t ds = ok ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
+  ok = ok && ds >= 0 && put_attr(ds, "spacing", dims, h) &&
+       put_attr(ds, "origin", dims, o);
+  if (ds >= 0) H5Dclose(ds);
+  return finish(ctx, f, ok, path);
+#else
+  (void)dims, (void)n, (void)p, (void)data, (void)name, (void)spacing;
+  return no_hdf5(ctx, path);
+#endif
+}
+
+strata_status strata_traces_save_h5(strata_context *ctx, const char *path,
+                                    const strata_traces *t) {
+  if (!t || !t->data || t->ntraces < 1 || t->nsamples < 1)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "t", t, "traces: none to "
+                              "write (NULL, no data, or no samples)");
+  if (t->precision != STRATA_F32 && t->precision != STRATA_F64)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "precision",
+                            (int)t->precision, "trace precision is %d",
+                            (int)t->precision);
+#ifdef STRATA_HAVE_HDF5
+  const hsize_t d[2] = {t->ntraces, t->nsamples}, r[2] = {t->ntraces, 3};
+  const double dt = t->dt, shot = t->shot > 0 ? t->shot : 1;
+  pthread_mutex_lock(&h5_lock);
+  hid_t f = mem_create();
+  int ok = f >= 0 && put_set(f, "traces", 2, d, t->precision, t->data) &&
+           (!t->receivers ||
+            put_set(f, "receivers", 2, r, STRATA_F64, t->receivers)) &&
+           put_attr(f, "dt", 1, &dt) && put_attr(f, "source", 3, t->source) &&
+           put_attr(f, "shot", 1, &shot);
+  return finish(ctx, f, ok, path);
+#else
+  return no_hdf5(ctx, path);
+#endif
+}
+
+strata_status strata_xdmf_write(strata_context *ctx, const char *path, int n,
+                                const char *const *files,
+                                const double *times,
+                                const strata_xdmf_grid *g) {
+  if (n < 1 || !files || !times || !g)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "n", n, "xdmf: %d files%s; "
+                            "a series needs at least one", n,
+                            files && times && g ? "" : " (or a NULL list)");
+  if (g->dims < 2 || g->dims > 3 || !(g->spacing > 0) ||
+      !isfinite(g->spacing) || !g->name || !*g->name ||
+      (g->precision != STRATA_F32 && g->precision != STRATA_F64))
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "g", g, "xdmf: the grid "
+                              "needs dims 2 or 3, a spacing > 0, a dataset "
+                              "name and precision f32 or f64");
+  strata_status s = strata__series_check(ctx, "xdmf", n, files, times,
+                                         "\"<>&:");
+  if (s != STRATA_OK) return s;
+  /* XDMF lists sizes, origin and spacing slowest axis first (z, y, x) */
+  char dimstr[96];
+  if (g->dims == 3)
+    snprintf(dimstr, sizeof dimstr, "%zu %zu %zu", g->n[2], g->n[1], g->n[0]);
+  else
+    snprintf(dimstr, sizeof dimstr, "%zu %zu", g->n[1], g->n[0]);
+  const char *zero = g->dims == 3 ? "0 0 0" : "0 0";
+  char h[96];
+  if (g->dims == 3)
+    snprintf(h, sizeof h, "%.17g %.17g %.17g", g->spacing, g->spacing,
+             g->spacing);
+  else
+    snprintf(h, sizeof h, "%.17g %.17g", g->spacing, g->spacing);
+  strata__ofile o;
+  if ((s = strata__ofile_open(&o, ctx, path)) != STRATA_OK) return s;
+  strata__ofile_format(&o, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">"
+                       "\n  <Domain>\n    <Grid Name=\"series\" GridType="
+                       "\"Collection\" CollectionType=\"Temporal\">\n");
+  for (int i = 0; i < n; i++)
+    strata__ofile_format(
+        &o,
+        "      <Grid Name=\"%d\" GridType=\"Uniform\">\n"
+        "        <Time Value=\"%.17g\"/>\n"
+        "        <Topology TopologyType=\"%dDCoRectMesh\" Dimensions=\"%s\"/>\n"
+        "        <Geometry GeometryType=\"%s\">\n"
+        "          <DataItem Dimensions=\"%d\" Format=\"XML\">%s</DataItem>\n"
+        "          <DataItem Dimensions=\"%d\" Format=\"XML\">%s</DataItem>\n"
+        "        </Geometry>\n"
+        "        <Attribute Name=\"%s\" AttributeType=\"Scalar\" "
+        "Center=\"Node\">\n"
+        "          <DataItem Dimensions=\"%s\" NumberType=\"Float\" "
+        "Precision=\"%d\" Format=\"HDF\">%s:/%s</DataItem>\n"
+        "        </Attribute>\n"
+        "      </Grid>\n",
+        i, times[i], g->dims, dimstr,
+        g->dims == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY", g->dims, zero,
+        g->dims, h, g->name, dimstr, (int)g->precision, files[i], g->name);
+  strata__ofile_format(&o, "    </Grid>\n  </Domain>\n</Xdmf>\n");
+  return strata__ofile_commit(&o);
+}

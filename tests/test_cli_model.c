@@ -132,7 +132,7 @@ TEST(model_npy_and_segy_run_as_the_library) {
   for (size_t j = 0; j < MY; j++)
     for (size_t i = 0; i < MX; i++)
       for (size_t k = 0; k < MZ; k++) cols[j * MX + i][k] = vz[k][j][i];
-  strata_traces t = {MY * MX, MZ, 0.004, STRATA_F64, cols, NULL, {0, 0, 0}};
+  strata_traces t = {MY * MX, MZ, 0.004, STRATA_F64, cols, NULL, {0, 0, 0}, 0};
   CHECK_OK(strata_segy_write(ctx, tp("v.sgy"), &t), ctx);
   CHECK(write_case("s.ini", "v.sgy", "segy_nx = 27\n") == 0);
   rc = strata("run s.ini --quiet --backend cpu");

@@ -100,7 +100,7 @@ class Traces(C.Structure):
     _fields_ = [("ntraces", C.c_size_t), ("nsamples", C.c_size_t),
                 ("dt", C.c_double), ("precision", C.c_int),
                 ("data", C.c_void_p), ("receivers", C.POINTER(C.c_double)),
-                ("source", c_double3)]
+                ("source", c_double3), ("shot", C.c_int)]
 
 
 class HeatOptions(C.Structure):

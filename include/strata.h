@@ -1128,6 +1128,16 @@ typedef struct strata_mg_options {
   strata_mg_smoother smoother; /* default STRATA_MG_SMOOTHER_DEFAULT */
   strata_mg_bottom bottom;     /* default STRATA_MG_BOTTOM_DEFAULT */
   strata_mg_face_mean face_mean; /* FV only; default harmonic */
+  int graph;                   /* FV only: 1 = record the finest level's
+                                  cycle and the full-multigrid pass once
+                                  (CUDA graphs) and replay the recordings,
+                                  which removes the per-kernel launch cost;
+                                  needs bottom = STRATA_MG_BOTTOM_SMOOTH,
+                                  which then runs exactly coarse_max_sweeps
+                                  steps (a recording cannot branch on a
+                                  residual), on every backend, and profile
+                                  = 0; a backend that cannot record (CPU)
+                                  runs the same work directly; default 0 */
 } strata_mg_options;
 
 /* Fills *o with the defaults listed above. */

@@ -353,6 +353,18 @@ struct strata__backend {
                               double add, int quadratic);
   strata_status (*fv_dot)(const strata_field *x, const strata_field *y,
                           double *out);
+  /* Recording a sequence of queued work and replaying it (CUDA graphs),
+   * optional (NULL: the backend runs everything as it comes).
+   * capture_begin: from now on the work the backend queues is recorded,
+   *   not run; nothing may wait for the device or read back until
+   *   capture_end, which stops the recording and makes *graph the
+   *   executable recording (on failure the recording is dropped and
+   *   *graph is NULL).  graph_run queues a recording; graph_free releases
+   *   one (NULL is harmless). */
+  strata_status (*capture_begin)(strata_context *ctx);
+  strata_status (*capture_end)(strata_context *ctx, void **graph);
+  strata_status (*graph_run)(strata_context *ctx, void *graph);
+  void (*graph_free)(strata_context *ctx, void *graph);
 };
 
 extern const strata__backend strata__cpu_backend;
@@ -399,6 +411,27 @@ strata_status strata__cuda_mg_transfer(const strata__mg_transfer_args *a);
 strata_status strata__cuda_mg_axpby(strata_field *y, const strata_field *x,
                                     double a, double b, double c,
                                     double *sum);
+/* The CUDA engine's variable-coefficient kernels (src/cuda/mg/fv.cu). */
+strata_status strata__cuda_fv_residual(const strata__fv_op *op,
+                                       const strata_field *u,
+                                       const strata_field *b, strata_field *r,
+                                       double *r2);
+strata_status strata__cuda_fv_gsrb(const strata__fv_op *op, strata_field *u,
+                                   const strata_field *b, int color);
+strata_status strata__cuda_fv_update(const strata__fv_op *op, strata_field *u,
+                                     const strata_field *r, strata_field *d,
+                                     double c1, double c2);
+strata_status strata__cuda_fv_restrict(const strata_field *fine,
+                                       strata_field *coarse);
+strata_status strata__cuda_fv_prolong(const strata_field *coarse,
+                                      strata_field *fine, double add,
+                                      int quadratic);
+strata_status strata__cuda_fv_dot(const strata_field *x, const strata_field *y,
+                                  double *out);
+strata_status strata__cuda_capture_begin(strata_context *ctx);
+strata_status strata__cuda_capture_end(strata_context *ctx, void **graph);
+strata_status strata__cuda_graph_run(strata_context *ctx, void *graph);
+void strata__cuda_graph_free(strata_context *ctx, void *graph);
 #endif
 #ifdef STRATA_HAVE_CUDA
 extern const strata__backend strata__cuda_backend;

@@ -144,6 +144,8 @@ static strata_status bottom_cg(strata_mg *mg, int l, int from0) {
  * coarse_rtol, checking after 1, 2, 4, 8, 8, ... steps. */
 static strata_status bottom_smooth(strata_mg *mg, int l, int from0) {
   fv_level *L = &mg->fv->lev[l];
+  /* recorded cycles cannot branch on the residual: a fixed count */
+  if (mg->o.graph) return smooth(mg, l, mg->o.coarse_max_sweeps, from0);
   if (from0) TRY(zero(mg, L->u));
   double r0 = -1;
   int done = 0, gap = 1;
@@ -223,6 +225,42 @@ static strata_status fmg(strata_mg *mg) {
   return STRATA_OK;
 }
 
+/* One cycle of the finest level. */
+static strata_status cycle0(strata_mg *mg) {
+  return mg->fv->nlev > 1 ? cycle(mg, 0, mg->o.cycle, 0) : bottom(mg, 0, 0);
+}
+
+/* Runs fn (the finest cycle: which = 0, FMG: 1), through its recording
+ * when opt.graph and the backend records: recorded on first use, then
+ * replayed; the recording's sweeps are counted at every replay. */
+static strata_status run_rec(strata_mg *mg, int which,
+                             strata_status (*fn)(strata_mg *)) {
+  strata__mgfv *fv = mg->fv;
+  const strata__backend *be = mg->ctx->be;
+  if (!mg->o.graph || !be->capture_begin) return fn(mg);
+  if (!fv->rec[which].graph) {
+    long before[MG_MAX_LEVELS];
+    for (int l = 0; l < fv->nlev; l++) before[l] = mg->lev[l].sweeps;
+    TRY(be->capture_begin(mg->ctx));
+    strata_status s = fn(mg);
+    void *g = NULL;
+    strata_status e = be->capture_end(mg->ctx, &g);
+    if (s == STRATA_OK) s = e;
+    for (int l = 0; l < fv->nlev; l++) {
+      fv->rec[which].sweeps[l] = mg->lev[l].sweeps - before[l];
+      mg->lev[l].sweeps = before[l]; /* recorded, not run */
+    }
+    if (s != STRATA_OK) {
+      be->graph_free(mg->ctx, g);
+      return s;
+    }
+    fv->rec[which].graph = g;
+  }
+  for (int l = 0; l < fv->nlev; l++)
+    mg->lev[l].sweeps += fv->rec[which].sweeps[l];
+  return be->graph_run(mg->ctx, fv->rec[which].graph);
+}
+
 /* Level 0's right-hand side: psi plus the Dirichlet values' flux, i.e.
  * b = psi - A w for w = 0 inside with ghost 2 g on the Dirichlet faces
  * (strata_field_fill_ghosts puts g' = 2 g on the ghost). */
@@ -291,7 +329,7 @@ static strata_status iterate(strata_mg *mg, strata_field *phi,
     TRY(residual(mg, 0, phi, L0->b, L0->r, &r2));
     r0 = mg->hist[0] = sqrt(r2) * rs;
     if (r0 > o->atol && r0 > 0) {
-      TRY(fmg(mg));
+      TRY(run_rec(mg, 1, fmg));
       k = 1;
     }
   }
@@ -313,7 +351,7 @@ static strata_status iterate(strata_mg *mg, strata_field *phi,
       return STRATA_OK;
     }
     if (k >= o->max_cycles) return STRATA_OK;
-    TRY(mg->fv->nlev > 1 ? cycle(mg, 0, o->cycle, 0) : bottom(mg, 0, 0));
+    TRY(run_rec(mg, 0, cycle0));
     k++;
   }
 }
@@ -332,6 +370,13 @@ strata_status strata__mgfv_solve(strata_mg *mg, strata_field *phi,
   fv->prof_t = t0;
   TRY(rhs0(mg, psi));
   TRY(compatible(mg, psi));
+  /* recordings hold phi's address and layout */
+  const size_t lay[3] = {phi->L.origin, phi->L.pitch_x, phi->L.pitch_y};
+  if (fv->rec_phi != phi->data || memcmp(lay, fv->rec_layout, sizeof lay)) {
+    strata__mgfv_forget(mg->ctx, fv);
+    fv->rec_phi = phi->data;
+    memcpy(fv->rec_layout, lay, sizeof lay);
+  }
   L0->u = phi;
   int k = 0, flags = 0;
   strata_status s = iterate(mg, phi, psi, &k, &flags);

@@ -33,13 +33,25 @@ struct strata__mgfv {
   double bshift;          /* the mean removed from the source (singular) */
   int prof_level;
   double prof_t;
+  /* opt.graph: the recordings of the finest level's cycle (0) and of the
+   * full-multigrid pass (1), with the sweeps per level each one does;
+   * valid for the phi memory they were recorded with and until the
+   * coefficients change */
+  struct {
+    void *graph;
+    long sweeps[MG_MAX_LEVELS];
+  } rec[2];
+  const void *rec_phi;
+  size_t rec_layout[3];
 };
 
 /* Create for opt.disc == STRATA_MG_FV (options already checked by
  * strata__mg_check_options): sets up *mg's FV part, beta = 1, alpha = 0. */
 strata_status strata__mgfv_create(strata_context *ctx,
                                   const strata_mg_options *o, strata_mg **out);
-void strata__mgfv_destroy(strata__mgfv *fv);
+void strata__mgfv_destroy(strata_context *ctx, strata__mgfv *fv);
+/* Drops the recordings (opt.graph). */
+void strata__mgfv_forget(strata_context *ctx, strata__mgfv *fv);
 strata_status strata__mgfv_footprint(strata_context *ctx,
                                      const strata_mg_options *o,
                                      strata__footprint *fp);

@@ -17,7 +17,7 @@
 
 static strata_status check_fv(strata_context *ctx, const strata_mg_options *o) {
   if (o->precision != STRATA_F64)
-    return strata__fail_arg(ctx, STRATA_EPRECISION, "precision",
+    return strata__fail_arg(ctx, STRATA_EINVAL, "precision",
                             (int)o->precision,
                             "multigrid: the finite-volume discretisation "
                             "(variable coefficients) runs in fp64 only; "
@@ -40,6 +40,21 @@ static strata_status check_fv(strata_context *ctx, const strata_mg_options *o) {
                             "multigrid: Jacobi weight omega %g is outside (0, "
                             "1], where the variable-coefficient sweep is "
                             "stable", o->omega);
+  if (o->graph != 0 && o->graph != 1)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "graph", o->graph,
+                            "multigrid: graph is %d; it must be 0 or 1",
+                            o->graph);
+  if (o->graph && o->bottom != STRATA_MG_BOTTOM_SMOOTH)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "bottom", (int)o->bottom,
+                            "multigrid: graph = 1 needs bottom = "
+                            "STRATA_MG_BOTTOM_SMOOTH (CG reads a dot product "
+                            "back every iteration, which a recording cannot "
+                            "do)");
+  if (o->graph && o->profile)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "profile", o->profile,
+                            "multigrid: graph = 1 and profile = 1 exclude "
+                            "each other (profiling waits for the device at "
+                            "every level)");
   const strata__backend *be = ctx->be;
   if (!be->fv_residual || !be->fv_gsrb || !be->fv_update || !be->fv_restrict ||
       !be->fv_prolong || !be->fv_dot || !be->mg_axpby || !be->mg_ghosts)
@@ -288,6 +303,7 @@ strata_status strata_mg_set_coefficients(strata_mg *mg, const double *beta,
                               "discretisation (disc = STRATA_MG_FV)");
   const int dims = mg->o.dims;
   const long *n0 = fv->lev[0].n;
+  strata__mgfv_forget(mg->ctx, fv); /* they hold the old coefficients */
   const size_t cells = (size_t)n0[0] * (size_t)n0[1] * (size_t)n0[2];
   long p;
   if (beta && (p = bad_cell(beta, cells, 0, 1)) >= 0)
@@ -341,8 +357,18 @@ strata_status strata_mg_set_coefficients(strata_mg *mg, const double *beta,
 
 /* ---- create and destroy ------------------------------------------------- */
 
-void strata__mgfv_destroy(strata__mgfv *fv) {
+void strata__mgfv_forget(strata_context *ctx, strata__mgfv *fv) {
+  for (int q = 0; q < 2; q++) {
+    if (fv->rec[q].graph && ctx->be->graph_free)
+      ctx->be->graph_free(ctx, fv->rec[q].graph);
+    fv->rec[q].graph = NULL;
+  }
+  fv->rec_phi = NULL;
+}
+
+void strata__mgfv_destroy(strata_context *ctx, strata__mgfv *fv) {
   if (!fv) return;
+  strata__mgfv_forget(ctx, fv);
   for (int l = 0; l < MG_MAX_LEVELS; l++) {
     fv_level *L = &fv->lev[l];
     strata_field **f[] = {&L->b, &L->r, &L->d, &L->dinv, &L->alpha,

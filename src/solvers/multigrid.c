@@ -389,7 +389,7 @@ static strata_status unit_band(strata_mg *mg, mg_level *L, int a) {
 void strata_mg_destroy(strata_mg **pmg) {
   if (!pmg || !*pmg) return;
   strata_mg *mg = *pmg;
-  strata__mgfv_destroy(mg->fv);
+  strata__mgfv_destroy(mg->ctx, mg->fv);
   for (int l = 0; l < MG_MAX_LEVELS; l++) {
     mg_level *L = &mg->lev[l];
     if (l > 0) strata_field_destroy(&L->x[0]);
@@ -444,6 +444,10 @@ strata_status strata__mg_check_options(strata_context *ctx,
                             "multigrid: the FD and FE stencils take the "
                             "Jacobi smoother only (Chebyshev and GSRB: disc "
                             "= STRATA_MG_FV)");
+  if (o->disc != STRATA_MG_FV && o->graph)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "graph", o->graph,
+                            "multigrid: graph = 1 is for disc = "
+                            "STRATA_MG_FV");
   if (o->disc != STRATA_MG_FV && o->bottom != STRATA_MG_BOTTOM_DEFAULT &&
       o->bottom != STRATA_MG_BOTTOM_SMOOTH)
     return strata__fail_arg(ctx, STRATA_EINVAL, "bottom", (int)o->bottom,

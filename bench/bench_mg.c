@@ -15,7 +15,7 @@
  *            [--disc fe|fd] [--cycle v|f|w] [--cycles N] [--reps R]
  *            [--size NXxNYxNZ]...
  *
- * With --hpgmg [--smoother gsrb|cheb|jacobi]: HPGMG-FV's comparison
+ * With --hpgmg [--smoother gsrb|cheb|jacobi] [--graph]: HPGMG-FV's comparison
  * problem instead (variable coefficients, disc = STRATA_MG_FV, fp64):
  * -div(beta grad u) = f on the unit cube, homogeneous Dirichlet faces,
  * beta = 1 + 0.25 sin(2 pi x) sin(2 pi y) sin(2 pi z), f from the exact
@@ -23,7 +23,8 @@
  * 128, 256; --quick 32, 64; --size NxNxN); per grid the time of one FMG
  * solve (median of R; one cycle per level, pre = post = 2), unknowns per
  * second, the max error against u, its ratio to the error of the
- * converged discrete solution, and the order against the previous grid. */
+ * converged discrete solution, and the order against the previous grid.
+ * --graph: recorded cycles (opt.graph, 8 smoothing steps at the bottom). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -81,8 +82,8 @@ static void usage(void) {
           "f32|f64|both] [--disc fe|fd]\n"
           "                [--cycle v|f|w] [--cycles N] [--reps R] [--size "
           "NXxNYxNZ]...\n"
-          "       bench_mg --hpgmg [--smoother gsrb|cheb|jacobi] [--quick] "
-          "[--backend cpu|cuda]\n"
+          "       bench_mg --hpgmg [--smoother gsrb|cheb|jacobi] [--graph] "
+          "[--quick] [--backend cpu|cuda]\n"
           "                [--reps R] [--size NxNxN]...\n");
 }
 
@@ -113,7 +114,7 @@ static void hp_point(const double *x, double *beta, double *f, double *u) {
  * from phi = 0: the max error, the seconds of the solves (median of reps)
  * and the result. */
 static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
-                       int converge, int reps, double *sec,
+                       int graph, int converge, int reps, double *sec,
                        strata_mg_result *res) {
   strata_mg_options o;
   strata_mg_options_init(&o);
@@ -125,6 +126,12 @@ static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
   o.fmg = 1;
   o.max_cycles = converge ? 50 : 1;
   o.rtol = converge ? 1e-10 : 0;
+  if (graph) {
+    /* recorded cycles: a fixed-count smoothing bottom solve */
+    o.graph = 1;
+    o.bottom = STRATA_MG_BOTTOM_SMOOTH;
+    o.coarse_max_sweeps = 8;
+  }
   strata_mg *mg = NULL;
   DIE(ctx, strata_mg_create(ctx, &o, &mg));
   const size_t cells = (size_t)n * (size_t)n * (size_t)n;
@@ -169,7 +176,7 @@ static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
   return err;
 }
 
-static int hpgmg(const cfg *c, strata_mg_smoother sm, int quick) {
+static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
   strata_context *ctx = NULL;
   strata_context_options co;
   strata_context_options_init(&co);
@@ -186,10 +193,13 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int quick) {
                                                 : "Jacobi (4,4)";
   printf("# strata multigrid benchmark, HPGMG-FV's problem: %s, %s backend, "
          "%d threads; FV 7-point, beta = 1 + 0.25 sin sin sin, Dirichlet 0, "
-         "fp64, one FMG solve (V-cycles, %s, CG bottom) from phi = 0, median "
+         "fp64, one FMG solve (V-cycles, %s, %s) from phi = 0, median "
          "of %d; %s\n\n",
          info.name, strata_backend_name(strata_context_backend(ctx)),
-         info.threads, smn, c->reps, strata_build_info());
+         info.threads, smn,
+         graph ? "recorded (graph = 1), 8 smoothing steps at the bottom"
+               : "CG bottom",
+         c->reps, strata_build_info());
   printf("| grid | FMG solve ms | DOF/s | max error | error / converged "
          "error | order | relative residual |\n|---|---|---|---|---|---|---|\n");
   long sizes[8];
@@ -206,8 +216,8 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int quick) {
     const long n = sizes[s];
     strata_mg_result r, rc;
     double sec, sec_c;
-    double e = hp_solve(ctx, n, sm, 0, c->reps, &sec, &r);
-    double ec = hp_solve(ctx, n, sm, 1, 1, &sec_c, &rc);
+    double e = hp_solve(ctx, n, sm, graph, 0, c->reps, &sec, &r);
+    double ec = hp_solve(ctx, n, sm, graph, 1, 1, &sec_c, &rc);
     char order[32] = "-";
     if (prev > 0 && n == 2 * prevn)
       snprintf(order, sizeof order, "%.2f", log2(prev / e));
@@ -377,7 +387,7 @@ int main(int argc, char **argv) {
   c.cycle = STRATA_MG_V;
   c.cycles = 8;
   c.reps = 5;
-  int quick = 0, hp = 0;
+  int quick = 0, hp = 0, graph = 0;
   strata_mg_smoother sm = STRATA_MG_GSRB;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -385,6 +395,8 @@ int main(int argc, char **argv) {
       quick = 1;
     else if (!strcmp(a, "--hpgmg"))
       hp = 1;
+    else if (!strcmp(a, "--graph"))
+      graph = 1;
     else if (!strcmp(a, "--smoother") && v) {
       if (strcmp(v, "gsrb") && strcmp(v, "cheb") && strcmp(v, "jacobi"))
         return usage(), 2;
@@ -428,7 +440,7 @@ int main(int argc, char **argv) {
   }
   if (c.cycles < 1 || c.cycles > 1000 || c.reps < 1 || c.reps > 64)
     return usage(), 2;
-  if (hp) return hpgmg(&c, sm, quick);
+  if (hp) return hpgmg(&c, sm, graph, quick);
   if (!c.nsizes) {
     static const size_t full[3][3] = {
         {127, 127, 127}, {255, 255, 255}, {511, 511, 255}};

@@ -13,7 +13,18 @@
  *
  *   bench_mg [--quick] [--backend cpu|cuda] [--prec f32|f64|both]
  *            [--disc fe|fd] [--cycle v|f|w] [--cycles N] [--reps R]
- *            [--size NXxNYxNZ]... */
+ *            [--size NXxNYxNZ]...
+ *
+ * With --hpgmg [--smoother gsrb|cheb|jacobi] [--graph]: HPGMG-FV's comparison
+ * problem instead (variable coefficients, disc = STRATA_MG_FV, fp64):
+ * -div(beta grad u) = f on the unit cube, homogeneous Dirichlet faces,
+ * beta = 1 + 0.25 sin(2 pi x) sin(2 pi y) sin(2 pi z), f from the exact
+ * solution u = sin(pi x) sin(pi y) sin(pi z), on n^3 cells (default 64,
+ * 128, 256; --quick 32, 64; --size NxNxN); per grid the time of one FMG
+ * solve (median of R; one cycle per level, pre = post = 2), unknowns per
+ * second, the max error against u, its ratio to the error of the
+ * converged discrete solution, and the order against the previous grid.
+ * --graph: recorded cycles (opt.graph, 8 smoothing steps at the bottom). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -70,7 +81,154 @@ static void usage(void) {
           "usage: bench_mg [--quick] [--backend cpu|cuda] [--prec "
           "f32|f64|both] [--disc fe|fd]\n"
           "                [--cycle v|f|w] [--cycles N] [--reps R] [--size "
-          "NXxNYxNZ]...\n");
+          "NXxNYxNZ]...\n"
+          "       bench_mg --hpgmg [--smoother gsrb|cheb|jacobi] [--graph] "
+          "[--quick] [--backend cpu|cuda]\n"
+          "                [--reps R] [--size NxNxN]...\n");
+}
+
+/* ---- HPGMG-FV's comparison problem ------------------------------------- */
+
+#define HP_PI 3.14159265358979323846
+
+/* beta, f and u at the cell centre x. */
+static void hp_point(const double *x, double *beta, double *f, double *u) {
+  double s[3], c[3], S[3], C[3];
+  for (int a = 0; a < 3; a++) {
+    s[a] = sin(HP_PI * x[a]), c[a] = cos(HP_PI * x[a]);
+    S[a] = sin(2 * HP_PI * x[a]), C[a] = cos(2 * HP_PI * x[a]);
+  }
+  const double b = 1 + 0.25 * S[0] * S[1] * S[2];
+  const double gb[3] = {0.5 * HP_PI * C[0] * S[1] * S[2],
+                        0.5 * HP_PI * S[0] * C[1] * S[2],
+                        0.5 * HP_PI * S[0] * S[1] * C[2]};
+  const double gu[3] = {HP_PI * c[0] * s[1] * s[2], HP_PI * s[0] * c[1] * s[2],
+                        HP_PI * s[0] * s[1] * c[2]};
+  *u = s[0] * s[1] * s[2];
+  *beta = b;
+  *f = 3 * HP_PI * HP_PI * b * *u -
+       (gb[0] * gu[0] + gb[1] * gu[1] + gb[2] * gu[2]);
+}
+
+/* One FMG solve (or, converge = 1, a solve to rtol 1e-10) of n^3 cells
+ * from phi = 0: the max error, the seconds of the solves (median of reps)
+ * and the result. */
+static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
+                       int graph, int converge, int reps, double *sec,
+                       strata_mg_result *res) {
+  strata_mg_options o;
+  strata_mg_options_init(&o);
+  o.disc = STRATA_MG_FV;
+  o.n[0] = o.n[1] = o.n[2] = (size_t)n;
+  o.h = 1.0 / (double)n;
+  o.smoother = sm;
+  o.pre_fine = o.pre = o.post = sm == STRATA_MG_GSRB ? 2 : 4;
+  o.fmg = 1;
+  o.max_cycles = converge ? 50 : 1;
+  o.rtol = converge ? 1e-10 : 0;
+  if (graph) {
+    /* recorded cycles: a fixed-count smoothing bottom solve */
+    o.graph = 1;
+    o.bottom = STRATA_MG_BOTTOM_SMOOTH;
+    o.coarse_max_sweeps = 8;
+  }
+  strata_mg *mg = NULL;
+  DIE(ctx, strata_mg_create(ctx, &o, &mg));
+  const size_t cells = (size_t)n * (size_t)n * (size_t)n;
+  double *beta = malloc(cells * sizeof *beta), *f = malloc(cells * sizeof *f);
+  double *u = malloc(cells * sizeof *u);
+  if (!beta || !f || !u) {
+    fprintf(stderr, "bench_mg: out of host memory for %ld^3\n", n);
+    exit(1);
+  }
+  for (long k = 0; k < n; k++)
+    for (long j = 0; j < n; j++)
+      for (long i = 0; i < n; i++) {
+        const double x[3] = {(i + 0.5) / n, (j + 0.5) / n, (k + 0.5) / n};
+        const size_t q = (size_t)(i + n * (j + n * k));
+        hp_point(x, &beta[q], &f[q], &u[q]);
+      }
+  DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
+  strata_field_desc d = {3, {(size_t)n, (size_t)n, (size_t)n}, 1, STRATA_F64};
+  strata_field *phi = NULL, *psi = NULL;
+  DIE(ctx, strata_field_create(ctx, &d, &phi));
+  DIE(ctx, strata_field_create(ctx, &d, &psi));
+  DIE(ctx, strata_field_write(psi, f));
+  double t[64];
+  for (int r = 0; r <= reps; r++) { /* r = 0: warm-up */
+    DIE(ctx, strata_field_fill(phi, 0));
+    DIE(ctx, strata_context_sync(ctx));
+    double t0 = strata_test_clock();
+    DIE(ctx, strata_mg_solve(mg, phi, psi, res));
+    DIE(ctx, strata_context_sync(ctx));
+    if (r) t[r - 1] = strata_test_clock() - t0;
+  }
+  *sec = median(t, reps);
+  DIE(ctx, strata_field_read(phi, f));
+  double err = 0;
+  for (size_t q = 0; q < cells; q++) err = fmax(err, fabs(f[q] - u[q]));
+  strata_field_destroy(&phi);
+  strata_field_destroy(&psi);
+  strata_mg_destroy(&mg);
+  free(beta);
+  free(f);
+  free(u);
+  return err;
+}
+
+static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
+  strata_context *ctx = NULL;
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = c->backend;
+  if (strata_context_create(&ctx, &co) != STRATA_OK) {
+    fprintf(stderr, "no context for backend %s\n",
+            strata_backend_name(c->backend));
+    return 1;
+  }
+  strata_device_info info;
+  strata_context_device_info(ctx, &info);
+  const char *smn = sm == STRATA_MG_GSRB        ? "GSRB (2,2)"
+                    : sm == STRATA_MG_CHEBYSHEV ? "Chebyshev (4,4)"
+                                                : "Jacobi (4,4)";
+  printf("# strata multigrid benchmark, HPGMG-FV's problem: %s, %s backend, "
+         "%d threads; FV 7-point, beta = 1 + 0.25 sin sin sin, Dirichlet 0, "
+         "fp64, one FMG solve (V-cycles, %s, %s) from phi = 0, median "
+         "of %d; %s\n\n",
+         info.name, strata_backend_name(strata_context_backend(ctx)),
+         info.threads, smn,
+         graph ? "recorded (graph = 1), 8 smoothing steps at the bottom"
+               : "CG bottom",
+         c->reps, strata_build_info());
+  printf("| grid | FMG solve ms | DOF/s | max error | error / converged "
+         "error | order | relative residual |\n|---|---|---|---|---|---|---|\n");
+  long sizes[8];
+  int ns = 0;
+  for (int s = 0; s < c->nsizes; s++) sizes[ns++] = (long)c->sizes[s][0];
+  if (!ns) {
+    const long full[3] = {64, 128, 256}, small[2] = {32, 64};
+    ns = quick ? 2 : 3;
+    memcpy(sizes, quick ? small : full, (size_t)ns * sizeof *sizes);
+  }
+  double prev = 0;
+  long prevn = 0;
+  for (int s = 0; s < ns; s++) {
+    const long n = sizes[s];
+    strata_mg_result r, rc;
+    double sec, sec_c;
+    double e = hp_solve(ctx, n, sm, graph, 0, c->reps, &sec, &r);
+    double ec = hp_solve(ctx, n, sm, graph, 1, 1, &sec_c, &rc);
+    char order[32] = "-";
+    if (prev > 0 && n == 2 * prevn)
+      snprintf(order, sizeof order, "%.2f", log2(prev / e));
+    printf("| %ld^3 | %.3f | %.3g | %.3e | %.2f | %s | %.2e |\n", n,
+           1e3 * sec, (double)n * n * n / sec, e, e / ec, order, r.relative);
+    fflush(stdout);
+    prev = e;
+    prevn = n;
+  }
+  strata_context_destroy(&ctx);
+  return 0;
 }
 
 /* Per-level lines, printed after the table. */
@@ -229,11 +387,24 @@ int main(int argc, char **argv) {
   c.cycle = STRATA_MG_V;
   c.cycles = 8;
   c.reps = 5;
-  int quick = 0;
+  int quick = 0, hp = 0, graph = 0;
+  strata_mg_smoother sm = STRATA_MG_GSRB;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--quick"))
       quick = 1;
+    else if (!strcmp(a, "--hpgmg"))
+      hp = 1;
+    else if (!strcmp(a, "--graph"))
+      graph = 1;
+    else if (!strcmp(a, "--smoother") && v) {
+      if (strcmp(v, "gsrb") && strcmp(v, "cheb") && strcmp(v, "jacobi"))
+        return usage(), 2;
+      sm = v[0] == 'g' ? STRATA_MG_GSRB
+           : v[0] == 'c' ? STRATA_MG_CHEBYSHEV
+                         : STRATA_MG_JACOBI;
+      i++;
+    }
     else if (!strcmp(a, "--backend") && v) {
       if (strata_backend_parse(v, &c.backend) != STRATA_OK) return usage(), 2;
       i++;
@@ -269,6 +440,7 @@ int main(int argc, char **argv) {
   }
   if (c.cycles < 1 || c.cycles > 1000 || c.reps < 1 || c.reps > 64)
     return usage(), 2;
+  if (hp) return hpgmg(&c, sm, graph, quick);
   if (!c.nsizes) {
     static const size_t full[3][3] = {
         {127, 127, 127}, {255, 255, 255}, {511, 511, 255}};

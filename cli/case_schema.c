@@ -219,15 +219,32 @@ const cf_key run_schema[] = {
        "the explicit E update (Ez alone), or Yee's staggered TM scheme"),
     KF("fdtd", "courant", 1e-9, 10, "0.5", "c dt / h; limit 1/sqrt(2)"),
 
-    KE("poisson", "discretization", "fd7|fe27", "fe27",
+    KE("poisson", "discretization", "fd7|fe27|fv7", "fe27",
        "fd7: the 7-point (3D) / 5-point (2D) Laplacian; fe27: trilinear "
-       "27-point (3D) / bilinear 9-point (2D) finite elements, lumped mass"),
+       "27-point (3D) / bilinear 9-point (2D) finite elements, lumped mass; "
+       "fv7: cell-centred finite volumes for -div(beta grad phi) = psi "
+       "(beta below; fp64)"),
+    KE("poisson", "smoother", "default|jacobi|chebyshev|gsrb", "default",
+       "default: jacobi for fd7 and fe27 (their only one), gsrb for fv7"),
+    KE("poisson", "beta", "constant|sines|jump|file", "constant",
+       "fv7's coefficient: 1; 1 + beta_amplitude * sin(2 pi x/Lx) sin(2 pi "
+       "y/Ly) [sin(2 pi z/Lz)]; 1 below the plane x = Lx/2 and beta_ratio "
+       "above; beta_file"),
+    KF("poisson", "beta_amplitude", -0.99, 0.99, "0.25",
+       "amplitude of beta = sines"),
+    KF("poisson", "beta_ratio", 1e-12, 1e12, "100", "beta beyond the plane "
+       "of beta = jump"),
+    KS("poisson", "beta_file", "(none)",
+       "beta per cell as .npy of the grid's shape, f32 or f64, positive"),
+    KE("poisson", "face_mean", "harmonic|arithmetic", "harmonic",
+       "fv7: a face's beta from its two cells'"),
     KE("poisson", "cycle", "v|f|w", "v", "multigrid cycle"),
     KF("poisson", "tolerance", 0, 1, "f64 1e-10, f32 1e-5",
        "stop when the RMS residual has fallen by this factor"),
     KI("poisson", "max_cycles", 1, 100000, "30",
        "cycles at most (the run also stops when the residual stalls)"),
-    KE("poisson", "source", "manufactured|gaussian|file", "manufactured",
+    KE("poisson", "source", "manufactured|gaussian|file",
+       "manufactured (fv7: gaussian)",
        "psi: `manufactured` = the Laplacian of a product of sines and "
        "cosines that meets the faces' conditions (the summary gives the "
        "error against it when the Dirichlet values are 0), `gaussian` = a "

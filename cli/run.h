@@ -78,6 +78,9 @@ struct run_state {
 /* The solvers this build knows (NULL-terminated). */
 extern const run_solver run_solver_operator;
 extern const run_solver run_solver_multigrid;
+/* [poisson] beta (discretization = fv7) set on mg (cli/poisson_beta.c);
+ * 0, or -1 with the failure recorded. */
+int poisson_set_beta(run_state *r, strata_mg *mg);
 extern const run_solver *const run_solvers[];
 
 /* Creates r->sv from o (its tag set to the case's hash, so a checkpoint

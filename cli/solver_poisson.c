@@ -30,7 +30,9 @@ typedef struct {
   int have_err;
 } mg_state;
 
-static const char *mg_disc_names[] = {"fd7", "fe27"};
+static const char *mg_disc_names[] = {"fd7", "fe27", "fv7"};
+static const char *mg_smoother_names[] = {"default", "jacobi", "chebyshev",
+                                          "gsrb"};
 static const char *mg_cycle_names[] = {"v", "f", "w"};
 
 /* The manufactured solution per axis, from the kinds of its two faces:
@@ -165,6 +167,8 @@ static const run_optkey mg_keys[] = {
     RUN_GRID_KEYS,
     {"disc", "poisson", "discretization", NULL},
     {"cycle", "poisson", "cycle", NULL},
+    {"smoother", "poisson", "smoother", NULL},
+    {"face_mean", "poisson", "face_mean", NULL},
     {"bc.kind", NULL, NULL, run_where_face},
     {"bc.value", NULL, NULL, where_value},
     {NULL, NULL, NULL, NULL}};
@@ -183,9 +187,26 @@ static int mg_create(run_state *r) {
   for (int a = 0; a < 3; a++) o.n[a] = r->n[a];
   o.precision = r->precision;
   o.h = r->h;
-  o.disc = !strcmp(cf_string(f, "poisson", "discretization", "fe27"), "fd7")
-               ? STRATA_MG_FD
-               : STRATA_MG_FE;
+  const char *disc = cf_string(f, "poisson", "discretization", "fe27");
+  o.disc = !strcmp(disc, "fd7")   ? STRATA_MG_FD
+           : !strcmp(disc, "fv7") ? STRATA_MG_FV
+                                  : STRATA_MG_FE;
+  const char *sm = cf_string(f, "poisson", "smoother", "default");
+  for (int q = 0; q < 4; q++)
+    if (!strcmp(sm, mg_smoother_names[q])) o.smoother = (strata_mg_smoother)q;
+  o.face_mean = !strcmp(cf_string(f, "poisson", "face_mean", "harmonic"),
+                        "arithmetic")
+                    ? STRATA_MG_ARITHMETIC
+                    : STRATA_MG_HARMONIC;
+  if (o.disc != STRATA_MG_FV)
+    for (size_t q = 0; q < 4; q++) {
+      const char *fv_only[] = {"beta", "beta_file", "beta_amplitude",
+                               "face_mean"};
+      if (cf_has(f, "poisson", fv_only[q]))
+        return run_case_fail(r, "poisson", fv_only[q], "%s is for "
+                             "discretization = fv7 (variable coefficients)",
+                             fv_only[q]);
+    }
   const char *cy = cf_string(f, "poisson", "cycle", "v");
   o.cycle = cy[0] == 'w' ? STRATA_MG_W : cy[0] == 'f' ? STRATA_MG_F
                                                       : STRATA_MG_V;
@@ -238,7 +259,16 @@ static int mg_create(run_state *r) {
   ms->nlev = strata_mg_levels(strata_solver_mg(r->sv));
   ms->phi = strata_solver_field(r->sv, 0);
   ms->psi = strata_solver_field(r->sv, 1);
-  const char *src = cf_string(f, "poisson", "source", "manufactured");
+  if (o.disc == STRATA_MG_FV &&
+      poisson_set_beta(r, strata_solver_mg(r->sv)))
+    return -1;
+  const char *src = cf_string(f, "poisson", "source",
+                             o.disc == STRATA_MG_FV ? "gaussian"
+                                                    : "manufactured");
+  if (o.disc == STRATA_MG_FV && !strcmp(src, "manufactured"))
+    return run_case_fail(r, "poisson", "source", "the manufactured source "
+                         "is for fd7 and fe27; fv7 takes source = gaussian "
+                         "or file");
   ms->source = !strcmp(src, "file") ? 2 : !strcmp(src, "gaussian") ? 1 : 0;
   size_t mn = r->n[0];
   for (int a = 1; a < r->dims; a++) mn = r->n[a] < mn ? r->n[a] : mn;
@@ -344,11 +374,13 @@ static void mg_describe(run_state *r, FILE *json) {
           "\"solve_s\": %.6f,\n    \"residual0\": %.17g, \"residual\": "
           "%.17g, \"relative\": %.17g,\n    \"convergence_factor\": %.6g, "
           "\"last_factor\": %.6g, \"source_mean\": %.17g,\n",
-          mg_disc_names[o.disc == STRATA_MG_FE], mg_cycle_names[o.cycle],
+          mg_disc_names[o.disc], mg_cycle_names[o.cycle],
           ms->nlev, o.omega, ms->tol, k, ms->converged ? "true" : "false",
           ms->stalled ? "true" : "false", ms->seconds, r0, h[k], rel,
           k > 0 && r0 > 0 ? pow(rel, 1.0 / k) : 0,
           k > 0 && h[k - 1] > 0 ? h[k] / h[k - 1] : 0, si.source_mean + 0.0);
+  fprintf(json, "    \"smoother\": \"%s\",\n",
+          mg_smoother_names[o.smoother]);
   fprintf(json, "    \"residual_history\": [");
   for (int i = 0; i <= k; i++) {
     fputs(i ? ", " : "", json);

@@ -1409,10 +1409,43 @@ typedef struct strata_mg strata_mg;
 typedef enum strata_mg_discretization {
   STRATA_MG_FD = 0, /* finite differences: 7-point in 3D (C0..C3 = 1, -1/6,
                        0, 0), 5-point in 2D (1, -1/4, 0) */
-  STRATA_MG_FE = 1  /* trilinear (3D, 27-point: 8/3, 0, -1/6, -1/12) or
+  STRATA_MG_FE = 1, /* trilinear (3D, 27-point: 8/3, 0, -1/6, -1/12) or
                        bilinear (2D, 9-point: 8/3, -1/3, -1/3) finite
                        elements with a lumped mass */
+  STRATA_MG_FV = 2  /* cell-centred finite volumes (7-point in 3D, 5 in
+                       2D) for -div(beta grad phi) + alpha phi = psi with
+                       beta and alpha per cell (strata_mg_set_coefficients;
+                       default 1 and 0); fp64 only; see "Variable
+                       coefficients" below */
 } strata_mg_discretization;
+
+/* Smoothers.  FD and FE take weighted Jacobi only; FV takes all three. */
+typedef enum strata_mg_smoother {
+  STRATA_MG_SMOOTHER_DEFAULT = 0, /* Jacobi for FD/FE, GSRB for FV */
+  STRATA_MG_JACOBI = 1,           /* weighted Jacobi (opt.omega) */
+  STRATA_MG_CHEBYSHEV = 2,        /* Chebyshev polynomial of degree = the
+                                     sweep count, on [lmax/8, lmax] of
+                                     D^-1 A (lmax: Gershgorin bound) */
+  STRATA_MG_GSRB = 3              /* red-black Gauss-Seidel; a sweep is one
+                                     red and one black half-sweep */
+} strata_mg_smoother;
+
+/* The coarsest level's solver (FV). */
+typedef enum strata_mg_bottom {
+  STRATA_MG_BOTTOM_DEFAULT = 0,   /* CG for FV (Jacobi smoothing for FD/FE) */
+  STRATA_MG_BOTTOM_CG = 1,        /* conjugate gradients preconditioned by
+                                     the diagonal, to coarse_rtol within
+                                     coarse_max_sweeps iterations */
+  STRATA_MG_BOTTOM_SMOOTH = 2     /* the smoother, checked as the FD/FE
+                                     coarsest solve is */
+} strata_mg_bottom;
+
+/* How FV face coefficients come from the cells' beta. */
+typedef enum strata_mg_face_mean {
+  STRATA_MG_HARMONIC = 0,  /* 2 b1 b2 / (b1 + b2): the flux of a layered
+                              medium, right across jumps (default) */
+  STRATA_MG_ARITHMETIC = 1 /* (b1 + b2) / 2 */
+} strata_mg_face_mean;
 
 typedef enum strata_mg_cycle {
   STRATA_MG_V = 0, /* V-cycle: one coarse-grid correction per level */
@@ -1465,6 +1498,19 @@ typedef struct strata_mg_options {
                                  exceeds 32 eps rms(psi) */
   int profile;                /* 1: time every level (waits for the device
                                  at each level change); default 0 */
+  strata_mg_smoother smoother; /* default STRATA_MG_SMOOTHER_DEFAULT */
+  strata_mg_bottom bottom;     /* default STRATA_MG_BOTTOM_DEFAULT */
+  strata_mg_face_mean face_mean; /* FV only; default harmonic */
+  int graph;                   /* FV only: 1 = record the finest level's
+                                  cycle and the full-multigrid pass once
+                                  (CUDA graphs) and replay the recordings,
+                                  which removes the per-kernel launch cost;
+                                  needs bottom = STRATA_MG_BOTTOM_SMOOTH,
+                                  which then runs exactly coarse_max_sweeps
+                                  steps (a recording cannot branch on a
+                                  residual), on every backend, and profile
+                                  = 0; a backend that cannot record (CPU)
+                                  runs the same work directly; default 0 */
 } strata_mg_options;
 
 /* Fills *o with the defaults listed above. */
@@ -1537,6 +1583,26 @@ typedef struct strata_mg_level_info {
                             else 0); restriction and prolongation count for
                             the finer level */
 } strata_mg_level_info;
+
+/* Variable coefficients (opt.disc = STRATA_MG_FV).  The discrete problem
+ * on cells of size h (cell i's centre at (i + 1/2) h, the box n h long):
+ *   alpha_i phi_i + sum over the faces f of cell i of
+ *     beta_f (phi_i - phi_nb(f)) / h^2  =  psi_i,
+ * beta_f the mean (opt.face_mean) of the two cells' beta.  Dirichlet
+ * values lie on the face (ghost = 2 value - phi, the face at h/2 from the
+ * first centre), Neumann faces carry no flux, periodic faces wrap.  No
+ * Dirichlet face and alpha = 0 everywhere: singular, as for FD/FE.
+ * Coarse levels (cells merged 2 by 2 along every axis) take the average
+ * of the fine faces covering a coarse face as its beta, the average of the
+ * children's alpha, the average of the children's residual, and linear
+ * interpolation back.  docs/multigrid.md, "Variable coefficients". */
+/* Sets beta (> 0) and alpha (>= 0) per cell: host arrays of n[0] n[1]
+ * n[2] doubles, x fastest; beta NULL = 1, alpha NULL = 0.  Rebuilds every
+ * level's coefficients.  Errors: STRATA_EINVAL (not FV; a value out of
+ * range or not finite: the message names the first bad cell),
+ * STRATA_ENOMEM. */
+strata_status strata_mg_set_coefficients(strata_mg *mg, const double *beta,
+                                         const double *alpha);
 
 /* The number of levels (1 = the finest only). */
 int strata_mg_levels(const strata_mg *mg);

@@ -192,7 +192,23 @@ TEST(bad_case_files_refused) {
        "tolerance = 2\n", 0, "bad.ini:6: key 'tolerance' in [poisson]: 2 is "
        "out of range"},
       {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[poisson]\n"
-       "discretization = fe8\n", 0, "'fe8' is not one of: fd7, fe27"},
+       "discretization = fe8\n", 0, "'fe8' is not one of: fd7, fe27, fv7"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 8, 8\n[poisson]\n"
+       "beta = sines\n", 0, "bad.ini:6: key 'beta' in [poisson]: beta is "
+       "for discretization = fv7"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 8, 8\n[poisson]\n"
+       "discretization = fv7\nsource = manufactured\n", 0,
+       "bad.ini:7: key 'source' in [poisson]: the manufactured source is "
+       "for fd7 and fe27"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 8, 8\n[poisson]\n"
+       "discretization = fv7\nbeta = file\n", 0,
+       "bad.ini:7: key 'beta' in [poisson]: beta = file needs [poisson] "
+       "beta_file"},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 8, 8\nprecision = f32\n"
+       "[poisson]\ndiscretization = fv7\n", 0,
+       "bad.ini:5: key 'precision' in [grid]: "},
+      {"[solver]\nkind = multigrid\n[grid]\nn = 8, 8\n[poisson]\n"
+       "smoother = gsrb\n", 0, "bad.ini:6: key 'smoother' in [poisson]: "},
       {"[solver]\nkind = multigrid\n[grid]\nn = 9\n", 0,
        "bad.ini:4: key 'n' in [grid]: solver 'multigrid' needs 2..3 values"},
       {"[solver]\nkind = multigrid\n[grid]\nn = 9, 9\n[boundary]\n"
@@ -721,6 +737,85 @@ static const char *poisson_case =
     "precision = f64\n[poisson]\ndiscretization = fd7\ncycle = v\n"
     "tolerance = 1e-9\nmax_cycles = 40\n[boundary]\nall = dirichlet\n"
     "y_lo = neumann\ny_hi = neumann\n[output]\nformats = npy, png\n";
+
+/* Variable coefficients: beta jumps 100x across x = Lx/2, a Gaussian
+ * source, Dirichlet 0. */
+static const char *poisson_fv_case =
+    "[solver]\nkind = multigrid\n[grid]\nn = 32, 24\nspacing = 0.03125\n"
+    "[poisson]\ndiscretization = fv7\nbeta = jump\nbeta_ratio = 100\n"
+    "smoother = chebyshev\ntolerance = 1e-9\nmax_cycles = 40\n"
+    "amplitude = 2\nwidth = 3\n[boundary]\nall = dirichlet\n"
+    "[output]\nformats = npy\n";
+
+TEST(poisson_fv_run_matches_library) {
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("pfv.ini"), poisson_fv_case) == 0);
+  rm_rf(tp("pfv.out"));
+  int rc = strata("run pfv.ini --quiet --no-ceiling --backend cpu --out "
+                  "pfv.out");
+  char *e = err_text();
+  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+  free(e);
+  int nd;
+  size_t sh[4];
+  double *got = read_npy(tp("pfv.out/final.npy"), &nd, sh);
+  CHECK(got && nd == 2 && sh[0] == 24 && sh[1] == 32);
+  char *js = slurp(tp("pfv.out/summary.json"), NULL);
+  CHECK(js && strstr(js, "\"discretization\": \"fv7\"") &&
+        strstr(js, "\"smoother\": \"chebyshev\"") &&
+        strstr(js, "\"converged\": true"));
+  int cycles = 0;
+  const char *c = js ? strstr(js, "\"cycles\": ") : NULL;
+  CHECK(c && sscanf(c, "\"cycles\": %d", &cycles) == 1 && cycles > 2 &&
+        cycles < 40);
+  free(js);
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = STRATA_BACKEND_CPU;
+  strata_context *ctx = NULL;
+  CHECK_OK(strata_context_create(&ctx, &co), ctx);
+  strata_mg_options o;
+  strata_mg_options_init(&o);
+  o.dims = 2;
+  o.n[0] = 32;
+  o.n[1] = 24;
+  o.n[2] = 1;
+  o.h = 0.03125;
+  o.disc = STRATA_MG_FV;
+  o.smoother = STRATA_MG_CHEBYSHEV;
+  o.max_cycles = cycles;
+  o.rtol = 0;
+  o.stall = 0;
+  strata_mg *mg = NULL;
+  CHECK_OK(strata_mg_create(ctx, &o, &mg), ctx);
+  static double beta[32 * 24], want[32 * 24];
+  for (int j = 0; j < 24; j++)
+    for (int i = 0; i < 32; i++) {
+      double di = i - 15.5, dj = j - 11.5;
+      beta[j * 32 + i] = (i + 0.5) / 32 < 0.5 ? 1 : 100;
+      want[j * 32 + i] = 2 * exp(-(di * di + dj * dj) / 18);
+    }
+  CHECK_OK(strata_mg_set_coefficients(mg, beta, NULL), ctx);
+  strata_field_desc d = {2, {32, 24, 1}, 1, STRATA_F64};
+  strata_field *phi = NULL, *psi = NULL;
+  CHECK_OK(strata_field_create(ctx, &d, &phi), ctx);
+  CHECK_OK(strata_field_create(ctx, &d, &psi), ctx);
+  CHECK_OK(strata_field_write(psi, want), ctx);
+  CHECK_OK(strata_field_fill(phi, 0), ctx);
+  strata_mg_result res;
+  CHECK_OK(strata_mg_solve(mg, phi, psi, &res), ctx);
+  CHECK(res.cycles == cycles);
+  CHECK_OK(strata_field_read(phi, want), ctx);
+  for (int i = 0; i < 32 * 24; i++)
+    CHECKF(got[i] == want[i], "cell %d: %.17g vs %.17g", i, got[i],
+           want[i]);
+  strata_field_destroy(&phi);
+  strata_field_destroy(&psi);
+  strata_mg_destroy(&mg);
+  strata_context_destroy(&ctx);
+  free(got);
+  return 0;
+}
 
 TEST(poisson_run_matches_library) {
   CHECK(setup() == 0);
@@ -1933,6 +2028,7 @@ TEST(cleanup) {
 RUN_TESTS(help_and_usage, bad_case_files_refused,
           operator_run_matches_library, heat_run_matches_library,
           checkpoint_restart_bit_for_bit, poisson_run_matches_library,
+          poisson_fv_run_matches_library,
           wave_fdtd_restart_bit_for_bit, plots_have_titles_and_axes,
           blowups_exit_nonzero_keeping_good_output, ctrl_c_stops_cleanly,
           check_allocates_nothing, sigterm_during_setup, demo_runs_and_draws,

@@ -227,6 +227,21 @@ typedef struct strata__mg_transfer_args {
   strata__mg_band band[3];
 } strata__mg_transfer_args;
 
+/* The cell-centred variable-coefficient operator of one level (FV):
+ *   (A u)_c = alpha_c u_c + h2inv sum_f beta_f (u_c - u_nb(f))
+ * over the 2 dims faces of cell c.  beta[a] at cell c is the face between
+ * c - e_a and c; the face past the last cell sits in the high ghost slot.
+ * u's first ghost layer holds the coarse ghost rules (strata__mg_ghost),
+ * which fold the boundary conditions in.  All fields fp64 of the level's
+ * shape, ghost width 1; alpha may be NULL (0). */
+typedef struct strata__fv_op {
+  int dims;
+  double h2inv;
+  const strata_field *beta[3];
+  const strata_field *alpha;
+  const strata_field *dinv; /* 1 / the diagonal, boundary terms included */
+} strata__fv_op;
+
 /* What a backend provides.  Entries marked optional may be NULL: the core
  * then goes through host staging (download, compute on host, upload). */
 struct strata__backend {
@@ -323,6 +338,44 @@ struct strata__backend {
    * host.  NULL: the solvers cannot check (STRATA_ENOTSUP). */
   strata_status (*nonfinite)(const strata_field *f, uint64_t *count,
                              uint64_t *first, double *value);
+  /* Variable-coefficient multigrid (src/solvers/mg_fv.c), NULL = absent.
+   * fv_residual: r = b - A u (b NULL: 0), *r2 (may be NULL) = sum r^2;
+   *   r is distinct from u.
+   * fv_gsrb: in place on the cells with (i + j + k) % 2 == color:
+   *   u += dinv (b - A u).
+   * fv_update: d = c1 d + c2 dinv r, u += d; d NULL: u += c2 dinv r.
+   * fv_restrict: coarse = the mean of each coarse cell's children (the
+   *   axes below dims halve, n_coarse = n_fine / 2).
+   * fv_prolong: fine = add * fine + interpolation of coarse, linear or
+   *   (quadratic) the parabola through the parent and its two neighbours
+   *   per axis (coarse's first ghost layer, edges and corners included,
+   *   filled).
+   * fv_dot: *out = sum x y (y NULL: sum x), accumulated in double. */
+  strata_status (*fv_residual)(const strata__fv_op *op, const strata_field *u,
+                               const strata_field *b, strata_field *r,
+                               double *r2);
+  strata_status (*fv_gsrb)(const strata__fv_op *op, strata_field *u,
+                           const strata_field *b, int color);
+  strata_status (*fv_update)(const strata__fv_op *op, strata_field *u,
+                             const strata_field *r, strata_field *d,
+                             double c1, double c2);
+  strata_status (*fv_restrict)(const strata_field *fine, strata_field *coarse);
+  strata_status (*fv_prolong)(const strata_field *coarse, strata_field *fine,
+                              double add, int quadratic);
+  strata_status (*fv_dot)(const strata_field *x, const strata_field *y,
+                          double *out);
+  /* Recording a sequence of queued work and replaying it (CUDA graphs),
+   * optional (NULL: the backend runs everything as it comes).
+   * capture_begin: from now on the work the backend queues is recorded,
+   *   not run; nothing may wait for the device or read back until
+   *   capture_end, which stops the recording and makes *graph the
+   *   executable recording (on failure the recording is dropped and
+   *   *graph is NULL).  graph_run queues a recording; graph_free releases
+   *   one (NULL is harmless). */
+  strata_status (*capture_begin)(strata_context *ctx);
+  strata_status (*capture_end)(strata_context *ctx, void **graph);
+  strata_status (*graph_run)(strata_context *ctx, void *graph);
+  void (*graph_free)(strata_context *ctx, void *graph);
 };
 
 extern const strata__backend strata__cpu_backend;
@@ -343,6 +396,23 @@ strata_status strata__cpu_mg_sweep(const strata__mg_sweep_args *a);
 strata_status strata__cpu_mg_transfer(const strata__mg_transfer_args *a);
 strata_status strata__cpu_mg_axpby(strata_field *y, const strata_field *x,
                                    double a, double b, double c, double *sum);
+/* The CPU engine's variable-coefficient kernels (src/cpu/cpu_mgfv.c). */
+strata_status strata__cpu_fv_residual(const strata__fv_op *op,
+                                      const strata_field *u,
+                                      const strata_field *b, strata_field *r,
+                                      double *r2);
+strata_status strata__cpu_fv_gsrb(const strata__fv_op *op, strata_field *u,
+                                  const strata_field *b, int color);
+strata_status strata__cpu_fv_update(const strata__fv_op *op, strata_field *u,
+                                    const strata_field *r, strata_field *d,
+                                    double c1, double c2);
+strata_status strata__cpu_fv_restrict(const strata_field *fine,
+                                      strata_field *coarse);
+strata_status strata__cpu_fv_prolong(const strata_field *coarse,
+                                     strata_field *fine, double add,
+                                     int quadratic);
+strata_status strata__cpu_fv_dot(const strata_field *x, const strata_field *y,
+                                 double *out);
 #ifdef STRATA_HAVE_CUDA
 /* The CUDA engine's multigrid kernels (src/cuda/mg/multigrid.cu). */
 strata_status strata__cuda_mg_ghosts(strata_field *f,
@@ -352,6 +422,27 @@ strata_status strata__cuda_mg_transfer(const strata__mg_transfer_args *a);
 strata_status strata__cuda_mg_axpby(strata_field *y, const strata_field *x,
                                     double a, double b, double c,
                                     double *sum);
+/* The CUDA engine's variable-coefficient kernels (src/cuda/mg/fv.cu). */
+strata_status strata__cuda_fv_residual(const strata__fv_op *op,
+                                       const strata_field *u,
+                                       const strata_field *b, strata_field *r,
+                                       double *r2);
+strata_status strata__cuda_fv_gsrb(const strata__fv_op *op, strata_field *u,
+                                   const strata_field *b, int color);
+strata_status strata__cuda_fv_update(const strata__fv_op *op, strata_field *u,
+                                     const strata_field *r, strata_field *d,
+                                     double c1, double c2);
+strata_status strata__cuda_fv_restrict(const strata_field *fine,
+                                       strata_field *coarse);
+strata_status strata__cuda_fv_prolong(const strata_field *coarse,
+                                      strata_field *fine, double add,
+                                      int quadratic);
+strata_status strata__cuda_fv_dot(const strata_field *x, const strata_field *y,
+                                  double *out);
+strata_status strata__cuda_capture_begin(strata_context *ctx);
+strata_status strata__cuda_capture_end(strata_context *ctx, void **graph);
+strata_status strata__cuda_graph_run(strata_context *ctx, void *graph);
+void strata__cuda_graph_free(strata_context *ctx, void *graph);
 #endif
 #ifdef STRATA_HAVE_CUDA
 extern const strata__backend strata__cuda_backend;

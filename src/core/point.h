@@ -296,4 +296,20 @@ STRATA_HD T PT(mg_residual)(T bs, T bsh, T b, T s) {
  * the smoother; other pairs give the residual-correction forms). */
 STRATA_HD T PT(mg_jacobi)(T cu, T cr, T u, T r) { return cu * u + cr * r; }
 
+/* The cell-centred variable-coefficient operator (FV multigrid) at one
+ * cell: a u + h2inv sum_f beta_f (u - u_f) over the faces x-, x+, y-, y+,
+ * z-, z+ (2D: bzm = bzp = 0, zm = zp = u). */
+STRATA_HD T PT(fv_op)(T a, T h2inv, T u, T bxm, T xm, T bxp, T xp, T bym,
+                      T ym, T byp, T yp, T bzm, T zm, T bzp, T zp) {
+  return a * u + h2inv * (bxm * (u - xm) + bxp * (u - xp) + bym * (u - ym) +
+                          byp * (u - yp) + bzm * (u - zm) + bzp * (u - zp));
+}
+/* The smoothers' update from a residual r: u + w dinv r (Gauss-Seidel:
+ * w = 1; weighted Jacobi: w = omega; Chebyshev: the step's d, below). */
+STRATA_HD T PT(fv_relax)(T u, T w, T dinv, T r) { return u + w * dinv * r; }
+/* Chebyshev's step direction: c1 d + c2 dinv r. */
+STRATA_HD T PT(fv_cheb)(T d, T c1, T c2, T dinv, T r) {
+  return c1 * d + c2 * dinv * r;
+}
+
 #endif /* STRATA_POINT_BODY */

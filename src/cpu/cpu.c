@@ -203,4 +203,10 @@ const strata__backend strata__cpu_backend = {
     .mg_transfer = strata__cpu_mg_transfer,
     .mg_axpby = strata__cpu_mg_axpby,
     .nonfinite = cpu_nonfinite,
+    .fv_residual = strata__cpu_fv_residual,
+    .fv_gsrb = strata__cpu_fv_gsrb,
+    .fv_update = strata__cpu_fv_update,
+    .fv_restrict = strata__cpu_fv_restrict,
+    .fv_prolong = strata__cpu_fv_prolong,
+    .fv_dot = strata__cpu_fv_dot,
 };

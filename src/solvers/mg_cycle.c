@@ -13,6 +13,7 @@
  * traffic is one residual norm (a double) per cycle and a few per
  * coarsest solve. */
 #define _POSIX_C_SOURCE 200809L
+#include "mg_fv.h"
 #include "mg_internal.h"
 
 #include <float.h>
@@ -249,6 +250,7 @@ strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
   if (phi == psi)
     return strata__fail_arg_s(ctx, STRATA_EINVAL, "psi", "set",
                               "multigrid: phi and psi are the same field");
+  if (mg->fv) return strata__mgfv_solve(mg, phi, psi, res);
   const double npts =
       (double)mg->o.n[0] * (double)mg->o.n[1] * (double)mg->o.n[2];
   double t0 = strata__now();

@@ -37,8 +37,11 @@ typedef struct mg_level {
   double seconds;
 } mg_level;
 
+typedef struct strata__mgfv strata__mgfv; /* mg_fv.h */
+
 struct strata_mg {
   strata_context *ctx;
+  strata__mgfv *fv;                /* FV (variable coefficients), else NULL */
   strata_mg_options o;
   strata__mg_op op;
   double sigma, bscale, omega, jw; /* jw = omega / C0 */
@@ -53,5 +56,10 @@ struct strata_mg {
   int prof_level;
   double prof_t;
 };
+
+/* The checks on the options that every discretisation shares
+ * (multigrid.c). */
+strata_status strata__mg_check_options(strata_context *ctx,
+                                       const strata_mg_options *o);
 
 #endif

@@ -21,6 +21,7 @@
  * through the coarse ghost rule; restriction is its transpose scaled by
  * 4/2^dims, which keeps the stencil the same on every level. */
 #define _POSIX_C_SOURCE 200809L
+#include "mg_fv.h"
 #include "mg_internal.h"
 #include "solvers_internal.h"
 
@@ -388,6 +389,7 @@ static strata_status unit_band(strata_mg *mg, mg_level *L, int a) {
 void strata_mg_destroy(strata_mg **pmg) {
   if (!pmg || !*pmg) return;
   strata_mg *mg = *pmg;
+  strata__mgfv_destroy(mg->ctx, mg->fv);
   for (int l = 0; l < MG_MAX_LEVELS; l++) {
     mg_level *L = &mg->lev[l];
     if (l > 0) strata_field_destroy(&L->x[0]);
@@ -400,8 +402,8 @@ void strata_mg_destroy(strata_mg **pmg) {
   *pmg = NULL;
 }
 
-static strata_status check_options(strata_context *ctx,
-                                   const strata_mg_options *o) {
+strata_status strata__mg_check_options(strata_context *ctx,
+                                       const strata_mg_options *o) {
   if (o->dims != 2 && o->dims != 3)
     return strata__fail_arg(ctx, STRATA_EINVAL, "dims", o->dims,
                             "multigrid: dims is %d; it must be 2 or 3",
@@ -431,10 +433,27 @@ static strata_status check_options(strata_context *ctx,
     return strata__fail_arg(ctx, STRATA_EINVAL, "h", o->h,
                             "multigrid: spacing h is %g; it must be positive "
                             "and finite", o->h);
-  if (o->disc != STRATA_MG_FD && o->disc != STRATA_MG_FE)
+  if (o->disc != STRATA_MG_FD && o->disc != STRATA_MG_FE &&
+      o->disc != STRATA_MG_FV)
     return strata__fail_arg(ctx, STRATA_EINVAL, "disc", (int)o->disc,
                             "multigrid: unknown discretisation %d",
                             (int)o->disc);
+  if (o->disc != STRATA_MG_FV && o->smoother != STRATA_MG_SMOOTHER_DEFAULT &&
+      o->smoother != STRATA_MG_JACOBI)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "smoother", (int)o->smoother,
+                            "multigrid: the FD and FE stencils take the "
+                            "Jacobi smoother only (Chebyshev and GSRB: disc "
+                            "= STRATA_MG_FV)");
+  if (o->disc != STRATA_MG_FV && o->graph)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "graph", o->graph,
+                            "multigrid: graph = 1 is for disc = "
+                            "STRATA_MG_FV");
+  if (o->disc != STRATA_MG_FV && o->bottom != STRATA_MG_BOTTOM_DEFAULT &&
+      o->bottom != STRATA_MG_BOTTOM_SMOOTH)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "bottom", (int)o->bottom,
+                            "multigrid: the FD and FE stencils take the "
+                            "smoothing bottom solve only (CG: disc = "
+                            "STRATA_MG_FV)");
   if (o->cycle != STRATA_MG_V && o->cycle != STRATA_MG_F &&
       o->cycle != STRATA_MG_W)
     return strata__fail_arg(ctx, STRATA_EINVAL, "cycle", (int)o->cycle,
@@ -517,7 +536,7 @@ static strata_status check_options(strata_context *ctx,
  * rtol set, the stencil and its scale, the symbol's maximum. */
 static strata_status resolve(strata_context *ctx, strata_mg_options *opt,
                              strata__mg_op *op, double *sigma, double *mx) {
-  strata_status s = check_options(ctx, opt);
+  strata_status s = strata__mg_check_options(ctx, opt);
   if (s != STRATA_OK) return s;
   const strata__backend *be = ctx->be;
   if (!be->mg_sweep || !be->mg_transfer || !be->mg_axpby || !be->mg_ghosts)
@@ -660,6 +679,7 @@ static strata_status prepare(strata_context *ctx, const strata_mg_options *o,
 strata_status strata__mg_footprint(strata_context *ctx,
                                    const strata_mg_options *o,
                                    strata__footprint *fp) {
+  if (o && o->disc == STRATA_MG_FV) return strata__mgfv_footprint(ctx, o, fp);
   strata_mg_options opt;
   strata__mg_op op;
   double sigma, mx;
@@ -679,6 +699,7 @@ strata_status strata_mg_create(strata_context *ctx, const strata_mg_options *o,
     return strata__fail_arg_p(ctx, STRATA_EINVAL, "out", out,
                               "multigrid: output pointer is NULL");
   *out = NULL;
+  if (o && o->disc == STRATA_MG_FV) return strata__mgfv_create(ctx, o, out);
   strata_mg *mg = calloc(1, sizeof *mg);
   if (!mg)
     return strata__fail(ctx, STRATA_ENOMEM, "multigrid: out of host memory");

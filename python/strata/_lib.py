@@ -145,7 +145,9 @@ class MgOptions(C.Structure):
                 ("atol", C.c_double), ("stall", C.c_int),
                 ("max_levels", C.c_int), ("coarse_max_sweeps", C.c_int),
                 ("coarse_rtol", C.c_double), ("project", C.c_int),
-                ("profile", C.c_int)]
+                ("profile", C.c_int), ("smoother", C.c_int),
+                ("bottom", C.c_int), ("face_mean", C.c_int),
+                ("graph", C.c_int)]
 
 
 class MgResult(C.Structure):
@@ -303,6 +305,7 @@ _sig("strata_solver_read", S, P, C.c_int, P)
 _sig("strata_solver_check", S, P)
 _sig("strata_solver_traces", S, P, C.POINTER(Traces))
 _sig("strata_solver_wave", P, P)
+_sig("strata_solver_mg", P, P)
 _sig("strata_solver_get_info", S, P, C.POINTER(SolverInfo))
 _sig("strata_solver_state_size", S, P, C.POINTER(C.c_size_t))
 _sig("strata_solver_save_state", S, P, P, C.c_size_t)
@@ -311,6 +314,8 @@ _sig("strata_solver_save", S, P, C.c_char_p)
 _sig("strata_solver_load", S, P, C.c_char_p)
 _sig("strata_wave_set_velocity", S, P, C.POINTER(C.c_double))
 _sig("strata_wave_set_density", S, P, C.POINTER(C.c_double))
+_sig("strata_mg_set_coefficients", S, P, C.POINTER(C.c_double),
+     C.POINTER(C.c_double))
 _sig("strata_heat_stability_limit", C.c_double, C.c_int, C.c_int)
 _sig("strata_wave_cfl_limit", C.c_double, C.c_int, C.c_int)
 _sig("strata_fdtd_courant_limit", C.c_double)

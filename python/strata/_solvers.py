@@ -26,7 +26,10 @@ _ENUMS = {
     "fdtd_face": {"pec": 0, "mur": 1, "pml": 2, "periodic": 3},
     "scheme": {"explicit": 0, "yee": 1, "yee_tm": 1},
     "waveform": {"none": 0, "sine": 1, "gaussian": 2, "ricker": 3},
-    "disc": {"fd": 0, "fe": 1},
+    "disc": {"fd": 0, "fe": 1, "fv": 2, "fv7": 2},
+    "smoother": {"default": 0, "jacobi": 1, "chebyshev": 2, "gsrb": 3},
+    "bottom": {"default": 0, "cg": 1, "smooth": 2},
+    "face_mean": {"harmonic": 0, "arithmetic": 1},
     "cycle": {"v": 0, "f": 1, "w": 2},
 }
 _FACE_ORDER = ("xlo", "xhi", "ylo", "yhi", "zlo", "zhi")
@@ -557,18 +560,45 @@ class FDTD(Solver):
 
 
 class Poisson(Solver):
-    """Geometric multigrid for -lap(phi) = psi, 2D and 3D.
+    """Geometric multigrid for -lap(phi) = psi (disc "fe", "fd") or, with
+    disc = "fv", -div(beta grad phi) + alpha phi = psi with beta and alpha
+    per cell (set_coefficients), 2D and 3D.
 
     Options (strata_mg_options): n (the number of sizes sets dims), h,
-    precision ("f64" default), bc, disc ("fe", "fd"), cycle ("v", "f",
-    "w"), fmg, pre_fine, pre, post, omega, max_cycles, rtol, atol, stall,
-    max_levels, coarse_max_sweeps, coarse_rtol, project, profile.  Fields
-    "phi" (the solution, zero initial guess) and "psi" (the source: set it
-    with ``p["psi"] = a``).  step(n) runs n cycles; solve() solves to the
-    tolerance and returns the result as a dict.
+    precision ("f64" default), bc, disc ("fe", "fd", "fv"), cycle ("v",
+    "f", "w"), fmg, pre_fine, pre, post, omega, max_cycles, rtol, atol,
+    stall, max_levels, coarse_max_sweeps, coarse_rtol, project, profile,
+    smoother ("jacobi", "chebyshev", "gsrb"; fv only but jacobi), bottom
+    ("cg", "smooth"), face_mean ("harmonic", "arithmetic"), graph (fv: 1 =
+    replay recorded cycles).  Fields "phi" (the solution, zero initial
+    guess) and "psi" (the source: set it with ``p["psi"] = a``).  step(n)
+    runs n cycles; solve() solves to the tolerance and returns the result
+    as a dict.
     """
     KIND, _OPTIONS, _INIT, _POINTER = 4, MgOptions, \
         "strata_mg_options_init", "poisson"
+
+    def set_coefficients(self, beta: Any = None, alpha: Any = None) -> None:
+        """Sets beta (> 0) and alpha (>= 0) per cell (disc = "fv"): arrays
+        of the grid's shape, (nz, ny, nx) or (ny, nx); None = 1 and 0.
+        Every level's coefficients are rebuilt."""
+        n = tuple(self.info["n"])
+        want = n[::-1] if len(n) == 3 and n[2] > 1 else n[:2][::-1]
+        arrs = []
+        for name, a in (("beta", beta), ("alpha", alpha)):
+            if a is None:
+                arrs.append(None)
+                continue
+            a = _host_doubles(a)
+            if a.size != int(np.prod(want)):
+                raise InvalidArgument(1, "%s of shape %r; the grid is %r" % (
+                    name, a.shape, want), name, str(a.shape))
+            arrs.append(a)
+        ptr = lambda a: (a.ctypes.data_as(C.POINTER(C.c_double))
+                         if a is not None else None)
+        mg = lib.strata_solver_mg(self._ptr)
+        check(lib.strata_mg_set_coefficients(mg, ptr(arrs[0]), ptr(arrs[1])),
+              self.context.ptr, "strata_mg_set_coefficients")
 
     def solve(self) -> Dict[str, Any]:
         """Solves to the options' tolerance: a dict of strata_mg_result

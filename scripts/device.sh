@@ -39,7 +39,9 @@ note() { echo "[$(($(date +%s) - START))s] $*" | tee -a "$OUT/summary.txt"; }
 
 {
   date -u +"%Y-%m-%d %H:%M:%S UTC"
-  git rev-parse --short HEAD 2>/dev/null
+  # the commit, and whether the tree differs from it (a copied tree may
+  # carry a stale .git: then the files, not the commit, are what ran)
+  echo "$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' with changes')"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   nvcc --version | tail -2
   command -v compute-sanitizer cuobjdump

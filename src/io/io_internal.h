@@ -6,6 +6,7 @@
 #include "../core/internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* An output file in progress: data goes to tmp, which commit renames to
  * path.  Any failed write is remembered; commit then removes tmp and
@@ -200,5 +201,12 @@ strata_status strata__ck_blob(strata_context *ctx, const char *name,
 strata_status strata__ck_read_file(strata_context *ctx, const char *path,
                                    const strata__ck_expect *e, void **buf,
                                    size_t *size);
+
+/* Sets pixel (x, y) of a W x H RGB image to c; outside, nothing. */
+static inline void strata__put_px(unsigned char *img, size_t W, size_t H,
+                                  long x, long y, const unsigned char *c) {
+  if (x < 0 || y < 0 || (size_t)x >= W || (size_t)y >= H) return;
+  memcpy(img + 3 * ((size_t)y * W + (size_t)x), c, 3);
+}
 
 #endif

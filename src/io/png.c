@@ -171,88 +171,6 @@ static void cmap_rgb(strata_colormap c, double t, unsigned char *out) {
                                    w * cmaps[c].a[i + 1][k]);
 }
 
-/* ---- the 5x7 font ----------------------------------------------------- */
-
-/* Rows top to bottom, bit 4 the leftmost column; capitals and digits take
- * rows 0-6, small letters rows 2-6 (ascenders from row 0), and the
- * descenders of g j p q y row 7. */
-static const struct {
-  char c;
-  unsigned char rows[8];
-} glyphs[] = {
-    {'A', {14, 17, 17, 31, 17, 17, 17}}, {'B', {30, 17, 17, 30, 17, 17, 30}},
-    {'C', {14, 17, 16, 16, 16, 17, 14}}, {'D', {30, 17, 17, 17, 17, 17, 30}},
-    {'E', {31, 16, 16, 30, 16, 16, 31}}, {'F', {31, 16, 16, 30, 16, 16, 16}},
-    {'G', {14, 17, 16, 23, 17, 17, 15}}, {'H', {17, 17, 17, 31, 17, 17, 17}},
-    {'I', {14, 4, 4, 4, 4, 4, 14}},      {'J', {7, 2, 2, 2, 2, 18, 12}},
-    {'K', {17, 18, 20, 24, 20, 18, 17}}, {'L', {16, 16, 16, 16, 16, 16, 31}},
-    {'M', {17, 27, 21, 21, 17, 17, 17}}, {'N', {17, 17, 25, 21, 19, 17, 17}},
-    {'O', {14, 17, 17, 17, 17, 17, 14}}, {'P', {30, 17, 17, 30, 16, 16, 16}},
-    {'Q', {14, 17, 17, 17, 21, 18, 13}}, {'R', {30, 17, 17, 30, 20, 18, 17}},
-    {'S', {15, 16, 16, 14, 1, 1, 30}},   {'T', {31, 4, 4, 4, 4, 4, 4}},
-    {'U', {17, 17, 17, 17, 17, 17, 14}}, {'V', {17, 17, 17, 17, 17, 10, 4}},
-    {'W', {17, 17, 17, 21, 21, 21, 10}}, {'X', {17, 17, 10, 4, 10, 17, 17}},
-    {'Y', {17, 17, 10, 4, 4, 4, 4}},     {'Z', {31, 1, 2, 4, 8, 16, 31}},
-    {'a', {0, 0, 14, 1, 15, 17, 15}},    {'b', {16, 16, 22, 25, 17, 17, 30}},
-    {'c', {0, 0, 14, 16, 16, 17, 14}},   {'d', {1, 1, 13, 19, 17, 17, 15}},
-    {'e', {0, 0, 14, 17, 31, 16, 14}},   {'f', {6, 9, 8, 28, 8, 8, 8}},
-    {'g', {0, 0, 15, 17, 17, 15, 1, 14}}, {'h', {16, 16, 22, 25, 17, 17, 17}},
-    {'i', {4, 0, 12, 4, 4, 4, 14}},      {'j', {2, 0, 6, 2, 2, 2, 18, 12}},
-    {'k', {16, 16, 18, 20, 24, 20, 18}}, {'l', {12, 4, 4, 4, 4, 4, 14}},
-    {'m', {0, 0, 26, 21, 21, 21, 21}},   {'n', {0, 0, 22, 25, 17, 17, 17}},
-    {'o', {0, 0, 14, 17, 17, 17, 14}},   {'p', {0, 0, 30, 17, 17, 30, 16, 16}},
-    {'q', {0, 0, 15, 17, 17, 15, 1, 1}}, {'r', {0, 0, 22, 25, 16, 16, 16}},
-    {'s', {0, 0, 15, 16, 14, 1, 30}},    {'t', {8, 8, 28, 8, 8, 9, 6}},
-    {'u', {0, 0, 17, 17, 17, 19, 13}},   {'v', {0, 0, 17, 17, 17, 10, 4}},
-    {'w', {0, 0, 17, 17, 21, 21, 10}},   {'x', {0, 0, 17, 10, 4, 10, 17}},
-    {'y', {0, 0, 17, 17, 17, 15, 1, 14}}, {'z', {0, 0, 31, 2, 4, 8, 31}},
-    {'0', {14, 17, 19, 21, 25, 17, 14}}, {'1', {4, 12, 4, 4, 4, 4, 14}},
-    {'2', {14, 17, 1, 2, 4, 8, 31}},     {'3', {31, 2, 4, 2, 1, 17, 14}},
-    {'4', {2, 6, 10, 18, 31, 2, 2}},     {'5', {31, 16, 30, 1, 1, 17, 14}},
-    {'6', {6, 8, 16, 30, 17, 17, 14}},   {'7', {31, 1, 2, 4, 8, 8, 8}},
-    {'8', {14, 17, 17, 14, 17, 17, 14}}, {'9', {14, 17, 17, 15, 1, 2, 12}},
-    {'.', {0, 0, 0, 0, 0, 12, 12}},
-    {'-', {0, 0, 0, 31, 0, 0, 0}},       {'+', {0, 4, 4, 31, 4, 4, 0}},
-    {'/', {1, 2, 2, 4, 8, 8, 16}},       {'%', {24, 25, 2, 4, 8, 19, 3}},
-    {'(', {2, 4, 8, 8, 8, 4, 2}},        {')', {8, 4, 2, 2, 2, 4, 8}},
-    {'[', {14, 8, 8, 8, 8, 8, 14}},      {']', {14, 2, 2, 2, 2, 2, 14}},
-    {'<', {2, 4, 8, 16, 8, 4, 2}},       {'>', {8, 4, 2, 1, 2, 4, 8}},
-    {'=', {0, 0, 31, 0, 31, 0, 0}},      {':', {0, 12, 12, 0, 12, 12, 0}},
-    {',', {0, 0, 0, 0, 12, 4, 8}},       {'_', {0, 0, 0, 0, 0, 0, 31}},
-    {'^', {4, 10, 17, 0, 0, 0, 0}},      {'|', {4, 4, 4, 4, 4, 4, 4}},
-    {'*', {0, 4, 21, 14, 21, 4, 0}},     {'\'', {4, 4, 8, 0, 0, 0, 0}},
-};
-
-static const unsigned char *glyph_rows(char c) {
-  for (size_t g = 0; g < sizeof glyphs / sizeof glyphs[0]; g++)
-    if (glyphs[g].c == c) return glyphs[g].rows;
-  return NULL; /* space and anything else: blank */
-}
-
-static void put_px(unsigned char *img, size_t W, size_t H, long x, long y,
-                   const unsigned char *c) {
-  if (x < 0 || y < 0 || (size_t)x >= W || (size_t)y >= H) return;
-  memcpy(img + 3 * ((size_t)y * W + (size_t)x), c, 3);
-}
-
-long strata_image_draw_text(unsigned char *rgb, size_t width, size_t height,
-                            long x, long y, const char *text, int scale,
-                            const unsigned char color[3]) {
-  if (!rgb || !text || !color || scale < 1) return x;
-  for (; *text; text++, x += 6L * scale) {
-    const unsigned char *g = glyph_rows(*text);
-    if (!g) continue;
-    for (int r = 0; r < 8; r++)
-      for (int b = 0; b < 5; b++)
-        if (g[r] >> (4 - b) & 1)
-          for (int dy = 0; dy < scale; dy++)
-            for (int dx = 0; dx < scale; dx++)
-              put_px(rgb, width, height, x + (long)b * scale + dx,
-                     y + (long)r * scale + dy, color);
-  }
-  return x;
-}
-
 /* ---- images of 2D arrays ------------------------------------------------ */
 
 void strata_png_options_init(strata_png_options *o) {
@@ -394,15 +312,11 @@ typedef struct {
   int fs;              /* font scale */
 } layout;
 
-static strata_status png_image(strata_context *ctx, const png_sink *to,
-                               strata_precision p, size_t w, size_t h,
-                               const void *data,
+/* The options and the data a renderer is given. */
+static strata_status png_check(strata_context *ctx, strata_precision p,
+                               size_t w, size_t h, const void *data,
                                const strata_png_options *opt) {
-  strata_png_options o;
-  if (opt)
-    o = *opt;
-  else
-    strata_png_options_init(&o);
+  const strata_png_options o = *opt;
   if (p != STRATA_F32 && p != STRATA_F64)
     return strata__fail(ctx, STRATA_EINVAL, "precision is %d", (int)p);
   if (!data || w < 1 || h < 1 || w > 65536 || h > 65536)
@@ -423,28 +337,43 @@ static strata_status png_image(strata_context *ctx, const png_sink *to,
       return strata__fail(ctx, STRATA_EINVAL, "axis %d: origin %g and step "
                           "%g must be finite, the step not 0", a,
                           o.coord[a].origin, o.coord[a].step);
-  /* the finite values' range, and what the colour bar cannot say */
+  return STRATA_OK;
+}
+
+/* The values' range, the colour range and what the colour bar cannot say
+ * (note). */
+typedef struct {
+  double mn, mx, lo, hi;
+  int flat; /* one value and no range set: a swatch, not a bar */
+  char note[64];
+} vrange;
+
+static void png_range(const void *data, strata_precision p, size_t n,
+                      const strata_png_options *opt, vrange *R) {
+  const strata_png_options o = *opt;
   double mn = INFINITY, mx = -INFINITY;
   size_t nnan = 0;
-  for (size_t i = 0; i < w * h; i++) {
+  for (size_t i = 0; i < n; i++) {
     double v = value_at(data, p, i);
     if (isnan(v)) nnan++;
     if (!isfinite(v)) continue;
     if (v < mn) mn = v;
     if (v > mx) mx = v;
   }
-  char note[64] = "";
+  char *note = R->note;
+  const size_t nsz = sizeof R->note;
+  note[0] = 0;
   if (mn > mx)
-    snprintf(note, sizeof note, nnan ? "all NaN" : "no finite value");
+    snprintf(note, nsz, nnan ? "all NaN" : "no finite value");
   else if (mn == mx && mn == 0)
-    snprintf(note, sizeof note, "all zero");
+    snprintf(note, nsz, "all zero");
   else if (mn == mx)
-    snprintf(note, sizeof note, "constant = %.6g", mn);
+    snprintf(note, nsz, "constant = %.6g", mn);
   if (nnan && mn <= mx)
-    snprintf(note + strlen(note), sizeof note - strlen(note), "%s%zu NaN "
+    snprintf(note + strlen(note), nsz - strlen(note), "%s%zu NaN "
              "(magenta)", *note ? ", " : "", nnan);
   double lo = o.lo, hi = o.hi;
-  int flat = 0; /* one value and no range set: a swatch, not a bar */
+  int flat = 0;
   if (lo == hi && lo == 0) { /* automatic: the finite values' range */
     if (mn > mx) mn = mx = 0;
     if (cmaps[o.cmap].diverging) {
@@ -461,6 +390,115 @@ static strata_status png_image(strata_context *ctx, const png_sink *to,
     lo -= d;
     hi += d;
   }
+  R->mn = mn;
+  R->mx = mx;
+  R->lo = lo;
+  R->hi = hi;
+  R->flat = flat;
+}
+
+/* The texts around the plot: tick labels, titles, the colour bar's. */
+typedef struct {
+  tick xt[MAX_TICKS], yt[MAX_TICKS];
+  int nxt, nyt;
+  char xtitle[128], ytitle[128], vtitle[128], title[512];
+  char lab[3][32];  /* the colour bar's labels: max, min, and 0 (or the
+                       middle) */
+  double labv[3];
+} texts;
+
+/* The frame, the ticks and the titles. */
+static void draw_axes(unsigned char *img, const layout *Lp,
+                      const strata_png_options *o, const texts *T) {
+  const layout L = *Lp;
+  const int fs = L.fs, th = 8 * fs;
+  const long m = 8;
+  static const unsigned char black[3] = {0, 0, 0};
+  const tick *xt = T->xt, *yt = T->yt;
+  for (long x = L.left - 1; x <= L.left + L.pw; x++) { /* the frame */
+    strata__put_px(img, L.W, L.H, x, L.top - 1, black);
+    strata__put_px(img, L.W, L.H, x, L.top + L.ph, black);
+  }
+  for (long y = L.top - 1; y <= L.top + L.ph; y++) {
+    strata__put_px(img, L.W, L.H, L.left - 1, y, black);
+    strata__put_px(img, L.W, L.H, L.left + L.pw, y, black);
+  }
+  for (int k = 0; k < T->nxt; k++) {
+    long x = L.left + (long)floor(xt[k].pos);
+    for (long d = 1; d <= 4; d++)
+      strata__put_px(img, L.W, L.H, x, L.top + L.ph + d, black);
+    text_at(img, L.W, L.H, x - text_w(xt[k].s, fs) / 2,
+            L.top + L.ph + 1 + 4 + 3, xt[k].s, fs);
+  }
+  for (int k = 0; k < T->nyt; k++) {
+    long y = L.top + (long)floor(yt[k].pos);
+    for (long d = 2; d <= 5; d++) strata__put_px(img, L.W, L.H, L.left - d, y, black);
+    text_at(img, L.W, L.H, L.left - 1 - 4 - 3 - text_w(yt[k].s, fs),
+            y - 3 * fs, yt[k].s, fs);
+  }
+  text_at(img, L.W, L.H, L.left + (L.pw - text_w(T->xtitle, fs)) / 2,
+          L.top + L.ph + 1 + 4 + 3 + th + 4, T->xtitle, fs);
+  text_at(img, L.W, L.H, m, m + th + 6, T->ytitle, fs);
+  text_at(img, L.W, L.H, ((long)L.W - text_w(T->title, fs)) / 2, m, T->title,
+          fs);
+  if (o->colorbar)
+    text_at(img, L.W, L.H, L.bx, m + th + 6, T->vtitle, fs);
+}
+
+/* The colour bar, its frame and labels. */
+static void draw_bar(unsigned char *img, const layout *Lp,
+                     const strata_png_options *o, const texts *T, double lo,
+                     double hi, int flat) {
+  const layout L = *Lp;
+  const int fs = L.fs, th = 8 * fs;
+  static const unsigned char flat_rgb[3] = {225, 225, 225},
+                             black[3] = {0, 0, 0};
+  long bx = L.bx, by = L.top;
+  for (long y = 0; y < L.bh; y++) {
+    unsigned char rgb[3];
+    if (flat)
+      memcpy(rgb, flat_rgb, 3);
+    else
+      cmap_rgb(o->cmap, 1.0 - (double)y / (double)(L.bh - 1), rgb);
+    for (long x = 1; x < 15; x++) strata__put_px(img, L.W, L.H, bx + x, by + y, rgb);
+  }
+  for (long x = 0; x < 16; x++) { /* frame */
+    strata__put_px(img, L.W, L.H, bx + x, by, black);
+    strata__put_px(img, L.W, L.H, bx + x, by + L.bh - 1, black);
+  }
+  for (long y = 0; y < L.bh; y++) {
+    strata__put_px(img, L.W, L.H, bx, by + y, black);
+    strata__put_px(img, L.W, L.H, bx + 15, by + y, black);
+  }
+  long ys[3] = {by, by + L.bh - 1,
+                by + (long)lround((hi - T->labv[2]) / (hi - lo) *
+                                  (double)(L.bh - 1))};
+  /* the middle label only where it clears the ends' */
+  int nl = flat ? 1
+           : ys[2] - ys[0] > th + 2 && ys[1] - ys[2] > th + 2 ? 3 : 2;
+  if (flat) ys[0] = by + L.bh / 2;
+  for (int k = 0; k < nl; k++) {
+    for (long x = 16; x < 20; x++) strata__put_px(img, L.W, L.H, bx + x, ys[k], black);
+    text_at(img, L.W, L.H, bx + 22, ys[k] - 3 * fs, T->lab[k], fs);
+  }
+}
+
+static strata_status png_image(strata_context *ctx, const png_sink *to,
+                               strata_precision p, size_t w, size_t h,
+                               const void *data,
+                               const strata_png_options *opt) {
+  strata_png_options o;
+  if (opt)
+    o = *opt;
+  else
+    strata_png_options_init(&o);
+  strata_status st = png_check(ctx, p, w, h, data, &o);
+  if (st != STRATA_OK) return st;
+  vrange R;
+  png_range(data, p, w * h, &o, &R);
+  const double lo = R.lo, hi = R.hi, mn = R.mn;
+  const int flat = R.flat;
+  const char *note = R.note;
   /* pixels per point (sx, sy), or points per pixel (dx, dy) */
   size_t sx = (size_t)o.scale, sy = sx, dx = 1, dy = 1;
   if (sx == 0) {
@@ -484,38 +522,41 @@ static strata_status png_image(strata_context *ctx, const png_sink *to,
   const int fs = L.fs, cw = 6 * fs, gh = 7 * fs, th = 8 * fs;
   const long m = 8;
   /* the colour bar's labels: max, min, and 0 (or the middle) */
-  char lab[3][32];
-  double labv[3] = {hi, lo, lo < 0 && hi > 0 ? 0 : 0.5 * (lo + hi)};
+  texts T;
+  memset(&T, 0, sizeof T);
+  T.labv[0] = hi;
+  T.labv[1] = lo;
+  T.labv[2] = lo < 0 && hi > 0 ? 0 : 0.5 * (lo + hi);
   long labw = 0;
   if (flat) {
-    fmt_value(lab[0], sizeof lab[0], mn);
-    labw = text_w(lab[0], fs);
+    fmt_value(T.lab[0], sizeof T.lab[0], mn);
+    labw = text_w(T.lab[0], fs);
   } else {
     for (int k = 0; k < 3; k++) {
-      fmt_value(lab[k], sizeof lab[k], labv[k]);
-      if (text_w(lab[k], fs) > labw) labw = text_w(lab[k], fs);
+      fmt_value(T.lab[k], sizeof T.lab[k], T.labv[k]);
+      if (text_w(T.lab[k], fs) > labw) labw = text_w(T.lab[k], fs);
     }
   }
-  tick xt[MAX_TICKS], yt[MAX_TICKS];
-  int nxt = 0, nyt = 0;
-  char xtitle[128] = "", ytitle[128] = "", vtitle[128] = "", title[512] = "";
+  tick *xt = T.xt, *yt = T.yt;
   long ylw = 0;
   if (o.axes) {
     /* a side of one point has no scale to show */
-    nxt = w > 1 ? make_ticks(&o.coord[0], w, dx, (double)sx, 0, 1, 4 * cw,
-                             cw, xt)
-                : 0;
-    nyt = h > 1 ? make_ticks(&o.coord[1], h, dy, (double)sy, o.flip, 0,
-                             3 * th, cw, yt)
-                : 0;
-    for (int k = 0; k < nyt; k++)
+    T.nxt = w > 1 ? make_ticks(&o.coord[0], w, dx, (double)sx, 0, 1, 4 * cw,
+                               cw, xt)
+                  : 0;
+    T.nyt = h > 1 ? make_ticks(&o.coord[1], h, dy, (double)sy, o.flip, 0,
+                               3 * th, cw, yt)
+                  : 0;
+    for (int k = 0; k < T.nyt; k++)
       if (text_w(yt[k].s, fs) > ylw) ylw = text_w(yt[k].s, fs);
-    axis_title(xtitle, sizeof xtitle, o.coord[0].name, o.coord[0].unit);
-    axis_title(ytitle, sizeof ytitle, o.coord[1].name, o.coord[1].unit);
-    axis_title(vtitle, sizeof vtitle, o.value_name, o.value_unit);
-    snprintf(title, sizeof title, "%s%s%s", o.title ? o.title : "",
+    axis_title(T.xtitle, sizeof T.xtitle, o.coord[0].name, o.coord[0].unit);
+    axis_title(T.ytitle, sizeof T.ytitle, o.coord[1].name, o.coord[1].unit);
+    axis_title(T.vtitle, sizeof T.vtitle, o.value_name, o.value_unit);
+    snprintf(T.title, sizeof T.title, "%s%s%s", o.title ? o.title : "",
              o.title && *o.title && *note ? ": " : "", note);
   }
+  const int nxt = T.nxt;
+  const char *title = T.title, *ytitle = T.ytitle, *vtitle = T.vtitle;
   long right; /* from the plot's right edge to the image's */
   if (o.axes) {
     L.left = m + ylw + 3 + 4 + 1;
@@ -561,8 +602,7 @@ static strata_status png_image(strata_context *ctx, const png_sink *to,
                         "the image", L.W * L.H * 3);
   memset(img, 255, L.W * L.H * 3);
   static const unsigned char nan_rgb[3] = {255, 0, 255},
-                             flat_rgb[3] = {225, 225, 225},
-                             black[3] = {0, 0, 0};
+                             flat_rgb[3] = {225, 225, 225};
   /* the plot: each cell the mean of its dx x dy points (NaN if one is) */
   for (size_t r = 0; r < vh; r++) {
     size_t br = o.flip ? vh - 1 - r : r;
@@ -587,66 +627,8 @@ static strata_status png_image(strata_context *ctx, const png_sink *to,
                  rgb, 3);
     }
   }
-  if (o.axes) {
-    for (long x = L.left - 1; x <= L.left + L.pw; x++) { /* the frame */
-      put_px(img, L.W, L.H, x, L.top - 1, black);
-      put_px(img, L.W, L.H, x, L.top + L.ph, black);
-    }
-    for (long y = L.top - 1; y <= L.top + L.ph; y++) {
-      put_px(img, L.W, L.H, L.left - 1, y, black);
-      put_px(img, L.W, L.H, L.left + L.pw, y, black);
-    }
-    for (int k = 0; k < nxt; k++) {
-      long x = L.left + (long)floor(xt[k].pos);
-      for (long d = 1; d <= 4; d++)
-        put_px(img, L.W, L.H, x, L.top + L.ph + d, black);
-      text_at(img, L.W, L.H, x - text_w(xt[k].s, fs) / 2,
-              L.top + L.ph + 1 + 4 + 3, xt[k].s, fs);
-    }
-    for (int k = 0; k < nyt; k++) {
-      long y = L.top + (long)floor(yt[k].pos);
-      for (long d = 2; d <= 5; d++) put_px(img, L.W, L.H, L.left - d, y, black);
-      text_at(img, L.W, L.H, L.left - 1 - 4 - 3 - text_w(yt[k].s, fs),
-              y - 3 * fs, yt[k].s, fs);
-    }
-    text_at(img, L.W, L.H, L.left + (L.pw - text_w(xtitle, fs)) / 2,
-            L.top + L.ph + 1 + 4 + 3 + th + 4, xtitle, fs);
-    text_at(img, L.W, L.H, m, m + th + 6, ytitle, fs);
-    text_at(img, L.W, L.H, ((long)L.W - text_w(title, fs)) / 2, m, title,
-            fs);
-    if (o.colorbar)
-      text_at(img, L.W, L.H, L.bx, m + th + 6, vtitle, fs);
-  }
-  if (o.colorbar) {
-    long bx = L.bx, by = L.top;
-    for (long y = 0; y < L.bh; y++) {
-      unsigned char rgb[3];
-      if (flat)
-        memcpy(rgb, flat_rgb, 3);
-      else
-        cmap_rgb(o.cmap, 1.0 - (double)y / (double)(L.bh - 1), rgb);
-      for (long x = 1; x < 15; x++) put_px(img, L.W, L.H, bx + x, by + y, rgb);
-    }
-    for (long x = 0; x < 16; x++) { /* frame */
-      put_px(img, L.W, L.H, bx + x, by, black);
-      put_px(img, L.W, L.H, bx + x, by + L.bh - 1, black);
-    }
-    for (long y = 0; y < L.bh; y++) {
-      put_px(img, L.W, L.H, bx, by + y, black);
-      put_px(img, L.W, L.H, bx + 15, by + y, black);
-    }
-    long ys[3] = {by, by + L.bh - 1,
-                  by + (long)lround((hi - labv[2]) / (hi - lo) *
-                                    (double)(L.bh - 1))};
-    /* the middle label only where it clears the ends' */
-    int nl = flat ? 1
-             : ys[2] - ys[0] > th + 2 && ys[1] - ys[2] > th + 2 ? 3 : 2;
-    if (flat) ys[0] = by + L.bh / 2;
-    for (int k = 0; k < nl; k++) {
-      for (long x = 16; x < 20; x++) put_px(img, L.W, L.H, bx + x, ys[k], black);
-      text_at(img, L.W, L.H, bx + 22, ys[k] - 3 * fs, lab[k], fs);
-    }
-  }
+  if (o.axes) draw_axes(img, &L, &o, &T);
+  if (o.colorbar) draw_bar(img, &L, &o, &T, lo, hi, flat);
   strata_status s = write_png(ctx, to, L.W, L.H, img,
                               o.axes ? title : note);
   free(img);

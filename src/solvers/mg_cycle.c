@@ -61,12 +61,6 @@ strata_status strata_mg_get_options(const strata_mg *mg,
 
 /* ---- the cycle ------------------------------------------------------------ */
 
-#define TRY(x)                                                                 \
-  do {                                                                         \
-    strata_status s_ = (x);                                                    \
-    if (s_ != STRATA_OK) return s_;                                            \
-  } while (0)
-
 /* Profiling: attributes the time since the last mark to the level that
  * was working, then switches to level l. */
 static strata_status mark(strata_mg *mg, int l) {

@@ -15,12 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(x)                                                                 \
-  do {                                                                         \
-    strata_status s_ = (x);                                                    \
-    if (s_ != STRATA_OK) return s_;                                            \
-  } while (0)
-
 /* Profiling (opt.profile): the time since the last mark goes to the level
  * that was working. */
 static strata_status mark(strata_mg *mg, int l) {

@@ -62,4 +62,11 @@ struct strata_mg {
 strata_status strata__mg_check_options(strata_context *ctx,
                                        const strata_mg_options *o);
 
+/* Returns the status of x when it is not STRATA_OK. */
+#define TRY(x)                                                                 \
+  do {                                                                         \
+    strata_status s_ = (x);                                                    \
+    if (s_ != STRATA_OK) return s_;                                            \
+  } while (0)
+
 #endif

@@ -1205,6 +1205,39 @@ TEST(hostile_checkpoint_files_refused) {
   return 0;
 }
 
+TEST(traces_follow_moved_shots) {
+  /* the source and the receivers moved through the wave's own calls are
+   * what the interface's traces report (positions, count, samples) */
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  strata_solver *s = NULL;
+  CHECK_OK(make(ctx, STRATA_SOLVER_WAVE, 0, 0, &s), ctx);
+  strata_wave *w = strata_solver_wave(s);
+  CHECK(w);
+  CHECK_OK(strata_solver_step(s, 4), ctx);
+  CHECK_OK(strata_wave_reset(w), ctx);
+  const double src[3] = {120, 130, 110}, rec[3 * 4] = {50, 60, 70,  80, 90, 100,
+                                                      110, 120, 130, 140, 150, 160};
+  CHECK_OK(strata_wave_set_source(w, src), ctx);
+  CHECK_OK(strata_wave_set_receivers(w, 4, rec), ctx);
+  CHECK_OK(strata_solver_step(s, 6), ctx);
+  strata_traces t;
+  CHECK_OK(strata_solver_traces(s, &t), ctx);
+  size_t ns = 0;
+  CHECK_OK(strata_wave_traces(w, NULL, 0, &ns), ctx);
+  CHECK(t.ntraces == 4 && t.nsamples == ns && ns > 0);
+  CHECK(t.receivers && !memcmp(t.receivers, rec, sizeof rec));
+  CHECK(t.source[0] == 120 && t.source[1] == 130 && t.source[2] == 110);
+  double *own = malloc(4 * ns * sizeof *own);
+  CHECK(own);
+  CHECK_OK(strata_wave_traces(w, own, 4 * ns, &ns), ctx);
+  CHECK(!memcmp(t.data, own, 4 * ns * sizeof *own));
+  free(own);
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 RUN_TESTS(heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
           poisson_matches_own_api, operator_matches_own_api, save_load_memory_continues_bit_for_bit,
           save_load_file_continues_bit_for_bit, program_checkpoint_v1_loads,
@@ -1212,4 +1245,5 @@ RUN_TESTS(heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
           hostile_checkpoint_files_refused,
           snapshot_writer_matches_field_writers,
           blowups_stop_and_checks_change_no_bits, estimate_matches_allocations,
-          estimate_validates_like_create, footprint_refused_before_allocating)
+          estimate_validates_like_create, footprint_refused_before_allocating,
+          traces_follow_moved_shots)

@@ -105,16 +105,6 @@ static strata_status create_wave(strata_solver *s,
   strata_wave_get_info(s->wave, &wi);
   keep(s, o.dist, 3, o.n, o.precision, o.h, wi.dt, 2, names);
   s->every = o.record_every > 0 ? o.record_every : 1;
-  for (int a = 0; a < 3; a++)
-    s->src[a] = o.src[a] >= 0 ? o.src[a] : 0.5 * (double)(o.n[a] - 1) * o.h;
-  if (o.nreceivers > 0 && o.receivers) {
-    s->rec = malloc(3 * (size_t)o.nreceivers * sizeof *s->rec);
-    if (!s->rec)
-      return strata__fail(s->ctx, STRATA_ENOMEM, "solver: out of memory "
-                          "for %d receivers", o.nreceivers);
-    memcpy(s->rec, o.receivers, 3 * (size_t)o.nreceivers * sizeof *s->rec);
-    s->nrec = o.nreceivers;
-  }
   return STRATA_OK;
 }
 
@@ -215,7 +205,7 @@ static strata_dist *dist_of(const strata_solver_options *o,
 
 /* What strata_solver_create(ctx, o) will allocate, o checked as it checks
  * it: the kind's own footprint and what the interface adds (Poisson's phi
- * and psi, the wave solver's copy of the receivers). */
+ * and psi), and the wave solver's copy of the receivers' positions. */
 static strata_status footprint(strata_context *ctx,
                                const strata_solver_options *o,
                                strata__footprint *fp) {
@@ -330,7 +320,6 @@ void strata_solver_destroy(strata_solver **ps) {
   strata__op_destroy(&s->op);
   strata_field_destroy(&s->phi);
   strata_field_destroy(&s->psi);
-  free(s->rec);
   free(s->tbuf);
   free(s->hist);
   free(s);
@@ -512,11 +501,12 @@ strata_status strata_solver_traces(strata_solver *s, strata_traces *t) {
                               "solver: traces is NULL");
   memset(t, 0, sizeof *t);
   t->precision = STRATA_F64;
-  if (s->kind != STRATA_SOLVER_WAVE || s->nrec == 0) return STRATA_OK;
+  int nrec = strata__solver_nrec(s);
+  if (nrec == 0) return STRATA_OK;
   strata_wave_info wi;
   strata_status st = strata_wave_get_info(s->wave, &wi);
   if (st != STRATA_OK) return st;
-  size_t ns = wi.nsamples, need = (size_t)s->nrec * ns;
+  size_t ns = wi.nsamples, need = (size_t)nrec * ns;
   const int root = !s->dist || strata_dist_rank(s->dist) == 0;
   if (root && need > s->tcap) {
     double *b = realloc(s->tbuf, need * sizeof *b);
@@ -534,13 +524,19 @@ strata_status strata_solver_traces(strata_solver *s, strata_traces *t) {
     return strata__fail(s->ctx, STRATA_ENOMEM, "solver: out of memory for "
                         "%zu trace samples", need);
   if (st != STRATA_OK || !root) return st;
-  t->ntraces = (size_t)s->nrec;
+  t->ntraces = (size_t)nrec;
   t->nsamples = ns;
   t->dt = wi.dt * s->every;
   t->data = s->tbuf;
-  t->receivers = s->rec;
-  for (int a = 0; a < 3; a++) t->source[a] = s->src[a];
+  t->receivers = strata__wave_receivers(s->wave, &nrec);
+  strata__wave_source(s->wave, t->source);
   return STRATA_OK;
+}
+
+int strata__solver_nrec(const strata_solver *s) {
+  int n = 0;
+  if (s && s->kind == STRATA_SOLVER_WAVE) strata__wave_receivers(s->wave, &n);
+  return n;
 }
 
 strata_heat *strata_solver_heat(strata_solver *s) { return s ? s->heat : NULL; }
@@ -626,7 +622,7 @@ strata_status strata_solver_get_info(const strata_solver *s,
   info->time = (double)info->steps * s->dt;
   info->device_bytes = s->dev_bytes;
   info->host_bytes = sizeof *s + (s->tcap + s->hcap) * sizeof(double) +
-                     3 * (size_t)s->nrec * sizeof(double);
+                     3 * (size_t)strata__solver_nrec(s) * sizeof(double);
   info->bytes_per_point_step = bytes_per_point_step(s);
   info->last_steps = s->last_n;
   info->last_seconds = s->last_s;

@@ -32,10 +32,9 @@ struct strata_solver {
   double source_mean;
   double *hist;   /* RMS residual before the first cycle and after each */
   size_t nhist, hcap;
-  /* wave: receivers and source as given, and the traces' last copy */
-  double *rec;
-  int nrec, every;
-  double src[3];
+  /* wave: the sampling interval in steps, and the traces' last copy (the
+   * receivers and the source are the wave solver's, which shots move) */
+  int every;
   double *tbuf;
   size_t tcap;
   /* memory and the last step call */
@@ -50,5 +49,9 @@ extern const char *const strata__solver_kinds[6];
 long strata__solver_steps(const strata_solver *s);
 /* Room for n more residuals in the Poisson history. */
 strata_status strata__solver_hist_room(strata_solver *s, size_t n);
+
+/* The wave solver's receivers (every rank's count: the whole grid's); 0
+ * for another kind. */
+int strata__solver_nrec(const strata_solver *s);
 
 #endif

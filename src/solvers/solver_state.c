@@ -156,7 +156,7 @@ static size_t state_most(const void *arg, long step) {
   uint64_t k = 0;
   if (blob_size(s, &n) != STRATA_OK) return 0;
   if (s->kind == STRATA_SOLVER_WAVE) {
-    per = (size_t)s->nrec * sizeof(double);
+    per = (size_t)strata__solver_nrec(s) * sizeof(double);
     k = (uint64_t)step / (uint64_t)s->every + 1;
   } else if (s->kind == STRATA_SOLVER_POISSON) {
     per = sizeof(double);

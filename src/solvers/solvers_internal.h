@@ -222,4 +222,9 @@ static inline double strata__call_interior(long i, long j, long k, void *p) {
   return c->fn(i, j, k, c->user);
 }
 
+/* The receivers' positions as last placed (*n of them), and the source's:
+ * what strata_solver_traces reports, after shots moved them too. */
+const double *strata__wave_receivers(const strata_wave *w, int *n);
+void strata__wave_source(const strata_wave *w, double src[3]);
+
 #endif

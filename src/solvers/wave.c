@@ -363,6 +363,7 @@ void strata_wave_destroy(strata_wave **pw) {
   if (w->rec_w) w->ctx->be->release(w->ctx, w->rec_w);
   if (w->trace) w->ctx->be->release(w->ctx, w->trace);
   free(w->rec_id);
+  free(w->rec_pos);
   free(w->wavelet);
   free(w);
   *pw = NULL;
@@ -522,6 +523,13 @@ strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
   const int had = w->nrec;
   w->nrec = w->nrec_all;
   if (w->nrec_all > 0) {
+    double *pos = realloc(w->rec_pos, 3 * sizeof(double) * (size_t)w->nrec_all);
+    if (!pos) {
+      w->nrec = 0;
+      return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
+    }
+    w->rec_pos = pos;
+    memcpy(pos, o->receivers, 3 * sizeof(double) * (size_t)w->nrec_all);
     /* a receiver belongs to the rank owning its lower z node (the upper
      * one may be a ghost plane, exchanged before every sample) */
     int *id = realloc(w->rec_id, sizeof(int) * (size_t)w->nrec_all);

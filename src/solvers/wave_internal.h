@@ -27,6 +27,8 @@ struct strata_wave {
   int nrec;        /* receivers sampled here (with dist: this rank's) */
   int nrec_all;    /* receivers of the whole grid */
   int *rec_id;     /* host: global number of each receiver sampled here */
+  double *rec_pos; /* host: x, y, z (m) of every receiver, nrec_all of
+                      them, as last placed (create or set_receivers) */
   long *rec_off;   /* backend memory: 8 element offsets per receiver */
   double *rec_w;   /* backend memory: 8 weights per receiver */
   double *trace;   /* backend memory: [sample][receiver] */

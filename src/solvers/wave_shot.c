@@ -120,3 +120,14 @@ strata_status strata_wave_reset(strata_wave *w) {
   w->e->dirty = 0;
   return STRATA_OK;
 }
+
+const double *strata__wave_receivers(const strata_wave *w, int *n) {
+  *n = w ? w->nrec_all : 0;
+  return w && w->nrec_all > 0 ? w->rec_pos : NULL;
+}
+
+void strata__wave_source(const strata_wave *w, double src[3]) {
+  for (int a = 0; a < 3; a++)
+    src[a] = w->o.src[a] >= 0 ? w->o.src[a]
+                              : 0.5 * (double)(w->o.n[a] - 1) * w->o.h;
+}

@@ -25,8 +25,8 @@ static int default_fuse(const strata_context *ctx,
 }
 
 /* ---- the depth of fusion over several ranks -----------------------------
- * docs/distributed.md#fused-steps-over-ranks.  Seed 001's gain of s fused
- * steps in tiles of p points a side, f(s) = s (p - 2s)^D / (p^D +
+ * docs/distributed.md#fused-steps-over-ranks.  The temporal-blocking
+ * model's gain of s fused steps in tiles of p points a side, f(s) = s (p - 2s)^D / (p^D +
  * (p - 2s)^D), normalised to s = 1: p = 32 describes the 3D register tiles,
  * p = 64 the 2D warp strips (docs/performance.md#temporal-blocking-fs). */
 static double fuse_gain(int dims, int s) {

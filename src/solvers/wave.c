@@ -7,8 +7,8 @@
  * (core/point.h's vd_term), on the wave engine (wave_engine.c).  This file
  * holds the setup side: the options' defaults and validation (CFL,
  * dispersion, geometry, all before anything is allocated), creation and
- * destruction, and the velocity and density models; wave_step.c holds what
- * runs afterwards. */
+ * destruction, and the velocity and density models; wave_shot.c places
+ * the source and the receivers, wave_step.c holds what runs afterwards. */
 #include "wave_internal.h"
 
 #include <math.h>
@@ -84,16 +84,6 @@ static int wave_dims(const strata_wave_options *o) {
 
 static int is_absorbing(strata_wave_face f) {
   return f == STRATA_WAVE_CPML || f == STRATA_WAVE_SPONGE;
-}
-
-/* Trilinear weights of grid coordinate x (in points) on an axis of n nodes:
- * nodes i0, i0 + 1 with weights 1 - f, f. */
-static void lin(double x, long n, long *i0, double *f) {
-  long i = (long)floor(x);
-  if (i > n - 2) i = n - 2;
-  if (i < 0) i = 0;
-  *i0 = i;
-  *f = n > 1 ? x - (double)i : 0.0;
 }
 
 /* model: NULL when checking the options (the failure names dt or f0, the
@@ -456,135 +446,6 @@ static strata_status make_engine(strata_context *ctx, strata_wave *w,
   return s;
 }
 
-/* The source's trilinear weights on up to 8 nodes, the ones this rank
- * owns ([zlo, zhi) of the global planes, zoff the slab's first). */
-void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,
-                               long zoff, long zlo, long zhi) {
-  w->nsrc = 0;
-  long i0[3];
-  double fr[3];
-  for (int a = 0; a < 3; a++)
-    lin(o->src[a] / o->h, (long)o->n[a], &i0[a], &fr[a]);
-  for (int c = 0; c < 8; c++) {
-    double wt = 1;
-    long idx[3];
-    for (int a = 0; a < 3; a++) {
-      int up = (c >> a) & 1;
-      wt *= up ? fr[a] : 1 - fr[a];
-      idx[a] = i0[a] + up;
-    }
-    if (wt == 0 || idx[2] < zlo || idx[2] >= zhi) continue;
-    idx[2] -= zoff;
-    if (w->dims == 2) { /* the engine's axes: x, z */
-      idx[1] = idx[2];
-      idx[2] = 0;
-    }
-    memcpy(w->src[w->nsrc], idx, sizeof idx);
-    w->src_w[w->nsrc++] = wt;
-  }
-}
-
-/* The receivers' offsets and weights (8 per receiver) into the backend's
- * memory, made anew only when it holds too few. */
-static strata_status upload_receivers(strata_context *ctx, strata_wave *w,
-                                      const long *off, const double *wt) {
-  const size_t cnt = (size_t)w->nrec * 8;
-  strata_status s = STRATA_OK;
-  if (w->nrec > w->rec_cap) {
-    if (w->rec_off) ctx->be->release(ctx, w->rec_off);
-    if (w->rec_w) ctx->be->release(ctx, w->rec_w);
-    w->rec_off = NULL;
-    w->rec_w = NULL;
-    w->rec_cap = 0;
-    void *p = NULL, *q = NULL;
-    s = ctx->be->alloc(ctx, cnt * sizeof(long), &p);
-    if (s == STRATA_OK) w->rec_off = p;
-    if (s == STRATA_OK) s = ctx->be->alloc(ctx, cnt * sizeof(double), &q);
-    if (s == STRATA_OK) {
-      w->rec_w = q;
-      w->rec_cap = w->nrec;
-    }
-  }
-  if (s == STRATA_OK)
-    s = ctx->be->from_host(ctx, w->rec_off, off, cnt * sizeof(long));
-  if (s == STRATA_OK)
-    s = ctx->be->from_host(ctx, w->rec_w, wt, cnt * sizeof(double));
-  return s;
-}
-
-/* The receivers this rank samples (those whose lower z node it owns) and
- * their trilinear offsets and weights in the backend's memory. */
-strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
-                                           const strata_wave_options *o,
-                                           long zoff, long zlo, long zhi) {
-  strata_status s = STRATA_OK;
-  long i0[3];
-  double fr[3];
-  const int had = w->nrec;
-  w->nrec = w->nrec_all;
-  if (w->nrec_all > 0) {
-    double *pos = realloc(w->rec_pos, 3 * sizeof(double) * (size_t)w->nrec_all);
-    if (!pos) {
-      w->nrec = 0;
-      return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
-    }
-    w->rec_pos = pos;
-    memcpy(pos, o->receivers, 3 * sizeof(double) * (size_t)w->nrec_all);
-    /* a receiver belongs to the rank owning its lower z node (the upper
-     * one may be a ghost plane, exchanged before every sample) */
-    int *id = realloc(w->rec_id, sizeof(int) * (size_t)w->nrec_all);
-    if (id) w->rec_id = id;
-    else s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
-    w->nrec = 0;
-    for (int r = 0; id && r < w->nrec_all; r++) {
-      lin(o->receivers[3 * r + 2] / o->h, (long)o->n[2], &i0[2], &fr[2]);
-      if (i0[2] >= zlo && i0[2] < zhi) w->rec_id[w->nrec++] = r;
-    }
-  }
-  if (w->nrec > 0) {
-    size_t cnt = (size_t)w->nrec * 8;
-    long *off = malloc(cnt * sizeof(long));
-    double *wt = malloc(cnt * sizeof(double));
-    if (!off || !wt) {
-      s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
-    } else {
-      for (int rr = 0; rr < w->nrec; rr++) {
-        const int r = w->rec_id[rr];
-        for (int a = 0; a < 3; a++)
-          lin(o->receivers[3 * r + a] / o->h, (long)o->n[a], &i0[a], &fr[a]);
-        for (int c = 0; c < 8; c++) {
-          double ww = 1;
-          long idx[3];
-          for (int a = 0; a < 3; a++) {
-            int up = (c >> a) & 1;
-            ww *= up ? fr[a] : 1 - fr[a];
-            idx[a] = i0[a] + up;
-            if (idx[a] >= (long)o->n[a]) idx[a] = (long)o->n[a] - 1;
-          }
-          idx[2] -= zoff;
-          if (w->dims == 2) { /* the engine's axes: x, z */
-            idx[1] = idx[2];
-            idx[2] = 0;
-          }
-          off[8 * rr + c] =
-              (long)strata__offset(w->e->u, idx[0], idx[1], idx[2]);
-          wt[8 * rr + c] = ww;
-        }
-      }
-      s = upload_receivers(ctx, w, off, wt);
-    }
-    free(off);
-    free(wt);
-  }
-  if (s == STRATA_OK && w->nrec != had && w->trace) {
-    /* the samples' rows change length: the trace memory is made anew */
-    ctx->be->release(ctx, w->trace);
-    w->trace = NULL;
-    w->cap = 0;
-  }
-  return s;
-}
-
 /* The planes [*zlo, *zhi) along z this rank owns (all without dist). */
 static void owned_planes(const strata_wave_options *o, long *zlo, long *zhi) {
   *zlo = 0;
@@ -632,7 +493,7 @@ static strata_status prepare(strata_context *ctx,
   owned_planes(o, &zlo, &zhi);
   size_t mine = 0;
   for (int r = 0; r < o->nreceivers; r++) {
-    lin(o->receivers[3 * r + 2] / o->h, (long)o->n[2], &i0, &fr);
+    strata__wave_lin(o->receivers[3 * r + 2] / o->h, (long)o->n[2], &i0, &fr);
     mine += i0 >= zlo && i0 < zhi;
   }
   if (mine) strata__fp_device(fp, mine * 8 * (sizeof(long) + sizeof(double)));

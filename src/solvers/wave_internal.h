@@ -1,11 +1,14 @@
 /* The acoustic wave solver's handle and constants, shared by wave.c (option
- * checking, creation, the velocity model) and wave_step.c (time stepping,
- * seismograms, info and saved states), so that the two halves of one solver
- * see the same layout.  Not installed. */
+ * checking, creation, the velocity and density models), wave_shot.c (the
+ * source and receivers, the shot calls), wave_model.c (models from files)
+ * and wave_step.c (time stepping, seismograms, info and saved states), so
+ * that the parts of one solver see the same layout.  Not installed. */
 #ifndef STRATA_WAVE_INTERNAL_H
 #define STRATA_WAVE_INTERNAL_H
 
 #include "solvers_internal.h"
+
+#include <math.h>
 
 #define STRATA__RICKER_FMAX 2.5 /* highest significant frequency / f0 */
 
@@ -36,8 +39,19 @@ struct strata_wave {
   long steps;
 };
 
-/* wave.c's source and receiver placement, used again by the shot calls
- * (wave_shot.c): zoff, zlo, zhi are the slab's offset and owned planes. */
+/* Trilinear weights of grid coordinate x (in points) on an axis of n nodes:
+ * nodes i0, i0 + 1 with weights 1 - f, f. */
+static inline void strata__wave_lin(double x, long n, long *i0, double *f) {
+  long i = (long)floor(x);
+  if (i > n - 2) i = n - 2;
+  if (i < 0) i = 0;
+  *i0 = i;
+  *f = n > 1 ? x - (double)i : 0.0;
+}
+
+/* The source's and receivers' check (wave.c) and placement (wave_shot.c),
+ * used by create and by the shot calls: zoff, zlo, zhi are the slab's
+ * offset and owned planes. */
 strata_status strata__wave_check_source(strata_context *ctx,
                                         const strata_wave_options *o);
 void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,

@@ -436,3 +436,22 @@ int ref_check_boxes(strata_context *ctx, strata_precision p) {
   strata_field_destroy(&f);
   return rc;
 }
+
+unsigned char *ref_slurp(const char *path, size_t *n) {
+  *n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long L = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = L >= 0 ? malloc((size_t)L + 1) : NULL;
+  if (b && fread(b, 1, (size_t)L, f) != (size_t)L) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  if (!b) return NULL;
+  b[L] = 0;
+  *n = (size_t)L;
+  return b;
+}

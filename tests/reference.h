@@ -75,6 +75,10 @@ long ref_dead_pid(void);
  * bit by bit here: the tests reseal the images they alter. */
 uint32_t ref_crc32(const void *p, size_t n);
 
+/* The whole file at path (malloc'd, with a NUL after its *n bytes), or
+ * NULL. */
+unsigned char *ref_slurp(const char *path, size_t *n);
+
 #endif
 
 /* The value the ghost point (i,j,k) of a dense ghosted array must hold

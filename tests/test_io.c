@@ -28,23 +28,6 @@ static const char *tpath(const char *name) {
   return buf[k];
 }
 
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long L = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)L + 1);
-  if (b && fread(b, 1, (size_t)L, f) != (size_t)L) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) b[L] = 0;
-  *n = (size_t)L;
-  return b;
-}
-
 /* Files in tmpdir whose name contains ".tmp." (leftovers). */
 static int leftovers(void) {
   DIR *d = opendir(tmpdir);
@@ -99,7 +82,7 @@ TEST(npy_fields_read_back) {
       const char *path = tpath("f.npy");
       CHECK_OK(strata_field_save_npy(f, path), ctx);
       size_t len;
-      unsigned char *b = slurp(path, &len);
+      unsigned char *b = ref_slurp(path, &len);
       CHECK(b);
       CHECK(memcmp(b, "\x93NUMPY\x01\x00", 8) == 0);
       size_t hl = b[8] | (size_t)b[9] << 8;
@@ -162,7 +145,7 @@ TEST(npy_bad_files_refused) {
   const char *path = tpath("g.npy");
   CHECK_OK(strata_npy_write(ctx, path, STRATA_F64, 2, shape, d), ctx);
   size_t len;
-  unsigned char *b = slurp(path, &len);
+  unsigned char *b = ref_slurp(path, &len);
   CHECK(b);
   strata_precision p;
   int nd;
@@ -239,7 +222,7 @@ TEST(failed_writes_leave_nothing) {
   CHECK(write_bytes(path, "old contents", 12));
   CHECK_OK(strata_npy_write(ctx, path, STRATA_F64, 1, shape, d), ctx);
   size_t len;
-  unsigned char *b = slurp(path, &len);
+  unsigned char *b = ref_slurp(path, &len);
   CHECK(b && len == 10 + (b[8] | (size_t)b[9] << 8) + 24 &&
         memcmp(b, "\x93NUMPY", 6) == 0);
   free(b);
@@ -276,7 +259,7 @@ TEST(vti_two_fields_read_back) {
   const char *path = tpath("f.vti");
   CHECK_OK(strata_vti_write(path, 2, fs, names, h, o), ctx);
   size_t len;
-  unsigned char *buf = slurp(path, &len);
+  unsigned char *buf = ref_slurp(path, &len);
   CHECK(buf);
   const char *s = (const char *)buf;
   CHECK(strncmp(s, "<?xml", 5) == 0);
@@ -355,7 +338,7 @@ static char png_title[512]; /* the last decoded PNG's Title text, or "" */
 
 static unsigned char *png_decode(const char *path, size_t *w, size_t *h) {
   size_t len;
-  unsigned char *b = slurp(path, &len), *rgb = NULL, *z = NULL;
+  unsigned char *b = ref_slurp(path, &len), *rgb = NULL, *z = NULL;
   size_t zn = 0;
   png_title[0] = 0;
   if (!b) return NULL;
@@ -798,7 +781,7 @@ TEST(png_traces_gather) {
   free(rgb);
   /* made in memory: the file's bytes */
   size_t fn = 0, mn = 0;
-  unsigned char *file = slurp(tpath("tr.png"), &fn);
+  unsigned char *file = ref_slurp(tpath("tr.png"), &fn);
   void *mem = NULL;
   CHECK_OK(strata_traces_encode_png(ctx, &t, NULL, &mem, &mn), ctx);
   CHECK(file && mem && fn == mn && !memcmp(file, mem, fn));
@@ -829,7 +812,7 @@ TEST(segy_and_npy_traces) {
                      7};
   CHECK_OK(strata_segy_write(ctx, tpath("t.sgy"), &t), ctx);
   size_t len;
-  unsigned char *b = slurp(tpath("t.sgy"), &len);
+  unsigned char *b = ref_slurp(tpath("t.sgy"), &len);
   CHECK(b && len == 3600 + nt * (240 + 4 * ns));
   CHECK(b[0] == 0xC3); /* 'C' in EBCDIC */
   const unsigned char *bh = b + 3200;
@@ -953,7 +936,7 @@ TEST(png_in_memory_matches_file) {
     o.index = axis;
     CHECK_OK(strata_field_save_png(f, tpath("m.png"), &o), ctx);
     size_t fn = 0, mn = 0;
-    unsigned char *file = slurp(tpath("m.png"), &fn);
+    unsigned char *file = ref_slurp(tpath("m.png"), &fn);
     void *mem = NULL;
     const size_t n[3] = {9, 6, 5};
     CHECK_OK(strata_png_encode_grid(ctx, STRATA_F32, 3, n, host, &o, &mem,
@@ -990,7 +973,7 @@ TEST(pvd_collection) {
   const char *files[3] = {"snap_000000.vti", "snap_000010.vti", "final.vti"};
   double times[3] = {0, 0.5, 0.75};
   CHECK_OK(strata_pvd_write(ctx, tpath("s.pvd"), 3, files, times), ctx);
-  char *t = (char *)slurp(tpath("s.pvd"), &(size_t){0});
+  char *t = (char *)ref_slurp(tpath("s.pvd"), &(size_t){0});
   CHECK(t && strstr(t, "type=\"Collection\""));
   CHECK(strstr(t, "<DataSet timestep=\"0.5\" group=\"\" part=\"0\" "
                   "file=\"snap_000010.vti\"/>"));
@@ -1018,7 +1001,7 @@ TEST(xdmf_series) {
   double times[2] = {0, 0.25};
   strata_xdmf_grid g = {3, {5, 4, 3}, 12.5, STRATA_F32, "p"};
   CHECK_OK(strata_xdmf_write(ctx, tpath("s.xmf"), 2, files, times, &g), ctx);
-  char *t = (char *)slurp(tpath("s.xmf"), &(size_t){0});
+  char *t = (char *)ref_slurp(tpath("s.xmf"), &(size_t){0});
   CHECK(t && strstr(t, "CollectionType=\"Temporal\""));
   /* sizes and spacing slowest axis first; the dataset named in the file */
   CHECK(strstr(t, "TopologyType=\"3DCoRectMesh\" Dimensions=\"3 4 5\""));
@@ -1042,7 +1025,7 @@ TEST(xdmf_series) {
   if (strata_h5_available()) {
     CHECK_OK(st, ctx);
     size_t len = 0;
-    unsigned char *b = slurp(tpath("t.h5"), &len);
+    unsigned char *b = ref_slurp(tpath("t.h5"), &len);
     CHECK(b && len > 8 && memcmp(b, "\211HDF\r\n\032\n", 8) == 0);
     free(b);
   } else {

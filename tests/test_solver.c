@@ -566,21 +566,9 @@ TEST(bad_arguments_refused) {
 
 /* ---- the snapshot writer ------------------------------------------------------ */
 
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc(len > 0 ? (size_t)len : 1);
-  *n = b ? fread(b, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return b;
-}
-
 static int same_file(const char *a, const char *b) {
   size_t na = 0, nb = 0;
-  char *x = slurp(a, &na), *y = slurp(b, &nb);
+  char *x = (char *)ref_slurp(a, &na), *y = (char *)ref_slurp(b, &nb);
   int same = x && y && na == nb && !memcmp(x, y, na);
   if (!same) fprintf(stderr, "  %s and %s differ\n", a, b);
   free(x);
@@ -1154,7 +1142,7 @@ TEST(hostile_checkpoint_files_refused) {
   CHECK_OK(strata_solver_step(s, 4), ctx);
   CHECK_OK(strata_solver_save(s, path), ctx);
   size_t n = 0;
-  char *img = slurp(path, &n);
+  char *img = (char *)ref_slurp(path, &n);
   CHECK(img && n > 100);
   const off_t gb3 = (off_t)3 << 30;
   for (int head = 0; head < 2; head++) {

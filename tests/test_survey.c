@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "reference.h"
 #include "runner.h"
 
 static char tmpdir[256];
@@ -25,25 +26,9 @@ static const char *tpath(const char *name) {
   return buf[k];
 }
 
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long L = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)L + 1);
-  if (b && fread(b, 1, (size_t)L, f) != (size_t)L) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *n = (size_t)L;
-  return b;
-}
-
 static int same_file(const char *a, const char *b) {
   size_t na = 0, nb = 0;
-  unsigned char *x = slurp(a, &na), *y = slurp(b, &nb);
+  unsigned char *x = ref_slurp(a, &na), *y = ref_slurp(b, &nb);
   int same = x && y && na == nb && memcmp(x, y, na) == 0;
   free(x);
   free(y);

@@ -151,10 +151,8 @@ TEST(browser_shows_the_run) {
     snprintf(name, sizeof name, "shot%d.png", i);
     snprintf(arg, sizeof arg, "--screenshot=%s", tp(name));
     if (i == 1) {
-      CHECK(http("POST", "/pause", 1, &r) == 0 && r.code == 200);
-      free(r.body);
-      sleep_s(0.3);
-      held = status_step();
+      held = pause_run();
+      CHECK(held > 0);
     }
     int rc = chromium(arg, NULL);
     size_t n = 0;

@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "strata.h"
-#include "../cli/text.h" /* json_string: the device's name as JSON */
+#include "../src/core/text.h" /* json_string: the device's name as JSON */
 
 typedef struct {
   const char *name; /* what the table shows */

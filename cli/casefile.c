@@ -2,7 +2,7 @@
  * input either parses or yields a message, never a crash or a leak. */
 #define _POSIX_C_SOURCE 200809L
 #include "casefile.h"
-#include "text.h"
+#include "../src/core/text.h"
 
 #include <errno.h>
 #include <math.h>

@@ -4,7 +4,7 @@
 
 #include "casefile.h"
 #include "cli.h"
-#include "text.h"
+#include "../src/core/text.h"
 
 extern const cf_key run_schema[];
 extern const int run_schema_count;

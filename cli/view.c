@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "text.h"
+#include "../src/core/text.h"
 
 #ifdef STRATA_HAVE_MHD
 #include <arpa/inet.h>

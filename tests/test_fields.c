@@ -310,7 +310,36 @@ TEST(tuning_switches) {
   o.tuning = "zchunks";
   CHECK(strata_context_create(&ctx, &o) == STRATA_EINVAL && ctx == NULL);
   CHECK(strstr(why, "KEY=VALUE") != NULL);
-  o.tuning = " zchunks=2;tma_hint=off ";
+  o.tuning = " zchunks=2;tma_hint=1 ";
+  CHECK(strata_context_create(&ctx, &o) == STRATA_OK && ctx != NULL);
+  strata_context_destroy(&ctx);
+  /* a known key with a value its switch does not take: refused, naming
+   * the key, the value and what it takes */
+  const struct {
+    const char *tuning, *want;
+  } bad[] = {{"wave_pair=yes", "an integer from 0 to 1"},
+             {"tma_hint=off", "an integer from 0 to 5"},
+             {"wave_zcap=0", "an integer from 1 to"},
+             {"wave_cpmly=paralel", "one of pass|serial"},
+             {"tma_l2=100", "one of 0|64|128|256"},
+             {"dist_link_gbs=-1", "a number >= 0"},
+             {"dist_mem_gbs=nan", "a number >= 0"},
+             {"fused3d_shape=4/8", "V/NW/LR"},
+             {"fused3d_shape=4/8/0", "V/NW/LR"},
+             {"tune_break=vec++smem", "names joined by '+'"},
+             {"zchunks=", "a value of at most"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    o.tuning = bad[i].tuning;
+    why[0] = 0;
+    CHECKF(strata_context_create(&ctx, &o) == STRATA_EINVAL && ctx == NULL,
+           "%s accepted", bad[i].tuning);
+    CHECKF(strstr(why, bad[i].want) &&
+               !strncmp(why, "tuning key '", 12) &&
+               strstr(why, strchr(bad[i].tuning, '=') + 1),
+           "%s: %s", bad[i].tuning, why);
+  }
+  o.tuning = "wave_pair=1,wave_cpmly=serial,tma_l2=256,dist_link_us=0,"
+             "fused3d_shape=4/8/4/2,tune_break=vec+smem,wave_faces=pass";
   CHECK(strata_context_create(&ctx, &o) == STRATA_OK && ctx != NULL);
   strata_context_destroy(&ctx);
   return 0;

@@ -809,9 +809,12 @@ typedef struct {
   double maxfactor;
 } mix_case;
 
+/* bc: a letter per face (d, n or p); a 2D case names 4, its z faces are
+ * left periodic */
 static void set_bc(strata_mg_options *o, const char *bc) {
+  const size_t nb = strlen(bc);
   for (int f = 0; f < 6; f++) {
-    char c = bc[f];
+    char c = (size_t)f < nb ? bc[f] : 'p';
     o->bc.kind[f] = c == 'd'   ? STRATA_BC_DIRICHLET
                     : c == 'n' ? STRATA_BC_NEUMANN
                                : STRATA_BC_PERIODIC;

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,18 +224,109 @@ static void set_errbuf(const strata_context_options *o, const char *fmt,
 }
 
 /* ---- tuning switches ------------------------------------------------------
- * Every switch the engines read; docs/tuning.md says what each does.  A key
- * missing here is refused at context creation, so a typo never goes
- * unnoticed. */
-static const char *const tuning_keys[] = {
+ * Every switch the engines read, with the values it takes; docs/tuning.md
+ * says what each does.  A key missing here, or a value its switch does not
+ * take, is refused at context creation, so a typo never goes unnoticed
+ * (an engine reading "yes" where it expects 1 would take it as unset). */
+typedef enum {
+  TV_INT,   /* an integer in [lo, hi] */
+  TV_WORD,  /* one of words, separated by '|' */
+  TV_REAL,  /* a finite number >= lo */
+  TV_SHAPE, /* 3 or 4 positive integers joined by '/' */
+  TV_NAMES  /* names joined by '+' */
+} tuning_value;
+
+typedef struct {
+  const char *key;
+  tuning_value kind;
+  long lo, hi;
+  const char *words;
+} tuning_key;
+
+static const tuning_key tuning_keys[] = {
     /* solvers: src/cuda/wave, src/cuda/heat, src/solvers/wave_engine.c */
-    "wave_pair", "wave_pair_chunks", "wave_kernel", "wave_cpml",
-    "wave_cpmlx", "wave_cpmly", "wave_cpmlz", "wave_zcap", "wave_faces",
-    "fused3d_shape", "fused3d_planes", "fused2d_rows",
+    {"wave_pair", TV_INT, 0, 1, NULL},
+    {"wave_pair_chunks", TV_INT, 1, 1L << 30, NULL},
+    {"wave_kernel", TV_WORD, 0, 0, "wavev"},
+    {"wave_cpml", TV_WORD, 0, 0, "split"},
+    {"wave_cpmlx", TV_WORD, 0, 0, "pass"},
+    {"wave_cpmly", TV_WORD, 0, 0, "pass|serial"},
+    {"wave_cpmlz", TV_WORD, 0, 0, "pass"},
+    {"wave_zcap", TV_INT, 1, 1L << 30, NULL},
+    {"wave_faces", TV_WORD, 0, 0, "pass"},
+    {"fused3d_shape", TV_SHAPE, 0, 0, NULL},
+    {"fused3d_planes", TV_INT, 1, 1L << 30, NULL},
+    {"fused2d_rows", TV_INT, 1, 1L << 30, NULL},
     /* the heat solver's depth over several ranks: src/solvers/heat.c */
-    "dist_mem_gbs", "dist_link_gbs", "dist_link_us",
+    {"dist_mem_gbs", TV_REAL, 0, 0, NULL},
+    {"dist_link_gbs", TV_REAL, 0, 0, NULL},
+    {"dist_link_us", TV_REAL, 0, 0, NULL},
     /* operators */
-    "tma_hint", "tma_l2", "tune_break", "zchunks", NULL};
+    {"tma_hint", TV_INT, 0, 5, NULL},
+    {"tma_l2", TV_WORD, 0, 0, "0|64|128|256"},
+    {"tune_break", TV_NAMES, 0, 0, NULL},
+    {"zchunks", TV_INT, 0, 1L << 30, NULL},
+    {NULL, TV_INT, 0, 0, NULL}};
+
+/* Whether [v, v + n) is a value of the key's kind; what it takes into
+ * want otherwise. */
+static int tuning_value_ok(const tuning_key *t, const char *v, size_t n,
+                           char *want, size_t wn) {
+  char buf[64];
+  if (t->kind == TV_NAMES) {
+    snprintf(want, wn, "names joined by '+'");
+    for (size_t i = 0; i < n; i++)
+      if (!(isalnum((unsigned char)v[i]) || v[i] == '_' ||
+            (v[i] == '+' && i > 0 && i + 1 < n && v[i + 1] != '+')))
+        return 0;
+    return n > 0;
+  }
+  if (n == 0 || n >= sizeof buf) {
+    snprintf(want, wn, "a value of at most %zu characters", sizeof buf - 1);
+    return 0;
+  }
+  memcpy(buf, v, n);
+  buf[n] = '\0';
+  char *end = NULL;
+  switch (t->kind) {
+  case TV_INT: {
+    snprintf(want, wn, "an integer from %ld to %ld", t->lo, t->hi);
+    errno = 0;
+    long x = strtol(buf, &end, 10);
+    return end != buf && !*end && errno == 0 && x >= t->lo && x <= t->hi;
+  }
+  case TV_REAL: {
+    snprintf(want, wn, "a number >= %ld", t->lo);
+    double x = strtod(buf, &end);
+    return end != buf && !*end && isfinite(x) && x >= (double)t->lo;
+  }
+  case TV_WORD: {
+    snprintf(want, wn, "one of %s", t->words);
+    for (const char *w = t->words; *w;) {
+      size_t wl = strcspn(w, "|");
+      if (wl == n && !memcmp(w, buf, n)) return 1;
+      w += wl + (w[wl] == '|');
+    }
+    return 0;
+  }
+  case TV_SHAPE: {
+    snprintf(want, wn, "V/NW/LR or V/NW/LR/W (positive integers)");
+    int parts = 0;
+    for (char *p = buf;; p = end + 1) {
+      errno = 0;
+      long x = strtol(p, &end, 10);
+      if (end == p || x < 1 || errno) return 0;
+      parts++;
+      if (!*end) break;
+      if (*end != '/') return 0;
+    }
+    return parts == 3 || parts == 4;
+  }
+  case TV_NAMES:
+    break;
+  }
+  return 0;
+}
 
 static int is_sep(char c) {
   return c == ',' || c == ';' || c == ' ' || c == '\t' || c == '\n';
@@ -271,13 +364,20 @@ static int tuning_check(const char *s, char *why, size_t n) {
       snprintf(why, n, "tuning entry '%.*s' is not KEY=VALUE", (int)kn, k);
       return 0;
     }
-    int known = 0;
-    for (int i = 0; tuning_keys[i]; i++)
-      if (strlen(tuning_keys[i]) == kn && !memcmp(tuning_keys[i], k, kn))
-        known = 1;
-    if (!known) {
+    const tuning_key *t = NULL;
+    for (int i = 0; tuning_keys[i].key; i++)
+      if (strlen(tuning_keys[i].key) == kn &&
+          !memcmp(tuning_keys[i].key, k, kn))
+        t = &tuning_keys[i];
+    if (!t) {
       snprintf(why, n, "unknown tuning key '%.*s' (docs/tuning.md lists them)",
                (int)kn, k);
+      return 0;
+    }
+    char want[96];
+    if (!tuning_value_ok(t, v, vn, want, sizeof want)) {
+      snprintf(why, n, "tuning key '%s': '%.*s' is not %s (docs/tuning.md)",
+               t->key, (int)vn, v, want);
       return 0;
     }
   }

@@ -1,9 +1,10 @@
-/* Text the strata program writes: UTF-8 checks and JSON (and, from the
- * library, strata__fit to cut a message to its buffer).
- * Header-only, so the case-file parser (built alone into the fuzz harness)
- * and the benchmark share it with the rest of the program. */
-#ifndef STRATA_CLI_TEXT_H
-#define STRATA_CLI_TEXT_H
+/* Text the strata program and its benchmarks write: UTF-8 checks and JSON
+ * (and strata__fit, the library's way to cut a message to its buffer).
+ * Header-only and outside the library's objects, so the case-file parser
+ * (built alone into the fuzz harness), the program and the benchmarks
+ * share it without linking anything. */
+#ifndef STRATA_CORE_TEXT_H
+#define STRATA_CORE_TEXT_H
 
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 
 /* strata__fit: messages are cut to their buffers the library's way, at a
  * word, with "..." */
-#include "../src/core/fit.h"
+#include "fit.h"
 
 /* The length of the valid UTF-8 sequence starting at s (1 to 4), or 0
  * when s does not start one (a stray continuation byte, an overlong

@@ -24,7 +24,8 @@ static double msg_hash(const char *s) {
  * ok, else an exit code, r->err saying why); returns the worst over the
  * ranks, on every rank.  Rank 0 prints its own message, or names a rank
  * that failed; another rank prints its own only when it differs from rank
- * 0's (and is not the library's "another rank failed").  Collective over
+ * 0's and is its own (not the library's report of another rank's failure,
+ * strata_context_error_elsewhere).  Collective over
  * several processes; with one it prints r->err when rc != 0. */
 int run_agree(run_state *r, int rc) {
   if (!r->dist) {
@@ -44,7 +45,8 @@ int run_agree(run_state *r, int rc) {
       cli_err("%s", r->err);
     else
       cli_err("rank %d failed (its message says why)", (int)v[1]);
-  } else if (rc && msg_hash(r->err) != v[2] && !strstr(r->err, "another rank")) {
+  } else if (rc && msg_hash(r->err) != v[2] &&
+             !strata_context_error_elsewhere(r->ctx)) {
     cli_err_rank("%s", r->err);
   }
   return all;

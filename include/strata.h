@@ -152,6 +152,11 @@ const char *strata_context_error(const strata_context *ctx);
  * file's line, a form's field), never the message's text. */
 const char *strata_context_error_arg(const strata_context *ctx);
 const char *strata_context_error_value(const strata_context *ctx);
+/* 1 when the last failure on ctx is another process's: a collective call
+ * (over a strata_dist's ranks) failed here because it failed on another
+ * rank, whose context holds the reason; 0 otherwise (set and cleared with
+ * the message).  Programs print the failing rank's message, not these. */
+int strata_context_error_elsewhere(const strata_context *ctx);
 /* Waits until all work queued on the context is done. */
 strata_status strata_context_sync(strata_context *ctx);
 

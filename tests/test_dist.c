@@ -832,6 +832,10 @@ static int one_restart(int kind, strata_precision p) {
     CHECKF(me == 0 ? strstr(msg, "rank 1 of") && strstr(msg, "rank 0 of")
                    : strstr(msg, "another rank") != NULL,
            "%s: rank %d's message: %s", what, me, msg);
+    /* the echo says it is one (the CLI prints rank 0's reason once) */
+    CHECKF(strata_context_error_elsewhere(ctx) == (me != 0),
+           "%s: rank %d: elsewhere %d", what, me,
+           strata_context_error_elsewhere(ctx));
     free(b1);
   }
   ck_destroy(&b);

@@ -73,6 +73,7 @@ static void record(strata_context *ctx, const char *name, const char *value,
               vsnprintf(ctx->error, sizeof ctx->error, fmt, ap));
   snprintf(ctx->error_arg, sizeof ctx->error_arg, "%s", name);
   snprintf(ctx->error_value, sizeof ctx->error_value, "%s", value);
+  ctx->error_elsewhere = 0;
 }
 
 int strata__interrupted(const strata_context *ctx) {
@@ -88,13 +89,27 @@ strata_status strata__fail(strata_context *ctx, strata_status s,
   return s;
 }
 
+strata_status strata__fail_elsewhere(strata_context *ctx, strata_status s,
+                                     const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (ctx) {
+    record(ctx, "", "", fmt, ap);
+    ctx->error_elsewhere = 1;
+  }
+  va_end(ap);
+  return s;
+}
+
 void strata__error_keep(const strata_context *ctx, strata__kept_error *k) {
+  k->elsewhere = ctx->error_elsewhere;
   memcpy(k->msg, ctx->error, sizeof k->msg);
   memcpy(k->arg, ctx->error_arg, sizeof k->arg);
   memcpy(k->value, ctx->error_value, sizeof k->value);
 }
 
 void strata__error_restore(strata_context *ctx, const strata__kept_error *k) {
+  ctx->error_elsewhere = k->elsewhere;
   memcpy(ctx->error, k->msg, sizeof k->msg);
   memcpy(ctx->error_arg, k->arg, sizeof k->arg);
   memcpy(ctx->error_value, k->value, sizeof k->value);
@@ -102,6 +117,7 @@ void strata__error_restore(strata_context *ctx, const strata__kept_error *k) {
 
 void strata__error_clear(strata_context *ctx) {
   ctx->error[0] = ctx->error_arg[0] = ctx->error_value[0] = '\0';
+  ctx->error_elsewhere = 0;
 }
 
 strata_status strata__fail_arg_s(strata_context *ctx, strata_status s,
@@ -518,6 +534,10 @@ strata_backend strata_context_backend(const strata_context *ctx) {
 
 const char *strata_context_error(const strata_context *ctx) {
   return ctx ? ctx->error : "no context";
+}
+
+int strata_context_error_elsewhere(const strata_context *ctx) {
+  return ctx ? ctx->error_elsewhere : 0;
 }
 
 const char *strata_context_error_arg(const strata_context *ctx) {

@@ -75,7 +75,7 @@ strata_status strata__check_finite(const strata_field *f, const char *who,
                                             "not agree on the check of %s",
                                             who, field);
     if (v[0] < 0)
-      return strata__fail(ctx, STRATA_EDEVICE, "%s: another rank failed to "
+      return strata__fail_elsewhere(ctx, STRATA_EDEVICE, "%s: another rank failed to "
                           "check %s", who, field);
     if (isinf(v[0])) return STRATA_OK;
     const int mine = gfirst == v[0];

@@ -45,6 +45,7 @@ struct strata_context {
   char error_arg[STRATA__ARGNAME_SIZE]; /* the option or argument the
                                           failure is about, or "" */
   char error_value[STRATA__ARGVALUE_SIZE]; /* its value as text, or "" */
+  int error_elsewhere; /* the failure is another rank's, seen here */
   int (*interrupt)(void *arg); /* the options' interrupt hook, or NULL */
   void *interrupt_arg;
 };
@@ -474,10 +475,17 @@ typedef struct strata__kept_error {
   char msg[STRATA__ERRMSG_SIZE];
   char arg[STRATA__ARGNAME_SIZE];
   char value[STRATA__ARGVALUE_SIZE];
+  int elsewhere;
 } strata__kept_error;
 void strata__error_keep(const strata_context *ctx, strata__kept_error *k);
 void strata__error_restore(strata_context *ctx, const strata__kept_error *k);
 void strata__error_clear(strata_context *ctx);
+
+/* strata__fail for a collective call that failed because another rank did
+ * (strata_context_error_elsewhere() gives 1): that rank's context holds
+ * the reason, this one says so. */
+strata_status strata__fail_elsewhere(strata_context *ctx, strata_status s,
+                                     const char *fmt, ...) STRATA__PRINTF(3, 4);
 
 /* strata__fail for a failure about one option or argument: name is the
  * options struct's field or the parameter as strata.h spells it ("dt",
@@ -637,9 +645,14 @@ strata_status strata__dist_gatherv(strata_dist *d, const void *send,
 strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
                                 strata_norm which, double *out);
 /* s if every rank has STRATA_OK or this rank failed; else a failure
- * saying another rank failed: collective creations fail everywhere or
- * nowhere, so no rank waits in a later exchange for one that gave up. */
+ * saying another rank failed (strata__fail_elsewhere): collective calls
+ * fail everywhere or nowhere, so no rank waits in a later exchange for one
+ * that gave up.  strata__dist_agree_as names what the other rank failed to
+ * do ("save or load its part of the checkpoint") and the code to return;
+ * strata__dist_agree says "failed in the same call", STRATA_EINVAL. */
 strata_status strata__dist_agree(strata_dist *d, strata_status s);
+strata_status strata__dist_agree_as(strata_dist *d, strata_status s,
+                                    strata_status code, const char *what);
 int strata__dist_rank(const strata_dist *d);
 /* Whether the group overlaps exchanges with computation (its options'
  * overlap). */

@@ -155,6 +155,11 @@ strata_status strata__dist_bcast(strata_dist *d, void *buf, size_t bytes) {
   (void)d, (void)buf, (void)bytes;
   return STRATA_ENOTSUP;
 }
+strata_status strata__dist_agree_as(strata_dist *d, strata_status s,
+                                    strata_status code, const char *what) {
+  (void)d, (void)code, (void)what;
+  return s;
+}
 strata_status strata__dist_agree(strata_dist *d, strata_status s) {
   (void)d;
   return s;
@@ -314,12 +319,16 @@ void strata_dist_destroy(strata_dist **pd) {
   *pd = NULL;
 }
 
-strata_status strata__dist_agree(strata_dist *d, strata_status s) {
+strata_status strata__dist_agree_as(strata_dist *d, strata_status s,
+                                    strata_status code, const char *what) {
   int ok = all_ok(d->comm, s == STRATA_OK);
   if (ok || s != STRATA_OK) return s;
-  return strata__fail(d->ctx, STRATA_EINVAL,
-                      "dist: another rank failed to create its part (its "
-                      "message says why)");
+  return strata__fail_elsewhere(d->ctx, code, "another rank failed %s (its "
+                                "message says why)", what);
+}
+
+strata_status strata__dist_agree(strata_dist *d, strata_status s) {
+  return strata__dist_agree_as(d, s, STRATA_EINVAL, "in the same call");
 }
 
 strata_status strata_dist_allreduce(const strata_dist *d, double *v, int n,

@@ -447,7 +447,7 @@ strata_status strata_dist_gather(const strata_field *f, int root, void *host) {
   if (!all_ok(d->comm, s == STRATA_OK)) {
     free(mine);
     return s != STRATA_OK ? s
-                          : strata__fail(d->ctx, STRATA_EIO,
+                          : strata__fail_elsewhere(d->ctx, STRATA_EIO,
                                          "gather: another rank failed");
   }
   s = strata__dist_gatherv(d, mine, bytes, host, root);
@@ -512,7 +512,7 @@ strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
                       : strata_field_norm(&va, which, &v);
   if (!all_ok(d->comm, s == STRATA_OK))
     return s != STRATA_OK ? s
-                          : strata__fail(d->ctx, STRATA_EDEVICE,
+                          : strata__fail_elsewhere(d->ctx, STRATA_EDEVICE,
                                          "norm: another rank failed");
   const double cnt = (double)plane_values(a) * (double)w->own_n;
   double total = (double)plane_values(a) * (double)w->gn[w->axis];

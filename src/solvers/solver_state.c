@@ -262,14 +262,10 @@ char *strata_checkpoint_part_path(const char *path, int rank, char *out,
 /* Over several processes: s when this rank failed, else a failure when
  * another did (collective). */
 static strata_status agree(const strata_solver *s, strata_status st) {
-  if (!s->dist) return st;
-  double v = st != STRATA_OK;
-  if (strata_dist_allreduce(s->dist, &v, 1, 1) != STRATA_OK && st == STRATA_OK)
-    return STRATA_EIO;
-  if (st == STRATA_OK && v > 0)
-    return strata__fail(s->ctx, STRATA_EIO, "another rank failed to save or "
-                        "load its part of the checkpoint");
-  return st;
+  return s->dist ? strata__dist_agree_as(s->dist, st, STRATA_EIO,
+                                         "to save or load its part of the "
+                                         "checkpoint")
+                 : st;
 }
 
 /* This rank's file of path: malloc'd. */

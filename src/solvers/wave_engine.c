@@ -641,9 +641,9 @@ strata_status strata__state_agree(const strata_field *u, strata_status s,
   if (s != STRATA_OK) return s;
   if (r != STRATA_OK) return r;
   if (v[0] > 0)
-    return strata__fail(u->ctx, (strata_status)(int)v[1],
-                        "%s: another rank failed to %s its state (its message "
-                        "says why)", who, what);
+    return strata__fail_elsewhere(u->ctx, (strata_status)(int)v[1],
+                                  "%s: another rank failed to %s its state "
+                                  "(its message says why)", who, what);
   return STRATA_OK;
 }
 

@@ -170,7 +170,8 @@ static strata_status dist_traces(const strata_wave *w, double *out,
   strata_status s2 = strata_dist_allreduce(d, &okd, 1, 2);
   if (s == STRATA_OK && s2 != STRATA_OK) s = s2;
   if (s == STRATA_OK && okd < 1)
-    s = strata__fail(w->ctx, STRATA_EIO, "wave: traces: another rank failed");
+    s = strata__fail_elsewhere(w->ctx, STRATA_EIO,
+                               "wave: traces: another rank failed");
   if (s == STRATA_OK) {
     for (int r = 0; r < w->nrec; r++) {
       mine[(size_t)r * row] = (double)w->rec_id[r];

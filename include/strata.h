@@ -716,9 +716,12 @@ strata_status strata_segy_write(strata_context *ctx, const char *path,
  * the receivers' coordinate in metres when they are evenly spaced along
  * one of x, y, z ("receiver x (m)"), their distance along the line when
  * they are evenly spaced along another line ("offset (m)"), else their
- * number; the vertical axis is time in seconds (dt).  opt's coord[0],
- * coord[1] are replaced by these; the rest (range, colour map, title,
- * value_name, value_unit) is used as given. */
+ * number; the vertical axis is time in seconds (dt).  At the automatic
+ * scale (opt->scale 0) each receiver's column is repeated so the plot is
+ * at least two thirds as wide as it is tall (a record has many more
+ * samples than receivers).  opt's coord[0], coord[1] are replaced by these; the
+ * rest (range, colour map, title, value_name, value_unit) is used as
+ * given. */
 strata_status strata_traces_save_png(strata_context *ctx, const char *path,
                                      const strata_traces *t,
                                      const strata_png_options *opt);

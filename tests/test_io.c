@@ -779,6 +779,40 @@ TEST(png_traces_gather) {
   CHECK(rgb && has_text(rgb, W, H, H / 2, H, "receiver"));
   CHECK(!has_text(rgb, W, H, H / 2, H, "offset (m)"));
   free(rgb);
+  /* a long record on few receivers: each receiver's column widened so the
+   * plot is at least two thirds as wide as tall (10 receivers, 600 samples:
+   * 40 columns each), the receivers alternating +1 / -1 */
+  {
+    size_t nr = 10, nk = 600;
+    double *g = malloc(nr * nk * sizeof *g);
+    CHECK(g);
+    for (size_t i = 0; i < nr * nk; i++) g[i] = (i / nk) % 2 ? -1 : 1;
+    strata_traces lt = {nr, nk, 0.001, STRATA_F64, g, NULL, {0, 0, 0}, 0};
+    CHECK_OK(strata_traces_save_png(ctx, tpath("long.png"), &lt, NULL), ctx);
+    free(g);
+    rgb = png_decode(tpath("long.png"), &W, &H);
+    CHECK(rgb);
+    size_t y = H / 2, x = 0, box[4];
+    /* the frame's left side: a black pixel, then the first receiver's
+     * 40 columns of one colour */
+    for (; x + 41 < W; x++) {
+      const unsigned char *q = rgb + 3 * (y * W + x);
+      if (!is_black(q) || is_black(q + 3)) continue;
+      size_t k = 1;
+      while (k < 40 && !memcmp(q + 3, q + 3 * (k + 1), 3)) k++;
+      if (k == 40) break;
+    }
+    unsigned char c0[3];
+    memcpy(c0, rgb + 3 * (y * W + x + 1), 3);
+    CHECK(find_plot(rgb, W, H, y, c0, box));
+    CHECKF(box[2] - box[0] == 400 && box[3] - box[1] == 600, "plot %zu x %zu",
+           box[2] - box[0], box[3] - box[1]);
+    const unsigned char *row = rgb + 3 * (y * W + box[0]);
+    CHECK(!memcmp(row, row + 3 * 39, 3) && memcmp(row, row + 3 * 40, 3) &&
+          !memcmp(row, row + 3 * 80, 3));
+    free(rgb);
+    remove(tpath("long.png"));
+  }
   /* made in memory: the file's bytes */
   size_t fn = 0, mn = 0;
   unsigned char *file = ref_slurp(tpath("tr.png"), &fn);

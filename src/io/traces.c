@@ -251,18 +251,29 @@ static strata_status gather_png(strata_context *ctx, const char *path,
     strata_png_options_init(&o);
     o.cmap = STRATA_CMAP_SEISMIC;
   }
-  /* the gather: time down, one column per receiver */
+  /* the gather: time down, kx columns per receiver.  A record has many
+   * more samples than receivers; at the automatic scale each receiver's
+   * column is repeated so the plot is at least two thirds as wide as it
+   * is tall (the picture's aspect means nothing physical here) */
   const size_t nr = t->ntraces, ns = t->nsamples;
-  double *img = malloc(nr * ns * sizeof *img);
+  size_t kx = 1;
+  if (o.scale == 0) {
+    const size_t rows = ns < 4096 ? ns : 4096; /* the renderer's cap */
+    kx = (2 * rows + 3 * nr - 1) / (3 * nr);    /* rounded up */
+    if (kx < 1) kx = 1;
+    if (nr * kx > 4096) kx = 4096 / nr > 1 ? 4096 / nr : 1;
+  }
+  const size_t nc = nr * kx;
+  double *img = malloc(nc * ns * sizeof *img);
   if (!img)
     return strata__fail(ctx, STRATA_ENOMEM, "out of memory for the trace "
                         "image");
-  for (size_t r = 0; r < nr; r++)
+  for (size_t c = 0; c < nc; c++)
     for (size_t k = 0; k < ns; k++)
-      img[k * nr + r] =
+      img[k * nc + c] =
           t->precision == STRATA_F32
-              ? (double)((const float *)t->data)[r * ns + k]
-              : ((const double *)t->data)[r * ns + k];
+              ? (double)((const float *)t->data)[(c / kx) * ns + k]
+              : ((const double *)t->data)[(c / kx) * ns + k];
   static const char *const names[5] = {"receiver", "receiver x",
                                        "receiver y", "receiver depth z",
                                        "offset"};
@@ -270,14 +281,16 @@ static strata_status gather_png(strata_context *ctx, const char *path,
   int a = receiver_axis(t, &origin, &step);
   o.coord[0].name = names[a + 1];
   o.coord[0].unit = a < 0 ? NULL : "m";
-  o.coord[0].origin = origin;
-  o.coord[0].step = step;
+  /* column c shows receiver c / kx: its coordinate at the middle of the
+   * receiver's kx columns */
+  o.coord[0].origin = origin - step * (double)(kx - 1) / (double)(2 * kx);
+  o.coord[0].step = step / (double)kx;
   o.coord[1].name = "time";
   o.coord[1].unit = "s";
   o.coord[1].origin = 0;
   o.coord[1].step = t->dt;
   o.flip = 0;
-  s = strata__png_image(ctx, path, png, size, STRATA_F64, nr, ns, img, &o);
+  s = strata__png_image(ctx, path, png, size, STRATA_F64, nc, ns, img, &o);
   free(img);
   return s;
 }

@@ -113,6 +113,25 @@ slab_x_rows(const wave_par<T> &P, const wave_slab<T> &S, int lo, int hi, int Lw,
   }
 }
 
+/* k_cpml_slab's zeta, up and c2 of a y or z column at positions mb ..
+ * mb + 3 below m1 (strides sq in psi's layout, su in u's; c2 from the
+ * line without cr), all loaded before any is stored */
+template <typename T, int R, int AX>
+__device__ __forceinline__ void
+slab_col_load4(const wave_par<T> &P, const T *zr, const T *wr, const T *cr,
+               int mb, int m1, long long su, long long sq, int lo, int o,
+               T (&zv)[4], T (&wv)[4], T (&cv)[4]) {
+#pragma unroll
+  for (int t = 0; t < 4; t++) {
+    const int m = mb + t;
+    if (m < m1) {
+      zv[t] = zr[m * sq];
+      wv[t] = wr[m * su];
+      cv[t] = cr ? cr[m * su] : (T)P.c2_line[AX == 2 ? lo - R + m : o];
+    }
+  }
+}
+
 template <typename T, int R, int AX>
 __global__ void __launch_bounds__(256)
     k_cpml_slab(const __grid_constant__ wave_par<T> P, const int slab,
@@ -229,16 +248,8 @@ __global__ void __launch_bounds__(256)
          * them is stored */
         for (int mb = m0; mb < m1; mb += 4) {
           T zv[4], wv[4], cv[4];
-#pragma unroll
-          for (int t = 0; t < 4; t++) {
-            const int m = mb + t;
-            if (m < m1) {
-              zv[t] = zr[m * sq];
-              wv[t] = wr[m * su];
-              cv[t] = cr ? cr[m * su]
-                         : (T)P.c2_line[AX == 2 ? lo - R + m : o];
-            }
-          }
+          slab_col_load4<T, R, AX>(P, zr, wr, cr, mb, m1, su, sq, lo, o, zv, wv,
+                                   cv);
 #pragma unroll
           for (int t = 0; t < 4; t++) {
             const int m = mb + t;

@@ -268,6 +268,37 @@ static void run_print_check(const run_state *r, size_t need) {
          r->copy_dev, r->fp_host, r->copy_host);
 }
 
+/* --restart: the state of the checkpoint at path. */
+static int run_restart(run_state *r, const char *path) {
+  /* the library's reader stops between its bounded reads on Ctrl-C (the
+   * context's interrupt hook) and names the file */
+  cli_interrupt_exits(0);
+  int rc = run_load_checkpoint(r, path);
+  if (!rc && cli_interrupted()) {
+    cli_err("interrupted while setting up the run; nothing was written");
+    rc = 130;
+  }
+  if (rc) return rc;
+  cli_interrupt_exits(1);
+  return CLI_OK;
+}
+
+/* The output folder, made by rank 0, which removes the partial files of a
+ * killed run there; every rank learns whether it was made. */
+static int run_open_dir(run_state *r, const char *dir) {
+  int mrc = 0;
+  if (r->rank == 0 && run_make_dir(dir)) {
+    run_fail(r, "cannot create the output folder '%s': %s", dir,
+             strerror(errno));
+    mrc = CLI_FAIL;
+  } else if (r->rank == 0 && /* the partial files of a killed run */
+             strata_remove_stale_temporaries(r->ctx, dir, NULL) !=
+                 STRATA_OK) {
+    cli_err("%s", strata_context_error(r->ctx));
+  }
+  return run_agree(r, mrc);
+}
+
 int cli_run(int argc, char **argv) {
   /* started by an MPI launcher as several processes (or by PMIx alone,
    * which does not say how many: MPI tells once it is up) */
@@ -334,18 +365,7 @@ int cli_run(int argc, char **argv) {
              a.restart);
     goto done;
   }
-  if (a.restart) {
-    /* the library's reader stops between its bounded reads on Ctrl-C (the
-     * context's interrupt hook) and names the file */
-    cli_interrupt_exits(0);
-    rc = run_load_checkpoint(r, a.restart);
-    if (!rc && cli_interrupted()) {
-      cli_err("interrupted while setting up the run; nothing was written");
-      rc = 130;
-    }
-    if (rc) goto done;
-    cli_interrupt_exits(1);
-  }
+  if (a.restart && (rc = run_restart(r, a.restart))) goto done;
   if (r->step < 0 || r->step > r->steps) { /* the steps left are >= 0 */
     cli_err("%s: the checkpoint is at step %ld, outside the case's 0..%ld",
             a.restart, r->step, r->steps);
@@ -361,18 +381,8 @@ int cli_run(int argc, char **argv) {
     run_announce(r, &di, transport, need);
   if ((rc = run_agree(r, run_output_setup(r, &o) ? CLI_FAIL : 0))) goto done;
   double copy_pts = a.no_ceiling ? 0 : run_ceiling(r);
-  int mrc = 0;
   cli_interrupt_exits(0);
-  if (r->rank == 0 && run_make_dir(o.dir)) {
-    run_fail(r, "cannot create the output folder '%s': %s", o.dir,
-             strerror(errno));
-    mrc = CLI_FAIL;
-  } else if (r->rank == 0 && /* the partial files of a killed run */
-             strata_remove_stale_temporaries(r->ctx, o.dir, NULL) !=
-                 STRATA_OK) {
-    cli_err("%s", strata_context_error(r->ctx));
-  }
-  if ((rc = run_agree(r, mrc))) goto done;
+  if ((rc = run_open_dir(r, o.dir))) goto done;
   if ((rc = view_start(r, &o, &a))) goto done;
   long first = r->step;
   double t_start = cli_now(), kernel_s = 0;

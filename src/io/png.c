@@ -483,6 +483,67 @@ static void draw_bar(unsigned char *img, const layout *Lp,
   }
 }
 
+/* The image's scale: pixels per point (sx, sy) when the options give
+ * none (scale 0) chosen for a plot of about 512 pixels, no side under 32;
+ * above 4096 points a side, points per pixel (dx, dy). */
+static void png_scale(int scale, size_t w, size_t h, size_t *sxp, size_t *syp,
+                      size_t *dxp, size_t *dyp) {
+  size_t sx = (size_t)scale, sy = sx, dx = 1, dy = 1;
+  if (sx == 0) {
+    enum { CAP = 4096, TARGET = 512, MIN_SIDE = 32 };
+    dx = (w + CAP - 1) / CAP;
+    dy = (h + CAP - 1) / CAP;
+    size_t vw = (w + dx - 1) / dx, vh = (h + dy - 1) / dy;
+    size_t big = vw > vh ? vw : vh;
+    sx = big >= TARGET ? 1 : TARGET / big;
+    if (sx > 16) sx = 16;
+    sy = sx;
+    if (vw * sx < MIN_SIDE) sx = (MIN_SIDE + vw - 1) / vw;
+    if (vh * sy < MIN_SIDE) sy = (MIN_SIDE + vh - 1) / vh;
+  }
+  *sxp = sx;
+  *syp = sy;
+  *dxp = dx;
+  *dyp = dy;
+}
+
+/* The plot: each cell the mean of its dx x dy points (NaN if one is),
+ * sx x sy pixels. */
+static void draw_plot(unsigned char *img, const layout *Lp, const void *data,
+                      strata_precision p, size_t w, size_t h,
+                      const strata_png_options *o, const vrange *R, size_t dx,
+                      size_t dy, size_t sx, size_t sy) {
+  const layout L = *Lp;
+  const double lo = R->lo, hi = R->hi;
+  const int flat = R->flat;
+  const size_t vw = (w + dx - 1) / dx, vh = (h + dy - 1) / dy;
+  static const unsigned char nan_rgb[3] = {255, 0, 255},
+                             flat_rgb[3] = {225, 225, 225};
+  for (size_t r = 0; r < vh; r++) {
+    size_t br = o->flip ? vh - 1 - r : r;
+    for (size_t c = 0; c < vw; c++) {
+      double sum = 0;
+      size_t cnt = 0;
+      for (size_t i = br * dy; i < (br + 1) * dy && i < h; i++)
+        for (size_t j = c * dx; j < (c + 1) * dx && j < w; j++, cnt++)
+          sum += value_at(data, p, i * w + j);
+      double v = sum / (double)cnt;
+      unsigned char rgb[3];
+      if (isnan(v))
+        memcpy(rgb, nan_rgb, 3);
+      else if (flat)
+        memcpy(rgb, flat_rgb, 3);
+      else
+        cmap_rgb(o->cmap, (v - lo) / (hi - lo), rgb);
+      for (size_t yy = 0; yy < sy; yy++)
+        for (size_t xx = 0; xx < sx; xx++)
+          memcpy(img + 3 * (((size_t)L.top + r * sy + yy) * L.W +
+                            (size_t)L.left + c * sx + xx),
+                 rgb, 3);
+    }
+  }
+}
+
 static strata_status png_image(strata_context *ctx, const png_sink *to,
                                strata_precision p, size_t w, size_t h,
                                const void *data,
@@ -500,19 +561,8 @@ static strata_status png_image(strata_context *ctx, const png_sink *to,
   const int flat = R.flat;
   const char *note = R.note;
   /* pixels per point (sx, sy), or points per pixel (dx, dy) */
-  size_t sx = (size_t)o.scale, sy = sx, dx = 1, dy = 1;
-  if (sx == 0) {
-    enum { CAP = 4096, TARGET = 512, MIN_SIDE = 32 };
-    dx = (w + CAP - 1) / CAP;
-    dy = (h + CAP - 1) / CAP;
-    size_t vw = (w + dx - 1) / dx, vh = (h + dy - 1) / dy;
-    size_t big = vw > vh ? vw : vh;
-    sx = big >= TARGET ? 1 : TARGET / big;
-    if (sx > 16) sx = 16;
-    sy = sx;
-    if (vw * sx < MIN_SIDE) sx = (MIN_SIDE + vw - 1) / vw;
-    if (vh * sy < MIN_SIDE) sy = (MIN_SIDE + vh - 1) / vh;
-  }
+  size_t sx, sy, dx, dy;
+  png_scale(o.scale, w, h, &sx, &sy, &dx, &dy);
   const size_t vw = (w + dx - 1) / dx, vh = (h + dy - 1) / dy;
   layout L;
   L.pw = (long)(vw * sx);
@@ -601,32 +651,7 @@ static strata_status png_image(strata_context *ctx, const png_sink *to,
     return strata__fail(ctx, STRATA_ENOMEM, "cannot allocate %zu bytes for "
                         "the image", L.W * L.H * 3);
   memset(img, 255, L.W * L.H * 3);
-  static const unsigned char nan_rgb[3] = {255, 0, 255},
-                             flat_rgb[3] = {225, 225, 225};
-  /* the plot: each cell the mean of its dx x dy points (NaN if one is) */
-  for (size_t r = 0; r < vh; r++) {
-    size_t br = o.flip ? vh - 1 - r : r;
-    for (size_t c = 0; c < vw; c++) {
-      double sum = 0;
-      size_t cnt = 0;
-      for (size_t i = br * dy; i < (br + 1) * dy && i < h; i++)
-        for (size_t j = c * dx; j < (c + 1) * dx && j < w; j++, cnt++)
-          sum += value_at(data, p, i * w + j);
-      double v = sum / (double)cnt;
-      unsigned char rgb[3];
-      if (isnan(v))
-        memcpy(rgb, nan_rgb, 3);
-      else if (flat)
-        memcpy(rgb, flat_rgb, 3);
-      else
-        cmap_rgb(o.cmap, (v - lo) / (hi - lo), rgb);
-      for (size_t yy = 0; yy < sy; yy++)
-        for (size_t xx = 0; xx < sx; xx++)
-          memcpy(img + 3 * (((size_t)L.top + r * sy + yy) * L.W +
-                            (size_t)L.left + c * sx + xx),
-                 rgb, 3);
-    }
-  }
+  draw_plot(img, &L, data, p, w, h, &o, &R, dx, dy, sx, sy);
   if (o.axes) draw_axes(img, &L, &o, &T);
   if (o.colorbar) draw_bar(img, &L, &o, &T, lo, hi, flat);
   strata_status s = write_png(ctx, to, L.W, L.H, img,

@@ -96,6 +96,38 @@ __device__ __forceinline__ void box_consumed(const T *ring,
       for (int i = 0; i < V; i++) cur[w][k][i] = pub[w].v[k - 1][i];
 }
 
+/* The partial sums and the published planes of every level, 0 before
+ * the walk. */
+template <typename T, int V, int S, int W>
+__device__ __forceinline__ void
+box_rows_zero(rows2w<T, V, S> (&X)[W], rows2w<T, V, S> (&Y)[W],
+              rows2w<T, V, S> (&Z)[W], rows2w<T, V, S> (&pub)[W]) {
+#pragma unroll
+  for (int w = 0; w < W; w++)
+#pragma unroll
+    for (int k = 0; k < S; k++)
+#pragma unroll
+      for (int i = 0; i < V; i++)
+        X[w].v[k][i] = Y[w].v[k][i] = Z[w].v[k][i] = pub[w].v[k][i] = T(0);
+}
+
+/* The pinned points of my row w (y + w) in plane q: the input's values
+ * instead of the level's (v), where the row, the plane (ypin, q outside
+ * [clo, chi)) or the column (xpin, bit i) is pinned and the point lies
+ * inside the allocation (outside, it is out of the cone). */
+template <typename T, int V>
+__device__ __forceinline__ void box_pinned(const fused_par<T> &P,
+                                           const T *irow, int w, int y, int q,
+                                           int c0, bool ypin, unsigned xpin,
+                                           T (&v)[V]) {
+  const unsigned pm = (ypin || q < P.clo[2] || q >= P.chi[2]) ? ~0u : xpin;
+  const bool rd = y + w < P.yread && q >= -P.h[2] && q < P.zread;
+#pragma unroll
+  for (int i = 0; i < V; i++)
+    if (((pm >> i) & 1u) && rd && c0 + i < P.xsafe)
+      v[i] = __ldg(irow + (long long)w * P.isy + i + (long long)q * P.isz);
+}
+
 template <typename T, int V, int S, int NW, int LR, int W = 1>
 __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P) {
   constexpr int HP = (S + V - 1) / V * V;
@@ -161,13 +193,7 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
    * levels 1..S-1 (index k - 1), published next iteration; one of each a
    * row */
   rows2w<T, V, S> X[W], Y[W], Z[W], pub[W];
-#pragma unroll
-  for (int w = 0; w < W; w++)
-#pragma unroll
-    for (int k = 0; k < S; k++)
-#pragma unroll
-      for (int i = 0; i < V; i++)
-        X[w].v[k][i] = Y[w].v[k][i] = Z[w].v[k][i] = pub[w].v[k][i] = T(0);
+  box_rows_zero<T, V, S, W>(X, Y, Z, pub);
 
   int par = 0;
   auto one = [&](auto pin, rows2w<T, V, S>(&A0)[W], rows2w<T, V, S>(&A1)[W],
@@ -211,18 +237,8 @@ __global__ void __launch_bounds__(NW * 32, 1) k_fused3d_box(const fused_par<T> P
         }
         const int q = rr - 1;
         if (k < S) {
-          if (PIN) {
-            const unsigned pm =
-                (ypin[w] || q < P.clo[2] || q >= P.chi[2]) ? ~0u : xpin;
-            /* inside the allocation (outside, the point is out of the
-             * cone) */
-            const bool rd = y + w < P.yread && q >= -P.h[2] && q < P.zread;
-#pragma unroll
-            for (int i = 0; i < V; i++)
-              if (((pm >> i) & 1u) && rd && c0 + i < P.xsafe)
-                v[i] = __ldg(irow + (long long)w * P.isy + i +
-                             (long long)q * P.isz);
-          }
+          if (PIN)
+            box_pinned<T, V>(P, irow, w, y, q, c0, ypin[w], xpin, v);
 #pragma unroll
           for (int i = 0; i < V; i++) pub[w].v[k - 1][i] = v[i];
         } else if (slane[w] && q >= z0 && q < z1) {

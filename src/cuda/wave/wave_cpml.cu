@@ -40,6 +40,98 @@ namespace {
  * in both: one tail of units instead of two.  The step's current figures:
  * docs/performance.md#acoustic-wave. */
 
+/* k_cpml_slab's unit of an x slab whose rows hold at most 32 points
+ * (Lw <= 32): kSlabRows rows (j = w * kSlabRows ..) of plane o, one
+ * element a lane: every row's loads issued before any is used,
+ * neighbours by shuffles, no shared memory, b and a loaded once (a
+ * 20-point layer at r = 4: 32 points) */
+template <typename T, int R>
+__device__ __forceinline__ void
+slab_x_rows(const wave_par<T> &P, const wave_slab<T> &S, int lo, int hi, int Lw,
+            int lane, int c0, int c1, const double *pa, const double *pb, int w,
+            int o) {
+  constexpr int NB = kSlabRows;
+  const int k = o, f = lane, a = lo - R + f;
+  const bool in = f < Lw, ps = a >= lo && a < hi;
+  const bool acor = k >= P.s0[2] && k < P.s1[2] && a >= c0 && a < c1;
+  T bv = 0, av = 0;
+  if (ps) {
+    bv = (T)pb[a];
+    av = (T)pa[a];
+  }
+  const long long ro0 = (long long)(w * NB) * P.sy +
+                        (long long)k * P.sz + lo - R + f;
+  const long long po0 = (long long)(w * NB) * S.psy +
+                        (long long)k * S.psz + lo - R - S.origin + f;
+  T uf[NB], pf[NB], zo[NB], wo[NB], cc[NB];
+  bool jv[NB], cor[NB]; /* row j exists; (j, k, a) is corrected */
+#pragma unroll
+  for (int t = 0; t < NB; t++) {
+    const int j = w * NB + t;
+    jv[t] = j < P.n[1];
+    cor[t] = jv[t] && acor && j >= P.s0[1] && j < P.s1[1];
+    uf[t] = pf[t] = zo[t] = wo[t] = cc[t] = 0;
+    if (jv[t] && in) {
+      uf[t] = P.u[ro0 + t * P.sy];
+      pf[t] = S.psi[po0 + t * S.psy];
+    }
+    if (cor[t]) {
+      zo[t] = S.zeta[po0 + t * S.psy];
+      wo[t] = P.up[ro0 + t * P.sy];
+      cc[t] = P.c2 ? P.c2[ro0 + t * P.sy] : (T)P.c2_line[k];
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < NB; t++) {
+    T um[R], up_[R];
+#pragma unroll
+    for (int q = 1; q <= R; q++) {
+      um[q - 1] = __shfl_up_sync(0xffffffffu, uf[t], q);
+      up_[q - 1] = __shfl_down_sync(0xffffffffu, uf[t], q);
+    }
+    T np = pf[t];
+    if (ps) {
+      T d = 0;
+#pragma unroll
+      for (int q = 1; q <= R; q++)
+        d += P.d1[q] * (up_[q - 1] - um[q - 1]);
+      np = strata__pt_cpml_psi(bv, av, pf[t], d);
+      if (jv[t]) S.psi[po0 + t * S.psy] = np;
+    }
+    T dpsi = 0, d2 = P.lap[0] * uf[t];
+#pragma unroll
+    for (int q = 1; q <= R; q++) {
+      const T pm = __shfl_up_sync(0xffffffffu, np, q);
+      const T pp = __shfl_down_sync(0xffffffffu, np, q);
+      dpsi += P.d1[q] * (pp - pm);
+      d2 += P.lap[q] * (up_[q - 1] + um[q - 1]);
+    }
+    if (cor[t])
+      slab_correct<T, R>(P, bv, av, a, w * NB + t, k, zo[t], wo[t],
+                         cc[t], dpsi, d2, &S.zeta[po0 + t * S.psy],
+                         &P.up[ro0 + t * P.sy]);
+  }
+}
+
+/* k_cpml_slab's zeta, up and c2 of a y or z column at positions mb ..
+ * mb + 3 below m1 (strides sq in psi's layout, su in u's; c2 from the
+ * line without cr), all loaded before any is stored */
+template <typename T, int R, int AX>
+__device__ __forceinline__ void
+slab_col_load4(const wave_par<T> &P, const T *zr, const T *wr, const T *cr,
+               int mb, int m1, long long su, long long sq, int lo, int o,
+               T (&zv)[4], T (&wv)[4], T (&cv)[4]) {
+#pragma unroll
+  for (int t = 0; t < 4; t++) {
+    const int m = mb + t;
+    if (m < m1) {
+      zv[t] = zr[m * sq];
+      wv[t] = wr[m * su];
+      cv[t] = cr ? cr[m * su] : (T)P.c2_line[AX == 2 ? lo - R + m : o];
+    }
+  }
+}
+
 template <typename T, int R, int AX>
 __global__ void __launch_bounds__(256)
     k_cpml_slab(const __grid_constant__ wave_par<T> P, const int slab,
@@ -63,71 +155,7 @@ __global__ void __launch_bounds__(256)
       const int o = oc < ocut ? oc : oc + oskip;
       if constexpr (AX == 0) {
         if (Lw <= 32) {
-          /* kSlabRows rows (j = w * kSlabRows ..) of at most 32 points (a
-           * 20-point layer at r = 4: 32), one element a lane: every row's
-           * loads issued before any is used, neighbours by shuffles, no
-           * shared memory, b and a loaded once */
-          constexpr int NB = kSlabRows;
-          const int k = o, f = lane, a = lo - R + f;
-          const bool in = f < Lw, ps = a >= lo && a < hi;
-          const bool acor = k >= P.s0[2] && k < P.s1[2] && a >= c0 && a < c1;
-          T bv = 0, av = 0;
-          if (ps) {
-            bv = (T)pb[a];
-            av = (T)pa[a];
-          }
-          const long long ro0 = (long long)(w * NB) * P.sy +
-                                (long long)k * P.sz + lo - R + f;
-          const long long po0 = (long long)(w * NB) * S.psy +
-                                (long long)k * S.psz + lo - R - S.origin + f;
-          T uf[NB], pf[NB], zo[NB], wo[NB], cc[NB];
-          bool jv[NB], cor[NB]; /* row j exists; (j, k, a) is corrected */
-#pragma unroll
-          for (int t = 0; t < NB; t++) {
-            const int j = w * NB + t;
-            jv[t] = j < P.n[1];
-            cor[t] = jv[t] && acor && j >= P.s0[1] && j < P.s1[1];
-            uf[t] = pf[t] = zo[t] = wo[t] = cc[t] = 0;
-            if (jv[t] && in) {
-              uf[t] = P.u[ro0 + t * P.sy];
-              pf[t] = S.psi[po0 + t * S.psy];
-            }
-            if (cor[t]) {
-              zo[t] = S.zeta[po0 + t * S.psy];
-              wo[t] = P.up[ro0 + t * P.sy];
-              cc[t] = P.c2 ? P.c2[ro0 + t * P.sy] : (T)P.c2_line[k];
-            }
-          }
-#pragma unroll
-          for (int t = 0; t < NB; t++) {
-            T um[R], up_[R];
-#pragma unroll
-            for (int q = 1; q <= R; q++) {
-              um[q - 1] = __shfl_up_sync(0xffffffffu, uf[t], q);
-              up_[q - 1] = __shfl_down_sync(0xffffffffu, uf[t], q);
-            }
-            T np = pf[t];
-            if (ps) {
-              T d = 0;
-#pragma unroll
-              for (int q = 1; q <= R; q++)
-                d += P.d1[q] * (up_[q - 1] - um[q - 1]);
-              np = strata__pt_cpml_psi(bv, av, pf[t], d);
-              if (jv[t]) S.psi[po0 + t * S.psy] = np;
-            }
-            T dpsi = 0, d2 = P.lap[0] * uf[t];
-#pragma unroll
-            for (int q = 1; q <= R; q++) {
-              const T pm = __shfl_up_sync(0xffffffffu, np, q);
-              const T pp = __shfl_down_sync(0xffffffffu, np, q);
-              dpsi += P.d1[q] * (pp - pm);
-              d2 += P.lap[q] * (up_[q - 1] + um[q - 1]);
-            }
-            if (cor[t])
-              slab_correct<T, R>(P, bv, av, a, w * NB + t, k, zo[t], wo[t],
-                                 cc[t], dpsi, d2, &S.zeta[po0 + t * S.psy],
-                                 &P.up[ro0 + t * P.sy]);
-          }
+          slab_x_rows<T, R>(P, S, lo, hi, Lw, lane, c0, c1, pa, pb, w, o);
           continue;
         }
         const int j = w, k = o;
@@ -220,16 +248,8 @@ __global__ void __launch_bounds__(256)
          * them is stored */
         for (int mb = m0; mb < m1; mb += 4) {
           T zv[4], wv[4], cv[4];
-#pragma unroll
-          for (int t = 0; t < 4; t++) {
-            const int m = mb + t;
-            if (m < m1) {
-              zv[t] = zr[m * sq];
-              wv[t] = wr[m * su];
-              cv[t] = cr ? cr[m * su]
-                         : (T)P.c2_line[AX == 2 ? lo - R + m : o];
-            }
-          }
+          slab_col_load4<T, R, AX>(P, zr, wr, cr, mb, m1, su, sq, lo, o, zv, wv,
+                                   cv);
 #pragma unroll
           for (int t = 0; t < 4; t++) {
             const int m = mb + t;

@@ -111,6 +111,94 @@ pair_update(bool damp, const strata__vec<T, V> &c, const strata__vec<T, V> &p,
   return res;
 }
 
+/* k_wave_pair's u tile copy slots: vector t = tid + s NT of the tile (x
+ * from x0 - 2HV V, y from y0 - 2R), active when t < UV; vectors outside
+ * the grid are zero-filled (!hok) */
+template <typename T, int R>
+__device__ __forceinline__ void
+pair_slots(int tid, int x0, int y0, int nx, int ny, long long sy,
+           long long (&hoff)[pair_geo<T, R>::SLOTS],
+           int (&hsm)[pair_geo<T, R>::SLOTS],
+           bool (&hok)[pair_geo<T, R>::SLOTS],
+           bool (&hact)[pair_geo<T, R>::SLOTS]) {
+  typedef pair_geo<T, R> G;
+  constexpr int V = G::V, HV = G::HV, NT = G::NT, UW = G::UW, UV = G::UV;
+#pragma unroll
+  for (int s = 0; s < G::SLOTS; s++) {
+    const int t = tid + s * NT;
+    hact[s] = t < UV;
+    const int lx = t % G::UWV, ly = t / G::UWV;
+    const int gx = x0 - 2 * HV * V + lx * V, gy = y0 - 2 * R + ly;
+    hok[s] = hact[s] && gx >= 0 && gx < nx && gy >= 0 && gy < ny;
+    hoff[s] = hok[s] ? gx + (long long)gy * sy : 0;
+    hsm[s] = ly * UW + lx * V;
+  }
+}
+
+/* k_wave_pair's damping of my row (ey) and columns (ex) when my vector
+ * (xv, j) is in the grid, and the mask of the sources in my column */
+template <typename T, int V>
+__device__ __forceinline__ unsigned pair_damp_src(const pair_par<T> &P,
+                                                  bool in, int xv, int j,
+                                                  int nx, T &ey, T (&ex)[V]) {
+  ey = 0;
+#pragma unroll
+  for (int e = 0; e < V; e++) ex[e] = 0;
+  if (P.any_damp && in) {
+    if (P.damp[1]) ey = (T)P.damp[1][j];
+    if (P.damp[0])
+#pragma unroll
+      for (int e = 0; e < V; e++)
+        if (xv + e < nx) ex[e] = (T)P.damp[0][xv + e];
+  }
+  unsigned smask = 0;
+  for (int s = 0; s < P.nsrc; s++)
+    if (in && P.src[s][1] == j && P.src[s][0] >= xv && P.src[s][0] < xv + V)
+      smask |= 1u << s;
+  return smask;
+}
+
+/* k_wave_pair's queue before its first push: q[d] (d >= 1) the vector of
+ * plane p0 + d in my column u, zeros outside the grid or when !in */
+template <typename T, int V, int NQ>
+__device__ __forceinline__ void pair_queue_start(const T *u, long long sz,
+                                                 int p0, int nz, bool in,
+                                                 strata__vec<T, V> (&q)[NQ]) {
+#pragma unroll
+  for (int d = 1; d < NQ; d++) {
+    const int pp = p0 + d;
+    q[d] = in && pp >= 0 && pp < nz ? ldg_v<T, V>(u + (long long)pp * sz)
+                                    : zero_v<T, V>();
+  }
+}
+
+/* k_wave_pair's level 2 at plane m: the Laplacian of the level-1 planes
+ * m - R .. m + R in the ring sl, then finish with p (u at plane m, the
+ * level before level 1) and the sources of level 2 */
+template <typename T, int R, typename F>
+__device__ __forceinline__ void
+pair_level2(const pair_par<T> &P, T c0, const T *sl, int m, int kb, int lsm,
+            int tx, int ty, long long coff, long long sz,
+            const strata__vec<T, pair_geo<T, R>::V> &p, int nval, F &finish) {
+  typedef pair_geo<T, R> G;
+  constexpr int V = G::V, HV = G::HV, LW = G::LW, LSZ = G::LSZ, NL = G::NL;
+  typedef strata__vec<T, V> vec;
+  const T *lm = sl + ((m - kb) % NL) * LSZ;
+  const vec c = lds_v<T, V>(lm + lsm);
+  vec zm[R], zp[R];
+#pragma unroll
+  for (int r = 1; r <= R; r++) {
+    zm[r - 1] = lds_v<T, V>(sl + ((m - r - kb) % NL) * LSZ + lsm);
+    zp[r - 1] = lds_v<T, V>(sl + ((m + r - kb) % NL) * LSZ + lsm);
+  }
+  T xs[(2 * HV + 1) * V], L[V];
+  strata__wave_lap<T, R, V, HV>(P.lap, c0, c, zm, zp,
+                                lm + ty * LW + (tx - HV) * V, lm + lsm, LW,
+                                xs, L);
+  store_masked<T, V>(P.o2 + coff + (long long)m * sz,
+                     finish(c, p, L, m, P.val2), nval);
+}
+
 template <typename T, int R>
 __global__ void __launch_bounds__(pair_geo<T, R>::NT, 1)
     k_wave_pair(const __grid_constant__ pair_par<T> P, const T c0) {
@@ -118,7 +206,7 @@ __global__ void __launch_bounds__(pair_geo<T, R>::NT, 1)
   constexpr int V = G::V, HV = G::HV, BX = G::BX, BXO = G::BXO,
                 BYO = G::BYO, NT = G::NT, UW = G::UW, USZ = G::USZ,
                 LW = G::LW, LSZ = G::LSZ, A = G::A, NS = G::NS, NL = G::NL,
-                NP = G::NP, UV = G::UV, SLOTS = G::SLOTS, NQ = G::NQ;
+                NP = G::NP, SLOTS = G::SLOTS, NQ = G::NQ;
   typedef strata__vec<T, V> vec;
   extern __shared__ __align__(16) unsigned char sraw[];
   T *su = reinterpret_cast<T *>(sraw); /* NS u tiles */
@@ -142,21 +230,11 @@ __global__ void __launch_bounds__(pair_geo<T, R>::NT, 1)
   const int csm = (R + ty) * UW + (HV + tx) * V; /* my vector, u tile */
   const int lsm = ty * LW + tx * V;              /* my vector, level 1 */
 
-  /* the u tile's copy slots: vector t of the tile (x from x0 - 2HV V, y
-   * from y0 - 2R); vectors outside the grid are zero-filled */
+  /* the u tile's copy slots */
   long long hoff[SLOTS];
   int hsm[SLOTS];
   bool hok[SLOTS], hact[SLOTS];
-#pragma unroll
-  for (int s = 0; s < SLOTS; s++) {
-    const int t = tid + s * NT;
-    hact[s] = t < UV;
-    const int lx = t % G::UWV, ly = t / G::UWV;
-    const int gx = x0 - 2 * HV * V + lx * V, gy = y0 - 2 * R + ly;
-    hok[s] = hact[s] && gx >= 0 && gx < nx && gy >= 0 && gy < ny;
-    hoff[s] = hok[s] ? gx + (long long)gy * sy : 0;
-    hsm[s] = ly * UW + lx * V;
-  }
+  pair_slots<T, R>(tid, x0, y0, nx, ny, sy, hoff, hsm, hok, hact);
 
   const int kb = kz0 - R;     /* first level-1 plane */
   const int ke = kz1 + R;     /* one past the last level-1 plane */
@@ -184,30 +262,12 @@ __global__ void __launch_bounds__(pair_geo<T, R>::NT, 1)
 
   /* the queue: after iteration k's push, q[d] is plane k - R - 1 + d */
   vec q[NQ];
-#pragma unroll
-  for (int d = 1; d < NQ; d++) {
-    const int pp = kb - R - 2 + d;
-    q[d] = in && pp >= 0 && pp < nz
-               ? ldg_v<T, V>(P.u + coff + (long long)pp * sz)
-               : zero_v<T, V>();
-  }
+  pair_queue_start<T, V, NQ>(P.u + coff, sz, kb - R - 2, nz, in, q);
   for (int p = kb; p < kb + R + A; p++) issue(p);
 
   /* damping of my row and columns, and the sources in my column */
-  T ey = 0, ex[V];
-#pragma unroll
-  for (int e = 0; e < V; e++) ex[e] = 0;
-  if (P.any_damp && in) {
-    if (P.damp[1]) ey = (T)P.damp[1][j];
-    if (P.damp[0])
-#pragma unroll
-      for (int e = 0; e < V; e++)
-        if (xv + e < nx) ex[e] = (T)P.damp[0][xv + e];
-  }
-  unsigned smask = 0;
-  for (int s = 0; s < P.nsrc; s++)
-    if (in && P.src[s][1] == j && P.src[s][0] >= xv && P.src[s][0] < xv + V)
-      smask |= 1u << s;
+  T ey, ex[V];
+  const unsigned smask = pair_damp_src<T, V>(P, in, xv, j, nx, ey, ex);
   const bool c2f = P.c2 != NULL;
   /* a level's update of my vector at plane pl from its centre c, its
    * previous value p and L, with the sources of that plane (vals) */
@@ -271,22 +331,9 @@ __global__ void __launch_bounds__(pair_geo<T, R>::NT, 1)
     /* level 2 at plane m (its level-1 planes m - R .. m + R were written
      * before this iteration's barrier) */
     const int m = k - R - 1;
-    if (outp && m >= kz0 && m < kz1) {
-      const T *lm = sl + ((m - kb) % NL) * LSZ;
-      const vec c = lds_v<T, V>(lm + lsm);
-      vec zm[R], zp[R];
-#pragma unroll
-      for (int r = 1; r <= R; r++) {
-        zm[r - 1] = lds_v<T, V>(sl + ((m - r - kb) % NL) * LSZ + lsm);
-        zp[r - 1] = lds_v<T, V>(sl + ((m + r - kb) % NL) * LSZ + lsm);
-      }
-      T xs[(2 * HV + 1) * V], L[V];
-      strata__wave_lap<T, R, V, HV>(P.lap, c0, c, zm, zp,
-                                    lm + ty * LW + (tx - HV) * V, lm + lsm,
-                                    LW, xs, L);
-      store_masked<T, V>(P.o2 + coff + (long long)m * sz,
-                         finish(c, q[0], L, m, P.val2), nval);
-    }
+    if (outp && m >= kz0 && m < kz1)
+      pair_level2<T, R>(P, c0, sl, m, kb, lsm, tx, ty, coff, sz, q[0], nval,
+                        finish);
   }
   cp_async_wait<0>();
 }

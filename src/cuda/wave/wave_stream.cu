@@ -38,6 +38,50 @@ template <typename T, int R> struct wavev_geo {
   }
 };
 
+/* k_wavev's CPML terms of my vector at (xv, j, k), added to L: x sides,
+ * then y, then z, where the point is in [lo, hi); the x neighbours from
+ * the window xs, the y ones from the tile (colp, rows TW apart), the z
+ * ones from the queue q (planes k - R .. k + R) */
+template <typename T, int R, int V, int HV, int TW>
+__device__ __forceinline__ void
+wavev_cpml(const wave_par<T> &P, const T (&xs)[(2 * HV + 1) * V],
+           const T *colp, const strata__vec<T, V> (&q)[2 * R + 1], int xv,
+           int j, int k, T (&L)[V]) {
+#pragma unroll
+  for (int ax = 0; ax < 3; ax++) {
+#pragma unroll
+    for (int side = 0; side < 2; side++) {
+      const wave_slab<T> &S = P.slab[2 * ax + side];
+      if (!S.psi) continue;
+      if (ax == 1 && (j < S.lo || j >= S.hi)) continue;
+      if (ax == 2 && (k < S.lo || k >= S.hi)) continue;
+      if (ax == 0 && (xv + V <= S.lo || xv >= S.hi)) continue;
+#pragma unroll
+      for (int e = 0; e < V; e++) {
+        const int i = xv + e;
+        if (i < P.s0[0] || i >= P.s1[0]) continue;
+        if (ax == 0 && (i < S.lo || i >= S.hi)) continue;
+        T um[R], upl[R];
+#pragma unroll
+        for (int r = 1; r <= R; r++) {
+          if (ax == 0) {
+            um[r - 1] = xs[HV * V + e - r];
+            upl[r - 1] = xs[HV * V + e + r];
+          } else if (ax == 1) {
+            um[r - 1] = colp[e - r * TW];
+            upl[r - 1] = colp[e + r * TW];
+          } else {
+            um[r - 1] = q[R - r].v[e];
+            upl[r - 1] = q[R + r].v[e];
+          }
+        }
+        cpml_at<T, R>(S, ax, i, j, k, q[R].v[e], um, upl, P.pa[ax],
+                      P.pb[ax], P, L[e]);
+      }
+    }
+  }
+}
+
 template <typename T, int R, bool CP, bool FF>
 __global__ void __launch_bounds__(kVX *kVY)
     k_wavev(const wave_par<T> P, const T c0, const int zchunk) {
@@ -138,41 +182,9 @@ __global__ void __launch_bounds__(kVX *kVY)
     T xs[(2 * HV + 1) * V], L[V];
     wave_lap<T, R, V, HV, 2 * R + 1>(P, c0, q, R, rowp, colp, TW, xs, L);
 
-    /* CPML: x sides, then y, then z, where the point is in [lo, hi) (CP;
-     * else k_cpml_corr adds it afterwards) */
-#pragma unroll
-    for (int ax = 0; ax < (CP ? 3 : 0); ax++) {
-#pragma unroll
-      for (int side = 0; side < 2; side++) {
-        const wave_slab<T> &S = P.slab[2 * ax + side];
-        if (!S.psi) continue;
-        if (ax == 1 && (j < S.lo || j >= S.hi)) continue;
-        if (ax == 2 && (k < S.lo || k >= S.hi)) continue;
-        if (ax == 0 && (xv + V <= S.lo || xv >= S.hi)) continue;
-#pragma unroll
-        for (int e = 0; e < V; e++) {
-          const int i = xv + e;
-          if (i < P.s0[0] || i >= P.s1[0]) continue;
-          if (ax == 0 && (i < S.lo || i >= S.hi)) continue;
-          T um[R], upl[R];
-#pragma unroll
-          for (int r = 1; r <= R; r++) {
-            if (ax == 0) {
-              um[r - 1] = xs[HV * V + e - r];
-              upl[r - 1] = xs[HV * V + e + r];
-            } else if (ax == 1) {
-              um[r - 1] = colp[e - r * TW];
-              upl[r - 1] = colp[e + r * TW];
-            } else {
-              um[r - 1] = q[R - r].v[e];
-              upl[r - 1] = q[R + r].v[e];
-            }
-          }
-          cpml_at<T, R>(S, ax, i, j, k, q[R].v[e], um, upl, P.pa[ax],
-                        P.pb[ax], P, L[e]);
-        }
-      }
-    }
+    /* CPML (CP; else k_cpml_corr adds it afterwards) */
+    if constexpr (CP)
+      wavev_cpml<T, R, V, HV, TW>(P, xs, colp, q, xv, j, k, L);
 
     /* the update */
     const int sl = ((k - kz0) % NP) * NT * V + pslot;

@@ -404,6 +404,58 @@ __device__ __forceinline__ void wt_add(T (&L)[V], const T (&t)[V]) {
   for (int e = 0; e < V; e++) L[e] += t[e];
 }
 
+/* psi's R rows each side of a CY tile (rows PW points wide, at SY in
+ * each of the NS slots of SS): 0, as psi is outside the layer (the copies
+ * fill the tile's rows only); the block's threads from tid on */
+template <typename T, int R, int NS, int PW>
+__device__ __forceinline__ void wt_psi_rows_zero(T *sm, int SS, int SY,
+                                                 int BY, int tid) {
+  for (int t = tid; t < NS * 2 * R * PW; t += blockDim.x) {
+    const int sl = t / (2 * R * PW), r = t % (2 * R * PW) / PW;
+    sm[sl * SS + SY + (r < R ? r : BY + r) * PW + t % PW] = T(0);
+  }
+}
+
+/* With FREE faces in the kernel: which of my V columns from xv are
+ * stencil nodes (xin, bit e; the others store 0) and whether my vector or
+ * my row j lies within R of a FREE x / y face */
+template <typename T, int R, int V>
+__device__ __forceinline__ void wt_free_near(const wave_par<T> &P, int xv,
+                                             int j, int nx, int ny,
+                                             unsigned &xin, bool &nearx,
+                                             bool &neary) {
+#pragma unroll
+  for (int e = 0; e < V; e++)
+    if (xv + e >= P.s0[0] && xv + e < P.s1[0]) xin |= 1u << e;
+  nearx = (P.ffree[0][0] && xv <= R) || (P.ffree[0][1] && xv + V >= nx - R);
+  neary = (P.ffree[1][0] && j <= R) || (P.ffree[1][1] && j >= ny - 1 - R);
+}
+
+/* The x CPML side whose slab lies in this block's tile (bit s: side s; at
+ * most one) */
+template <bool CX>
+__device__ __forceinline__ int wt_cx_sides(const wt_cpml &cx) {
+  return CX ? (cx.tile[0] == (int)blockIdx.x ? 1 : 0) |
+                  (cx.tile[1] == (int)blockIdx.x ? 2 : 0)
+            : 0;
+}
+
+/* up and c2 of my vector at plane k: from the slot's up tile (at ps; c2
+ * PSZ further) without CY (CY took them ahead: wt_ahead), c2 from the
+ * line without a velocity field */
+template <typename T, int V, bool C2F, int CY>
+__device__ __forceinline__ void wt_up_c2(const wave_par<T> &P, const T *ps,
+                                         int PSZ, int j, int k,
+                                         strata__vec<T, V> &upv,
+                                         strata__vec<T, V> &c2v) {
+  if constexpr (!CY) upv = lds_v<T, V>(ps);
+  if constexpr (C2F) {
+    if constexpr (!CY) c2v = lds_v<T, V>(ps + PSZ);
+  } else {
+    c2v = wt_c2_line<T, V, CY>(P, j, k);
+  }
+}
+
 /* k_wavetma's instances: FF 0 the faces left to k_faces, 1 the FREE faces
  * kept here (zeros on the nodes that are not stencil nodes, and the odd
  * images), 2 as 1 without the images (a launch whose rows and walk stay
@@ -444,21 +496,9 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
   const int kz0 = P.s0[2] + (int)blockIdx.z * zchunk;
   const int kz1 = min(P.s1[2], kz0 + zchunk);
   if (kz0 >= kz1) return; /* block-uniform */
-  /* the x CPML side whose slab lies in this tile (bit s: side s; at most
-   * one) */
-  const int cxs = CX ? (cx.tile[0] == (int)blockIdx.x ? 1 : 0) |
-                          (cx.tile[1] == (int)blockIdx.x ? 2 : 0)
-                     : 0;
+  const int cxs = wt_cx_sides<CX>(cx);
   if (tid == 0) tma_bars_init<NS>(full, empty, nthr / 32);
-  if constexpr (CY) {
-    /* psi's R rows each side of the tile, in every slot: 0, as psi is
-     * outside the layer (the copies fill the tile's rows only) */
-    constexpr int PW = BX * V;
-    for (int t = tid; t < NS * 2 * R * PW; t += blockDim.x) {
-      const int sl = t / (2 * R * PW), r = t % (2 * R * PW) / PW;
-      sm[sl * SS + SY + (r < R ? r : BY + r) * PW + t % PW] = T(0);
-    }
-  }
+  if constexpr (CY) wt_psi_rows_zero<T, R, NS, BX * V>(sm, SS, SY, BY, tid);
   __syncthreads();
   if (tid >= nthr) { /* the copying warpgroup: one thread copies every plane */
     wg_regs_dec<kWtCopyRegs>(); /* the whole copying warpgroup */
@@ -488,13 +528,7 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
    * or row lies within R of a FREE x / y face; the store pointer walks */
   unsigned xin = 0;
   bool nearx = false, neary = false;
-  if constexpr (FF) {
-#pragma unroll
-    for (int e = 0; e < V; e++)
-      if (xv + e >= P.s0[0] && xv + e < P.s1[0]) xin |= 1u << e;
-    nearx = (P.ffree[0][0] && xv <= R) || (P.ffree[0][1] && xv + V >= nx - R);
-    neary = (P.ffree[1][0] && j <= R) || (P.ffree[1][1] && j >= ny - 1 - R);
-  }
+  if constexpr (FF) wt_free_near<T, R, V>(P, xv, j, nx, ny, xin, nearx, neary);
   const int zfl = P.ffree[2][0] ? R : -1; /* k <= zfl: near the low face */
   const int zfh = P.ffree[2][1] ? P.n[2] - 1 - R : 0x7fffffff;
   T *upk = P.up + coff + (long long)kz0 * sz; /* up at plane k */
@@ -549,12 +583,7 @@ __global__ void __launch_bounds__(wavetma_geo<T, C2F, CY != 0>::threads, 1)
     wave_lap<T, R, V, HV, NQ>(P, c0, q, ph + R, rowp, colp, TW, xs, L);
     if constexpr (CX) wt_add<T, V>(L, xc);
     if constexpr (CY) wt_add<T, V>(L, yc);
-    if constexpr (!CY) upv = lds_v<T, V>(sb + psm);
-    if constexpr (C2F) {
-      if constexpr (!CY) c2v = lds_v<T, V>(sb + psm + PSZ);
-    } else {
-      c2v = wt_c2_line<T, V, CY>(P, j, k);
-    }
+    wt_up_c2<T, V, C2F, CY>(P, sb + psm, PSZ, j, k, upv, c2v);
     /* this warp is done with the slot of k */
     __syncwarp();
     if (lane == 0) mbar_arrive(&empty[cur.cs]);

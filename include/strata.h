@@ -1930,6 +1930,12 @@ typedef struct strata_dist_options {
   int device_by_rank; /* CUDA: 1 (default) = this rank uses GPU
                          (node-local rank mod GPU count), overriding the
                          context options' device */
+  int ranks_y;        /* 3D grids of operators and heat: the ranks along y
+                         of a y-z split (py x P/py ranks; it must divide
+                         the rank count).  0 (default): the split the
+                         exchange model predicts fastest for the grid
+                         (docs/distributed.md); 1: slabs along z.  2D
+                         grids, the wave and FDTD solvers: slabs */
 } strata_dist_options;
 
 /* Fills *o with the defaults listed above. */
@@ -1976,6 +1982,10 @@ typedef struct strata_field_window {
   size_t owned_lo;     /* global index of the first plane this rank owns */
   size_t owned_count;  /* planes owned; the local interior may hold extra
                           planes of the neighbours (solvers' fused steps) */
+  int ranks_y;         /* 3D y-z split: ranks along y (1: slabs along z) */
+  size_t offset_y;     /* the same three along y (slabs: 0, 0, global_n[1]) */
+  size_t owned_lo_y;
+  size_t owned_count_y;
 } strata_field_window;
 strata_status strata_field_get_window(const strata_field *f,
                                       strata_field_window *w);

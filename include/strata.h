@@ -1968,7 +1968,8 @@ int strata_dist_rank(const strata_dist *d);
 int strata_dist_size(const strata_dist *d);
 /* The transport in use ("mpi", "nccl" or "none" for one rank). */
 const char *strata_dist_transport(const strata_dist *d);
-/* The planes of an axis of n points that rank owns: [*lo, *lo + *count).
+/* The planes of an axis of n points that rank owns on slabs: [*lo, *lo +
+ * *count).  (On a y-z split a rank owns a box: strata_field_get_window.)
  * Errors: STRATA_EINVAL. */
 strata_status strata_dist_split(const strata_dist *d, size_t n, int rank,
                                 size_t *lo, size_t *count);

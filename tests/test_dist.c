@@ -723,6 +723,20 @@ TEST(split_and_window) {
   strata_field_desc ld;
   strata_field_get_desc(f, &ld);
   CHECK(ld.n[2] == cnt && ld.n[0] == 9 && ld.n[1] == ycnt);
+  { /* a scatter from rank 0 and a gather back give the same array */
+    const size_t cnt = 9 * 8 * 103;
+    double *a = malloc(cnt * sizeof *a), *b = malloc(cnt * sizeof *b);
+    CHECK(a && b);
+    for (size_t i = 0; i < cnt; i++) a[i] = (double)i;
+    memset(b, 0, cnt * sizeof *b);
+    CHECK_OK(strata_dist_scatter(f, 0, a), ctx);
+    CHECK_OK(strata_dist_gather(f, 0, b), ctx);
+    const int same = !rank0() || memcmp(a, b, cnt * sizeof *a) == 0;
+    free(a);
+    free(b);
+    CHECKF(same, "scatter then gather on %d ranks, %d along y changed the "
+           "array", P, py);
+  }
   /* fill_fn sees global indices; the collective sum knows the whole grid */
   CHECK_OK(strata_field_fill(f, 1.0), ctx);
   double sum = 0;

@@ -1940,6 +1940,14 @@ typedef struct strata_dist_options {
   int device_by_rank; /* CUDA: 1 (default) = this rank uses GPU
                          (node-local rank mod GPU count), overriding the
                          context options' device */
+  int ranks_y;        /* 3D grids of operators and heat: the ranks along y
+                         of a y-z split (py x P/py ranks; it must divide
+                         the rank count).  0 (default): the split the
+                         exchange model predicts fastest for the grid
+                         (docs/distributed.md); 1: slabs along z.  2D
+                         grids, the wave and FDTD solvers, and contexts on
+                         the CUDA engine: slabs (ranks_y > 1 with a CUDA
+                         context is refused, STRATA_ENOTSUP) */
 } strata_dist_options;
 
 /* Fills *o with the defaults listed above. */
@@ -1972,7 +1980,8 @@ int strata_dist_rank(const strata_dist *d);
 int strata_dist_size(const strata_dist *d);
 /* The transport in use ("mpi", "nccl" or "none" for one rank). */
 const char *strata_dist_transport(const strata_dist *d);
-/* The planes of an axis of n points that rank owns: [*lo, *lo + *count).
+/* The planes of an axis of n points that rank owns on slabs: [*lo, *lo +
+ * *count).  (On a y-z split a rank owns a box: strata_field_get_window.)
  * Errors: STRATA_EINVAL. */
 strata_status strata_dist_split(const strata_dist *d, size_t n, int rank,
                                 size_t *lo, size_t *count);
@@ -1986,6 +1995,10 @@ typedef struct strata_field_window {
   size_t owned_lo;     /* global index of the first plane this rank owns */
   size_t owned_count;  /* planes owned; the local interior may hold extra
                           planes of the neighbours (solvers' fused steps) */
+  int ranks_y;         /* 3D y-z split: ranks along y (1: slabs along z) */
+  size_t offset_y;     /* the same three along y (slabs: 0, 0, global_n[1]) */
+  size_t owned_lo_y;
+  size_t owned_count_y;
 } strata_field_window;
 strata_status strata_field_get_window(const strata_field *f,
                                       strata_field_window *w);

@@ -136,6 +136,9 @@ if [ "${stages#*dist}" != "$stages" ]; then
     [ $np -gt "$NG" ] && continue
     STRATA_TEST_BACKEND=cuda timeout 240 $MPI -n $np "$B/tests/test_dist" >> "$OUT/dist.txt" 2>&1
     note "test_dist on $np GPU(s) rc=$? $(grep -E 'passed,' "$OUT/dist.txt" | tail -1)"
+    # the y-z split (2 x 1 on 2 GPUs, 2 x 2 on 4): packed x-z faces
+    STRATA_TEST_BACKEND=cuda timeout 240 $MPI -n $np "$B/tests/test_dist" --yz >> "$OUT/dist.txt" 2>&1
+    note "test_dist --yz on $np GPU(s) rc=$? $(grep -E 'passed,' "$OUT/dist.txt" | tail -1)"
   done
   for prec in ${DIST_PREC:-f32 f64}; do
     pflag=; [ "$prec" = f64 ] && pflag=--f64

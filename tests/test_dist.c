@@ -16,6 +16,7 @@
 
 static strata_dist *D;       /* overlap on */
 static strata_dist *D_plain; /* overlap off */
+static int ranks_y;          /* --yz: 2 ranks along y (odd counts: 1) */
 static int skip_all;
 static char skip_why[256];
 
@@ -39,6 +40,7 @@ static strata_status make_dist_tuned(int overlap, const char *tuning,
   strata_dist_options o;
   strata_dist_options_init(&o);
   o.overlap = overlap;
+  o.ranks_y = ranks_y;
   return strata_dist_create(&co, &o, out);
 }
 
@@ -154,6 +156,19 @@ static int one_apply(strata_dist *d, const op_case *c, strata_precision p,
   CHECK_OK(strata_dist_field_create(d, &gd, &in), ctx);
   CHECK_OK(strata_dist_field_create(d, &gd, &out), ctx);
   CHECK_OK(strata_field_fill_random(in, 1234 + (uint64_t)bcw, -1, 1), ctx);
+  { /* the owned values only: every ghost must come from the exchange or
+     * the boundary conditions */
+    strata_field_window w;
+    CHECK_OK(strata_field_get_window(in, &w), ctx);
+    size_t own = gd.n[0] * w.owned_count *
+                 (c->dims == 3 ? w.owned_count_y : 1) * (size_t)p;
+    void *mine = malloc(own);
+    CHECK(mine);
+    CHECK_OK(strata_field_read(in, mine), ctx);
+    CHECK_OK(strata_field_fill(in, NAN), ctx);
+    CHECK_OK(strata_field_write(in, mine), ctx);
+    free(mine);
+  }
   CHECK_OK(strata_field_fill(out, NAN), ctx); /* poison */
   CHECK_OK(strata_dist_apply(&c->op, in, &bc, out, NULL), ctx);
   size_t cnt = gd.n[0] * gd.n[1] * gd.n[2], es = (size_t)p;
@@ -183,9 +198,10 @@ static int one_apply(strata_dist *d, const op_case *c, strata_precision p,
   free(got);
   free(want);
   CHECKF(bad == cnt,
-         "%s %s %s on %d ranks (%zux%zux%zu): first difference at point "
-         "%zu", c->name, p == STRATA_F32 ? "fp32" : "fp64", bc_names[bcw], P,
-         gd.n[0], gd.n[1], gd.n[2], bad);
+         "%s %s %s on %d ranks, %d along y (%zux%zux%zu): first difference "
+         "at point %zu", c->name, p == STRATA_F32 ? "fp32" : "fp64",
+         bc_names[bcw], P, c->dims == 3 && ranks_y ? ranks_y : 1, gd.n[0],
+         gd.n[1], gd.n[2], bad);
   CHECKF(fabs(nd - n1) <= 1e-12 * n1, "collective norm %.17g vs %.17g", nd,
          n1);
   (*checked)++;
@@ -204,8 +220,9 @@ static int apply_all(strata_dist *d) {
           return 1;
   if (rank0())
     printf("  %ld operator x precision x boundary cases equal one rank's "
-           "bit for bit on %d ranks (%s)\n",
-           checked, strata_dist_size(d), strata_dist_transport(d));
+           "bit for bit on %d ranks, 3D ones %d along y (%s)\n",
+           checked, strata_dist_size(d), ranks_y ? ranks_y : 1,
+           strata_dist_transport(d));
   return 0;
 }
 
@@ -257,11 +274,16 @@ static int one_heat(strata_dist *dd, int dims, strata_heat_operator op,
   CHECK_OK(strata_heat_read(h, got), ctx);
   strata_heat_info info;
   strata_heat_get_info(h, &info);
+  strata_field_window hw;
+  CHECK_OK(strata_field_get_window(strata_heat_field(h), &hw), ctx);
   strata_heat_destroy(&h);
-  if (fuse == 0 && P > 1) /* the slab holds what the chosen depth needs */
-    CHECKF(2L * info.fuse - 1 <= (long)(o.n[dims - 1] / (size_t)P),
-           "automatic fuse %d on slabs of %zu", info.fuse,
-           o.n[dims - 1] / (size_t)P);
+  if (fuse == 0 && P > 1) { /* each part holds what the chosen depth needs */
+    const int py = dims == 3 ? hw.ranks_y : 1;
+    size_t thin = o.n[dims - 1] / (size_t)(P / py);
+    if (py > 1 && o.n[1] / (size_t)py < thin) thin = o.n[1] / (size_t)py;
+    CHECKF(2L * info.fuse - 1 <= (long)thin,
+           "automatic fuse %d on parts of %zu planes", info.fuse, thin);
+  }
   if (!rank0()) return 0;
   /* one process at the depth the ranks used: fused sweeps of different
    * depths round alike on the CPU engine but not on a GPU (FMA) */
@@ -279,10 +301,10 @@ static int one_heat(strata_dist *dd, int dims, strata_heat_operator op,
   free(want);
   CHECKF(bad == cnt,
          "heat %dD %s fuse %d (in use %d) %s %s, %ld steps on %d ranks, "
-         "overlap %s: first difference at point %zu", dims,
-         op == STRATA_HEAT_FD ? "FD" : "FE27", fuse, info.fuse,
+         "overlap %s, %d ranks along y: first difference at point %zu",
+         dims, op == STRATA_HEAT_FD ? "FD" : "FE27", fuse, info.fuse,
          bc_names[bcw], p == STRATA_F32 ? "fp32" : "fp64", steps, P,
-         dd == D ? "on" : "off", bad);
+         dd == D ? "on" : "off", dims == 3 ? hw.ranks_y : 1, bad);
   return 0;
 }
 
@@ -369,6 +391,66 @@ TEST(heat_fuse_model_choices) {
     printf("  the automatic fuse follows the exchange model on %d ranks\n",
            P);
   return 0;
+}
+
+/* The split chosen by the exchange model when the group leaves ranks_y
+ * open (docs/distributed.md): a link that costs nothing keeps slabs (a
+ * y-z split only adds packing and recomputed rows), a link slow for its
+ * bytes on a grid long in y takes the split whose faces are smallest (the
+ * x-z faces of 16 x 32 points instead of x-y faces of 16 x 64).  Heat on
+ * the chosen split equals one rank's bit for bit. */
+static int split_model_run(void) {
+  static const struct {
+    const char *tuning;
+    int split; /* 1: a y-z split expected on 2 and 4 ranks */
+  } c[] = {
+      {"dist_mem_gbs=10,dist_link_gbs=1e9,dist_link_us=0", 0},
+      {"dist_mem_gbs=10,dist_link_gbs=0.001,dist_link_us=0", 1},
+  };
+  const int P = strata_dist_size(D);
+  for (size_t q = 0; q < sizeof c / sizeof c[0]; q++) {
+    strata_dist *dd = NULL;
+    strata_status st = make_dist_tuned(1, c[q].tuning, &dd);
+    CHECKF(st == STRATA_OK, "dist_create with %s: %s", c[q].tuning,
+           skip_why);
+    strata_context *ctx = strata_dist_context(dd);
+    strata_field_desc gd = {3, {16, 64, 32}, 1, STRATA_F32};
+    strata_field *f = NULL;
+    CHECK_OK(strata_dist_field_create(dd, &gd, &f), ctx);
+    strata_field_window w;
+    CHECK_OK(strata_field_get_window(f, &w), ctx);
+    strata_field_destroy(&f);
+    /* two ranks: 2 x 1; four: 4 x 1 (x-z faces of 16 x 32 against 2 x
+     * 2's x-z and x-y faces of 16 x 16 and 16 x 32); GPUs: slabs */
+    const int cuda = strata_context_backend(ctx) == STRATA_BACKEND_CUDA;
+    const int want = !cuda && c[q].split && (P == 2 || P == 4) ? P : 1;
+    CHECKF(w.ranks_y == want, "%s on %d ranks: %d ranks along y, the model "
+           "gives %d", c[q].tuning, P, w.ranks_y, want);
+    if (one_heat(dd, 3, STRATA_HEAT_FD, 2, 2, STRATA_F32, 7, 2)) return 1;
+    strata_dist_destroy(&dd);
+  }
+  /* GPUs take slabs: a y-z split asked of a CUDA group is refused */
+  if (strata_context_backend(strata_dist_context(D)) == STRATA_BACKEND_CUDA &&
+      P % 2 == 0) {
+    strata_dist *dd = NULL;
+    ranks_y = 2;
+    strata_status st = make_dist(1, &dd);
+    ranks_y = 0;
+    CHECKF(st == STRATA_ENOTSUP && !dd && strstr(skip_why, "CPU engine"),
+           "ranks_y = 2 on GPUs: %s (%s)", strata_status_name(st), skip_why);
+  }
+  if (rank0())
+    printf("  the split follows the exchange model on %d ranks\n", P);
+  return 0;
+}
+
+TEST(split_model_choices) {
+  if (skip_all) SKIP("%s", skip_why);
+  const int saved = ranks_y;
+  ranks_y = 0; /* the model's choice */
+  int r = split_model_run();
+  ranks_y = saved;
+  return r;
 }
 
 /* ---- wave ----------------------------------------------------------------- */
@@ -571,11 +653,24 @@ TEST(refuses_slabs_thinner_than_the_halo) {
   strata_context *ctx = strata_dist_context(D);
   const int P = strata_dist_size(D);
   if (P < 2) SKIP("one rank: no slab to be too thin");
-  strata_field_desc gd = {3, {16, 16, (size_t)(4 * P - 1)}, 4, STRATA_F32};
+  const int py = ranks_y ? ranks_y : 1, pz = P / py;
+  /* 6 rows along y: no y-z split the model could choose instead */
+  strata_field_desc gd = {3, {16, 6, (size_t)(4 * pz - 1)}, 4, STRATA_F32};
   strata_field *f = NULL;
-  CHECK_STATUS(strata_dist_field_create(D, &gd, &f), STRATA_EINVAL, ctx);
-  CHECK(f == NULL);
-  CHECK(strstr(strata_context_error(ctx), "fewer than the 4") != NULL);
+  if (pz > 1) {
+    CHECK_STATUS(strata_dist_field_create(D, &gd, &f), STRATA_EINVAL, ctx);
+    CHECK(f == NULL);
+    CHECK(strstr(strata_context_error(ctx), "fewer than the 4") != NULL);
+  }
+  if (py > 1) { /* rows along y too few for the ghost width */
+    gd.n[1] = (size_t)(4 * py - 1);
+    gd.n[2] = 64;
+    CHECK_STATUS(strata_dist_field_create(D, &gd, &f), STRATA_EINVAL, ctx);
+    CHECK(f == NULL);
+    CHECKF(strstr(strata_context_error(ctx), "along y") != NULL &&
+               strstr(strata_context_error(ctx), "fewer than the 4") != NULL,
+           "%s", strata_context_error(ctx));
+  }
   /* a CPML layer deeper than the slab at its face */
   strata_wave_options o;
   strata_wave_options_init(&o);
@@ -610,12 +705,49 @@ TEST(split_and_window) {
   CHECK_OK(strata_dist_field_create(D, &gd, &f), ctx);
   strata_field_window w;
   CHECK_OK(strata_field_get_window(f, &w), ctx);
-  strata_dist_split(D, 103, strata_dist_rank(D), &lo, &cnt);
+  /* ranks in rows of py along y: rank = cz py + cy */
+  const int py = ranks_y ? ranks_y : 1, me = strata_dist_rank(D);
+  CHECK(w.ranks_y == py);
+  size_t ylo = 0, ycnt = 8;
+  if (py > 1) { /* the y split is the same split over py parts */
+    ylo = (size_t)(me % py) * (8 / (size_t)py) +
+          ((size_t)(me % py) < 8 % (size_t)py ? (size_t)(me % py)
+                                              : 8 % (size_t)py);
+    ycnt = 8 / (size_t)py + ((size_t)(me % py) < 8 % (size_t)py);
+  }
+  lo = 0;
+  cnt = 103;
+  for (int c = 0, pz = P / py; c <= me / py; c++) {
+    lo = c == 0 ? 0 : lo + cnt;
+    cnt = 103 / (size_t)pz + ((size_t)c < 103 % (size_t)pz);
+  }
+  if (py == 1) { /* slabs: strata_dist_split's planes */
+    size_t l2, c2;
+    strata_dist_split(D, 103, me, &l2, &c2);
+    CHECK(l2 == lo && c2 == cnt);
+  }
   CHECK(w.distributed == 1 && w.axis == 2 && w.global_n[2] == 103);
   CHECK(w.owned_lo == lo && w.owned_count == cnt && w.offset == lo);
+  CHECKF(w.owned_lo_y == ylo && w.owned_count_y == ycnt && w.offset_y == ylo,
+         "rows %zu+%zu (offset %zu), expected %zu+%zu", w.owned_lo_y,
+         w.owned_count_y, w.offset_y, ylo, ycnt);
   strata_field_desc ld;
   strata_field_get_desc(f, &ld);
-  CHECK(ld.n[2] == cnt && ld.n[0] == 9);
+  CHECK(ld.n[2] == cnt && ld.n[0] == 9 && ld.n[1] == ycnt);
+  { /* a scatter from rank 0 and a gather back give the same array */
+    const size_t cnt = 9 * 8 * 103;
+    double *a = malloc(cnt * sizeof *a), *b = malloc(cnt * sizeof *b);
+    CHECK(a && b);
+    for (size_t i = 0; i < cnt; i++) a[i] = (double)i;
+    memset(b, 0, cnt * sizeof *b);
+    CHECK_OK(strata_dist_scatter(f, 0, a), ctx);
+    CHECK_OK(strata_dist_gather(f, 0, b), ctx);
+    const int same = !rank0() || memcmp(a, b, cnt * sizeof *a) == 0;
+    free(a);
+    free(b);
+    CHECKF(same, "scatter then gather on %d ranks, %d along y changed the "
+           "array", P, py);
+  }
   /* fill_fn sees global indices; the collective sum knows the whole grid */
   CHECK_OK(strata_field_fill(f, 1.0), ctx);
   double sum = 0;
@@ -657,240 +789,26 @@ TEST(split_and_window) {
   return 0;
 }
 
-/* ---- checkpoints ----------------------------------------------------------- */
-
-/* The blob rank `from` saved, on every rank (NULL when from is not a rank):
- * sent as one double per byte through the group's allreduce. */
-static unsigned char *blob_of_rank(int from, const unsigned char *mine,
-                                   size_t n, size_t *out_n) {
-  double len = strata_dist_rank(D) == from ? (double)n : 0;
-  *out_n = 0;
-  if (strata_dist_allreduce(D, &len, 1, 0) != STRATA_OK) return NULL;
-  size_t L = (size_t)len;
-  double *v = calloc(L ? L : 1, sizeof *v);
-  unsigned char *b = malloc(L ? L : 1);
-  int ok = v && b;
-  double okd = ok;
-  strata_dist_allreduce(D, &okd, 1, 2);
-  if (okd == 0) {
-    free(v);
-    free(b);
-    return NULL;
-  }
-  if (strata_dist_rank(D) == from)
-    for (size_t q = 0; q < L; q++) v[q] = mine[q];
-  strata_dist_allreduce(D, v, (int)L, 0);
-  for (size_t q = 0; q < L; q++) b[q] = (unsigned char)v[q];
-  free(v);
-  *out_n = L;
-  return b;
-}
-
-/* wave (CPML, receivers) or FDTD (kind 1: Yee with PML, 2: explicit with
- * PML): run N steps, save, run M more; a new solver loads the state and
- * runs M; the gathered fields and traces are the same bits.  Then the
- * refusals: a solver on another grid, and (2+ ranks) rank 1's part loaded
- * on rank 0 while rank 1 loads its own, both collective. */
-typedef struct {
-  int kind;
-  strata_wave *w;
-  strata_fdtd *f;
-} ck_solver;
-
-static strata_status ck_create(ck_solver *c, int kind, int bigger,
-                               strata_precision p, strata_dist *d) {
-  strata_context *ctx = strata_dist_context(D);
-  const int P = strata_dist_size(D);
-  memset(c, 0, sizeof *c);
-  c->kind = kind;
-  if (kind == 0) {
-    strata_wave_options o;
-    strata_wave_options_init(&o);
-    o.precision = p;
-    o.n[0] = 26;
-    o.n[1] = 23;
-    o.n[2] = (size_t)(P < 2 ? 33 : P * 16 + 1) + (size_t)bigger;
-    o.h = 10;
-    o.absorb_width = 6;
-    o.f0 = 12;
-    o.src[0] = 120;
-    o.src[1] = 110;
-    o.src[2] = 16.5 * o.h;
-    double rec[3 * 4];
-    for (int r = 0; r < 4; r++) {
-      rec[3 * r] = 40 + 40 * r;
-      rec[3 * r + 1] = 100;
-      rec[3 * r + 2] = ((double)r * 0.3 + 0.05) * (double)(o.n[2] - 1) * o.h;
-    }
-    o.nreceivers = 4;
-    o.receivers = rec;
-    o.record_every = 2;
-    o.dist = d;
-    return strata_wave_create(ctx, &o, &c->w);
-  }
-  strata_fdtd_options o;
-  strata_fdtd_options_init(&o);
-  o.scheme = kind == 1 ? STRATA_FDTD_YEE_TM : STRATA_FDTD_EXPLICIT;
-  o.precision = p;
-  o.n[0] = 41;
-  o.n[1] = (size_t)(P * 15 + 2) + (size_t)bigger;
-  o.pml_width = 6;
-  for (int q = 0; q < 4; q++) o.face[q] = STRATA_FDTD_PML;
-  o.src[0] = 20;
-  o.src[1] = 15;
-  o.waveform = STRATA_FDTD_GAUSSIAN;
-  o.period = 8;
-  o.delay = 10;
-  o.dist = d;
-  return strata_fdtd_create(ctx, &o, &c->f);
-}
-
-static void ck_destroy(ck_solver *c) {
-  strata_wave_destroy(&c->w);
-  strata_fdtd_destroy(&c->f);
-}
-
-static strata_status ck_step(ck_solver *c, long n) {
-  return c->w ? strata_wave_step(c->w, n) : strata_fdtd_step(c->f, n);
-}
-
-static strata_status ck_size(ck_solver *c, size_t *n) {
-  return c->w ? strata_wave_state_size(c->w, n)
-              : strata_fdtd_state_size(c->f, n);
-}
-static strata_status ck_save(ck_solver *c, void *b, size_t n) {
-  return c->w ? strata_wave_save_state(c->w, b, n)
-              : strata_fdtd_save_state(c->f, b, n);
-}
-static strata_status ck_load(ck_solver *c, const void *b, size_t n) {
-  return c->w ? strata_wave_load_state(c->w, b, n)
-              : strata_fdtd_load_state(c->f, b, n);
-}
-
-/* Everything a run shows, gathered on rank 0 into out (size bytes). */
-static strata_status ck_result(ck_solver *c, unsigned char *out,
-                               size_t part, size_t *used) {
-  strata_status s;
-  *used = 0;
-  if (c->w) {
-    s = strata_wave_read(c->w, out);
-    size_t ns = 0;
-    if (s == STRATA_OK)
-      s = strata_wave_traces(c->w, out ? (double *)(void *)(out + part) : NULL,
-                             out ? 4 * 64 : 0, &ns);
-    *used = part + ns * 4 * sizeof(double);
-    return s;
-  }
-  strata_fdtd_component comp[3] = {
-      STRATA_FDTD_EZ, c->kind == 1 ? STRATA_FDTD_HX : STRATA_FDTD_EZ_PREV,
-      STRATA_FDTD_HY};
-  int nc = c->kind == 1 ? 3 : 2;
-  s = STRATA_OK;
-  for (int q = 0; q < nc && s == STRATA_OK; q++)
-    s = strata_fdtd_read(c->f, comp[q], out ? out + q * part : NULL);
-  *used = (size_t)nc * part;
-  return s;
-}
-
-static int one_restart(int kind, strata_precision p) {
-  strata_context *ctx = strata_dist_context(D);
-  const int P = strata_dist_size(D), me = strata_dist_rank(D);
-  const long N = 23, M = 31;
-  const char *what = kind == 0 ? "wave" : kind == 1 ? "fdtd Yee" : "fdtd "
-                                                                   "explicit";
-  ck_solver a, b;
-  CHECK_OK(ck_create(&a, kind, 0, p, D), ctx);
-  size_t part = (size_t)p * (kind == 0 ? 26 * 23 * (size_t)(P < 2 ? 33 : P * 16 + 1)
-                                       : 41 * (size_t)(P * 15 + 2));
-  size_t cap = 3 * part + 4 * 64 * sizeof(double), u1 = 0, u2 = 0;
-  unsigned char *want = rank0() ? calloc(1, cap) : NULL;
-  unsigned char *got = rank0() ? calloc(1, cap) : NULL;
-  size_t n = 0;
-  CHECK_OK(ck_step(&a, N), ctx);
-  CHECK_OK(ck_size(&a, &n), ctx);
-  unsigned char *blob = malloc(n);
-  CHECK(blob);
-  CHECK_OK(ck_save(&a, blob, n), ctx);
-  CHECK_OK(ck_step(&a, M), ctx);
-  CHECK_OK(ck_result(&a, want, part, &u1), ctx);
-  ck_destroy(&a);
-
-  CHECK_OK(ck_create(&b, kind, 0, p, D), ctx);
-  CHECK_OK(ck_load(&b, blob, n), ctx);
-  CHECK_OK(ck_step(&b, M), ctx);
-  CHECK_OK(ck_result(&b, got, part, &u2), ctx);
-  /* rank 1's part on rank 0 (rank 1 loads its own): refused by rank 0,
-   * and by rank 1 because rank 0 refused */
-  if (P >= 2) {
-    size_t n1 = 0;
-    unsigned char *b1 = blob_of_rank(1, blob, n, &n1);
-    CHECK(b1);
-    strata_status s = ck_load(&b, me == 0 ? b1 : blob, me == 0 ? n1 : n);
-    CHECKF(s == STRATA_EINVAL, "%s: rank 1's part loaded on rank %d: %s (%s)",
-           what, me, strata_status_name(s), strata_context_error(ctx));
-    const char *msg = strata_context_error(ctx);
-    CHECKF(me == 0 ? strstr(msg, "rank 1 of") && strstr(msg, "rank 0 of")
-                   : strstr(msg, "another rank") != NULL,
-           "%s: rank %d's message: %s", what, me, msg);
-    /* the echo says it is one (the CLI prints rank 0's reason once) */
-    CHECKF(strata_context_error_elsewhere(ctx) == (me != 0),
-           "%s: rank %d: elsewhere %d", what, me,
-           strata_context_error_elsewhere(ctx));
-    free(b1);
-  }
-  ck_destroy(&b);
-  /* another grid: every rank refuses */
-  CHECK_OK(ck_create(&b, kind, 1, p, D), ctx);
-  strata_status s = ck_load(&b, blob, n);
-  CHECKF(s == STRATA_EINVAL, "%s: a part loaded on another grid: %s (%s)",
-         what, strata_status_name(s), strata_context_error(ctx));
-  ck_destroy(&b);
-  /* a part in one process, on rank 0 alone */
-  if (rank0()) {
-    CHECK_OK(ck_create(&b, kind, 0, p, NULL), ctx);
-    s = ck_load(&b, blob, n);
-    CHECKF(s == STRATA_EINVAL && strstr(strata_context_error(ctx),
-                                        "one process"),
-           "%s: a part loaded in one process: %s (%s)", what,
-           strata_status_name(s), strata_context_error(ctx));
-    ck_destroy(&b);
-  }
-  free(blob);
-  if (!rank0()) return 0;
-  int same = u1 == u2 && u1 > 0 && !memcmp(want, got, u1);
-  double mx = 0;
-  for (size_t q = 0; q < part / (size_t)p; q++) {
-    double v = p == STRATA_F32 ? ((float *)(void *)want)[q]
-                               : ((double *)(void *)want)[q];
-    if (fabs(v) > mx) mx = fabs(v);
-  }
-  size_t at = first_diff(want, got, u1 < u2 ? u1 : u2, 1);
-  free(want);
-  free(got);
-  CHECKF(mx > 0, "%s: no field (all zero)", what);
-  CHECKF(same, "%s %s on %d ranks: the restarted run differs (%zu and %zu "
-         "bytes, first difference at byte %zu)", what,
-         p == STRATA_F32 ? "fp32" : "fp64", P, u1, u2, at);
-  return 0;
-}
-
-TEST(checkpoint_restart_over_ranks) {
-  if (skip_all) SKIP("%s", skip_why);
-  for (int k = 0; k < 3; k++)
-    for (int p = 0; p < 2; p++)
-      if (one_restart(k, p ? STRATA_F64 : STRATA_F32)) return 1;
-  if (rank0())
-    printf("  wave (CPML, receivers), FDTD Yee and explicit (PML): saved "
-           "parts restart bit for bit on %d ranks; other decompositions "
-           "refused\n", strata_dist_size(D));
-  return 0;
-}
+/* ---- checkpoints: tests/test_dist_restart.inc -------------------------- */
+#include "test_dist_restart.inc"
 
 int main(int argc, char **argv) {
+  /* --yz: every test again on a y-z split of 3D grids (2 ranks along y,
+   * on odd rank counts 1); wave and FDTD stay on slabs */
+  const int yz = argc > 1 && strcmp(argv[1], "--yz") == 0;
+  if (yz) {
+    argc--;
+    argv++;
+  }
   if (!strata_dist_available(skip_why, sizeof skip_why)) {
     skip_all = 1;
   } else {
     strata_status s = make_dist(1, &D);
+    if (s == STRATA_OK && yz) {
+      ranks_y = strata_dist_size(D) % 2 == 0 ? 2 : 1;
+      strata_dist_destroy(&D);
+      s = make_dist(1, &D);
+    }
     if (s == STRATA_OK) s = make_dist(0, &D_plain);
     if (s != STRATA_OK) {
       if (s != STRATA_ENOBACKEND && s != STRATA_ENOTSUP) {
@@ -908,7 +826,7 @@ int main(int argc, char **argv) {
   static const strata_test_entry tests[] = {
       STRATA__FOR_EACH(STRATA__TE, operators_overlapped,
                        operators_not_overlapped, heat_equals_one_rank,
-                       heat_fuse_model_choices,
+                       heat_fuse_model_choices, split_model_choices,
                        wave_equals_one_rank, fdtd_equals_one_rank,
                        refuses_slabs_thinner_than_the_halo, split_and_window,
                        checkpoint_restart_over_ranks)};

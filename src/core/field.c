@@ -335,7 +335,7 @@ static strata_status transfer(const strata_field *f, void *host, int ghosted,
 strata_status strata_field_write(strata_field *f, const void *host) {
   if (f && f->win) {
     strata_field v;
-    strata__field_view(f, f->win->e_lo, f->win->own_n, &v);
+    strata__field_owned(f, &v);
     return transfer(&v, (void *)host, 0, 1);
   }
   return transfer(f, (void *)host, 0, 1);
@@ -343,7 +343,7 @@ strata_status strata_field_write(strata_field *f, const void *host) {
 strata_status strata_field_read(const strata_field *f, void *host) {
   if (f && f->win) {
     strata_field v;
-    strata__field_view(f, f->win->e_lo, f->win->own_n, &v);
+    strata__field_owned(f, &v);
     return transfer(&v, host, 0, 0);
   }
   return transfer(f, host, 0, 0);
@@ -426,6 +426,7 @@ strata_status strata_field_fill_fn(strata_field *f, strata_point_fn fn,
   /* a distributed field's points get their global indices */
   long sh[3] = {0, 0, 0};
   if (f->win) sh[f->win->axis] = f->win->offset;
+  if (f->win && f->win->py > 1) sh[1] = f->win->offset_y;
   /* the user's function may not be thread-safe: call it serially */
   long g0 = f->g[0], g1 = f->g[1], g2 = f->g[2];
   long nx = (long)f->d.n[0], ny = (long)f->d.n[1], nz = (long)f->d.n[2];
@@ -454,6 +455,10 @@ strata_status strata_field_fill_random(strata_field *f, uint64_t seed,
     gf.d.n[W->axis] = W->gn[W->axis];
     long sh[3] = {0, 0, 0};
     sh[W->axis] = W->offset;
+    if (W->py > 1) {
+      gf.d.n[1] = W->gn[1];
+      sh[1] = W->offset_y;
+    }
     double w = hi - lo;
     FOR_GHOSTED(f, img,
                 store_value(f, img, off_,
@@ -568,7 +573,9 @@ strata_status strata_field_diff(const strata_field *a, const strata_field *b,
   if (s != STRATA_OK) return s;
   if (a->win || b->win) {
     if (!a->win || !b->win || a->win->dist != b->win->dist ||
-        a->win->own_n != b->win->own_n || a->win->own_lo != b->win->own_lo)
+        a->win->own_n != b->win->own_n || a->win->own_lo != b->win->own_lo ||
+        a->win->own_lo_y != b->win->own_lo_y ||
+        a->win->own_n_y != b->win->own_n_y)
       return strata__fail_arg_s(a->ctx, STRATA_EINVAL, "b", "set",
                                 "diff: a distributed field against a field "
                                 "that is not split the same way");
@@ -594,5 +601,9 @@ strata_status strata_field_get_window(const strata_field *f,
   w->offset = (size_t)f->win->offset;
   w->owned_lo = (size_t)f->win->own_lo;
   w->owned_count = (size_t)f->win->own_n;
+  w->ranks_y = f->win->py;
+  w->offset_y = (size_t)f->win->offset_y;
+  w->owned_lo_y = (size_t)f->win->own_lo_y;
+  w->owned_count_y = (size_t)f->win->own_n_y;
   return STRATA_OK;
 }

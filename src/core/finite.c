@@ -41,7 +41,7 @@ strata_status strata__check_finite(const strata_field *f, const char *who,
   size_t gn[3] = {f->d.n[0], f->d.n[1], f->d.n[2]};
   long plane0 = 0;
   if (w) {
-    strata__field_view(f, w->own_lo - w->offset, w->own_n, &view);
+    strata__field_owned(f, &view);
     part = &view;
     for (int a = 0; a < 3; a++) gn[a] = w->gn[a];
     plane0 = w->own_lo;
@@ -58,6 +58,7 @@ strata_status strata__check_finite(const strata_field *f, const char *who,
     idx[1] = first / pnx % pny;
     idx[2] = first / pnx / pny;
     if (w) idx[ax] += (uint64_t)plane0;
+    if (w && w->py > 1) idx[1] += (uint64_t)w->own_lo_y;
   }
   double gfirst = first == UINT64_MAX
                       ? INFINITY

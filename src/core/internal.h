@@ -599,10 +599,62 @@ typedef struct strata__window {
   long own_lo, own_n;/* owned planes, global */
   int e_lo, e_hi;    /* extension planes below / above the owned ones */
   int nb[2];         /* neighbour ranks below / above, -1 = a global face */
+  /* A y-z split of a 3D grid over py x pz ranks (rank = cz py + cy) adds
+   * the same along y: rows [ey_lo][own_n_y owned][ey_hi] of the local
+   * interior, neighbours nby.  Slabs: py = 1, and the y members describe
+   * the whole y extent with no neighbours. */
+  int py, pz, cy, cz;
+  long offset_y, own_lo_y, own_n_y;
+  int ey_lo, ey_hi;
+  int nby[2];
 } strata__window;
 
+/* Flags of the periodic argument below: the split axes that wrap, and
+ * whether the caller computes on a y-z split (without it: slabs). */
+enum {
+  STRATA__DIST_WRAP_Z = 1, /* the last axis (z in 3D, y in 2D) is periodic */
+  STRATA__DIST_WRAP_Y = 2, /* y is periodic (3D) */
+  STRATA__DIST_YZ = 4      /* the solver works on a y-z split of 3D grids */
+};
+
+/* The ranks along y and z (p[0] x p[1]) a 3D grid gd is split over: the
+ * group's ranks_y when set, else the one the exchange model predicts
+ * fastest (docs/distributed.md); 1 x P for 2D grids and without yz. */
+void strata__dist_grid(const strata_dist *d, const strata_field_desc *gd,
+                       int yz, int p[2]);
+
+/* The machine numbers of the exchange model (docs/distributed.md): mem,
+ * the rate in bytes/s at which an unfused sweep moves its 2 values a
+ * point; link, bytes/s of one halo message; lat, seconds an exchange
+ * costs besides its bytes.  The CUDA engine's defaults are calibrated (an
+ * H100's sweep, NCCL between H200s over NVLink); the CPU engine has no
+ * calibrated link, so its exchange costs nothing unless the tuning
+ * switches dist_mem_gbs, dist_link_gbs, dist_link_us say. */
+typedef struct strata__dist_machine {
+  double mem, link, lat;
+} strata__dist_machine;
+strata__dist_machine strata__dist_machine_of(const strata_context *ctx);
+/* The temporal-blocking model's gain of s fused steps in tiles of p points
+ * a side, f(s) = s (p - 2s)^D / (p^D + (p - 2s)^D), normalised to s = 1:
+ * p = 32 describes the 3D register tiles, p = 64 the 2D warp strips
+ * (docs/performance.md#temporal-blocking-fs). */
+double strata__fuse_gain(int dims, int s);
+/* Predicted seconds a step of a 3D sweep fused s deep on the largest part
+ * of grid n over py x pz ranks (src/dist/dist_model.c). */
+double strata__dist_split_time(const strata__dist_machine *m,
+                               const size_t n[3], double e, int py, int pz,
+                               int s);
+/* The ranks along y of the fastest predicted split of P ranks for a
+ * sweep fused s deep, parts of at least need planes and rows. */
+int strata__dist_choose_py(const strata__dist_machine *m, const size_t n[3],
+                           double e, int P, int s, long need);
+
+/* The view of the box a distributed field's rank owns (its owned planes,
+ * and along y its owned rows), as strata__field_view makes views. */
+void strata__field_owned(const strata_field *f, strata_field *v);
+
 /* The part of a global field this rank holds, with ext extension planes
- * on each side that has a neighbour (periodic: the split axis wraps). */
+ * on each side that has a neighbour (periodic: flags above). */
 strata_status strata__dist_field_create_ext(strata_dist *d,
                                             const strata_field_desc *global,
                                             int ext, int periodic,

@@ -106,6 +106,36 @@ void strata__dist_local_bc(const strata_field *f, const strata_boundary *bc,
   neighbours(w, bc->kind[2 * ax] == STRATA_BC_PERIODIC, nb);
   for (int side = 0; side < 2; side++)
     if (nb[side] >= 0) local->kind[2 * ax + side] = STRATA_BC_NONE;
+  neighbours_y(w, bc->kind[2] == STRATA_BC_PERIODIC, nb);
+  for (int side = 0; side < 2; side++)
+    if (nb[side] >= 0) local->kind[2 + side] = STRATA_BC_NONE;
+}
+
+void strata__field_owned(const strata_field *f, strata_field *v) {
+  const strata__window *w = f->win;
+  strata__field_view(f, w->own_lo - w->offset, w->own_n, v);
+  if (w->py > 1) { /* the owned rows: the same allocation, origin moved */
+    v->d.n[1] = (size_t)w->own_n_y;
+    v->L.origin += (size_t)(w->own_lo_y - w->offset_y) * f->L.pitch_x;
+  }
+}
+
+void strata__dist_grid(const strata_dist *d, const strata_field_desc *gd,
+                       int yz, int p[2]) {
+  const int P = d ? d->size : 1;
+  p[0] = 1;
+  p[1] = P;
+  if (!yz || gd->dims != 3 || P < 2) return;
+  p[0] = d->ranks_y;
+  if (p[0] == 0 && strata_context_backend(d->ctx) == STRATA_BACKEND_CUDA)
+    p[0] = 1; /* GPUs: slabs (see strata_dist_create) */
+  if (p[0] == 0) {
+    /* the model's choice for the CPU engine's 3D heat sweep (one step a
+     * sweep), with parts of at least a 4-deep sweep's 7 planes */
+    const strata__dist_machine m = strata__dist_machine_of(d->ctx);
+    p[0] = strata__dist_choose_py(&m, gd->n, (double)gd->precision, P, 1, 7);
+  }
+  p[1] = P / p[0];
 }
 
 #ifndef STRATA_HAVE_MPI
@@ -220,6 +250,17 @@ strata_status strata_dist_create(const strata_context_options *copt,
   MPI_Comm_free(&node);
   d->overlap = o->overlap != 0;
   d->exchange = o->exchange != 0;
+  d->ranks_y = o->ranks_y;
+  if (o->ranks_y < 0 || (o->ranks_y > 0 && d->size % o->ranks_y != 0)) {
+    char m[160];
+    snprintf(m, sizeof m, "dist: ranks_y = %d does not divide the %d "
+             "ranks (0 = chosen by the model, 1 = slabs)", o->ranks_y,
+             d->size);
+    set_errbuf(copt, m);
+    MPI_Comm_free(&d->comm);
+    free(d);
+    return STRATA_EINVAL;
+  }
 
   strata_context_options co;
   if (copt)
@@ -246,6 +287,15 @@ strata_status strata_dist_create(const strata_context_options *copt,
     goto fail;
   }
   int cuda = strata_context_backend(d->ctx) == STRATA_BACKEND_CUDA;
+  if (cuda && d->ranks_y > 1) {
+    /* the split's exchange (the packed x-z faces, k_runs) has not run on a
+     * GPU against one process yet: GPUs take slabs until it has */
+    snprintf(msg, sizeof msg, "dist: ranks_y = %d: the y-z split runs on "
+             "the CPU engine; over GPUs the grid is split in z slabs "
+             "(ranks_y = 0 or 1)", d->ranks_y);
+    s = STRATA_ENOTSUP;
+    goto fail_all;
+  }
   if (d->size == 1) {
     d->transport = T_NONE;
   } else if (cuda) {
@@ -315,6 +365,7 @@ void strata_dist_destroy(strata_dist **pd) {
   MPI_Barrier(d->comm);
   strata_context_destroy(&d->ctx);
   MPI_Comm_free(&d->comm);
+  free(d->stage);
   free(d);
   *pd = NULL;
 }
@@ -357,54 +408,94 @@ strata_status strata__dist_bcast(strata_dist *d, void *buf, size_t bytes) {
   return STRATA_OK;
 }
 
-/* This rank's part of a global field: the owned planes [*lo, *lo + *cnt)
- * along the last axis, and e[0], e[1] extension planes below and above
- * (on every side that may have a neighbour, periodic wrap-around
- * included); refused when some rank would own too few planes. */
-static strata_status local_part(strata_dist *d, const strata_field_desc *gd,
-                                int ext, int periodic, size_t *lo,
-                                size_t *cnt, int e[2]) {
-  strata_context *ctx = d->ctx;
-  if (gd->dims != 2 && gd->dims != 3)
-    return strata__fail_arg(ctx, STRATA_EINVAL, "dims", gd->dims,
-                        "dist: a %dD field cannot be split; distributed "
-                        "fields are 2D (split along y) or 3D (along z)",
-                        gd->dims);
-  const int ax = gd->dims - 1;
-  strata_dist_split(d, gd->n[ax], d->rank, lo, cnt);
-  const long need = (long)gd->ghost + ext;
-  size_t minc = gd->n[ax] / (size_t)d->size;
+/* Refuses an axis whose thinnest part holds fewer than need planes. */
+static strata_status check_thin(strata_context *ctx, const strata_field_desc *gd,
+                                int ax, int P, long need, int ext) {
+  const size_t minc = gd->n[ax] / (size_t)P;
   char nm[STRATA__ARGNAME_SIZE];
-  if (d->size > 1 && (long)minc < need)
+  if (P > 1 && (long)minc < need)
     return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", ax),
                         gd->n[ax],
                         "dist: %zu planes along %c over %d ranks leave %zu "
                         "planes on some ranks, fewer than the %ld that each "
                         "must own (ghost width %d%s); use fewer ranks or a "
                         "larger grid",
-                        gd->n[ax], "xyz"[ax], d->size, minc, need, gd->ghost,
+                        gd->n[ax], "xyz"[ax], P, minc, need, gd->ghost,
                         ext ? " plus the solver's extension planes" : "");
-  const int per = periodic && d->size > 1;
-  e[0] = d->rank > 0 || per ? ext : 0;
-  e[1] = d->rank < d->size - 1 || per ? ext : 0;
   return STRATA_OK;
+}
+
+/* This rank's part of a global field as a window (no field yet): on py x
+ * pz ranks (strata__dist_grid) the owned planes along the last axis and,
+ * for a y-z split, the owned rows along y, each with ext extension planes
+ * on every side that may have a neighbour (wrap-around included, flags
+ * STRATA__DIST_*); refused when some rank would own too few. */
+static strata_status local_part(strata_dist *d, const strata_field_desc *gd,
+                                int ext, int flags, strata__window *w) {
+  strata_context *ctx = d->ctx;
+  if (gd->dims != 2 && gd->dims != 3)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "dims", gd->dims,
+                        "dist: a %dD field cannot be split; distributed "
+                        "fields are 2D (split along y) or 3D (along z, or "
+                        "y and z)", gd->dims);
+  const int ax = gd->dims - 1;
+  int p[2];
+  strata__dist_grid(d, gd, (flags & STRATA__DIST_YZ) != 0, p);
+  memset(w, 0, sizeof *w);
+  w->dist = d;
+  w->axis = ax;
+  memcpy(w->gn, gd->n, sizeof w->gn);
+  w->py = p[0];
+  w->pz = p[1];
+  w->cy = d->rank % p[0];
+  w->cz = d->rank / p[0];
+  const long need = (long)gd->ghost + ext;
+  strata_status s = check_thin(ctx, gd, ax, w->pz, need, ext);
+  if (s == STRATA_OK && w->py > 1) s = check_thin(ctx, gd, 1, w->py, need, ext);
+  if (s != STRATA_OK) return s;
+  size_t lo, cnt;
+  split_n(gd->n[ax], w->pz, w->cz, &lo, &cnt);
+  w->own_lo = (long)lo;
+  w->own_n = (long)cnt;
+  w->nb[0] = w->cz > 0 ? d->rank - w->py : -1;
+  w->nb[1] = w->cz < w->pz - 1 ? d->rank + w->py : -1;
+  const int perz = (flags & STRATA__DIST_WRAP_Z) && w->pz > 1;
+  w->e_lo = w->cz > 0 || perz ? ext : 0;
+  w->e_hi = w->cz < w->pz - 1 || perz ? ext : 0;
+  w->offset = w->own_lo - w->e_lo;
+  split_n(gd->n[1], w->py, w->cy, &lo, &cnt);
+  w->own_lo_y = (long)lo;
+  w->own_n_y = (long)cnt;
+  w->nby[0] = w->cy > 0 ? d->rank - 1 : -1;
+  w->nby[1] = w->cy < w->py - 1 ? d->rank + 1 : -1;
+  const int pery = (flags & STRATA__DIST_WRAP_Y) && w->py > 1;
+  w->ey_lo = w->py > 1 && (w->cy > 0 || pery) ? ext : 0;
+  w->ey_hi = w->py > 1 && (w->cy < w->py - 1 || pery) ? ext : 0;
+  w->offset_y = w->own_lo_y - w->ey_lo;
+  return STRATA_OK;
+}
+
+/* The local description of a window's field. */
+static void window_desc(const strata__window *w, const strata_field_desc *gd,
+                        strata_field_desc *ld) {
+  *ld = *gd;
+  ld->n[w->axis] = (size_t)(w->own_n + w->e_lo + w->e_hi);
+  if (w->py > 1) ld->n[1] = (size_t)(w->own_n_y + w->ey_lo + w->ey_hi);
 }
 
 strata_status strata__dist_local_desc(strata_dist *d,
                                       const strata_field_desc *gd, int ext,
-                                      int periodic, strata_field_desc *ld) {
-  size_t lo, cnt;
-  int e[2];
-  strata_status s = local_part(d, gd, ext, periodic, &lo, &cnt, e);
+                                      int flags, strata_field_desc *ld) {
+  strata__window w;
+  strata_status s = local_part(d, gd, ext, flags, &w);
   if (s != STRATA_OK) return s;
-  *ld = *gd;
-  ld->n[gd->dims - 1] = cnt + (size_t)e[0] + (size_t)e[1];
+  window_desc(&w, gd, ld);
   return STRATA_OK;
 }
 
 strata_status strata__dist_field_create_ext(strata_dist *d,
                                             const strata_field_desc *gd,
-                                            int ext, int periodic,
+                                            int ext, int flags,
                                             strata_field **out) {
   if (!d) return STRATA_EINVAL;
   strata_context *ctx = d->ctx;
@@ -412,25 +503,15 @@ strata_status strata__dist_field_create_ext(strata_dist *d,
     return strata__fail_arg_p(ctx, STRATA_EINVAL, out ? "global" : "out",
                               NULL, "dist: NULL argument");
   *out = NULL;
-  size_t lo, cnt;
-  int e[2];
-  strata_status s = local_part(d, gd, ext, periodic, &lo, &cnt, e);
-  if (s != STRATA_OK) return s;
-  const int ax = gd->dims - 1;
   strata__window *w = calloc(1, sizeof *w);
   if (!w) return strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
-  w->dist = d;
-  w->axis = ax;
-  memcpy(w->gn, gd->n, sizeof w->gn);
-  w->own_lo = (long)lo;
-  w->own_n = (long)cnt;
-  w->nb[0] = d->rank > 0 ? d->rank - 1 : -1;
-  w->nb[1] = d->rank < d->size - 1 ? d->rank + 1 : -1;
-  w->e_lo = e[0];
-  w->e_hi = e[1];
-  w->offset = w->own_lo - w->e_lo;
-  strata_field_desc ld = *gd;
-  ld.n[ax] = cnt + (size_t)w->e_lo + (size_t)w->e_hi;
+  strata_status s = local_part(d, gd, ext, flags, w);
+  if (s != STRATA_OK) {
+    free(w);
+    return s;
+  }
+  strata_field_desc ld;
+  window_desc(w, gd, &ld);
   s = strata__dist_agree(d, strata_field_create(ctx, &ld, out));
   if (s != STRATA_OK) {
     strata_field_destroy(out);
@@ -444,6 +525,6 @@ strata_status strata__dist_field_create_ext(strata_dist *d,
 strata_status strata_dist_field_create(strata_dist *d,
                                        const strata_field_desc *gd,
                                        strata_field **out) {
-  return strata__dist_field_create_ext(d, gd, 0, 0, out);
+  return strata__dist_field_create_ext(d, gd, 0, STRATA__DIST_YZ, out);
 }
 #endif

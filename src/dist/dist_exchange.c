@@ -144,40 +144,86 @@ static int field_xfers(const strata_field *f, int periodic, int depth,
   const size_t bytes = (size_t)H * S * f->esize;
   int m = 0;
   if (nb[0] >= 0) { /* my lowest owned planes go down */
-    x[m] = (strata__xfer){nb[0], 1, plane_ptr(f, w->e_lo), bytes};
+    x[m] = (strata__xfer){nb[0], 1, plane_ptr(f, w->e_lo), bytes, 0, 0};
     tags[m++] = tagbase + 0;
   }
   if (nb[1] >= 0) { /* my highest owned planes go up */
-    x[m] = (strata__xfer){nb[1], 1, plane_ptr(f, n - w->e_hi - H), bytes};
+    x[m] = (strata__xfer){nb[1], 1, plane_ptr(f, n - w->e_hi - H), bytes, 0,
+                          0};
     tags[m++] = tagbase + 1;
   }
   if (nb[1] >= 0) { /* the planes above mine came down from above */
-    x[m] = (strata__xfer){nb[1], 0, plane_ptr(f, n - w->e_hi), bytes};
+    x[m] = (strata__xfer){nb[1], 0, plane_ptr(f, n - w->e_hi), bytes, 0, 0};
     tags[m++] = tagbase + 0;
   }
   if (nb[0] >= 0) { /* the planes below mine came up from below */
-    x[m] = (strata__xfer){nb[0], 0, plane_ptr(f, -g), bytes};
+    x[m] = (strata__xfer){nb[0], 0, plane_ptr(f, -g), bytes, 0, 0};
     tags[m++] = tagbase + 1;
   }
   return m;
 }
 
-#define MAX_XF 16
-static strata_status exchange_start(strata_field *const *f, int nf,
-                                    int periodic, int depth) {
-  strata_dist *d = f[0]->win->dist;
-  if (!d->exchange || d->size == 1) return STRATA_OK;
-  if (nf > MAX_XF / 4)
-    return strata__fail(d->ctx, STRATA_EINVAL, "dist: too many fields");
-  strata__xfer x[MAX_XF];
-  int tags[MAX_XF], m = 0;
-  for (int i = 0; i < nf; i++) {
-    if (!f[i]->win || f[i]->win->dist != d)
-      return strata__fail(d->ctx, STRATA_EINVAL,
-                          "dist: exchange of a field that is not part of "
-                          "this group");
-    m += field_xfers(f[i], periodic, depth, x + m, tags + m, 16 * i);
+/* The messages of one field along y of a y-z split (none for slabs):
+ * the rows next to the x-z faces, in the order field_xfers uses, of every
+ * plane of the local field (z ghost and extension planes included, so the
+ * z exchange that follows sends planes whose rows next to the x-z faces
+ * are the y neighbours' and a face of the global grid along z gets the
+ * values of its filled ghost planes).  Each plane's rows are one run of
+ * memory; the runs are strided by a plane. */
+static int field_xfers_y(const strata_field *f, int periodic, int depth,
+                         strata__xfer *x, int *tags, int tagbase) {
+  const strata__window *w = f->win;
+  int nb[2];
+  neighbours_y(w, periodic, nb);
+  if (nb[0] < 0 && nb[1] < 0) return 0;
+  const int g = depth >= 0 && depth < f->g[1] ? depth : f->g[1];
+  const long ny = (long)f->d.n[1];
+  const long H = g + (w->ey_lo > w->ey_hi ? w->ey_lo : w->ey_hi);
+  const size_t run = (size_t)H * f->L.pitch_x * f->esize;
+  const size_t stride = f->L.pitch_x * f->L.pitch_y * f->esize;
+  const size_t bytes = run * (f->d.n[2] + 2 * (size_t)f->g[2]);
+  /* rows from their first element (the pad before the x ghosts): a run
+   * of H rows then ends inside the allocation */
+  char *base = (char *)f->data -
+               (f->L.origin % f->L.pitch_x) * f->esize;
+#define ROW(j) (base + strata__offset(f, 0, (j), -f->g[2]) * f->esize)
+  int m = 0;
+  if (nb[0] >= 0) {
+    x[m] = (strata__xfer){nb[0], 1, ROW(w->ey_lo), bytes, run, stride};
+    tags[m++] = tagbase + 2;
   }
+  if (nb[1] >= 0) {
+    x[m] = (strata__xfer){nb[1], 1, ROW(ny - w->ey_hi - H), bytes, run,
+                          stride};
+    tags[m++] = tagbase + 3;
+  }
+  if (nb[1] >= 0) {
+    x[m] = (strata__xfer){nb[1], 0, ROW(ny - w->ey_hi), bytes, run, stride};
+    tags[m++] = tagbase + 2;
+  }
+  if (nb[0] >= 0) {
+    x[m] = (strata__xfer){nb[0], 0, ROW(-g), bytes, run, stride};
+    tags[m++] = tagbase + 3;
+  }
+#undef ROW
+  return m;
+}
+
+/* Copies the runs of a packed message between the field and buf. */
+static void runs_copy(const strata__xfer *x, unsigned char *buf, int pack) {
+  const size_t n = x->bytes / x->run;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char *f = (unsigned char *)x->ptr + i * x->stride;
+    if (pack)
+      memcpy(buf + i * x->run, f, x->run);
+    else
+      memcpy(f, buf + i * x->run, x->run);
+  }
+}
+
+/* Starts the messages x (tags: MPI tags) of group d. */
+static strata_status post(strata_dist *d, strata__xfer *x, const int *tags,
+                          int m) {
   for (int i = 0; i < m; i++) {
     if (x[i].send) {
       d->stats.bytes_sent += (double)x[i].bytes;
@@ -196,20 +242,73 @@ static strata_status exchange_start(strata_field *const *f, int nf,
 #endif
   }
   /* MPI on host memory: the fields' work is done when the CPU engine
-   * returns; post receives first */
+   * returns; packed messages go through the staging buffer */
+  size_t need = 0;
+  for (int i = 0; i < m; i++)
+    if (x[i].run) need += x[i].bytes;
+  if (need > d->stage_bytes) {
+    unsigned char *b = realloc(d->stage, need);
+    if (!b)
+      return strata__fail(d->ctx, STRATA_ENOMEM, "dist: cannot stage %zu "
+                          "bytes of packed halo rows", need);
+    d->stage = b;
+    d->stage_bytes = need;
+  }
   d->nreq = 0;
+  d->nunpack = 0;
+  size_t at = 0;
+  /* post receives first */
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < m; i++) {
       if (x[i].send != pass) continue;
       MPI_Request *r = &d->req[d->nreq++];
+      void *ptr = x[i].ptr;
+      if (x[i].run) {
+        ptr = d->stage + at;
+        if (x[i].send) {
+          runs_copy(&x[i], d->stage + at, 1);
+        } else {
+          d->unpack[d->nunpack] = x[i];
+          d->unpack_at[d->nunpack++] = at;
+        }
+        at += x[i].bytes;
+      }
       if (x[i].send)
-        MPI_Isend(x[i].ptr, (int)x[i].bytes, MPI_BYTE, x[i].peer, tags[i],
+        MPI_Isend(ptr, (int)x[i].bytes, MPI_BYTE, x[i].peer, tags[i],
                   d->comm, r);
       else
-        MPI_Irecv(x[i].ptr, (int)x[i].bytes, MPI_BYTE, x[i].peer, tags[i],
+        MPI_Irecv(ptr, (int)x[i].bytes, MPI_BYTE, x[i].peer, tags[i],
                   d->comm, r);
     }
   return STRATA_OK;
+}
+
+#define MAX_XF 16
+static strata_status check_fields(strata_dist *d, strata_field *const *f,
+                                  int nf) {
+  if (nf > MAX_XF / 4)
+    return strata__fail(d->ctx, STRATA_EINVAL, "dist: too many fields");
+  for (int i = 0; i < nf; i++)
+    if (!f[i]->win || f[i]->win->dist != d)
+      return strata__fail(d->ctx, STRATA_EINVAL,
+                          "dist: exchange of a field that is not part of "
+                          "this group");
+  return STRATA_OK;
+}
+
+/* periodic: STRATA__DIST_WRAP_* flags */
+static strata_status exchange_start(strata_field *const *f, int nf,
+                                    int periodic, int depth) {
+  strata_dist *d = f[0]->win->dist;
+  if (!d->exchange || d->size == 1) return STRATA_OK;
+  strata_status s = check_fields(d, f, nf);
+  if (s != STRATA_OK) return s;
+  strata__xfer x[MAX_XF];
+  int tags[MAX_XF], m = 0;
+  for (int i = 0; i < nf; i++)
+    m += field_xfers(f[i], periodic & STRATA__DIST_WRAP_Z, depth, x + m,
+                     tags + m, 16 * i);
+  return post(d, x, tags, m);
 }
 
 static strata_status exchange_join(strata_dist *d) {
@@ -225,17 +324,49 @@ static strata_status exchange_join(strata_dist *d) {
   int rc = MPI_Waitall(d->nreq, d->req, MPI_STATUSES_IGNORE);
   d->nreq = 0;
   d->stats.wait_seconds += now_s() - t0;
+  for (int i = 0; i < d->nunpack; i++)
+    runs_copy(&d->unpack[i], d->stage + d->unpack_at[i], 0);
+  d->nunpack = 0;
   if (rc != MPI_SUCCESS)
     return strata__fail(d->ctx, STRATA_EDEVICE, "dist: MPI exchange failed");
   return STRATA_OK;
 }
 
+/* The exchange along y of a y-z split, complete before the z exchange
+ * starts (that one sends whole planes, rows from the y neighbours
+ * included); nothing for slabs. */
+static strata_status exchange_y(strata_field *const *f, int nf, int periodic,
+                                int depth) {
+  strata_dist *d = f[0]->win->dist;
+  if (!d->exchange || f[0]->win->py == 1) return STRATA_OK;
+  strata_status s = check_fields(d, f, nf);
+  if (s != STRATA_OK) return s;
+  strata__xfer x[MAX_XF];
+  int tags[MAX_XF], m = 0;
+  for (int i = 0; i < nf; i++)
+    m += field_xfers_y(f[i], (periodic & STRATA__DIST_WRAP_Y) != 0, depth,
+                       x + m, tags + m, 16 * i);
+  s = post(d, x, tags, m);
+  strata_status sj = exchange_join(d);
+  return s != STRATA_OK ? s : sj;
+}
+
 strata_status strata__dist_exchange(strata_field *const *f, int nf,
                                     int periodic) {
   if (nf < 1 || !f[0]->win) return STRATA_OK;
-  strata_status s = exchange_start(f, nf, periodic, -1);
+  strata_status s = exchange_y(f, nf, periodic, -1);
+  if (s == STRATA_OK) s = exchange_start(f, nf, periodic, -1);
   if (s != STRATA_OK) return s;
   return exchange_join(f[0]->win->dist);
+}
+
+/* The wrap-around flags of bc for a window. */
+static int wrap_flags(const strata__window *w, const strata_boundary *bc) {
+  return (bc->kind[2 * w->axis] == STRATA_BC_PERIODIC ? STRATA__DIST_WRAP_Z
+                                                      : 0) |
+         (w->axis == 2 && bc->kind[2] == STRATA_BC_PERIODIC
+              ? STRATA__DIST_WRAP_Y
+              : 0);
 }
 
 strata_status strata_dist_fill_ghosts(strata_field *f,
@@ -249,9 +380,7 @@ strata_status strata_dist_fill_ghosts(strata_field *f,
   strata__dist_local_bc(f, bc, &lb);
   strata_status s = strata__fill_ghosts_local(f, &lb);
   if (s != STRATA_OK) return s;
-  return strata__dist_exchange(&f, 1,
-                               bc->kind[2 * f->win->axis] ==
-                                   STRATA_BC_PERIODIC);
+  return strata__dist_exchange(&f, 1, wrap_flags(f->win, bc));
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
@@ -312,7 +441,9 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
   strata_dist *d = w->dist;
   if (!out->win || out->win->dist != d || out->win->e_lo != w->e_lo ||
       out->win->e_hi != w->e_hi || out->win->own_lo != w->own_lo ||
-      out->win->own_n != w->own_n)
+      out->win->own_n != w->own_n || out->win->py != w->py ||
+      out->win->own_lo_y != w->own_lo_y || out->win->ey_lo != w->ey_lo ||
+      out->win->ey_hi != w->ey_hi)
     return strata__fail_arg_s(d->ctx, STRATA_EINVAL, "out", "set",
                         "dist_apply: in and out must be distributed fields "
                         "of the same group and grid");
@@ -328,15 +459,18 @@ strata_status strata_dist_apply(const strata_stencil *op, strata_field *in,
   strata__dist_local_bc(in, bc, &lb);
   s = strata__fill_ghosts_local(in, &lb);
   if (s != STRATA_OK) return s;
-  const int periodic = bc->kind[2 * w->axis] == STRATA_BC_PERIODIC;
+  const int periodic = wrap_flags(w, bc);
+  s = exchange_y(&in, 1, periodic, -1); /* x-z faces first, not overlapped */
+  if (s != STRATA_OK) return s;
   int nb[2];
-  neighbours(w, periodic, nb);
+  neighbours(w, periodic & STRATA__DIST_WRAP_Z, nb);
   const long n = (long)in->d.n[w->axis], r = op->radius;
   const long a = nb[0] >= 0 ? r : 0, b = nb[1] >= 0 ? n - r : n;
   const int split = d->overlap && d->exchange && d->size > 1 && b - a >= 1 &&
                     (nb[0] >= 0 || nb[1] >= 0);
   if (!split) {
-    s = strata__dist_exchange(&in, 1, periodic);
+    s = exchange_start(&in, 1, periodic, -1);
+    if (s == STRATA_OK) s = exchange_join(d);
     return s != STRATA_OK ? s : strata_apply(op, in, out, &o);
   }
   s = exchange_start(&in, 1, periodic, -1);
@@ -391,9 +525,11 @@ strata_status strata__dist_apply_fused(const strata_stencil *op,
   strata__dist_local_bc(in, bc, &lb);
   strata_status s = strata__fill_ghosts_local(in, &lb);
   if (s != STRATA_OK) return s;
-  const int periodic = bc->kind[2 * w->axis] == STRATA_BC_PERIODIC;
+  const int periodic = wrap_flags(w, bc);
+  s = exchange_y(&in, 1, periodic, op->radius); /* not overlapped */
+  if (s != STRATA_OK) return s;
   int nb[2];
-  neighbours(w, periodic, nb);
+  neighbours(w, periodic & STRATA__DIST_WRAP_Z, nb);
   const long H = (long)op->radius * steps;
   const long lo = w->e_lo, hi = n - w->e_hi; /* the owned planes */
   const long a = nb[0] >= 0 ? lo + H : lo, b = nb[1] >= 0 ? hi - H : hi;
@@ -419,8 +555,32 @@ strata_status strata__dist_apply_fused(const strata_stencil *op,
 
 /* ---- gathers ------------------------------------------------------------- */
 
-static size_t plane_values(const strata_field *f) {
-  return f->d.dims == 3 ? f->d.n[0] * f->d.n[1] : f->d.n[0];
+/* The values of the box this rank owns. */
+static size_t owned_values(const strata_field *f) {
+  const strata__window *w = f->win;
+  return f->d.n[0] * (size_t)w->own_n * (w->axis == 2 ? (size_t)w->own_n_y : 1);
+}
+
+/* Copies the boxes of every rank between a buffer of them in rank order
+ * (box) and the dense global array (glob), row by row. */
+static void boxes_copy(const strata_field *f, unsigned char *box,
+                       unsigned char *glob, int to_glob) {
+  const strata__window *w = f->win;
+  const size_t row = f->d.n[0] * f->esize;
+  const size_t gy = w->axis == 2 ? w->gn[1] : 1;
+  for (int r = 0; r < w->dist->size; r++) {
+    size_t lo[2], cnt[2];
+    rank_box(w, r, lo, cnt);
+    for (size_t k = 0; k < cnt[1]; k++)
+      for (size_t j = 0; j < cnt[0]; j++) {
+        unsigned char *g = glob + ((lo[1] + k) * gy + lo[0] + j) * row;
+        if (to_glob)
+          memcpy(g, box, row);
+        else
+          memcpy(box, g, row);
+        box += row;
+      }
+  }
 }
 
 strata_status strata_dist_gather(const strata_field *f, int root, void *host) {
@@ -435,23 +595,31 @@ strata_status strata_dist_gather(const strata_field *f, int root, void *host) {
   if (root < 0 || root >= d->size)
     return strata__fail_arg(d->ctx, STRATA_EINVAL, "root", root,
                             "gather: root %d of %d ranks", root, d->size);
-  const size_t bytes = plane_values(f) * (size_t)f->win->own_n * f->esize;
+  const size_t bytes = owned_values(f) * f->esize;
+  const int yz = f->win->py > 1; /* boxes: gathered, then placed */
+  const size_t all = f->d.n[0] * f->win->gn[1] *
+                     (f->win->axis == 2 ? f->win->gn[2] : 1) * f->esize;
   void *mine = malloc(bytes ? bytes : 1);
-  strata_status s = mine ? STRATA_OK
-                         : strata__fail(d->ctx, STRATA_ENOMEM,
-                                        "out of host memory");
-  if (s == STRATA_OK) s = strata_field_read(f, mine); /* the owned planes */
+  void *boxes = yz && d->rank == root ? malloc(all) : NULL;
+  strata_status s = mine && (boxes || !yz || d->rank != root)
+                        ? STRATA_OK
+                        : strata__fail(d->ctx, STRATA_ENOMEM,
+                                       "out of host memory");
+  if (s == STRATA_OK) s = strata_field_read(f, mine); /* the owned box */
   if (d->rank == root && !host && s == STRATA_OK)
     s = strata__fail_arg_p(d->ctx, STRATA_EINVAL, "host", host,
                            "gather: host is NULL on root");
   if (!all_ok(d->comm, s == STRATA_OK)) {
     free(mine);
+    free(boxes);
     return s != STRATA_OK ? s
                           : strata__fail_elsewhere(d->ctx, STRATA_EIO,
                                          "gather: another rank failed");
   }
-  s = strata__dist_gatherv(d, mine, bytes, host, root);
+  s = strata__dist_gatherv(d, mine, bytes, yz ? boxes : host, root);
+  if (boxes) boxes_copy(f, boxes, host, 1);
   free(mine);
+  free(boxes);
   return s;
 }
 
@@ -472,27 +640,41 @@ strata_status strata_dist_scatter(strata_field *f, int root,
   if (!all_ok(d->comm, okh))
     return strata__fail(d->ctx, STRATA_EINVAL, "scatter: host is NULL on "
                         "root");
-  const size_t pv = plane_values(f) * f->esize;
-  const size_t bytes = pv * (size_t)f->win->own_n;
+  const strata__window *w = f->win;
+  const int yz = w->py > 1;
+  const size_t pv = f->d.n[0] * (w->axis == 2 ? w->gn[1] : 1) * f->esize;
+  const size_t bytes = owned_values(f) * f->esize;
+  const size_t all = pv * w->gn[w->axis];
   void *mine = malloc(bytes ? bytes : 1);
-  int ok = all_ok(d->comm, mine != NULL);
+  unsigned char *boxes = yz && d->rank == root ? malloc(all) : NULL;
+  int ok = all_ok(d->comm, mine != NULL && (!yz || d->rank != root || boxes));
   if (!ok) {
     free(mine);
+    free(boxes);
     return strata__fail(d->ctx, STRATA_ENOMEM, "out of host memory");
   }
   if (d->rank == root) {
+    /* the ranks' boxes in rank order: the slabs of host as they lie, or
+     * the y-z split's boxes copied out row by row */
+    const unsigned char *src = host;
+    if (yz) {
+      boxes_copy(f, boxes, (unsigned char *)host, 0);
+      src = boxes;
+    }
     for (int r = 0; r < d->size; r++) {
-      size_t lo, cnt;
-      strata_dist_split(d, f->win->gn[f->win->axis], r, &lo, &cnt);
-      const unsigned char *p = (const unsigned char *)host + lo * pv;
+      size_t lo[2], cnt[2];
+      rank_box(w, r, lo, cnt);
+      const size_t n = f->d.n[0] * cnt[0] * cnt[1] * f->esize;
       if (r == root)
-        memcpy(mine, p, cnt * pv);
-      else if (cnt)
-        send_big(d->comm, p, cnt * pv, r, 8);
+        memcpy(mine, src, n);
+      else if (n)
+        send_big(d->comm, src, n, r, 8);
+      src += n;
     }
   } else if (bytes) {
     recv_big(d->comm, mine, bytes, root, 8);
   }
+  free(boxes);
   strata_status s = strata_field_write(f, mine);
   free(mine);
   return s;
@@ -505,8 +687,11 @@ strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
   const strata__window *w = a->win;
   strata_dist *d = w->dist;
   strata_field va, vb;
-  strata__field_view(a, w->e_lo, w->own_n, &va);
-  if (b) strata__field_view(b, b->win ? b->win->e_lo : 0, w->own_n, &vb);
+  strata__field_owned(a, &va);
+  if (b && b->win)
+    strata__field_owned(b, &vb);
+  else if (b)
+    strata__field_view(b, 0, w->own_n, &vb);
   double v = 0;
   strata_status s = b ? strata_field_diff(&va, &vb, which, &v)
                       : strata_field_norm(&va, which, &v);
@@ -514,8 +699,9 @@ strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
     return s != STRATA_OK ? s
                           : strata__fail_elsewhere(d->ctx, STRATA_EDEVICE,
                                          "norm: another rank failed");
-  const double cnt = (double)plane_values(a) * (double)w->own_n;
-  double total = (double)plane_values(a) * (double)w->gn[w->axis];
+  const double cnt = (double)owned_values(a);
+  double total = (double)a->d.n[0] * (double)w->gn[1] *
+                 (w->axis == 2 ? (double)w->gn[2] : 1.0);
   double part[2] = {0, isnan(v) ? 1.0 : 0.0};
   switch (which) {
   case STRATA_NORM_L2: part[0] = v * v; break;

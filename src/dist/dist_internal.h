@@ -13,12 +13,16 @@ extern "C" {
 #endif
 
 /* One message of an exchange: send (or receive into) bytes at ptr
- * (device memory) to (from) rank peer. */
+ * (device memory) to (from) rank peer.  run = 0: one contiguous run of
+ * bytes; otherwise bytes / run runs of run bytes, stride bytes apart (the
+ * rows of an x-z face: one run of whole rows a plane), packed into a
+ * staging buffer before a send and unpacked from it after a receive. */
 typedef struct strata__xfer {
   int peer;
   int send; /* 1 send, 0 receive */
   void *ptr;
   size_t bytes;
+  size_t run, stride;
 } strata__xfer;
 
 #define STRATA__NCCL_ID_BYTES 128
@@ -68,10 +72,18 @@ struct strata_dist {
   int rank, size, local_rank;
   int transport;
   int overlap, exchange;
+  int ranks_y; /* strata_dist_options.ranks_y */
   strata_dist_stats stats;
   void *nccl;
   vchoice vc[16];
   int nvc;
+  /* MPI: the host staging of packed messages, and the packed receives
+   * to unpack once the messages are in */
+  unsigned char *stage;
+  size_t stage_bytes;
+  strata__xfer unpack[16];
+  size_t unpack_at[16];
+  int nunpack;
 #ifdef STRATA_HAVE_MPI
   MPI_Comm comm;
   MPI_Request req[64];
@@ -79,15 +91,44 @@ struct strata_dist {
 #endif
 };
 
-/* The neighbours of a window for an exchange with or without wrap-around. */
+/* The planes [*lo, *lo + *cnt) of n that part r of P owns. */
+static inline void split_n(size_t n, int P, int r, size_t *lo, size_t *cnt) {
+  size_t base = n / (size_t)P, rem = n % (size_t)P, q = (size_t)r;
+  *lo = q * base + (q < rem ? q : rem);
+  *cnt = base + (q < rem ? 1 : 0);
+}
+
+/* The points of the box rank r owns in a window's decomposition: x whole,
+ * rows [lo[0], lo[0] + cnt[0]) along y (3D; 2D: lo[0] = 0, cnt[0] = 1)
+ * and planes [lo[1], lo[1] + cnt[1]) along the last axis. */
+static inline void rank_box(const strata__window *w, int r, size_t lo[2],
+                            size_t cnt[2]) {
+  lo[0] = 0;
+  cnt[0] = w->axis == 2 ? w->gn[1] : 1;
+  if (w->py > 1) split_n(w->gn[1], w->py, r % w->py, &lo[0], &cnt[0]);
+  split_n(w->gn[w->axis], w->pz, r / w->py, &lo[1], &cnt[1]);
+}
+
+/* The neighbours of a window along the last axis for an exchange with or
+ * without wrap-around. */
 static inline void neighbours(const strata__window *w, int periodic,
                               int nb[2]) {
-  const strata_dist *d = w->dist;
   nb[0] = w->nb[0];
   nb[1] = w->nb[1];
-  if (periodic && d->size > 1) {
-    if (nb[0] < 0) nb[0] = d->size - 1;
-    if (nb[1] < 0) nb[1] = 0;
+  if (periodic && w->pz > 1) {
+    if (nb[0] < 0) nb[0] = (w->pz - 1) * w->py + w->cy;
+    if (nb[1] < 0) nb[1] = w->cy;
+  }
+}
+
+/* The same along y of a y-z split (none for slabs). */
+static inline void neighbours_y(const strata__window *w, int periodic,
+                                int nb[2]) {
+  nb[0] = w->nby[0];
+  nb[1] = w->nby[1];
+  if (periodic && w->py > 1) {
+    if (nb[0] < 0) nb[0] = w->cz * w->py + w->py - 1;
+    if (nb[1] < 0) nb[1] = w->cz * w->py;
   }
 }
 

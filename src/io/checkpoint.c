@@ -55,8 +55,10 @@ static size_t head_bytes(int part) {
 static void dense_shape(const strata_field *f, strata_field_desc *d) {
   strata_field_get_desc(f, d);
   strata_field_window w;
-  if (strata_field_get_window(f, &w) == STRATA_OK && w.distributed)
+  if (strata_field_get_window(f, &w) == STRATA_OK && w.distributed) {
     d->n[w.axis] = w.owned_count;
+    if (w.ranks_y > 1) d->n[1] = w.owned_count_y;
+  }
 }
 
 static size_t dense_bytes(const strata_field_desc *d) {

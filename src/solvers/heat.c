@@ -25,59 +25,19 @@ static int default_fuse(const strata_context *ctx,
 }
 
 /* ---- the depth of fusion over several ranks -----------------------------
- * docs/distributed.md#fused-steps-over-ranks.  The temporal-blocking
- * model's gain of s fused steps in tiles of p points a side, f(s) = s (p - 2s)^D / (p^D +
- * (p - 2s)^D), normalised to s = 1: p = 32 describes the 3D register tiles,
- * p = 64 the 2D warp strips (docs/performance.md#temporal-blocking-fs). */
-static double fuse_gain(int dims, int s) {
-  const double p = dims == 2 ? 64 : 32;
-  const double q1 = pow(p - 2, dims), qs = pow(p - 2.0 * s, dims);
-  const double pd = pow(p, dims);
-  return (s * qs / (pd + qs)) / (q1 / (pd + q1));
-}
-
-/* The machine numbers of the model: mem, the rate in bytes/s at which an
- * unfused sweep moves its 2 values a point; link, bytes/s of one halo
- * message; lat, seconds an exchange costs besides its bytes.  The CUDA
- * engine's defaults are calibrated in docs/distributed.md (single sweeps
- * on the H100; exchanges between H200s over NVLink through NCCL); the CPU
- * engine has no calibrated link, so its exchange costs nothing unless the
- * tuning switches dist_mem_gbs, dist_link_gbs, dist_link_us say. */
-typedef struct {
-  double mem, link, lat;
-} fuse_machine;
-
-static double tuning_double(const strata_context *ctx, const char *key,
-                            double def) {
-  char buf[64];
-  if (!strata__tuning(ctx, key, buf, sizeof buf)) return def;
-  char *end = NULL;
-  double v = strtod(buf, &end);
-  return end != buf && isfinite(v) && v >= 0 ? v : def;
-}
-
-static fuse_machine fuse_machine_of(const strata_context *ctx) {
-  const int cuda = strata_context_backend(ctx) == STRATA_BACKEND_CUDA;
-  fuse_machine m = {cuda ? 2.32e12 : 1e10, cuda ? 159e9 : INFINITY,
-                    cuda ? 42e-6 : 0};
-  m.mem = tuning_double(ctx, "dist_mem_gbs", m.mem / 1e9) * 1e9;
-  m.link = tuning_double(ctx, "dist_link_gbs", m.link / 1e9) * 1e9;
-  m.lat = tuning_double(ctx, "dist_link_us", m.lat * 1e6) * 1e-6;
-  if (!(m.mem > 0)) m.mem = 1e10;
-  if (!(m.link > 0)) m.link = 1e-3;
-  return m;
-}
-
+ * docs/distributed.md#fused-steps-over-ranks: the gain of s fused steps
+ * (strata__fuse_gain) and the machine numbers (strata__dist_machine_of)
+ * are the exchange model's, src/dist/dist_model.c. */
 /* Predicted seconds a step of s fused steps takes on the thinnest slab
  * (N planes of A points, values of e bytes, radius r = 1, sides faces
  * shared with a neighbour), the exchange overlapped with the inner planes
  * (overlap) or not.  Plane-steps computed: the inner part's outputs K = N
  * - 2 s with the cones' growth s (s - 1), each part at a shared face s^2
  * + s (s - 1); the whole slab without overlap (N + sides (s - 1)) s. */
-static double fuse_step_time(const fuse_machine *m, int dims, int s,
+static double fuse_step_time(const strata__dist_machine *m, int dims, int s,
                              double A, double N, double e, int sides,
                              int overlap) {
-  const double tpt = 2.0 * e / (m->mem * fuse_gain(dims, s));
+  const double tpt = 2.0 * e / (m->mem * strata__fuse_gain(dims, s));
   const double tx = m->lat + (double)s * A * e / m->link;
   const double K = N - 2.0 * s;
   if (overlap && K >= 1) {
@@ -89,16 +49,38 @@ static double fuse_step_time(const fuse_machine *m, int dims, int s,
   return (tx + tall) / s;
 }
 
+/* How the heat's fields are split: wrap-around along the split axes, on
+ * a y-z split of 3D grids when the group chooses one. */
+static int heat_dist_flags(const strata_heat_options *o) {
+  int fl = STRATA__DIST_YZ;
+  if (o->bc.kind[2 * (o->dims - 1)] == STRATA_BC_PERIODIC)
+    fl |= STRATA__DIST_WRAP_Z;
+  if (o->dims == 3 && o->bc.kind[2] == STRATA_BC_PERIODIC)
+    fl |= STRATA__DIST_WRAP_Y;
+  return fl;
+}
+
+/* The ranks along y and z of the heat's grid. */
+static void heat_grid(const strata_heat_options *o, int p[2]) {
+  const strata_field_desc g = {o->dims, {o->n[0], o->n[1], o->n[2]}, 1,
+                               o->precision};
+  strata__dist_grid(o->dist, &g, 1, p);
+}
+
 /* The fastest s in 1..smax by the model (the larger on a tie). */
 static int dist_fuse(const strata_context *ctx, const strata_heat_options *o,
                      int smax) {
   const strata_dist *d = o->dist;
-  const int P = strata_dist_size(d), ax = o->dims - 1;
+  const int ax = o->dims - 1;
+  int p[2];
+  heat_grid(o, p); /* a y-z split: the z slab of a column of ranks */
+  const int P = p[1];
   const int periodic = o->bc.kind[2 * ax] == STRATA_BC_PERIODIC;
-  const int sides = P > 2 || periodic ? 2 : 1;
-  const fuse_machine m = fuse_machine_of(ctx);
-  const double A = o->dims == 3 ? (double)o->n[0] * (double)o->n[1]
-                                : (double)o->n[0];
+  const int sides = P > 2 || (periodic && P > 1) ? 2 : P > 1 ? 1 : 0;
+  const strata__dist_machine m = strata__dist_machine_of(ctx);
+  const double A = o->dims == 3
+                       ? (double)o->n[0] * (double)(o->n[1] / (size_t)p[0])
+                       : (double)o->n[0];
   const double N = (double)(o->n[ax] / (size_t)P);
   const int overlap = strata__dist_overlap(d);
   int best = smax;
@@ -249,8 +231,11 @@ static strata_status check(strata_context *ctx, const strata_heat_options *o,
    * and the s - 1 it recomputes (radius 1): the automatic choice fits the
    * thinnest slab rather than be refused by it */
   if (o->fuse == 0 && o->dist && strata_dist_size(o->dist) > 1) {
-    const long minc =
-        (long)(o->n[o->dims - 1] / (size_t)strata_dist_size(o->dist));
+    int p[2];
+    heat_grid(o, p);
+    long minc = (long)(o->n[o->dims - 1] / (size_t)p[1]);
+    if (p[0] > 1 && (long)(o->n[1] / (size_t)p[0]) < minc)
+      minc = (long)(o->n[1] / (size_t)p[0]);
     while (s > 1 && 2L * s - 1 > minc) s--;
     /* and a deeper fusion must not expose more exchange than it saves */
     s = dist_fuse(ctx, o, s);
@@ -291,8 +276,8 @@ static strata_status prepare(strata_context *ctx, const strata_heat_options *o,
     /* s fused steps hold the ghosts at the exchanged values, so the last
      * r (s - 1) planes before a neighbour's go wrong: recompute that many
      * of the neighbour's planes (the next exchange overwrites them) */
-    const int per = o->bc.kind[2 * (o->dims - 1)] == STRATA_BC_PERIODIC;
-    s = strata__dist_local_desc(o->dist, d, *fuse - 1, per, &ld);
+    s = strata__dist_local_desc(o->dist, d, *fuse - 1, heat_dist_flags(o),
+                                &ld);
     if (s != STRATA_OK) return s;
   }
   memset(fp, 0, sizeof *fp);
@@ -339,10 +324,10 @@ strata_status strata_heat_create(strata_context *ctx,
   }
   if (o->dist) {
     const int ext = h->op.radius * (fuse - 1);
-    const int per = o->bc.kind[2 * (o->dims - 1)] == STRATA_BC_PERIODIC;
-    s = strata__dist_field_create_ext(o->dist, &d, ext, per, &h->u);
+    const int fl = heat_dist_flags(o);
+    s = strata__dist_field_create_ext(o->dist, &d, ext, fl, &h->u);
     if (s == STRATA_OK)
-      s = strata__dist_field_create_ext(o->dist, &d, ext, per, &h->v);
+      s = strata__dist_field_create_ext(o->dist, &d, ext, fl, &h->v);
   } else {
     s = strata_field_create(ctx, &d, &h->u);
     if (s == STRATA_OK) s = strata_field_create(ctx, &d, &h->v);

@@ -84,7 +84,7 @@ static strata_status prepare(strata_context *ctx,
                            o->precision};
   strata_field_desc ld = *d;
   if (o->dist) {
-    s = strata__dist_local_desc(o->dist, d, 0, 0, &ld);
+    s = strata__dist_local_desc(o->dist, d, 0, STRATA__DIST_YZ, &ld);
     if (s != STRATA_OK) return s;
   }
   memset(fp, 0, sizeof *fp);

@@ -605,6 +605,8 @@ static double local_points(const strata_solver *s) {
   if (s->dist && f && strata_field_get_window(f, &w) == STRATA_OK &&
       w.distributed)
     pts = pts / (double)s->n[w.axis] * (double)w.owned_count;
+  if (s->dist && f && w.distributed && w.ranks_y > 1) /* a y-z split */
+    pts = pts / (double)s->n[1] * (double)w.owned_count_y;
   return pts;
 }
 

@@ -16,6 +16,7 @@ extern "C" int strata__cuda_device_count(void) {
 #ifdef STRATA_HAVE_NCCL
 #include <nccl.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,46 @@ struct nccl_state {
   cudaStream_t stream;
   cudaEvent_t ready, done;
   int device;
+  char *stage; /* packed messages (the rows of x-z faces) */
+  size_t stage_bytes;
 };
+
+/* Copies nruns runs of run_w words from src (runs sstride bytes apart) to
+ * dst (dstride apart): packs the rows of an x-z face into a message, or
+ * unpacks one. */
+template <typename W>
+__global__ void k_runs(char *dst, const char *src, size_t run_w,
+                       size_t nruns, size_t sstride, size_t dstride) {
+  const size_t total = run_w * nruns;
+  for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
+       t += (size_t)gridDim.x * blockDim.x) {
+    const size_t r = t / run_w, i = t - r * run_w;
+    reinterpret_cast<W *>(dst + r * dstride)[i] =
+        reinterpret_cast<const W *>(src + r * sstride)[i];
+  }
+}
+
+/* Launches k_runs on stream s: pack (field to stage) or unpack. */
+static cudaError_t runs_copy(const strata__xfer *x, char *stage, int pack,
+                             cudaStream_t s) {
+  const size_t n = x->bytes / x->run;
+  char *f = (char *)x->ptr;
+  char *dst = pack ? stage : f;
+  const char *src = pack ? f : stage;
+  const size_t ds = pack ? x->run : x->stride, ss = pack ? x->stride : x->run;
+  const int wide = ((x->run | x->stride | (uintptr_t)f | (uintptr_t)stage) &
+                    15) == 0;
+  const size_t w = wide ? 16 : 4, run_w = x->run / w;
+  size_t blocks = (run_w * n + 255) / 256;
+  if (blocks > 4096) blocks = 4096;
+  if (blocks < 1) blocks = 1;
+  if (wide)
+    k_runs<uint4><<<(unsigned)blocks, 256, 0, s>>>(dst, src, run_w, n, ss, ds);
+  else
+    k_runs<unsigned><<<(unsigned)blocks, 256, 0, s>>>(dst, src, run_w, n, ss,
+                                                     ds);
+  return cudaGetLastError();
+}
 static_assert(sizeof(ncclUniqueId) <= STRATA__NCCL_ID_BYTES,
               "NCCL unique id larger than expected");
 } // namespace
@@ -123,6 +163,7 @@ extern "C" void strata__nccl_destroy(void *v) {
   if (!p) return;
   cudaSetDevice(p->device);
   cudaStreamSynchronize(p->stream);
+  cudaFree(p->stage);
   ncclCommDestroy(p->comm);
   cudaEventDestroy(p->ready);
   cudaEventDestroy(p->done);
@@ -135,13 +176,36 @@ extern "C" strata_status strata__nccl_start(strata_context *ctx, void *v,
   nccl_state *p = (nccl_state *)v;
   strata__cuda_state *st = strata__cu_state(ctx);
   STRATA__CU(ctx, cudaSetDevice(st->device));
+  /* packed messages (x-z faces) go through the staging buffer, packed
+   * and unpacked on the exchange stream */
+  size_t need = 0;
+  for (int i = 0; i < nx; i++)
+    if (x[i].run) need += (x[i].bytes + 255) / 256 * 256;
+  if (need > p->stage_bytes) {
+    STRATA__CU(ctx, cudaStreamSynchronize(p->stream));
+    cudaFree(p->stage);
+    p->stage = NULL;
+    p->stage_bytes = 0;
+    STRATA__CU(ctx, cudaMalloc((void **)&p->stage, need));
+    p->stage_bytes = need;
+  }
   STRATA__CU(ctx, cudaEventRecord(p->ready, st->stream));
   STRATA__CU(ctx, cudaStreamWaitEvent(p->stream, p->ready, 0));
+  void *ptr[64];
+  size_t at = 0;
+  for (int i = 0; i < nx && i < 64; i++) {
+    ptr[i] = x[i].ptr;
+    if (!x[i].run) continue;
+    ptr[i] = p->stage + at;
+    if (x[i].send)
+      STRATA__CU(ctx, runs_copy(&x[i], p->stage + at, 1, p->stream));
+    at += (x[i].bytes + 255) / 256 * 256;
+  }
   STRATA__NCCL(ctx, ncclGroupStart());
   for (int i = 0; i < nx; i++) {
-    ncclResult_t r = x[i].send ? ncclSend(x[i].ptr, x[i].bytes, ncclUint8,
+    ncclResult_t r = x[i].send ? ncclSend(ptr[i], x[i].bytes, ncclUint8,
                                           x[i].peer, p->comm, p->stream)
-                               : ncclRecv(x[i].ptr, x[i].bytes, ncclUint8,
+                               : ncclRecv(ptr[i], x[i].bytes, ncclUint8,
                                           x[i].peer, p->comm, p->stream);
     if (r != ncclSuccess) {
       ncclGroupEnd();
@@ -152,6 +216,9 @@ extern "C" strata_status strata__nccl_start(strata_context *ctx, void *v,
     }
   }
   STRATA__NCCL(ctx, ncclGroupEnd());
+  for (int i = 0; i < nx; i++)
+    if (x[i].run && !x[i].send)
+      STRATA__CU(ctx, runs_copy(&x[i], (char *)ptr[i], 0, p->stream));
   STRATA__CU(ctx, cudaEventRecord(p->done, p->stream));
   return STRATA_OK;
 }

@@ -49,11 +49,7 @@ typedef struct {
 
 static double tuning_double(const strata_context *ctx, const char *key,
                             double def) {
-  char buf[64];
-  if (!strata__tuning(ctx, key, buf, sizeof buf)) return def;
-  char *end = NULL;
-  double v = strtod(buf, &end);
-  return end != buf && isfinite(v) && v >= 0 ? v : def;
+  return strata__tuning_double(ctx, key, def);
 }
 
 static fuse_machine fuse_machine_of(const strata_context *ctx) {

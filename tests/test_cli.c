@@ -1835,7 +1835,8 @@ static int mpi_checkpoint_restart(void) {
 }
 
 /* Small heat (2D, the library's fused steps), wave (3D, receivers on every
- * rank's slab) and FDTD (2D, PML and Mur) cases, and an operator case, run
+ * rank's slab) and FDTD (2D, PML and Mur) cases, an operator case and a
+ * variable-coefficient Poisson case (multigrid, fv7), run
  * as one process and over 2 and 3 processes (uneven slabs): every npy
  * snapshot and the traces are the same bytes.  Then checkpoints and
  * restarts over 2 processes (mpi_checkpoint_restart). */
@@ -1863,6 +1864,12 @@ TEST(mpi_runs_match_one_process) {
        "--set operator.order=4 --set initial.kind=random --set "
        "boundary.all=periodic",
        {"snap_000000.npy", "final.npy"}, 2},
+      /* variable-coefficient multigrid: 24 planes halve on 1, 2, 3 ranks */
+      {"mg", "poisson3d.ini' --set grid.n=16,12,24 --set "
+       "poisson.discretization=fv7 --set poisson.source=gaussian --set "
+       "poisson.beta=jump --set poisson.max_cycles=6 --set "
+       "boundary.z_lo=neumann",
+       {"final.npy"}, 3},
   };
   char args[3072], a[256], b[300];
   for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
@@ -1914,7 +1921,12 @@ TEST(mpi_refusals) {
     const char *args, *want;
   } cs[] = {
       {"poisson3d.ini' --set grid.n=15,13,11",
-       "solver 'multigrid' cannot run over 2 processes"},
+       "the FE stencil runs in one process; over several ranks use the "
+       "finite-volume discretisation"},
+      {"poisson3d.ini' --set grid.n=16,13,10 --set poisson.discretization=fv7 "
+       "--set poisson.source=gaussian",
+       "key 'n' in [grid]: invalid argument: multigrid: 10 cells along z "
+       "cannot be split over 2 ranks"},
       {"heat2d.ini' --set grid.n=40,47 --restart none.stck",
        "none.stck: cannot open the checkpoint"},
       {"diffusion_operator.ini' --set grid.n=64",

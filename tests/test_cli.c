@@ -1745,9 +1745,9 @@ static int count_of(const char *text, const char *s) {
 /* Checkpoints over 2 processes: every rank writes its part
  * (checkpoint.stck, checkpoint.stck.rank1); a restart over 2 continues
  * byte for byte as the uninterrupted 2-process run (heat with fused steps,
- * wave with CPML and receivers, FDTD with PML); a restart over 3, as one
- * process, or with a part missing is refused on every rank before
- * anything is written.  Part of mpi_runs_match_one_process. */
+ * wave with CPML and receivers, FDTD with PML, fv7 multigrid); a restart
+ * over 3, as one process, or with a part missing is refused on every rank
+ * before anything is written.  Part of mpi_runs_match_one_process. */
 static int mpi_checkpoint_restart(void) {
   static const struct {
     const char *name, *args, *every, *files[3];
@@ -1763,6 +1763,9 @@ static int mpi_checkpoint_restart(void) {
       {"fdtd", "fdtd2d.ini' --set grid.n=48,41 --set run.steps=30 --set "
        "output.every=0 --set output.movie=false --set boundary.all=pml "
        "--set boundary.width=6", "12", {"final.npy"}},
+      {"mg", "poisson3d.ini' --set grid.n=16,12,24 --set "
+       "poisson.discretization=fv7 --set poisson.source=gaussian --set "
+       "poisson.beta=jump --set poisson.max_cycles=6", "3", {"final.npy"}},
   };
   char args[3072], a[256], b[300];
   for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
@@ -1921,8 +1924,8 @@ TEST(mpi_refusals) {
     const char *args, *want;
   } cs[] = {
       {"poisson3d.ini' --set grid.n=15,13,11",
-       "the FE stencil runs in one process; over several ranks use the "
-       "finite-volume discretisation"},
+       "key 'discretization' in [poisson]: invalid argument: multigrid: the "
+       "FE stencil runs in one process"},
       {"poisson3d.ini' --set grid.n=16,13,10 --set poisson.discretization=fv7 "
        "--set poisson.source=gaussian",
        "key 'n' in [grid]: invalid argument: multigrid: 10 cells along z "

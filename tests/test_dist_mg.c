@@ -284,7 +284,8 @@ TEST(gather_rule_and_refusals) {
   o.n[2] = 32;
   o.disc = STRATA_MG_FE;
   s = strata_mg_create(ctx, &o, &mg);
-  CHECKF(s == STRATA_ENOTSUP, "FE over ranks: %s", strata_status_name(s));
+  CHECKF(s == STRATA_EINVAL && strstr(strata_context_error(ctx), "FE"),
+         "FE over ranks: %s", strata_status_name(s));
   o.disc = STRATA_MG_FV;
   CHECK_OK(strata_mg_create(ctx, &o, &mg), ctx);
   strata_field_desc fd = {3, {16, 16, 32}, 1, STRATA_F64};

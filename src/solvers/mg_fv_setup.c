@@ -564,6 +564,13 @@ strata_status strata__mgfv_create(strata_context *ctx,
   if (fv->dist && s == STRATA_OK) s = level_field(mg, fv->gl, 1, &fv->gu);
   for (int l = 0; l < fv->nlev && s == STRATA_OK; l++) s = level_fields(mg, l);
   if (fv->dist) s = strata__dist_agree(fv->dist, s);
+  /* one gather and one scatter now: NCCL connects rank 0 with the ranks
+   * that are not its neighbours on first use, which costs a good part of
+   * a second, here rather than in the first solve */
+  if (fv->dist && s == STRATA_OK)
+    s = strata__dist_planes(fv->gb, fv->lev[fv->gl].b, 0, 1);
+  if (fv->dist && s == STRATA_OK)
+    s = strata__dist_planes(fv->gu, fv->lev[fv->gl].u, 0, 0);
   if (s == STRATA_OK) s = strata_mg_set_coefficients(mg, NULL, NULL);
   if (s != STRATA_OK) {
     strata_mg_destroy(&mg);

@@ -539,7 +539,7 @@ static strata_status resolve(strata_context *ctx, strata_mg_options *opt,
   strata_status s = strata__mg_check_options(ctx, opt);
   if (s != STRATA_OK) return s;
   if (opt->dist && strata_dist_size(opt->dist) > 1)
-    return strata__fail_arg(ctx, STRATA_ENOTSUP, "disc", (int)opt->disc,
+    return strata__fail_arg(ctx, STRATA_EINVAL, "disc", (int)opt->disc,
                               "multigrid: the %s stencil runs in one process; "
                               "over several ranks use the finite-volume "
                               "discretisation (disc = STRATA_MG_FV)",

@@ -9,11 +9,13 @@
  *
  *   mpirun -n P bench_dist [--weak N | --strong N] [--solver wave|heat|mg|all]
  *                          [--steps S] [--backend cpu|cuda] [--f64]
+ *                          [--agglomerate L]
  *
  * --weak N: N^3 points per rank (global N x N x P N); --strong N: N^3 in
  * all.  "all" runs wave and heat; mg runs when named, and with the
  * exchange switched off only the halo exchanges stop (the gather of the
- * coarse levels onto rank 0 still moves).  Prints one line per solver on rank 0: time per step (the slowest
+ * coarse levels onto rank 0 still moves); --agglomerate L gathers mg's
+ * levels from L down instead of by the cost rule.  Prints one line per solver on rank 0: time per step (the slowest
  * rank's, after a barrier), points x steps per second, and the exposed
  * exchange share. */
 #define _POSIX_C_SOURCE 200809L
@@ -37,6 +39,7 @@ typedef struct {
   long steps;
   strata_precision prec;
   strata_backend backend;
+  int agglomerate; /* mg: opt.agglomerate (0: the cost rule) */
 } cfg;
 
 #define TRY(expr, ctx)                                                         \
@@ -62,6 +65,9 @@ static double mg_source(long i, long j, long k, void *u) {
          sin(p * (k + 0.5) * h);
 }
 
+/* Halo exchanges a solve of the last run_mg (rank 0's count). */
+static double mg_exchanges;
+
 /* Seconds of one full-multigrid solve (GSRB (2,2) V-cycles, CG bottom,
  * the gather level by the cost rule), the slowest rank's, after a
  * warm-up solve; *gl: the first level gathered onto rank 0. */
@@ -78,6 +84,7 @@ static double run_mg(const cfg *c, strata_dist *d, int *gl) {
   o.max_cycles = 1;
   o.rtol = 0;
   o.dist = d;
+  o.agglomerate = c->agglomerate;
   strata_mg *mg = NULL;
   TRY(strata_mg_create(ctx, &o, &mg), ctx);
   const size_t cells = c->n[0] * c->n[1] * c->n[2];
@@ -102,14 +109,18 @@ static double run_mg(const cfg *c, strata_dist *d, int *gl) {
   double h = o.h;
   TRY(strata_field_fill_fn(psi, mg_source, &h), ctx);
   double t = 0;
+  strata_dist_stats st0, st1;
   for (long r = 0; r <= c->steps; r++) { /* r = 0: warm-up */
     TRY(strata_field_fill(phi, 0), ctx);
     TRY(strata_dist_barrier(d), ctx);
+    if (r == 1) TRY(strata_dist_get_stats(d, &st0), ctx);
     double t0 = now();
     TRY(strata_mg_solve(mg, phi, psi, NULL), ctx);
     TRY(strata_dist_barrier(d), ctx);
     if (r) t += now() - t0;
   }
+  TRY(strata_dist_get_stats(d, &st1), ctx);
+  mg_exchanges = (double)(st1.exchanges - st0.exchanges) / (double)c->steps;
   strata_field_destroy(&phi);
   strata_field_destroy(&psi);
   strata_mg_destroy(&mg);
@@ -188,6 +199,8 @@ int main(int argc, char **argv) {
       steps = atol(argv[++i]);
     else if (!strcmp(argv[i], "--solver") && i + 1 < argc)
       which = argv[++i];
+    else if (!strcmp(argv[i], "--agglomerate") && i + 1 < argc)
+      c.agglomerate = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--f64"))
       c.prec = STRATA_F64;
     else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
@@ -198,7 +211,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr, "usage: mpirun -n P %s [--weak N | --strong N] "
               "[--solver wave|heat|mg|all] [--steps S] [--backend cpu|cuda] "
-              "[--f64]\n", argv[0]);
+              "[--f64] [--agglomerate L]\n", argv[0]);
       return 2;
     }
   }
@@ -253,6 +266,7 @@ int main(int argc, char **argv) {
     c.solver = solvers[q];
     int fuse = 0, fuse0 = 0;
     double t = run(&c, d[0], &fuse);
+    const double exchanges = mg_exchanges; /* with them on */
     double t0 = run(&c, d[1], &fuse0);
     if (t < 0 || t0 < 0) {
       rc = 1;
@@ -266,7 +280,8 @@ int main(int argc, char **argv) {
              c.solver, P, c.n[0], c.n[1], c.n[2], 1e3 * t, pts / t / 1e9,
              pts / t / 1e9 / P, 1e3 * t0, 100.0 * (t - t0) / t);
     if (rank == 0 && q == 2) /* mg: a step is one FMG solve */
-      printf("  %.3g DOF/s, levels [0, %d) split", pts / t, fuse);
+      printf("  %.3g DOF/s, levels [0, %d) split, %.0f exchanges a solve",
+             pts / t, fuse, exchanges);
     else if (rank == 0 && fuse) /* the same depth with and without it */
       printf("  fuse %d%s", fuse, fuse0 == fuse ? "" : " (differs without)");
     if (rank == 0) printf("\n");

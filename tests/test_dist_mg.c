@@ -281,7 +281,12 @@ TEST(gather_rule_and_refusals) {
   CHECKF(s == STRATA_EINVAL && strstr(strata_context_error(ctx), "along z") &&
              strstr(strata_context_error(ctx), "multiple of"),
          "%s: %s", strata_status_name(s), strata_context_error(ctx));
+  o.n[0] = 15; /* one level: nothing to gather */
   o.n[2] = 32;
+  s = strata_mg_create(ctx, &o, &mg);
+  CHECKF(s == STRATA_EINVAL && strstr(strata_context_error(ctx), "one level"),
+         "%s: %s", strata_status_name(s), strata_context_error(ctx));
+  o.n[0] = 16;
   o.disc = STRATA_MG_FE;
   s = strata_mg_create(ctx, &o, &mg);
   CHECKF(s == STRATA_EINVAL && strstr(strata_context_error(ctx), "FE"),

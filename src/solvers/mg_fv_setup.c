@@ -101,9 +101,9 @@ static int levels_of(const strata_mg_options *o, long n[][3]) {
 }
 
 /* Over P > 1 ranks: the gather level gl (levels [0, gl) split, [gl, nlev)
- * whole on rank 0), or 0 with *why set when the split cannot carry the
- * hierarchy.  Level l is split only while every rank's slab halves
- * exactly down to it (its planes n_z / (P 2^l) a whole number: the
+ * whole on rank 0), or 0 when the split cannot carry the hierarchy (why
+ * says so).  Level l is split only while every rank's slab halves exactly
+ * down to it (its planes n_z / (P 2^l) a whole number: the
  * children of a coarse cell on one rank, every slab starting on an even
  * plane, so red-black colours agree) and, by the cost rule, while a pass
  * over it saves more by the split than an exchange costs: cells_l (1 -
@@ -112,16 +112,18 @@ static int levels_of(const strata_mg_options *o, long n[][3]) {
  * numbers of the distributed layer (tuning switches dist_mem_gbs,
  * dist_link_gbs, dist_link_us).  The coarsest level is always gathered. */
 static int gather_level(const strata_context *ctx, const strata_mg_options *o,
-                        int nlev, long n[][3], int P, const char **why) {
+                        int nlev, long n[][3], int P, char *why,
+                        size_t wn) {
   const int ax = o->dims - 1;
   const long nz = (long)o->n[ax];
-  *why = NULL;
   if (nz % (2L * P)) {
-    *why = "the split axis's cells must be a multiple of 2 x the ranks";
+    snprintf(why, wn, "every rank must hold an even number of planes (a "
+             "multiple of %d in all)", 2 * P);
     return 0;
   }
   if (nlev < 2) {
-    *why = "the grid has one level (no axis halves)";
+    snprintf(why, wn, "the grid has one level (an axis is odd or below 4 "
+             "cells), so there is no coarse level to gather");
     return 0;
   }
   int deep = 1; /* the deepest level every slab halves to */
@@ -186,15 +188,14 @@ strata_status strata__mgfv_footprint(strata_context *ctx,
   int nlev = levels_of(&opt, n), gl = nlev, P = 1;
   const int ax = opt.dims - 1;
   if (opt.dist && (P = strata_dist_size(opt.dist)) > 1) {
-    const char *why;
-    char nm[STRATA__ARGNAME_SIZE];
-    gl = gather_level(ctx, &opt, nlev, n, P, &why);
+    char why[160], nm[STRATA__ARGNAME_SIZE];
+    gl = gather_level(ctx, &opt, nlev, n, P, why, sizeof why);
     if (!gl)
       return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", ax),
                               opt.n[ax],
                               "multigrid: %zu cells along %c cannot be split "
-                              "over %d ranks: %s (a multiple of %d)",
-                              opt.n[ax], "xyz"[ax], P, why, 2 * P);
+                              "over %d ranks: %s", opt.n[ax], "xyz"[ax], P,
+                              why);
   }
   memset(fp, 0, sizeof *fp);
   strata__fp_host(fp, sizeof(strata_mg) + sizeof(strata__mgfv) +
@@ -548,11 +549,11 @@ strata_status strata__mgfv_create(strata_context *ctx,
   }
   fv->gl = fv->nlev;
   if (o->dist && strata_dist_size(o->dist) > 1) {
-    const char *why;
+    char why[160];
     fv->dist = o->dist;
     fv->root = strata_dist_rank(o->dist) == 0;
     fv->gl = gather_level(ctx, &mg->o, fv->nlev, n, strata_dist_size(o->dist),
-                          &why);
+                          why, sizeof why);
   }
   for (int l = 0; l < fv->nlev; l++) {
     memcpy(fv->lev[l].n, n[l], sizeof n[l]);

@@ -439,8 +439,9 @@ strata_status strata__mgfv_solve(strata_mg *mg, strata_field *phi,
   L0->u = phi;
   int k = 0, flags = 0;
   strata_status s = iterate(mg, phi, psi, &k, &flags);
+  /* the last residual filled phi's ghosts; the mean's removal changes phi */
   if (s == STRATA_OK && fv->singular) s = demean(mg, 0, phi);
-  if (s == STRATA_OK) s = ghosts(mg, phi);
+  if (s == STRATA_OK && fv->singular) s = ghosts(mg, phi);
   if (s == STRATA_OK) s = mark(mg, 0);
   L0->u = NULL;
   if (s != STRATA_OK) return s;

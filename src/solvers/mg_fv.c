@@ -255,13 +255,14 @@ static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
  * finer level's correction interpolated from the coarser one
  * (quadratically: more accurate than the second-order discretisation)
  * and improved by one cycle of opt.cycle; the finest adds its
- * interpolated correction to phi and runs one cycle. */
+ * interpolated correction to phi and runs one cycle.  Level 0's residual
+ * is the one the caller has just taken (iterate): in L0->r, phi's ghosts
+ * filled. */
 static strata_status fmg(strata_mg *mg) {
   strata__mgfv *fv = mg->fv;
   const strata__backend *be = mg->ctx->be;
   const int top = fv->nlev - 1;
   fv_level *L0 = &fv->lev[0];
-  TRY(residual(mg, 0, L0->u, L0->b, L0->r, NULL));
   for (int l = 0; l < top && here(fv, l); l++) {
     TRY(be->fv_restrict(l == 0 ? L0->r : fv->lev[l].b, coarse_b(fv, l + 1)));
     TRY(gather_b(mg, l + 1));
@@ -385,7 +386,7 @@ static strata_status iterate(strata_mg *mg, strata_field *phi,
   double r0 = 0;
   if (o->fmg && mg->fv->nlev > 1 && o->max_cycles > 0) {
     double r2;
-    TRY(residual(mg, 0, phi, L0->b, L0->r, &r2));
+    TRY(residual(mg, 0, phi, L0->b, L0->r, &r2)); /* fmg starts from it */
     r0 = mg->hist[0] = sqrt(r2) * rs;
     if (r0 > o->atol && r0 > 0) {
       TRY(run_rec(mg, 1, fmg));

@@ -145,7 +145,8 @@ static int read_source_file(run_state *r, mg_state *ms) {
                            "that is not finite (element %zu)", path, i);
     }
   }
-  s = strata_field_write(ms->psi, conv);
+  s = r->dist ? strata_dist_scatter(ms->psi, 0, conv)
+              : strata_field_write(ms->psi, conv);
   if (conv != data) free(conv);
   free(data);
   if (s != STRATA_OK)
@@ -188,6 +189,7 @@ static int mg_create(run_state *r) {
   for (int a = 0; a < 3; a++) o.n[a] = r->n[a];
   o.precision = r->precision;
   o.h = r->h;
+  o.dist = r->dist;
   const char *disc = cf_string(f, "poisson", "discretization", "fe27");
   o.disc = !strcmp(disc, "fd7")   ? STRATA_MG_FD
            : !strcmp(disc, "fv7") ? STRATA_MG_FV
@@ -413,6 +415,7 @@ const run_solver run_solver_multigrid = {
     .precision = STRATA_F64,
     .cmap = "viridis",
     .field_name = "phi",
+    .distributed = 1,
     .own_progress = 1,
     .checkpoints = 1,
     .create = mg_create,

@@ -1519,6 +1519,20 @@ typedef struct strata_mg_options {
                                   residual), on every backend, and profile
                                   = 0; a backend that cannot record (CPU)
                                   runs the same work directly; default 0 */
+  strata_dist *dist;           /* NULL (default): one process.  Else n is
+                                  the global grid, split over dist's ranks
+                                  in slabs along the last axis as
+                                  strata_dist_split splits it; ctx must be
+                                  strata_dist_context(dist); phi and psi
+                                  are fields of strata_dist_field_create.
+                                  FV only; the split axis's n must be a
+                                  multiple of 2 x the ranks
+                                  (docs/multigrid.md, "Several ranks") */
+  int agglomerate;             /* several ranks: the first level gathered
+                                  onto rank 0, which solves it and the
+                                  coarser levels whole; 0 (default) = the
+                                  cost rule of docs/multigrid.md; at most
+                                  the deepest level the split allows */
 } strata_mg_options;
 
 /* Fills *o with the defaults listed above. */
@@ -1590,6 +1604,9 @@ typedef struct strata_mg_level_info {
   double seconds;        /* time spent here in the last solve (opt.profile;
                             else 0); restriction and prolongation count for
                             the finer level */
+  int ranks;             /* ranks this level is split over: opt.dist's
+                            size, or 1 (one process, or a level gathered
+                            onto rank 0, whose counts are rank 0's) */
 } strata_mg_level_info;
 
 /* Variable coefficients (opt.disc = STRATA_MG_FV).  The discrete problem
@@ -1605,7 +1622,9 @@ typedef struct strata_mg_level_info {
  * children's alpha, the average of the children's residual, and linear
  * interpolation back.  docs/multigrid.md, "Variable coefficients". */
 /* Sets beta (> 0) and alpha (>= 0) per cell: host arrays of n[0] n[1]
- * n[2] doubles, x fastest; beta NULL = 1, alpha NULL = 0.  Rebuilds every
+ * n[2] doubles, x fastest; beta NULL = 1, alpha NULL = 0.  Over several
+ * ranks (opt.dist) every rank passes the whole grid's arrays (or NULL),
+ * the same on every rank; collective.  Rebuilds every
  * level's coefficients.  Errors: STRATA_EINVAL (not FV; a value out of
  * range or not finite: the message names the first bad cell),
  * STRATA_ENOMEM. */

@@ -14,7 +14,9 @@
 # GPU) and strong (1024^3) scaling of the wave and heat solvers in each
 # precision of DIST_PREC (default "f32 f64"), and the scaling table of the
 # README in its form (scripts/dist_table.awk: device, date, commit,
-# efficiency and exposed exchange a row) in $OUT/dist_table.md.
+# efficiency and exposed exchange a row) in $OUT/dist_table.md; then the
+# variable-coefficient multigrid over 1, 2 and 4 GPUs (test_dist_mg, and
+# one fp64 FMG solve of HPGMG-FV's problem, DIST_MG_WEAK^3 = 256^3 a GPU).
 #
 # survey (not part of all): test_survey on the GPU, then the shots per hour
 # of examples/survey3d_gpu.ini on one GPU and (with 2 or more) on two.
@@ -152,7 +154,17 @@ if [ "${stages#*dist}" != "$stages" ]; then
       note "bench_dist strong $prec np=$np rc=$?"
     done
   done
-  grep -E "^(wave|heat|#)" "$OUT/dist.txt" | tee -a "$OUT/summary.txt"
+  # multigrid (fv7, fp64): the ranks against one process on the GPUs, and
+  # one FMG solve of HPGMG-FV's problem, 256^3 a GPU (weak scaling)
+  for np in 1 2 4; do
+    [ $np -gt "$NG" ] && continue
+    STRATA_TEST_BACKEND=cuda timeout 120 $MPI -n $np "$B/tests/test_dist_mg" >> "$OUT/dist.txt" 2>&1
+    note "test_dist_mg on $np GPU(s) rc=$? $(grep -E 'passed,' "$OUT/dist.txt" | tail -1)"
+    timeout 150 $MPI -n $np "$B/bench_dist" --backend cuda --solver mg \
+      --weak ${DIST_MG_WEAK:-256} --steps ${DIST_MG_STEPS:-10} >> "$OUT/dist.txt" 2>&1
+    note "bench_dist mg weak np=$np rc=$?"
+  done
+  grep -E "^(wave|heat|mg|#)" "$OUT/dist.txt" | tee -a "$OUT/summary.txt"
   # the table of the README and docs/performance.md, from these runs
   awk -v date="$(head -1 "$OUT/env.txt")" -v commit="$(sed -n 2p "$OUT/env.txt")" \
     -f scripts/dist_table.awk "$OUT/dist.txt" | tee "$OUT/dist_table.md" >> "$OUT/summary.txt"

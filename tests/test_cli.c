@@ -1843,9 +1843,9 @@ static int count_of(const char *text, const char *s) {
 /* Checkpoints over 2 processes: every rank writes its part
  * (checkpoint.stck, checkpoint.stck.rank1); a restart over 2 continues
  * byte for byte as the uninterrupted 2-process run (heat with fused steps,
- * wave with CPML and receivers, FDTD with PML); a restart over 3, as one
- * process, or with a part missing is refused on every rank before
- * anything is written.  Part of mpi_runs_match_one_process. */
+ * wave with CPML and receivers, FDTD with PML, fv7 multigrid); a restart
+ * over 3, as one process, or with a part missing is refused on every rank
+ * before anything is written.  Part of mpi_runs_match_one_process. */
 static int mpi_checkpoint_restart(void) {
   static const struct {
     const char *name, *args, *every, *files[3];
@@ -1861,6 +1861,9 @@ static int mpi_checkpoint_restart(void) {
       {"fdtd", "fdtd2d.ini' --set grid.n=48,41 --set run.steps=30 --set "
        "output.every=0 --set output.movie=false --set boundary.all=pml "
        "--set boundary.width=6", "12", {"final.npy"}},
+      {"mg", "poisson3d.ini' --set grid.n=16,12,24 --set "
+       "poisson.discretization=fv7 --set poisson.source=gaussian --set "
+       "poisson.beta=jump --set poisson.max_cycles=6", "3", {"final.npy"}},
   };
   char args[3072], a[256], b[300];
   for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
@@ -1933,7 +1936,8 @@ static int mpi_checkpoint_restart(void) {
 }
 
 /* Small heat (2D, the library's fused steps), wave (3D, receivers on every
- * rank's slab) and FDTD (2D, PML and Mur) cases, and an operator case, run
+ * rank's slab) and FDTD (2D, PML and Mur) cases, an operator case and a
+ * variable-coefficient Poisson case (multigrid, fv7), run
  * as one process and over 2 and 3 processes (uneven slabs): every npy
  * snapshot and the traces are the same bytes.  Then checkpoints and
  * restarts over 2 processes (mpi_checkpoint_restart). */
@@ -1961,6 +1965,12 @@ TEST(mpi_runs_match_one_process) {
        "--set operator.order=4 --set initial.kind=random --set "
        "boundary.all=periodic",
        {"snap_000000.npy", "final.npy"}, 2},
+      /* variable-coefficient multigrid: 24 planes halve on 1, 2, 3 ranks */
+      {"mg", "poisson3d.ini' --set grid.n=16,12,24 --set "
+       "poisson.discretization=fv7 --set poisson.source=gaussian --set "
+       "poisson.beta=jump --set poisson.max_cycles=6 --set "
+       "boundary.z_lo=neumann",
+       {"final.npy"}, 3},
   };
   char args[3072], a[256], b[300];
   for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
@@ -2012,7 +2022,12 @@ TEST(mpi_refusals) {
     const char *args, *want;
   } cs[] = {
       {"poisson3d.ini' --set grid.n=15,13,11",
-       "solver 'multigrid' cannot run over 2 processes"},
+       "key 'discretization' in [poisson]: invalid argument: multigrid: the "
+       "FE stencil runs in one process"},
+      {"poisson3d.ini' --set grid.n=16,13,10 --set poisson.discretization=fv7 "
+       "--set poisson.source=gaussian",
+       "key 'n' in [grid]: invalid argument: multigrid: 10 cells along z "
+       "cannot be split over 2 ranks"},
       {"heat2d.ini' --set grid.n=40,47 --restart none.stck",
        "none.stck: cannot open the checkpoint"},
       {"diffusion_operator.ini' --set grid.n=64",

@@ -147,7 +147,8 @@ class MgOptions(C.Structure):
                 ("coarse_rtol", C.c_double), ("project", C.c_int),
                 ("profile", C.c_int), ("smoother", C.c_int),
                 ("bottom", C.c_int), ("face_mean", C.c_int),
-                ("graph", C.c_int)]
+                ("graph", C.c_int), ("dist", C.c_void_p),
+                ("agglomerate", C.c_int)]
 
 
 class MgResult(C.Structure):

@@ -425,6 +425,14 @@ long strata__tuning_long(const strata_context *ctx, const char *key, long def) {
   return end != buf && !*end ? v : def;
 }
 
+double strata__tuning_double(const strata_context *ctx, const char *key,
+                             double def) {
+  char buf[64], *end;
+  if (!strata__tuning(ctx, key, buf, sizeof buf)) return def;
+  double v = strtod(buf, &end);
+  return end != buf && isfinite(v) && v >= 0 ? v : def;
+}
+
 /* The default autotune cache: the one place the library reads the
  * environment (the user's cache directory, as the XDG convention says). */
 static char *default_tune_cache(void) {

@@ -27,6 +27,9 @@ const char *strata__tuning(const strata_context *ctx, const char *key,
                            char *buf, size_t n);
 /* The switch as an integer, def when not set or not a number. */
 long strata__tuning_long(const strata_context *ctx, const char *key, long def);
+/* The switch as a finite number >= 0, def when not set or not one. */
+double strata__tuning_double(const strata_context *ctx, const char *key,
+                             double def);
 
 struct strata_context {
   strata_backend kind;
@@ -693,6 +696,14 @@ void strata__field_view(const strata_field *f, long k0, long count,
 strata_status strata__dist_bcast(strata_dist *d, void *buf, size_t bytes);
 strata_status strata__dist_gatherv(strata_dist *d, const void *send,
                                    size_t bytes, void *recv, int root);
+/* Moves the owned planes of every rank's part of the distributed field f
+ * into the same planes of whole (gather = 1), an ordinary field of the
+ * global grid with f's plane layout on rank root (ignored elsewhere), or
+ * back (gather = 0): whole planes, ghosts and padding included, device to
+ * device on GPUs (NCCL), host to host on the CPU (MPI).  Collective; done
+ * (in stream order on a GPU) when it returns. */
+strata_status strata__dist_planes(strata_field *f, strata_field *whole,
+                                  int root, int gather);
 /* strata_field_norm / strata_field_diff of distributed fields. */
 strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
                                 strata_norm which, double *out);

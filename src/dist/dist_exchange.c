@@ -43,6 +43,11 @@ strata_status strata__dist_norm(const strata_field *a, const strata_field *b,
   (void)a, (void)b, (void)which, (void)out;
   return STRATA_ENOTSUP;
 }
+strata_status strata__dist_planes(strata_field *f, strata_field *whole,
+                                 int root, int gather) {
+  (void)f, (void)whole, (void)root, (void)gather;
+  return STRATA_ENOTSUP;
+}
 strata_status strata_dist_fill_ghosts(strata_field *f,
                                       const strata_boundary *bc) {
   return strata_field_fill_ghosts(f, bc);
@@ -581,6 +586,76 @@ static void boxes_copy(const strata_field *f, unsigned char *box,
         box += row;
       }
   }
+}
+
+/* Whole planes between a distributed field and an ordinary field of the
+ * global grid on root, in place on the device (NCCL) or host (MPI): each
+ * rank's owned planes are one run of its allocation, and the same run of
+ * the whole field's allocation when both have the same plane layout. */
+strata_status strata__dist_planes(strata_field *f, strata_field *whole,
+                                  int root, int gather) {
+  const strata__window *w = f->win;
+  strata_dist *d = w->dist;
+  const int ax = w->axis;
+  const size_t S = ax == 2 ? f->L.pitch_x * f->L.pitch_y : f->L.pitch_x;
+  int ok = 1;
+  if (d->rank == root)
+    ok = whole && whole->d.n[ax] == w->gn[ax] && whole->esize == f->esize &&
+         whole->L.pitch_x == f->L.pitch_x &&
+         (ax != 2 || whole->L.pitch_y == f->L.pitch_y) &&
+         whole->g[ax] == f->g[ax];
+  if (!all_ok(d->comm, ok))
+    return strata__fail(d->ctx, STRATA_EINVAL,
+                        "dist: planes moved between fields of different "
+                        "layouts");
+  const int m = d->rank == root ? d->size + 1 : 1;
+  strata__xfer *x = malloc(sizeof *x * (size_t)m);
+  MPI_Request *rq = malloc(sizeof *rq * (size_t)m);
+  if (!all_ok(d->comm, x && rq)) {
+    free(x);
+    free(rq);
+    return strata__fail(d->ctx, STRATA_ENOMEM, "out of host memory");
+  }
+  /* my planes to (from) root; on root every rank's planes from (to) it */
+  int k = 0;
+  x[k++] = (strata__xfer){root, gather, plane_ptr(f, w->e_lo),
+                          (size_t)w->own_n * S * f->esize, 0, 0};
+  for (int r = 0; d->rank == root && r < d->size; r++) {
+    size_t lo, cnt;
+    strata_dist_split(d, w->gn[ax], r, &lo, &cnt);
+    x[k++] = (strata__xfer){r, !gather, plane_ptr(whole, (long)lo),
+                            cnt * S * f->esize, 0, 0};
+  }
+  strata_status s = STRATA_OK;
+  for (int i = 0; i < k; i++)
+    if (x[i].bytes > (size_t)1 << 30)
+      s = strata__fail(d->ctx, STRATA_EINVAL,
+                       "dist: a message of %zu bytes exceeds 1 GiB",
+                       x[i].bytes);
+  if (s == STRATA_OK && d->transport == T_NCCL) {
+#if defined(STRATA_HAVE_CUDA) && defined(STRATA_HAVE_NCCL)
+    s = strata__nccl_start(d->ctx, d->nccl, x, k);
+    if (s == STRATA_OK) s = strata__nccl_join(d->ctx, d->nccl);
+#else
+    s = STRATA_ENOTSUP;
+#endif
+  } else if (s == STRATA_OK) {
+    for (int pass = 0; pass < 2; pass++) /* receives first */
+      for (int i = 0; i < k; i++) {
+        if (x[i].send != pass) continue;
+        if (pass)
+          MPI_Isend(x[i].ptr, (int)x[i].bytes, MPI_BYTE, x[i].peer, 9,
+                    d->comm, &rq[i]);
+        else
+          MPI_Irecv(x[i].ptr, (int)x[i].bytes, MPI_BYTE, x[i].peer, 9,
+                    d->comm, &rq[i]);
+      }
+    if (MPI_Waitall(k, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+      s = strata__fail(d->ctx, STRATA_EDEVICE, "dist: MPI gather failed");
+  }
+  free(x);
+  free(rq);
+  return s;
 }
 
 strata_status strata_dist_gather(const strata_field *f, int root, void *host) {

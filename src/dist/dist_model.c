@@ -17,22 +17,13 @@ double strata__fuse_gain(int dims, int s) {
   return (s * qs / (pd + qs)) / (q1 / (pd + q1));
 }
 
-static double tuning_double(const strata_context *ctx, const char *key,
-                            double def) {
-  char buf[64];
-  if (!strata__tuning(ctx, key, buf, sizeof buf)) return def;
-  char *end = NULL;
-  double v = strtod(buf, &end);
-  return end != buf && isfinite(v) && v >= 0 ? v : def;
-}
-
 strata__dist_machine strata__dist_machine_of(const strata_context *ctx) {
   const int cuda = strata_context_backend(ctx) == STRATA_BACKEND_CUDA;
   strata__dist_machine m = {cuda ? 2.32e12 : 1e10, cuda ? 159e9 : INFINITY,
                             cuda ? 42e-6 : 0};
-  m.mem = tuning_double(ctx, "dist_mem_gbs", m.mem / 1e9) * 1e9;
-  m.link = tuning_double(ctx, "dist_link_gbs", m.link / 1e9) * 1e9;
-  m.lat = tuning_double(ctx, "dist_link_us", m.lat * 1e6) * 1e-6;
+  m.mem = strata__tuning_double(ctx, "dist_mem_gbs", m.mem / 1e9) * 1e9;
+  m.link = strata__tuning_double(ctx, "dist_link_gbs", m.link / 1e9) * 1e9;
+  m.lat = strata__tuning_double(ctx, "dist_link_us", m.lat * 1e6) * 1e-6;
   if (!(m.mem > 0)) m.mem = 1e10;
   if (!(m.link > 0)) m.link = 1e-3;
   return m;

@@ -45,6 +45,7 @@ strata_status strata_mg_get_level(const strata_mg *mg, int level,
   info->h = ldexp(mg->o.h, level);
   info->exact = L->exact;
   info->sweeps = L->sweeps;
+  info->ranks = L->ranks > 1 ? L->ranks : 1;
   info->seconds = L->seconds;
   return STRATA_OK;
 }
@@ -221,13 +222,30 @@ static strata_status check_field(strata_mg *mg, const strata_field *f,
                         (int)f->d.precision,
                         "multigrid: %s has %d-byte values, the solver %d-byte",
                         name, (int)f->d.precision, (int)mg->o.precision);
-  if (f->d.dims != mg->o.dims || f->d.n[0] != mg->o.n[0] ||
-      f->d.n[1] != mg->o.n[1] || f->d.n[2] != mg->o.n[2])
+  /* a part of a split field: the whole grid's shape */
+  const size_t *fn = f->win ? f->win->gn : f->d.n;
+  if (f->d.dims != mg->o.dims || fn[0] != mg->o.n[0] || fn[1] != mg->o.n[1] ||
+      fn[2] != mg->o.n[2])
     return strata__fail_arg_s(ctx, STRATA_ESHAPE, name, "set",
                         "multigrid: %s is %dD %zu x %zu x %zu, the solver "
-                        "%dD %zu x %zu x %zu", name, f->d.dims, f->d.n[0],
-                        f->d.n[1], f->d.n[2], mg->o.dims, mg->o.n[0],
+                        "%dD %zu x %zu x %zu", name, f->d.dims, fn[0],
+                        fn[1], fn[2], mg->o.dims, mg->o.n[0],
                         mg->o.n[1], mg->o.n[2]);
+  /* over several ranks: this rank's part of a field split over the
+   * solver's group; in one process: not a part */
+  const strata_dist *d = mg->o.dist;
+  const int P = strata_dist_size(d) > 1 ? strata_dist_size(d) : 1;
+  const int split = f->win && strata_dist_size(f->win->dist) > 1;
+  if (P > 1 && (!split || f->win->dist != d))
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, name, "set",
+                              "multigrid: %s must be a field of "
+                              "strata_dist_field_create on the solver's "
+                              "group (opt.dist, %d ranks)", name, P);
+  if (P == 1 && split)
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, name, "set",
+                              "multigrid: %s is split over ranks and the "
+                              "solver runs in one process (set opt.dist to "
+                              "the field's group)", name);
   return STRATA_OK;
 }
 

@@ -31,8 +31,59 @@ static double cells_of(const fv_level *L) {
   return (double)L->n[0] * (double)L->n[1] * (double)L->n[2];
 }
 
+/* f's first ghost layer by the coarse rules; on a level split over the
+ * ranks the planes between ranks (and a periodic wrap along the split
+ * axis) then come from the neighbours, whole planes with the x/y ghosts
+ * their owner filled, so edges and corners are those of one process. */
 static strata_status ghosts(strata_mg *mg, strata_field *f) {
-  return mg->ctx->be->mg_ghosts(f, &mg->fv->ghost);
+  TRY(mg->ctx->be->mg_ghosts(f, &mg->fv->ghost));
+  if (!f->win) return STRATA_OK;
+  const int z = 2 * (mg->o.dims - 1);
+  return strata__dist_exchange(&f, 1,
+                               mg->o.bc.kind[z] == STRATA_BC_PERIODIC);
+}
+
+/* The sum of local sums over the ranks when f is split over them. */
+static strata_status all_sum(strata_mg *mg, const strata_field *f,
+                             double *v) {
+  if (!f->win || !mg->fv->dist) return STRATA_OK;
+  return strata_dist_allreduce(mg->fv->dist, v, 1, 0);
+}
+
+/* sum x y (y NULL: sum x) over the whole level. */
+static strata_status dot(strata_mg *mg, const strata_field *x,
+                         const strata_field *y, double *out) {
+  TRY(mg->ctx->be->fv_dot(x, y, out));
+  return all_sum(mg, x, out);
+}
+
+/* Whether this rank works on level l: every rank on the split levels,
+ * rank 0 alone on the gathered ones. */
+static int here(const strata__mgfv *fv, int l) {
+  return !fv->dist || l < fv->gl || fv->root;
+}
+
+/* Level l's right-hand side and iterate as the finer level restricts into
+ * and prolongs from them: the split copies at the gather level. */
+static strata_field *coarse_b(strata__mgfv *fv, int l) {
+  return fv->dist && l == fv->gl ? fv->gb : fv->lev[l].b;
+}
+static strata_field *coarse_u(strata__mgfv *fv, int l) {
+  return fv->dist && l == fv->gl ? fv->gu : fv->lev[l].u;
+}
+
+/* The agglomeration at the gather level: its split right-hand side onto
+ * rank 0's whole level (gather), its whole iterate back (scatter).
+ * Nothing at other levels or in one process.  Collective. */
+static strata_status gather_b(strata_mg *mg, int l) {
+  strata__mgfv *fv = mg->fv;
+  if (!fv->dist || l != fv->gl) return STRATA_OK;
+  return strata__dist_planes(fv->gb, fv->lev[l].b, 0, 1);
+}
+static strata_status scatter_u(strata_mg *mg, int l) {
+  strata__mgfv *fv = mg->fv;
+  if (!fv->dist || l != fv->gl) return STRATA_OK;
+  return strata__dist_planes(fv->gu, fv->lev[l].u, 0, 0);
 }
 
 /* r = b - A u (u's ghosts filled here); *r2 = sum r^2 (may be NULL). */
@@ -41,7 +92,8 @@ static strata_status residual(strata_mg *mg, int l, strata_field *u,
                               double *r2) {
   fv_level *L = &mg->fv->lev[l];
   TRY(ghosts(mg, u));
-  return mg->ctx->be->fv_residual(&L->op, u, b, r, r2);
+  TRY(mg->ctx->be->fv_residual(&L->op, u, b, r, r2));
+  return r2 ? all_sum(mg, u, r2) : STRATA_OK;
 }
 
 static strata_status zero(strata_mg *mg, strata_field *f) {
@@ -91,7 +143,7 @@ static strata_status smooth(strata_mg *mg, int l, int count, int from0) {
 /* Removes the mean of f's interior (singular problems). */
 static strata_status demean(strata_mg *mg, int l, strata_field *f) {
   double sum;
-  TRY(mg->ctx->be->fv_dot(f, NULL, &sum));
+  TRY(dot(mg, f, NULL, &sum));
   return mg->ctx->be->mg_axpby(f, NULL, 0, 1, -sum / cells_of(&mg->fv->lev[l]),
                                NULL);
 }
@@ -170,19 +222,24 @@ static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
  * cycle(s) from 0, linear prolongation added to the iterate. */
 static strata_status descend(strata_mg *mg, int l, strata_mg_cycle type) {
   strata__mgfv *fv = mg->fv;
-  fv_level *L = &fv->lev[l], *C = &fv->lev[l + 1];
+  fv_level *L = &fv->lev[l];
   const strata__backend *be = mg->ctx->be;
   TRY(residual(mg, l, L->u, L->b, L->r, NULL));
-  TRY(be->fv_restrict(L->r, C->b));
+  TRY(be->fv_restrict(L->r, coarse_b(fv, l + 1)));
+  TRY(gather_b(mg, l + 1));
   TRY(mark(mg, l + 1));
-  TRY(cycle(mg, l + 1, type, 1));
-  if (l + 1 < fv->nlev - 1) {
-    if (type == STRATA_MG_W) TRY(cycle(mg, l + 1, STRATA_MG_W, 0));
-    if (type == STRATA_MG_F) TRY(cycle(mg, l + 1, STRATA_MG_V, 0));
+  if (here(fv, l + 1)) {
+    TRY(cycle(mg, l + 1, type, 1));
+    if (l + 1 < fv->nlev - 1) {
+      if (type == STRATA_MG_W) TRY(cycle(mg, l + 1, STRATA_MG_W, 0));
+      if (type == STRATA_MG_F) TRY(cycle(mg, l + 1, STRATA_MG_V, 0));
+    }
   }
+  TRY(scatter_u(mg, l + 1));
   TRY(mark(mg, l));
-  TRY(ghosts(mg, C->u));
-  return be->fv_prolong(C->u, L->u, 1.0, 0);
+  strata_field *cu = coarse_u(fv, l + 1);
+  TRY(ghosts(mg, cu));
+  return be->fv_prolong(cu, L->u, 1.0, 0);
 }
 
 static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
@@ -198,22 +255,28 @@ static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
  * finer level's correction interpolated from the coarser one
  * (quadratically: more accurate than the second-order discretisation)
  * and improved by one cycle of opt.cycle; the finest adds its
- * interpolated correction to phi and runs one cycle. */
+ * interpolated correction to phi and runs one cycle.  Level 0's residual
+ * is the one the caller has just taken (iterate): in L0->r, phi's ghosts
+ * filled. */
 static strata_status fmg(strata_mg *mg) {
   strata__mgfv *fv = mg->fv;
   const strata__backend *be = mg->ctx->be;
   const int top = fv->nlev - 1;
   fv_level *L0 = &fv->lev[0];
-  TRY(residual(mg, 0, L0->u, L0->b, L0->r, NULL));
-  for (int l = 0; l < top; l++)
-    TRY(be->fv_restrict(l == 0 ? L0->r : fv->lev[l].b, fv->lev[l + 1].b));
+  for (int l = 0; l < top && here(fv, l); l++) {
+    TRY(be->fv_restrict(l == 0 ? L0->r : fv->lev[l].b, coarse_b(fv, l + 1)));
+    TRY(gather_b(mg, l + 1));
+  }
   TRY(mark(mg, top));
-  TRY(bottom(mg, top, 1));
+  if (here(fv, top)) TRY(bottom(mg, top, 1));
   for (int l = top - 1; l >= 0; l--) {
-    fv_level *L = &fv->lev[l], *C = &fv->lev[l + 1];
+    fv_level *L = &fv->lev[l];
+    TRY(scatter_u(mg, l + 1));
+    if (!here(fv, l)) continue;
     TRY(mark(mg, l));
-    TRY(ghosts(mg, C->u));
-    TRY(be->fv_prolong(C->u, L->u, l == 0 ? 1.0 : 0.0, 1));
+    strata_field *cu = coarse_u(fv, l + 1);
+    TRY(ghosts(mg, cu));
+    TRY(be->fv_prolong(cu, L->u, l == 0 ? 1.0 : 0.0, 1));
     TRY(cycle(mg, l, mg->o.cycle, 0));
   }
   return STRATA_OK;
@@ -231,7 +294,8 @@ static strata_status run_rec(strata_mg *mg, int which,
                              strata_status (*fn)(strata_mg *)) {
   strata__mgfv *fv = mg->fv;
   const strata__backend *be = mg->ctx->be;
-  if (!mg->o.graph || !be->capture_begin) return fn(mg);
+  /* over several ranks the gathers' agreement runs on the host */
+  if (!mg->o.graph || !be->capture_begin || fv->dist) return fn(mg);
   if (!fv->rec[which].graph) {
     long before[MG_MAX_LEVELS];
     for (int l = 0; l < fv->nlev; l++) before[l] = mg->lev[l].sweeps;
@@ -270,7 +334,9 @@ static strata_status rhs0(strata_mg *mg, const strata_field *psi) {
   if (zero_faces) return be->mg_axpby(L->b, psi, 1, 0, 0, NULL);
   for (int f = 0; f < 6; f++) bc.value[f] *= 2;
   TRY(zero(mg, L->r));
-  TRY(be->fill_ghosts(L->r, &bc));
+  /* split: the faces between ranks get the neighbours' zero planes */
+  TRY(L->r->win ? strata_dist_fill_ghosts(L->r, &bc)
+                : be->fill_ghosts(L->r, &bc));
   return be->fv_residual(&L->op, L->r, psi, L->b, NULL);
 }
 
@@ -282,8 +348,8 @@ static strata_status compatible(strata_mg *mg, const strata_field *psi) {
   double sum, sq;
   fv->bshift = 0;
   if (!fv->singular) return STRATA_OK;
-  TRY(mg->ctx->be->fv_dot(L->b, NULL, &sum));
-  TRY(mg->ctx->be->fv_dot(L->b, L->b, &sq));
+  TRY(dot(mg, L->b, NULL, &sum));
+  TRY(dot(mg, L->b, L->b, &sq));
   const double n = cells_of(L), mean = sum / n, rms = sqrt(sq / n);
   if (!isfinite(mean))
     return strata__fail_arg(mg->ctx, STRATA_EINVAL, "psi", mean,
@@ -325,7 +391,7 @@ static strata_status iterate(strata_mg *mg, strata_field *phi,
   double r0 = 0;
   if (o->fmg && mg->fv->nlev > 1 && o->max_cycles > 0) {
     double r2;
-    TRY(residual(mg, 0, phi, L0->b, L0->r, &r2));
+    TRY(residual(mg, 0, phi, L0->b, L0->r, &r2)); /* fmg starts from it */
     r0 = mg->hist[0] = sqrt(r2) * rs;
     if (r0 > o->atol && r0 > 0) {
       TRY(run_rec(mg, 1, fmg));
@@ -379,8 +445,9 @@ strata_status strata__mgfv_solve(strata_mg *mg, strata_field *phi,
   L0->u = phi;
   int k = 0, flags = 0;
   strata_status s = iterate(mg, phi, psi, &k, &flags);
+  /* the last residual filled phi's ghosts; the mean's removal changes phi */
   if (s == STRATA_OK && fv->singular) s = demean(mg, 0, phi);
-  if (s == STRATA_OK) s = ghosts(mg, phi);
+  if (s == STRATA_OK && fv->singular) s = ghosts(mg, phi);
   if (s == STRATA_OK) s = mark(mg, 0);
   L0->u = NULL;
   if (s != STRATA_OK) return s;

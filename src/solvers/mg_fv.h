@@ -43,6 +43,15 @@ struct strata__mgfv {
   } rec[2];
   const void *rec_phi;
   size_t rec_layout[3];
+  /* several ranks (opt.dist): levels [0, gl) are split over the ranks in
+   * slabs along the last axis; levels [gl, nlev) are whole on rank 0 and
+   * absent (NULL fields) elsewhere; gb and gu are level gl's right-hand
+   * side and iterate split over the ranks, the two ends of the gather.
+   * One process (or one rank): dist NULL, gl = nlev. */
+  strata_dist *dist;
+  int root; /* this rank holds the gathered levels */
+  int gl;
+  strata_field *gb, *gu;
 };
 
 /* Create for opt.disc == STRATA_MG_FV (options already checked by

@@ -50,6 +50,23 @@ static strata_status check_fv(strata_context *ctx, const strata_mg_options *o) {
                             "STRATA_MG_BOTTOM_SMOOTH (CG reads a dot product "
                             "back every iteration, which a recording cannot "
                             "do)");
+  if (o->dist && strata__dist_ctx(o->dist) != ctx)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", o->dist,
+                              "multigrid: with dist set, ctx must be "
+                              "strata_dist_context(dist)");
+  if (o->dist && strata_dist_size(o->dist) > 1 &&
+      strata_context_backend(ctx) == STRATA_BACKEND_CUDA)
+    /* its plane gathers and per-level exchanges have not yet run on GPUs
+     * against one process */
+    return strata__fail_arg_p(ctx, STRATA_ENOTSUP, "dist", o->dist,
+                              "multigrid over several ranks runs on the CPU "
+                              "engine; over GPUs it is not yet enabled (run "
+                              "it on one GPU, or with a CPU context)");
+  if (o->agglomerate < 0)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "agglomerate",
+                            o->agglomerate,
+                            "multigrid: agglomerate is %d; it must be 0 "
+                            "(automatic) or a level >= 1", o->agglomerate);
   if (o->graph && o->profile)
     return strata__fail_arg(ctx, STRATA_EINVAL, "profile", o->profile,
                             "multigrid: graph = 1 and profile = 1 exclude "
@@ -91,6 +108,54 @@ static int levels_of(const strata_mg_options *o, long n[][3]) {
   return nl;
 }
 
+/* Over P > 1 ranks: the gather level gl (levels [0, gl) split, [gl, nlev)
+ * whole on rank 0), or 0 when the split cannot carry the hierarchy (why
+ * says so).  Level l is split only while every rank's slab halves exactly
+ * down to it (its planes n_z / (P 2^l) a whole number: the
+ * children of a coarse cell on one rank, every slab starting on an even
+ * plane, so red-black colours agree) and, by the cost rule, while a pass
+ * over it saves more by the split than an exchange costs: cells_l (1 -
+ * 1/P) w / M > lat + A_l 8 / B, w = 64 bytes a cell (a red-black step's
+ * u, b, dinv, faces), A_l the cells of a plane, M, B, lat the machine
+ * numbers of the distributed layer (tuning switches dist_mem_gbs,
+ * dist_link_gbs, dist_link_us).  The coarsest level is always gathered. */
+static int gather_level(const strata_context *ctx, const strata_mg_options *o,
+                        int nlev, long n[][3], int P, char *why,
+                        size_t wn) {
+  const int ax = o->dims - 1;
+  const long nz = (long)o->n[ax];
+  if (nz % (2L * P)) {
+    snprintf(why, wn, "every rank must hold an even number of planes (a "
+             "multiple of %d in all)", 2 * P);
+    return 0;
+  }
+  if (nlev < 2) {
+    snprintf(why, wn, "the grid has one level (an axis is odd or below 4 "
+             "cells), so there is no coarse level to gather");
+    return 0;
+  }
+  int deep = 1; /* the deepest level every slab halves to */
+  while (deep < nlev - 1 && (nz / P) % (2L << deep) == 0) deep++;
+  if (o->agglomerate > 0) return o->agglomerate < deep ? o->agglomerate : deep;
+  const int cuda = strata_context_backend(ctx) == STRATA_BACKEND_CUDA;
+  const double mem = strata__tuning_double(ctx, "dist_mem_gbs",
+                                           cuda ? 2320 : 10) * 1e9,
+               link = strata__tuning_double(ctx, "dist_link_gbs",
+                                            cuda ? 159 : INFINITY) * 1e9,
+               lat = strata__tuning_double(ctx, "dist_link_us",
+                                           cuda ? 42 : 0) * 1e-6;
+  int gl = 1;
+  while (gl < deep) {
+    const double A = (double)n[gl][0] * (double)(o->dims == 3 ? n[gl][1] : 1),
+                 cells = A * (double)n[gl][ax];
+    const double saved = cells * (1 - 1.0 / P) * 64 / (mem > 0 ? mem : 1e10),
+                 cost = lat + A * 8 / (link > 0 ? link : 1e-3);
+    if (!(saved > cost)) break;
+    gl++;
+  }
+  return gl;
+}
+
 /* The fields of level l: u (coarse levels), b, r, dinv, beta per axis,
  * Chebyshev's d, CG's p, q, z on the coarsest. */
 static int fields_of(const strata_mg_options *o, int l, int nlev) {
@@ -128,13 +193,29 @@ strata_status strata__mgfv_footprint(strata_context *ctx,
   strata_mg_options opt = *o;
   resolve_fv(&opt);
   long n[MG_MAX_LEVELS][3];
-  int nlev = levels_of(&opt, n);
+  int nlev = levels_of(&opt, n), gl = nlev, P = 1;
+  const int ax = opt.dims - 1;
+  if (opt.dist && (P = strata_dist_size(opt.dist)) > 1) {
+    char why[160], nm[STRATA__ARGNAME_SIZE];
+    gl = gather_level(ctx, &opt, nlev, n, P, why, sizeof why);
+    if (!gl)
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", ax),
+                              opt.n[ax],
+                              "multigrid: %zu cells along %c cannot be split "
+                              "over %d ranks: %s", opt.n[ax], "xyz"[ax], P,
+                              why);
+  }
   memset(fp, 0, sizeof *fp);
   strata__fp_host(fp, sizeof(strata_mg) + sizeof(strata__mgfv) +
                           ((size_t)opt.max_cycles + 2) * sizeof(double));
+  /* split levels hold a slab (n_z / P planes: P divides it there); the
+   * gathered ones whole (counted on every rank: rank 0's footprint) */
   for (int l = 0; l < nlev && s == STRATA_OK; l++) {
-    strata_field_desc d = desc_of(&opt, n[l]);
-    for (int k = fields_of(&opt, l, nlev); k > 0 && s == STRATA_OK; k--)
+    long nl[3] = {n[l][0], n[l][1], n[l][2]};
+    if (l < gl) nl[ax] /= P;
+    strata_field_desc d = desc_of(&opt, nl);
+    for (int k = fields_of(&opt, l, nlev) + 2 * (l == gl && P > 1);
+         k > 0 && s == STRATA_OK; k--)
       s = strata__fp_field(ctx, fp, &d);
   }
   /* set_coefficients: the faces, alpha and dinv of two levels at once */
@@ -268,6 +349,29 @@ static strata_status bad_value(strata_mg *mg, const char *name, long p,
                           "must be %s and finite", name, i, j, k, v, rule);
 }
 
+/* A field of level l's shape: split over the ranks (l < gl, or split),
+ * whole on rank 0 (l >= gl), none (NULL) on the other ranks there.  The
+ * split fields are collective (every rank fails or none). */
+static strata_status level_field(strata_mg *mg, int l, int split,
+                                 strata_field **f) {
+  strata__mgfv *fv = mg->fv;
+  strata_field_desc d = desc_of(&mg->o, fv->lev[l].n);
+  if (fv->dist && (split || l < fv->gl))
+    return strata_dist_field_create(fv->dist, &d, f);
+  if (fv->dist && !fv->root) return STRATA_OK;
+  return strata_field_create(mg->ctx, &d, f);
+}
+
+/* Writes a level's ghosted host array (the whole grid's) into f: all of
+ * it, or on a split field the slab's planes with one ghost plane each
+ * side; nothing where this rank does not hold the level (f NULL). */
+static strata_status put(strata_field *f, const double *a) {
+  if (!f) return STRATA_OK;
+  if (!f->win) return strata_field_write_ghosted(f, a);
+  const size_t plane = (f->d.n[0] + 2) * (f->d.dims == 3 ? f->d.n[1] + 2 : 1);
+  return strata_field_write_ghosted(f, a + (size_t)f->win->own_lo * plane);
+}
+
 /* Builds level l's coefficients from level l - 1's host arrays (or from
  * the cells on level 0) into bf/al/di and uploads them. */
 static strata_status upload(strata_mg *mg, int l, double *const bf[3],
@@ -279,14 +383,11 @@ static strata_status upload(strata_mg *mg, int l, double *const bf[3],
   L->lmax = diagonal(mg, L->n, L->op.h2inv, bf, fv->has_alpha ? al : NULL, di);
   strata_status s = STRATA_OK;
   for (int a = 0; a < mg->o.dims && s == STRATA_OK; a++)
-    s = strata_field_write_ghosted(L->beta[a], bf[a]);
-  if (s == STRATA_OK) s = strata_field_write_ghosted(L->dinv, di);
+    s = put(L->beta[a], bf[a]);
+  if (s == STRATA_OK) s = put(L->dinv, di);
   if (s == STRATA_OK && fv->has_alpha) {
-    if (!L->alpha) {
-      strata_field_desc d = desc_of(&mg->o, L->n);
-      s = strata_field_create(mg->ctx, &d, &L->alpha);
-    }
-    if (s == STRATA_OK) s = strata_field_write_ghosted(L->alpha, al);
+    if (!L->alpha) s = level_field(mg, l, 0, &L->alpha);
+    if (s == STRATA_OK) s = put(L->alpha, al);
   } else if (!fv->has_alpha)
     strata_field_destroy(&L->alpha);
   L->op.alpha = L->alpha;
@@ -352,7 +453,7 @@ strata_status strata_mg_set_coefficients(strata_mg *mg, const double *beta,
     s = upload(mg, l, cf, ca, di);
   }
   free(buf);
-  return s;
+  return fv->dist ? strata__dist_agree(fv->dist, s) : s;
 }
 
 /* ---- create and destroy ------------------------------------------------- */
@@ -378,6 +479,8 @@ void strata__mgfv_destroy(strata_context *ctx, strata__mgfv *fv) {
     for (size_t q = 0; q < sizeof f / sizeof *f; q++)
       strata_field_destroy(f[q]);
   }
+  strata_field_destroy(&fv->gb);
+  strata_field_destroy(&fv->gu);
   free(fv);
 }
 
@@ -385,7 +488,6 @@ void strata__mgfv_destroy(strata_context *ctx, strata__mgfv *fv) {
 static strata_status level_fields(strata_mg *mg, int l) {
   fv_level *L = &mg->fv->lev[l];
   const strata_mg_options *o = &mg->o;
-  strata_field_desc d = desc_of(o, L->n);
   strata_field **want[11] = {&L->b, &L->r, &L->dinv};
   int k = 3;
   for (int a = 0; a < o->dims; a++) want[k++] = &L->beta[a];
@@ -397,7 +499,7 @@ static strata_status level_fields(strata_mg *mg, int l) {
     want[k++] = &L->z;
   }
   for (int q = 0; q < k; q++) {
-    strata_status s = strata_field_create(mg->ctx, &d, want[q]);
+    strata_status s = level_field(mg, l, 0, want[q]);
     if (s != STRATA_OK) return s;
   }
   L->op.dims = o->dims;
@@ -416,6 +518,8 @@ static void level_info(strata_mg *mg, int l) {
     I->ratio[a] = a < mg->o.dims ? 2 : 1;
   }
   I->exact = 1;
+  I->ranks = mg->fv->dist && l < mg->fv->gl ? strata_dist_size(mg->fv->dist)
+                                            : 1;
 }
 
 strata_status strata__mgfv_create(strata_context *ctx,
@@ -451,11 +555,31 @@ strata_status strata__mgfv_create(strata_context *ctx,
     fv->ghost.alpha[f] = -1; /* the face halfway to the ghost: ghost = -u */
     if (f < 2 * mg->o.dims && k == STRATA_BC_DIRICHLET) fv->dirichlet = 1;
   }
-  for (int l = 0; l < fv->nlev && s == STRATA_OK; l++) {
+  fv->gl = fv->nlev;
+  if (o->dist && strata_dist_size(o->dist) > 1) {
+    char why[160];
+    fv->dist = o->dist;
+    fv->root = strata_dist_rank(o->dist) == 0;
+    fv->gl = gather_level(ctx, &mg->o, fv->nlev, n, strata_dist_size(o->dist),
+                          why, sizeof why);
+  }
+  for (int l = 0; l < fv->nlev; l++) {
     memcpy(fv->lev[l].n, n[l], sizeof n[l]);
     level_info(mg, l);
-    s = level_fields(mg, l);
   }
+  /* the collective (split) fields first, so that a failure on rank 0's
+   * whole levels leaves no rank waiting in a creation */
+  if (fv->dist) s = level_field(mg, fv->gl, 1, &fv->gb);
+  if (fv->dist && s == STRATA_OK) s = level_field(mg, fv->gl, 1, &fv->gu);
+  for (int l = 0; l < fv->nlev && s == STRATA_OK; l++) s = level_fields(mg, l);
+  if (fv->dist) s = strata__dist_agree(fv->dist, s);
+  /* one gather and one scatter now: NCCL connects rank 0 with the ranks
+   * that are not its neighbours on first use, which costs a good part of
+   * a second, here rather than in the first solve */
+  if (fv->dist && s == STRATA_OK)
+    s = strata__dist_planes(fv->gb, fv->lev[fv->gl].b, 0, 1);
+  if (fv->dist && s == STRATA_OK)
+    s = strata__dist_planes(fv->gu, fv->lev[fv->gl].u, 0, 0);
   if (s == STRATA_OK) s = strata_mg_set_coefficients(mg, NULL, NULL);
   if (s != STRATA_OK) {
     strata_mg_destroy(&mg);

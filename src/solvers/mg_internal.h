@@ -29,6 +29,7 @@ typedef struct mg_level {
   double ratio[3];    /* spacing in the finer level's spacings (2, or
                          just under 2 on approximate axes) */
   int exact;
+  int ranks;          /* ranks the level is split over */
   /* transfers between this level and the next coarser one */
   strata__mg_band rb[3], pb[3];
   void *mem[12];

@@ -538,6 +538,12 @@ static strata_status resolve(strata_context *ctx, strata_mg_options *opt,
                              strata__mg_op *op, double *sigma, double *mx) {
   strata_status s = strata__mg_check_options(ctx, opt);
   if (s != STRATA_OK) return s;
+  if (opt->dist && strata_dist_size(opt->dist) > 1)
+    return strata__fail_arg(ctx, STRATA_EINVAL, "disc", (int)opt->disc,
+                              "multigrid: the %s stencil runs in one process; "
+                              "over several ranks use the finite-volume "
+                              "discretisation (disc = STRATA_MG_FV)",
+                              opt->disc == STRATA_MG_FD ? "FD" : "FE");
   const strata__backend *be = ctx->be;
   if (!be->mg_sweep || !be->mg_transfer || !be->mg_axpby || !be->mg_ghosts)
     return strata__fail(ctx, STRATA_ENOTSUP,

@@ -139,11 +139,17 @@ static strata_status create_poisson(strata_solver *s,
   if (st != STRATA_OK) return st;
   strata_mg_get_options(s->mg, &o);
   static const char *const names[2] = {"phi", "psi"};
-  keep(s, NULL, o.dims, o.n, o.precision, o.h, 0, 2, names);
+  strata_dist *dist = o.dist && strata_dist_size(o.dist) > 1 ? o.dist : NULL;
+  keep(s, dist, o.dims, o.n, o.precision, o.h, 0, 2, names);
   strata_field_desc d = {o.dims, {s->n[0], s->n[1], s->n[2]}, 1,
                          o.precision};
-  st = strata_field_create(s->ctx, &d, &s->phi);
-  if (st == STRATA_OK) st = strata_field_create(s->ctx, &d, &s->psi);
+  if (dist) { /* this rank's parts (collective) */
+    st = strata_dist_field_create(dist, &d, &s->phi);
+    if (st == STRATA_OK) st = strata_dist_field_create(dist, &d, &s->psi);
+  } else {
+    st = strata_field_create(s->ctx, &d, &s->phi);
+    if (st == STRATA_OK) st = strata_field_create(s->ctx, &d, &s->psi);
+  }
   if (st == STRATA_OK) st = strata_field_fill(s->phi, 0);
   if (st == STRATA_OK) st = strata_field_fill_ghosts(s->phi, &o.bc);
   if (st == STRATA_OK) st = strata_field_fill(s->psi, 0);
@@ -199,6 +205,7 @@ static strata_dist *dist_of(const strata_solver_options *o,
   case STRATA_SOLVER_WAVE: return k->wave.dist;
   case STRATA_SOLVER_FDTD: return k->fdtd.dist;
   case STRATA_SOLVER_OPERATOR: return k->op.dist;
+  case STRATA_SOLVER_POISSON: return k->mg.dist;
   default: return NULL;
   }
 }

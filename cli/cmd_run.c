@@ -415,6 +415,7 @@ done:
   }
   strata_context_destroy(&r->ctx);
   cf_free(&r->cf);
+  free(r->interfaces);
   free(r);
   return rc;
 }

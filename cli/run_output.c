@@ -174,6 +174,7 @@ void run_traces_png_options(run_state *r, const output_cfg *o,
   po->title = title;
   po->value_name = r->solver->field_name;
   po->value_unit = strata_solver_field_unit(r->sv, 0);
+  po->lines = r->interfaces;
 }
 
 static int write_traces(run_state *r, output_cfg *o, FILE *json) {
@@ -262,6 +263,7 @@ void run_png_options(run_state *r, const output_cfg *o,
   if (len && r->dims == 3) po->coord[2].name = "depth z";
   po->value_name = r->solver->field_name;
   po->value_unit = strata_solver_field_unit(r->sv, 0);
+  po->lines = r->interfaces;
 }
 
 /* Rank 0's snapshot writer (the library's): in the background when the

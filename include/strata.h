@@ -548,6 +548,16 @@ typedef struct strata_png_options {
   const char *value_name; /* the values' name over the colour bar, e.g.
                              "p"; NULL (default) = none */
   const char *value_unit; /* their unit, e.g. "Pa"; NULL or "" = none */
+  const unsigned char *lines; /* NULL (default), or lines drawn over the
+                      values one pixel thick in line_rgb, e.g. a model's
+                      interfaces (strata_model_interfaces): one byte per
+                      value of the data drawn (of a grid: per point of the
+                      whole grid, a slice cut from it as from the values;
+                      of a w x h array: per value, bit 0 across, bit 1
+                      down), bit a set where a line separates the point
+                      from the next one along axis a (x 0, y 1, z 2); the
+                      line runs along that edge of the point's cell */
+  unsigned char line_rgb[3]; /* the lines' colour; default black */
 } strata_png_options;
 
 /* Fills *o with the defaults listed above. */
@@ -617,7 +627,8 @@ typedef struct strata_snapshot_options {
                              attributes spacing and origin); needs
                              strata_h5_available() */
   strata_png_options png_options; /* the PNG slice, colours and axes;
-                             its strings are copied; each PNG's title is
+                             its strings and lines (one byte per point of
+                             the grid) are copied; each PNG's title is
                              the submit's (strata_snapshot_submit_titled),
                              else png_options.title */
   double spacing;         /* .vti: the points' spacing; default 1 */
@@ -830,6 +841,23 @@ strata_status strata_model_resample(strata_context *ctx,
                                     const strata_model *m, const size_t n[3],
                                     double h, strata_resample how,
                                     double *out);
+/* Marks the interfaces of a model on a grid (n[0] x n[1] x n[2] values,
+ * x fastest; an axis of one point has none) in mask (one byte per point),
+ * for strata_png_options.lines: bit a (1 << a) of a point is set where
+ * the value at the next point along axis a differs from the point's by
+ * more than threshold times the smaller of the two magnitudes, |v1 - v0|
+ * > threshold min(|v0|, |v1|) (0.05: a jump of more than 5%), and the
+ * step v1 - v0 is the largest of its run along a (neither neighbouring
+ * step along a of the same sign is larger; of equal ones the first): a
+ * jump that resampling spread over two steps is one line.  Bits are
+ * added to what mask holds (zero it first), so that the interfaces of
+ * several properties (velocity, density) go into one mask.  *count (may
+ * be NULL) receives the number of points of mask with a bit set after the
+ * call.  Errors: STRATA_EINVAL (NULL, a side of 0, threshold not finite
+ * or < 0). */
+strata_status strata_model_interfaces(strata_context *ctx, const size_t n[3],
+                                      const double *values, double threshold,
+                                      unsigned char *mask, size_t *count);
 
 /* HDF5 (when the library was built with it: strata_h5_available() = 1;
  * otherwise the .h5 writers return STRATA_ENOTSUP).  Each file is built in
@@ -1184,6 +1212,20 @@ strata_status strata_wave_check_model(strata_context *ctx,
                                       const strata_wave_options *o,
                                       const double *v,
                                       strata_wave_model_info *info);
+/* The interfaces of the model a wave solver of options o steps, marked
+ * as strata_model_interfaces marks them (threshold, mask of o->n[0]
+ * o->n[1] o->n[2] bytes, bits added, *count): those of the velocity v and
+ * the density rho, dense host arrays as strata_wave_set_velocity and
+ * strata_wave_set_density take them, or with v NULL o's layers (their
+ * velocities and densities at the grid's nodes) or constant velocity (no
+ * interface), and with rho NULL o's layer densities or none.  Errors:
+ * STRATA_EINVAL (as strata_model_interfaces; layers as create refuses
+ * them). */
+strata_status strata_wave_interfaces(strata_context *ctx,
+                                     const strata_wave_options *o,
+                                     const double *v, const double *rho,
+                                     double threshold, unsigned char *mask,
+                                     size_t *count);
 /* Replaces the density model by rho (kg/m^3), a dense host array as for
  * strata_wave_set_velocity.  Errors: STRATA_EINVAL (non-finite or
  * non-positive values), STRATA_ENOTSUP (a solver without variable

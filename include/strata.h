@@ -862,9 +862,12 @@ strata_status strata_model_interfaces(strata_context *ctx, const size_t n[3],
 /* HDF5 (when the library was built with it: strata_h5_available() = 1;
  * otherwise the .h5 writers return STRATA_ENOTSUP).  Each file is built in
  * memory and written like every other file (temporary name, then rename).
- * Serial HDF5: over several processes the data is gathered on one rank
- * first (parallel HDF5 is not used). */
+ * Over several processes: with parallel HDF5 (strata_h5_parallel() = 1:
+ * the library built with MPI against an MPI build of HDF5) each rank
+ * writes its own part of a snapshot into the file (strata_solver_save_h5);
+ * with serial HDF5 the data is gathered on one rank first. */
 int strata_h5_available(void);
+int strata_h5_parallel(void);
 /* Writes traces as HDF5: dataset "traces" (ntraces, nsamples) in t's
  * precision, "receivers" (ntraces, 3) in metres when t has them, and the
  * root's attributes "dt" (s), "source" (x, y, z in m) and "shot". */
@@ -1820,6 +1823,18 @@ strata_field *strata_solver_field(strata_solver *s, int index);
  * to rank 0 (host may be NULL on the other ranks), collective.  Errors:
  * STRATA_EINVAL (bad index), those of strata_field_read. */
 strata_status strata_solver_read(strata_solver *s, int index, void *host);
+/* Writes field index's interior as an HDF5 file at path, as the snapshot
+ * writer's .h5 (dataset name, NULL = the field's name, of the solver's
+ * grid's shape slowest axis first, attributes spacing (the points'
+ * spacing) and origin), byte for byte the writer's on one process.  Over
+ * several processes collective: with parallel HDF5 (strata_h5_parallel)
+ * every rank writes its own planes with MPI-IO's collective writes, no
+ * gather; else gathered to rank 0, which writes it.  The file is
+ * complete under its final name, or absent.  Errors: STRATA_EINVAL,
+ * STRATA_ENOTSUP (no HDF5), STRATA_ENOMEM, STRATA_EIO. */
+strata_status strata_solver_save_h5(strata_solver *s, int index,
+                                    const char *path, const char *name,
+                                    double spacing);
 /* strata_field_read_box of field index, read without telling the solver
  * its state may have been written (as strata_solver_read): a program's
  * look at the running state changes nothing.  Errors: those of

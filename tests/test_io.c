@@ -940,6 +940,63 @@ TEST(xdmf_series) {
   return 0;
 }
 
+TEST(solver_save_h5_is_the_snapshot_writers) {
+  /* on one process strata_solver_save_h5 writes the bytes the snapshot
+   * writer's .h5 holds; a bad index is refused */
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_heat_options ho;
+  strata_heat_options_init(&ho);
+  ho.dims = 3;
+  ho.n[0] = 9;
+  ho.n[1] = 7;
+  ho.n[2] = 5;
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_HEAT);
+  so.heat = &ho;
+  strata_solver *s = NULL;
+  CHECK_OK(strata_solver_create(ctx, &so, &s), ctx);
+  double host[9 * 7 * 5];
+  for (int q = 0; q < 9 * 7 * 5; q++) host[q] = 0.25 * q - 3;
+  CHECK_OK(strata_field_write(strata_solver_field(s, 0), host), ctx);
+  strata_status st = strata_solver_save_h5(s, 0, tpath("a.h5"), "u", 2.5);
+  if (!strata_h5_available()) {
+    CHECK_STATUS(st, STRATA_ENOTSUP, ctx);
+    strata_solver_destroy(&s);
+    strata_context_destroy(&ctx);
+    SKIP("this strata was built without HDF5");
+  }
+  CHECK_OK(st, ctx);
+  strata_snapshot_options wo;
+  strata_snapshot_options_init(&wo);
+  wo.dir = tmpdir;
+  wo.npy = wo.png = 0;
+  wo.h5 = 1;
+  wo.async = 0;
+  wo.spacing = 2.5;
+  const strata_field_desc d = {3, {9, 7, 5}, 1, STRATA_F64};
+  strata_snapshot_writer *w = NULL;
+  CHECK_OK(strata_snapshot_writer_create(ctx, &d, &wo, &w), ctx);
+  double *buf = strata_snapshot_acquire(w);
+  memcpy(buf, host, sizeof host);
+  CHECK_OK(strata_snapshot_submit_host(w, buf, "b"), ctx);
+  strata_snapshot_writer_destroy(&w);
+  size_t na = 0, nb = 0;
+  unsigned char *a = ref_slurp(tpath("a.h5"), &na),
+                *b = ref_slurp(tpath("b.h5"), &nb);
+  CHECK(a && b && na == nb && na > 0 && !memcmp(a, b, na));
+  free(a);
+  free(b);
+  CHECK_STATUS(strata_solver_save_h5(s, 3, tpath("c.h5"), NULL, 1),
+               STRATA_EINVAL, ctx);
+  CHECK(access(tpath("c.h5"), F_OK) != 0);
+  remove(tpath("a.h5"));
+  remove(tpath("b.h5"));
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 TEST(cleanup) {
   /* removes the scratch directory (last test) */
   remove(tpath("f.npy"));
@@ -954,4 +1011,5 @@ RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
           png_pixels_and_checksums, png_large_image_spans_blocks,
           png_axes_colour_bar_and_title, png_traces_gather,
           segy_and_npy_traces, stale_temporaries_removed,
-          png_in_memory_matches_file, pvd_collection, xdmf_series, cleanup)
+          png_in_memory_matches_file, pvd_collection, xdmf_series,
+          solver_save_h5_is_the_snapshot_writers, cleanup)

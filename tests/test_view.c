@@ -380,7 +380,7 @@ static int black_rows(const void *png, size_t n) {
 TEST(frame_draws_the_interfaces) {
   /* a layered wave case: the live frame is the snapshot PNG, the layers'
    * interface drawn across it (a third long black row besides the frame's
-   * two), in the case's slice and in another */
+   * two), in the case's slice and in another; and in strata view DIR's */
   CHECK(setup() == 0);
   CHECK(write_file(tp("vl.ini"),
                    "[case]\nname = vl\n[solver]\nkind = wave\n[grid]\n"
@@ -388,7 +388,7 @@ TEST(frame_draws_the_interfaces) {
                    "[wave]\norder = 4\nlayer_tops = 0, 155\n"
                    "layer_velocities = 1500, 2500\n[boundary]\nall = sponge\n"
                    "width = 6\n[source]\nposition = 200, 120, 100\n"
-                   "[output]\nevery = 20\nformats = png\n") == 0);
+                   "[output]\nevery = 20\nformats = npy, png\n") == 0);
   pid_t pid = start_viewed("vl.ini", "--out o_layers");
   CHECK(pid > 0);
   /* the frames first, the run stopped, then the checks */
@@ -423,6 +423,17 @@ TEST(frame_draws_the_interfaces) {
   rows = black_rows(r0.body, r0.n);
   CHECKF(rows == 3, "axis 0: %d long black rows", rows);
   free(r0.body);
+  /* strata view DIR on the finished run draws them too (the case's model
+   * read again) */
+  pid = start_viewed("view", "o_layers --listen 127.0.0.1:0");
+  CHECK(pid > 0);
+  int got = http("GET", "/frame.png?snap=1", 1, &r) == 0 && r.code == 200;
+  kill(pid, SIGINT);
+  CHECK(wait_bounded(pid, &st, 20) == pid && exit_code(st) == 0);
+  CHECK(got);
+  rows = black_rows(r.body, r.n);
+  CHECKF(rows == 3, "strata view: %d long black rows", rows);
+  free(r.body);
   return 0;
 }
 

@@ -282,6 +282,13 @@ const cf_key run_schema[] = {
        "also make a movie of the PNG snapshots: MP4 through ffmpeg when "
        "installed, else the numbered PNGs stay"),
     KI("output", "fps", 1, 240, "10", "movie frames per second"),
+    KB("output", "interfaces", "true",
+       "wave with a model ([model] velocity, or [wave] layer_tops): draw "
+       "its interfaces as thin black lines over the PNG snapshots, the "
+       "movie's frames and the live view"),
+    KF("output", "interface_threshold", 0, 1e6, "0.05",
+       "an interface lies between neighbouring points whose velocities (or "
+       "densities) differ by more than this fraction of the smaller"),
     KLE("output", "traces", "npy|segy|png|h5", 1, 4, "npy, segy, png",
         "wave receivers: NumPy, SEG-Y rev 1, a PNG image of the gather, "
         "HDF5 (when built with it)"),

@@ -425,6 +425,7 @@ done:
   }
   strata_context_destroy(&r->ctx);
   cf_free(&r->cf);
+  free(r->interfaces);
   free(r);
   return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "run.h"
 #include "view.h"
+#include "wave_model.h"
 
 enum { MAX_SNAPS = 100000 };
 #define MAX_SUMMARY (1 << 20)
@@ -195,11 +196,38 @@ static int describe(folder *f, const char *sum, cli_view_desc *d,
   return 0;
 }
 
+/* A wave case's model interfaces, as the run drew them (its model files
+ * read again on ctx), or NULL with a notice. */
+static unsigned char *case_interfaces(run_state *r, strata_context *ctx) {
+  r->ctx = ctx;
+  strata_wave_options o;
+  double *buf = NULL;
+  run_wave_model wm;
+  memset(&wm, 0, sizeof wm);
+  unsigned char *m = NULL;
+  if (run_wave_options(r, &o, &buf) == 0 &&
+      run_wave_model_load(r, &o, &wm) == 0 &&
+      run_wave_interfaces(r, &o, &wm) == 0) {
+    m = r->interfaces;
+    r->interfaces = NULL;
+  } else {
+    fprintf(stderr, "strata: view: the model's interfaces are not drawn: "
+            "%s\n", r->err);
+  }
+  run_wave_model_free(&wm);
+  free(buf);
+  r->ctx = NULL;
+  return m;
+}
+
 /* The case's own colours and slice ([output] colormap, range, flip,
  * slice_axis, slice_index) when the case file the summary names still
  * reads as a case of this grid, so that the frames are the run's PNGs
- * (keys the run set with --set are not known); else a notice. */
-static void case_colours(const char *sum, const char *dir, cli_view_desc *d) {
+ * (keys the run set with --set are not known), and a wave model's
+ * interfaces (*lines, malloc'd, or NULL); else a notice. */
+static void case_colours(const char *sum, const char *dir, cli_view_desc *d,
+                         strata_context *ctx, unsigned char **lines) {
+  *lines = NULL;
   char path[4096];
   if (!member(sum, "case_file", path, sizeof path)) return;
   run_state *r = calloc(1, sizeof *r);
@@ -218,6 +246,8 @@ static void case_colours(const char *sum, const char *dir, cli_view_desc *d) {
     d->po.flip = o.po.flip;
     d->po.axis = o.po.axis;
     d->po.index = o.po.index;
+    if (!strcmp(r->solver->kind, "wave"))
+      d->po.lines = *lines = case_interfaces(r, ctx);
   } else {
     fprintf(stderr, "strata: view: the case file %s %s: the solver's "
             "colours and slice\n", path,
@@ -254,6 +284,7 @@ int cli_view_cmd(int argc, char **argv) {
   size_t tn = 0;
   char *sum = NULL, *traces = NULL;
   cli_view *v = NULL;
+  unsigned char *lines = NULL; /* the model's interfaces, copied by the view */
   strata_context_options co;
   strata_context_options_init(&co);
   co.backend = STRATA_BACKEND_CPU;
@@ -288,7 +319,7 @@ int cli_view_cmd(int argc, char **argv) {
     cli_err("view: %s", err);
     goto done;
   }
-  case_colours(sum, dir, &d);
+  case_colours(sum, dir, &d, f.ctx, &lines);
   long *steps = malloc((size_t)f.n * sizeof *steps);
   if (!steps) {
     cli_err("view: out of memory");
@@ -316,6 +347,7 @@ int cli_view_cmd(int argc, char **argv) {
   rc = CLI_OK;
 done:
   cli_view_destroy(&v);
+  free(lines);
   free(sum);
   free(traces);
   for (int i = 0; i < f.n; i++) free(f.s[i].path);

@@ -73,6 +73,8 @@ struct run_state {
   int estimating;  /* create() only estimates (see run_solver) */
   size_t fp_host, fp_dev; /* what the estimate found (this rank's) */
   size_t copy_host, copy_dev; /* the run's own copies (run_check_memory) */
+  unsigned char *interfaces; /* rank 0: the model's interfaces on the grid
+                                (strata_png_options.lines), or NULL */
 };
 
 /* The solvers this build knows (NULL-terminated). */

@@ -114,10 +114,30 @@ int run_load_checkpoint(run_state *r, const char *path) {
   return 0;
 }
 
+/* Over several processes with parallel HDF5 the .h5 snapshots are written
+ * by every rank, each its own planes (strata_solver_save_h5), not by rank
+ * 0's writer. */
+static int h5_by_ranks(const run_state *r, const output_cfg *o) {
+  return r->dist && o->h5 && strata_h5_parallel();
+}
+
 int run_write_snapshot(run_state *r, output_cfg *o, const char *stem) {
   if (run_check_state(r, o->dir)) return -1;
   snprintf(r->kept_snap, sizeof r->kept_snap, "%s.*", stem);
   r->kept_snap_step = r->step;
+  if (h5_by_ranks(r, o)) { /* collective */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.h5", o->dir, stem);
+    double t0 = cli_now();
+    strata_status s = strata_solver_save_h5(r->sv, 0, path,
+                                            r->solver->field_name, r->h);
+    o->write_s += cli_now() - t0;
+    if (s != STRATA_OK) {
+      r->kept_snap[0] = 0;
+      return run_fail(r, "%s", strata_context_error(r->ctx));
+    }
+    if (!o->npy && !o->vti && !o->png) return 0;
+  }
   if (r->dist && r->rank != 0) /* collective: send this rank's planes */
     return strata_solver_read(r->sv, 0, NULL) == STRATA_OK
                ? 0
@@ -174,6 +194,7 @@ void run_traces_png_options(run_state *r, const output_cfg *o,
   po->title = title;
   po->value_name = r->solver->field_name;
   po->value_unit = strata_solver_field_unit(r->sv, 0);
+  po->lines = r->interfaces;
 }
 
 static int write_traces(run_state *r, output_cfg *o, FILE *json) {
@@ -262,6 +283,7 @@ void run_png_options(run_state *r, const output_cfg *o,
   if (len && r->dims == 3) po->coord[2].name = "depth z";
   po->value_name = r->solver->field_name;
   po->value_unit = strata_solver_field_unit(r->sv, 0);
+  po->lines = r->interfaces;
 }
 
 /* Rank 0's snapshot writer (the library's): in the background when the
@@ -276,7 +298,8 @@ int run_output_setup(run_state *r, output_cfg *o) {
   so.npy = o->npy;
   so.vti = o->vti;
   so.png = o->png;
-  so.h5 = o->h5;
+  so.h5 = o->h5 && !h5_by_ranks(r, o);
+  if (!so.npy && !so.vti && !so.png && !so.h5) return 0; /* no writer */
   run_png_options(r, o, &so.png_options);
   so.spacing = r->h;
   so.field_name = r->solver->field_name;
@@ -452,7 +475,12 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
   if (o->movie && !t->interrupted && r->rank == 0)
     make_movie(r, o, json, t->quiet);
   if (o->vti && r->rank == 0) write_series(r, o, json, si.dt, "vti");
-  if (o->h5 && r->rank == 0) write_series(r, o, json, si.dt, "h5");
+  if (o->h5 && r->rank == 0) {
+    write_series(r, o, json, si.dt, "h5");
+    /* who wrote the .h5 snapshots: every rank its part, or rank 0 */
+    fprintf(json, "  \"h5_writers\": %d,\n", h5_by_ranks(r, o) ? r->nranks
+                                                                  : 1);
+  }
   fprintf(json, "  \"output_dir\": ");
   json_string(json, o->dir);
   fprintf(json, "\n}\n");

@@ -318,10 +318,16 @@ static int wave_create(run_state *r) {
   strata_solver_options_init(&so, STRATA_SOLVER_WAVE);
   so.wave = &o;
   strata_status st = run_solver_create(r, &so);
-  free(rec);
   if (st != STRATA_OK || r->estimating) run_wave_model_free(&wm);
+  int fail = st == STRATA_OK && !r->estimating &&
+             run_wave_interfaces(r, &o, &wm); /* o's layers: in rec */
+  free(rec);
   if (st != STRATA_OK) return run_lib_fail(r, st, run_wave_keys, "wave");
   if (r->estimating) return 0;
+  if (fail) {
+    run_wave_model_free(&wm);
+    return -1;
+  }
   if (run_wave_model_apply(r, &wm)) return -1;
   const char *ik = cf_string(f, "initial", "kind", "zero");
   if (strcmp(ik, "zero") != 0) {

@@ -33,6 +33,7 @@ struct cli_view {
   char url[160];
   cli_view_desc desc;          /* strings and buffers copied below */
   char *strs[6];
+  unsigned char *lines; /* desc.po.lines, copied */
   char *summary;
   void *traces;
   long *frame_steps;
@@ -182,10 +183,31 @@ static int arg_long(struct MHD_Connection *c, const char *key, long lo,
   return cli_parse_long(s, lo, hi, out) ? -1 : 0;
 }
 
+/* The plane index along axis of a grid of n points (x fastest, es bytes
+ * each) into dst. */
+static void cut_plane(void *dst, const void *src, size_t es, const size_t n[3],
+                      int axis, long index) {
+  size_t sn[3] = {n[0], n[1], n[2]};
+  sn[axis] = 1;
+  const size_t st[3] = {1, n[0], n[0] * n[1]};
+  const unsigned char *g = src;
+  unsigned char *s = dst;
+  size_t o = 0;
+  for (size_t k = 0; k < sn[2]; k++)
+    for (size_t j = 0; j < sn[1]; j++)
+      for (size_t i = 0; i < sn[0]; i++, o++) {
+        size_t idx[3] = {i, j, k};
+        idx[axis] = (size_t)index;
+        memcpy(s + o * es, g + (idx[0] * st[0] + idx[1] * st[1] +
+                                idx[2] * st[2]) * es, es);
+      }
+}
+
 /* The slice axis / index as a grid of its own (the normal axis 1 point
  * thick, its coordinate moved to the slice), and the options that make it
  * the snapshot's PNG: copied from front (a folder's snapshot: cut out of
- * its grid).  Under v->mu. */
+ * its grid), the lines (the model's interfaces) cut out of the whole
+ * grid's into the same block.  Under v->mu. */
 static void *cut_slice(cli_view *v, int axis, long index, size_t sn[3],
                        strata_png_options *po) {
   const cli_view_desc *d = &v->desc;
@@ -200,23 +222,21 @@ static void *cut_slice(cli_view *v, int axis, long index, size_t sn[3],
     po->coord[axis].origin += (double)index * po->coord[axis].step;
   }
   size_t count = sn[0] * sn[1] * sn[2];
-  unsigned char *s = malloc(count * es);
+  const unsigned char *lines = d->po.lines;
+  unsigned char *s = malloc(count * es + (lines ? count : 0));
   if (!s) return NULL;
-  if (d->dims != 3 || !d->nframes) { /* the slice itself */
+  if (d->dims != 3 || !d->nframes) /* the slice itself */
     memcpy(s, v->front, count * es);
-    return s;
+  else
+    cut_plane(s, v->front, es, d->n, axis, index);
+  if (lines) {
+    unsigned char *l = s + count * es;
+    if (d->dims != 3)
+      memcpy(l, lines, count);
+    else
+      cut_plane(l, lines, 1, d->n, axis, index);
+    po->lines = l;
   }
-  const size_t st[3] = {1, d->n[0], d->n[0] * d->n[1]};
-  const unsigned char *g = v->front;
-  size_t o = 0;
-  for (size_t k = 0; k < sn[2]; k++)
-    for (size_t j = 0; j < sn[1]; j++)
-      for (size_t i = 0; i < sn[0]; i++, o++) {
-        size_t idx[3] = {i, j, k};
-        idx[axis] = (size_t)index;
-        memcpy(s + o * es, g + (idx[0] * st[0] + idx[1] * st[1] +
-                                idx[2] * st[2]) * es, es);
-      }
   return s;
 }
 
@@ -516,6 +536,12 @@ static int copy_desc(cli_view *v, const cli_view_desc *d) {
   po->value_name = v->desc.field;
   po->value_unit = v->desc.unit;
   for (int a = 0; a < 3; a++) po->coord[a].unit = v->desc.len_unit;
+  if (d->po.lines) {
+    const size_t cnt = d->n[0] * d->n[1] * d->n[2];
+    if (!(v->lines = malloc(cnt))) return -1;
+    memcpy(v->lines, d->po.lines, cnt);
+    po->lines = v->lines;
+  }
   v->summary = dup_or_null(d->summary_json);
   if (d->summary_json && !v->summary) return -1;
   if (d->traces_png) {
@@ -736,6 +762,7 @@ void cli_view_destroy(cli_view **pv) {
   strata_context_destroy(&v->ctx);
   for (int i = 0; i < 6; i++) free(v->strs[i]);
   free(v->summary);
+  free(v->lines);
   free(v->traces);
   free(v->frame_steps);
   free(v->front);

@@ -174,6 +174,33 @@ int run_wave_model_load(run_state *r, strata_wave_options *o,
   return 0;
 }
 
+/* Whether the run draws its model's interfaces (rank 0). */
+static int draws_interfaces(const run_state *r) {
+  const cf_file *f = &r->cf;
+  return r->rank == 0 && cf_bool(f, "output", "interfaces", 1) &&
+         (cf_has(f, "model", "velocity") || cf_has(f, "wave", "layer_tops"));
+}
+
+int run_wave_interfaces(run_state *r, const strata_wave_options *o,
+                        const run_wave_model *wm) {
+  free(r->interfaces);
+  r->interfaces = NULL;
+  if (!draws_interfaces(r)) return 0;
+  const size_t cnt = r->n[0] * r->n[1] * r->n[2];
+  if (!(r->interfaces = calloc(cnt, 1)))
+    return run_fail(r, "cannot allocate %zu bytes for the model's "
+                    "interfaces", cnt);
+  double t = cf_float(&r->cf, "output", "interface_threshold", 0.05);
+  if (strata_wave_interfaces(r->ctx, o, wm->v, wm->rho, t, r->interfaces,
+                             NULL) != STRATA_OK) {
+    free(r->interfaces);
+    r->interfaces = NULL;
+    return run_fail(r, "the model's interfaces: %s",
+                    strata_context_error(r->ctx));
+  }
+  return 0;
+}
+
 int run_wave_model_apply(run_state *r, run_wave_model *wm) {
   strata_wave *w = strata_solver_wave(r->sv);
   strata_status s = STRATA_OK;
@@ -198,5 +225,6 @@ void run_wave_model_free(run_wave_model *wm) {
 size_t run_wave_model_bytes(const run_state *r) {
   size_t grid = r->n[0] * r->n[1] * r->n[2] * sizeof(double);
   return (cf_has(&r->cf, "model", "velocity") ? grid : 0) +
-         (cf_has(&r->cf, "model", "density") ? grid : 0);
+         (cf_has(&r->cf, "model", "density") ? grid : 0) +
+         (draws_interfaces(r) ? grid / sizeof(double) : 0);
 }

@@ -18,10 +18,17 @@ typedef struct run_wave_model {
  * r->err naming the [model] key. */
 int run_wave_model_load(run_state *r, strata_wave_options *o,
                         run_wave_model *wm);
+/* Rank 0, with [output] interfaces (the default) and a model ([model]
+ * files in *wm, or o's layers): r->interfaces (replaced) receives the
+ * model's interfaces on the grid, for the PNG snapshots and the live
+ * view's frames.  0, or -1 with r->err. */
+int run_wave_interfaces(run_state *r, const strata_wave_options *o,
+                        const run_wave_model *wm);
 /* Hands the models to the solver r->sv and frees them.  0 or -1. */
 int run_wave_model_apply(run_state *r, run_wave_model *wm);
 void run_wave_model_free(run_wave_model *wm);
-/* Host bytes the models take on the grid (the run's own copies). */
+/* Host bytes the models take on the grid (the run's own copies), their
+ * interfaces included. */
 size_t run_wave_model_bytes(const run_state *r);
 
 #endif

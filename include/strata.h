@@ -553,6 +553,16 @@ typedef struct strata_png_options {
   const char *value_name; /* the values' name over the colour bar, e.g.
                              "p"; NULL (default) = none */
   const char *value_unit; /* their unit, e.g. "Pa"; NULL or "" = none */
+  const unsigned char *lines; /* NULL (default), or lines drawn over the
+                      values one pixel thick in line_rgb, e.g. a model's
+                      interfaces (strata_model_interfaces): one byte per
+                      value of the data drawn (of a grid: per point of the
+                      whole grid, a slice cut from it as from the values;
+                      of a w x h array: per value, bit 0 across, bit 1
+                      down), bit a set where a line separates the point
+                      from the next one along axis a (x 0, y 1, z 2); the
+                      line runs along that edge of the point's cell */
+  unsigned char line_rgb[3]; /* the lines' colour; default black */
 } strata_png_options;
 
 /* Fills *o with the defaults listed above. */
@@ -622,7 +632,8 @@ typedef struct strata_snapshot_options {
                              attributes spacing and origin); needs
                              strata_h5_available() */
   strata_png_options png_options; /* the PNG slice, colours and axes;
-                             its strings are copied; each PNG's title is
+                             its strings and lines (one byte per point of
+                             the grid) are copied; each PNG's title is
                              the submit's (strata_snapshot_submit_titled),
                              else png_options.title */
   double spacing;         /* .vti: the points' spacing; default 1 */
@@ -838,13 +849,33 @@ strata_status strata_model_resample(strata_context *ctx,
                                     const strata_model *m, const size_t n[3],
                                     double h, strata_resample how,
                                     double *out);
+/* Marks the interfaces of a model on a grid (n[0] x n[1] x n[2] values,
+ * x fastest; an axis of one point has none) in mask (one byte per point),
+ * for strata_png_options.lines: bit a (1 << a) of a point is set where
+ * the value at the next point along axis a differs from the point's by
+ * more than threshold times the smaller of the two magnitudes, |v1 - v0|
+ * > threshold min(|v0|, |v1|) (0.05: a jump of more than 5%), and the
+ * step v1 - v0 is the largest of its run along a (neither neighbouring
+ * step along a of the same sign is larger; of equal ones the first): a
+ * jump that resampling spread over two steps is one line.  Bits are
+ * added to what mask holds (zero it first), so that the interfaces of
+ * several properties (velocity, density) go into one mask.  *count (may
+ * be NULL) receives the number of points of mask with a bit set after the
+ * call.  Errors: STRATA_EINVAL (NULL, a side of 0, threshold not finite
+ * or < 0). */
+strata_status strata_model_interfaces(strata_context *ctx, const size_t n[3],
+                                      const double *values, double threshold,
+                                      unsigned char *mask, size_t *count);
 
 /* HDF5 (when the library was built with it: strata_h5_available() = 1;
  * otherwise the .h5 writers return STRATA_ENOTSUP).  Each file is built in
  * memory and written like every other file (temporary name, then rename).
- * Serial HDF5: over several processes the data is gathered on one rank
- * first (parallel HDF5 is not used). */
+ * Over several processes: with parallel HDF5 (strata_h5_parallel() = 1:
+ * the library built with MPI against an MPI build of HDF5) each rank
+ * writes its own part of a snapshot into the file (strata_solver_save_h5);
+ * with serial HDF5 the data is gathered on one rank first. */
 int strata_h5_available(void);
+int strata_h5_parallel(void);
 /* Writes traces as HDF5: dataset "traces" (ntraces, nsamples) in t's
  * precision, "receivers" (ntraces, 3) in metres when t has them, and the
  * root's attributes "dt" (s), "source" (x, y, z in m) and "shot". */
@@ -1192,6 +1223,20 @@ strata_status strata_wave_check_model(strata_context *ctx,
                                       const strata_wave_options *o,
                                       const double *v,
                                       strata_wave_model_info *info);
+/* The interfaces of the model a wave solver of options o steps, marked
+ * as strata_model_interfaces marks them (threshold, mask of o->n[0]
+ * o->n[1] o->n[2] bytes, bits added, *count): those of the velocity v and
+ * the density rho, dense host arrays as strata_wave_set_velocity and
+ * strata_wave_set_density take them, or with v NULL o's layers (their
+ * velocities and densities at the grid's nodes) or constant velocity (no
+ * interface), and with rho NULL o's layer densities or none.  Errors:
+ * STRATA_EINVAL (as strata_model_interfaces; layers as create refuses
+ * them). */
+strata_status strata_wave_interfaces(strata_context *ctx,
+                                     const strata_wave_options *o,
+                                     const double *v, const double *rho,
+                                     double threshold, unsigned char *mask,
+                                     size_t *count);
 /* Replaces the density model by rho (kg/m^3), a dense host array as for
  * strata_wave_set_velocity.  Errors: STRATA_EINVAL (non-finite or
  * non-positive values), STRATA_ENOTSUP (a solver without variable
@@ -1807,6 +1852,18 @@ strata_field *strata_solver_field(strata_solver *s, int index);
  * to rank 0 (host may be NULL on the other ranks), collective.  Errors:
  * STRATA_EINVAL (bad index), those of strata_field_read. */
 strata_status strata_solver_read(strata_solver *s, int index, void *host);
+/* Writes field index's interior as an HDF5 file at path, as the snapshot
+ * writer's .h5 (dataset name, NULL = the field's name, of the solver's
+ * grid's shape slowest axis first, attributes spacing (the points'
+ * spacing) and origin), byte for byte the writer's on one process.  Over
+ * several processes collective: with parallel HDF5 (strata_h5_parallel)
+ * every rank writes its own planes with MPI-IO's collective writes, no
+ * gather; else gathered to rank 0, which writes it.  The file is
+ * complete under its final name, or absent.  Errors: STRATA_EINVAL,
+ * STRATA_ENOTSUP (no HDF5), STRATA_ENOMEM, STRATA_EIO. */
+strata_status strata_solver_save_h5(strata_solver *s, int index,
+                                    const char *path, const char *name,
+                                    double spacing);
 /* strata_field_read_box of field index, read without telling the solver
  * its state may have been written (as strata_solver_read): a program's
  * look at the running state changes nothing.  Errors: those of

@@ -81,6 +81,16 @@ if { [ ! -f /usr/include/hdf5/serial/hdf5.h ] && [ ! -f /usr/include/hdf5.h ]; }
     "building without the .h5 writers" libhdf5-dev hdf5-tools
 fi
 
+# Parallel HDF5 (libhdf5-openmpi-dev, beside the serial library: their
+# headers live in /usr/include/hdf5/openmpi and /usr/include/hdf5/serial):
+# with MPI, each rank of a run over several processes writes its own part
+# of the .h5 snapshots; without it they are gathered on rank 0 first.
+if command -v mpicc >/dev/null 2>&1 &&
+   [ ! -f /usr/include/hdf5/openmpi/hdf5.h ]; then
+  norecommends=1 optional "the .h5 snapshots written by every rank" \
+    "the .h5 snapshots are gathered on one rank" libhdf5-openmpi-dev
+fi
+
 # zlib (PNG compression, CRC-32)
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -z "$missing" ] && exit 0

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 int ref_points(const strata_stencil *op, ref_point *pts) {
   int n = 0;
@@ -454,4 +455,93 @@ unsigned char *ref_slurp(const char *path, size_t *n) {
   b[L] = 0;
   *n = (size_t)L;
   return b;
+}
+
+/* ---- PNG ---------------------------------------------------------------- */
+
+char ref_png_title[512];
+
+static uint32_t png_be32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+unsigned char *ref_png_decode(const char *path, size_t *w, size_t *h) {
+  size_t len;
+  unsigned char *b = ref_slurp(path, &len), *rgb = NULL, *z = NULL;
+  size_t zn = 0;
+  ref_png_title[0] = 0;
+  if (!b) return NULL;
+  if (len < 8 || memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0) goto bad;
+  size_t pos = 8;
+  int seen_end = 0;
+  while (pos + 12 <= len && !seen_end) {
+    uint32_t n = png_be32(b + pos);
+    if (pos + 12 + n > len) goto bad;
+    const unsigned char *type = b + pos + 4, *data = b + pos + 8;
+    if (ref_crc32(type, 4 + n) != png_be32(data + n)) {
+      fprintf(stderr, "  CRC mismatch in chunk %.4s\n", type);
+      goto bad;
+    }
+    if (memcmp(type, "IHDR", 4) == 0) {
+      if (n != 13 || data[8] != 8 || data[9] != 2 || data[12] != 0) goto bad;
+      *w = png_be32(data);
+      *h = png_be32(data + 4);
+    } else if (memcmp(type, "IDAT", 4) == 0) {
+      z = realloc(z, zn + n);
+      memcpy(z + zn, data, n);
+      zn += n;
+    } else if (memcmp(type, "iTXt", 4) == 0 && n >= 9 &&
+               memcmp(data, "Title\0\0\0\0", 9) == 0) {
+      snprintf(ref_png_title, sizeof ref_png_title, "%.*s", (int)(n - 9), data + 9);
+    } else if (memcmp(type, "IEND", 4) == 0) {
+      seen_end = 1;
+    }
+    pos += 12 + n;
+  }
+  if (!seen_end || pos != len || !z || zn < 6) goto bad;
+  size_t row = 1 + 3 * *w, raw = row * *h;
+  unsigned char *r = malloc(raw + 1);
+  uLongf got = (uLongf)raw + 1; /* one more: a longer stream is an error */
+  int zs = uncompress(r, &got, z, (uLong)zn);
+  if (zs != Z_OK || got != raw) {
+    fprintf(stderr, "  zlib stream: %d, %lu of %zu bytes\n", zs,
+            (unsigned long)got, raw);
+    goto bad_r;
+  }
+  /* undo the filters in place, row by row (bpp = 3) */
+  for (size_t y = 0; y < *h; y++) {
+    unsigned char *c = r + y * row + 1;
+    const unsigned char *u = y ? r + (y - 1) * row + 1 : NULL;
+    unsigned f = c[-1];
+    if (f > 4) goto bad_r;
+    for (size_t i = 0; i < 3 * *w; i++) {
+      int a = i >= 3 ? c[i - 3] : 0, up = u ? u[i] : 0,
+          ul = u && i >= 3 ? u[i - 3] : 0, p = a + up - ul;
+      int pa = abs(p - a), pb = abs(p - up), pc = abs(p - ul);
+      int pred = f == 0   ? 0
+                 : f == 1 ? a
+                 : f == 2 ? up
+                 : f == 3 ? (a + up) / 2
+                 : pa <= pb && pa <= pc ? a
+                 : pb <= pc             ? up
+                                        : ul;
+      c[i] = (unsigned char)(c[i] + pred);
+    }
+  }
+  rgb = malloc(3 * *w * *h);
+  for (size_t y = 0; y < *h; y++) {
+    memcpy(rgb + 3 * *w * y, r + y * row + 1, 3 * *w);
+  }
+  free(r);
+  free(z);
+  free(b);
+  return rgb;
+bad_r:
+  free(r);
+bad:
+  fprintf(stderr, "  %s: not a valid PNG as written by strata\n", path);
+  free(rgb);
+  free(z);
+  free(b);
+  return NULL;
 }

@@ -79,6 +79,15 @@ uint32_t ref_crc32(const void *p, size_t n);
  * NULL. */
 unsigned char *ref_slurp(const char *path, size_t *n);
 
+/* Decodes a PNG as strata writes it (8-bit RGB) into RGB, rows top to
+ * bottom (malloc'd), *w x *h pixels; checks the signature, every chunk's
+ * CRC, IHDR, the zlib stream (inflated whole, Adler-32 included) and each
+ * row's filter type, and undoes the five PNG filters.  Returns NULL
+ * (after printing) on any violation.  ref_png_title receives its Title
+ * text, or "". */
+unsigned char *ref_png_decode(const char *path, size_t *w, size_t *h);
+extern char ref_png_title[512];
+
 #endif
 
 /* The value the ghost point (i,j,k) of a dense ghosted array must hold

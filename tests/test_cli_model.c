@@ -5,11 +5,14 @@
  * (NaN, not covering the grid, a raw file of the wrong size, a dt too
  * large at the fastest point, [wave] velocity beside [model]) are refused
  * with exit 2, the file, the line, the key and the reason, and leave no
- * output. */
+ * output; the model's interfaces are drawn over the PNG snapshots (by
+ * default; [output] interfaces = false turns them off), none for a
+ * constant model or a jump below the threshold. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference.h"
 #include "runner.h"
 
 #define CLI_TEST_NAME "test_cli_model"
@@ -242,10 +245,112 @@ TEST(bad_models_refused_with_the_reason) {
   return 0;
 }
 
+/* ---- the model's interfaces over the snapshots ------------------------- */
+
+static const char *layers_text =
+    "[solver]\nkind = wave\n"
+    "[grid]\nn = 40, 1, 30\nspacing = 10\n"
+    "[run]\nsteps = 20\n"
+    "[boundary]\nwidth = 6\n"
+    "[source]\nposition = 200, 0, 100\nfrequency = 12\n"
+    "%s"
+    "[output]\nformats = png\n";
+
+/* The final.png of the case layers_text with model (sections), with the
+ * options set (--set ...) and with `interfaces = false`: equal but for one
+ * row of the plot, black in `on`: the bottom pixel row of the points at
+ * depth index kline (-1: no row). */
+static int line_at(const char *model, const char *set, long kline) {
+  char text[1024];
+  snprintf(text, sizeof text, layers_text, model);
+  CHECK(write_file(tp("i.ini"), text) == 0);
+  rm_rf(tp("on.out"));
+  rm_rf(tp("off.out"));
+  char args[512];
+  snprintf(args, sizeof args, "run i.ini --quiet --backend cpu --no-ceiling "
+           "--out on.out %s", set);
+  int rc = strata(args);
+  snprintf(args, sizeof args, "run i.ini --quiet --backend cpu --no-ceiling "
+           "--out off.out %s --set output.interfaces=false", set);
+  if (rc == 0) rc = strata(args);
+  char *e = err_text();
+  CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
+  free(e);
+  size_t w, h, w2, h2;
+  unsigned char *on = ref_png_decode(tp("on.out/final.png"), &w, &h),
+                *off = ref_png_decode(tp("off.out/final.png"), &w2, &h2);
+  CHECK(on && off && w == w2 && h == h2);
+  /* the plot's frame: the first row of off with a long black run */
+  long top = -1, left = -1, pw = 0;
+  for (size_t y = 0; y < h && top < 0; y++)
+    for (size_t x = 0; x + 100 < w && top < 0; x++) {
+      size_t run = 0;
+      while (x + run < w && !memcmp(off + 3 * (y * w + x + run), "\0\0\0", 3))
+        run++;
+      if (run >= 100) {
+        top = (long)y + 1;
+        left = (long)x + 1;
+        pw = (long)run - 2;
+      }
+    }
+  CHECK(top > 0 && pw % 40 == 0);
+  const long sc = pw / 40, yline = kline < 0 ? -1 : top + (kline + 1) * sc - 1;
+  size_t differ = 0;
+  for (long y = 0; y < (long)h; y++)
+    for (long x = 0; x < (long)w; x++) {
+      const unsigned char *a = on + 3 * (y * (long)w + x),
+                          *b = off + 3 * (y * (long)w + x);
+      if (y == yline && x >= left && x < left + pw) {
+        CHECKF(!memcmp(a, "\0\0\0", 3), "(%ld, %ld) is not the line's "
+               "black", x, y);
+        differ += memcmp(a, b, 3) != 0;
+      } else {
+        CHECKF(!memcmp(a, b, 3), "(%ld, %ld) differs off the line (row "
+               "%ld)", x, y, yline);
+      }
+    }
+  CHECK(kline < 0 || differ > (size_t)pw / 2); /* the line is drawn */
+  free(on);
+  free(off);
+  return 0;
+}
+
+TEST(interfaces_drawn_over_the_snapshots) {
+  CHECK(setup() == 0);
+  /* two layers, the second's top at 195 m: between z = 190 and 200 m */
+  CHECK(line_at("[wave]\nlayer_tops = 0, 195\n"
+                "layer_velocities = 1500, 2500\n", "", 19) == 0);
+  /* a density contrast alone */
+  CHECK(line_at("[wave]\nlayer_tops = 0, 195\n"
+                "layer_velocities = 2000, 2000\n"
+                "layer_densities = 1000, 2000\n", "", 19) == 0);
+  /* the same model from a file */
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
+  static float v[30][40];
+  for (int k = 0; k < 30; k++)
+    for (int i = 0; i < 40; i++) v[k][i] = k < 20 ? 1500.0f : 2500.0f;
+  size_t shape[2] = {30, 40};
+  CHECK_OK(strata_npy_write(ctx, tp("two.npy"), STRATA_F32, 2, shape, v),
+           ctx);
+  strata_context_destroy(&ctx);
+  CHECK(line_at("[model]\nvelocity = two.npy\n", "", 19) == 0);
+  /* a jump below the threshold, and a constant model: none */
+  CHECK(line_at("[wave]\nlayer_tops = 0, 195\n"
+                "layer_velocities = 2000, 2080\n", "", -1) == 0);
+  CHECK(line_at("[wave]\nlayer_tops = 0, 195\n"
+                "layer_velocities = 2000, 2080\n",
+                "--set output.interface_threshold=0.03", 19) == 0);
+  CHECK(line_at("[wave]\nlayer_tops = 0, 195\n"
+                "layer_velocities = 2000, 2000\n", "", -1) == 0);
+  return 0;
+}
+
 TEST(cleanup) {
   if (dir[0]) rm_rf(dir);
   return 0;
 }
 
 RUN_TESTS(model_npy_and_segy_run_as_the_library,
-          bad_models_refused_with_the_reason, cleanup)
+          bad_models_refused_with_the_reason,
+          interfaces_drawn_over_the_snapshots, cleanup)

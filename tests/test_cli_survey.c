@@ -5,7 +5,8 @@
  * geometry of the case (when /usr/bin/python3 has segyio); a wavelet from
  * a file; the case's mistakes refused naming their keys; and the .pvd
  * index of a run's .vti snapshots; HDF5 snapshots (XDMF index) and
- * gathers read back by h5dump. */
+ * gathers read back by h5dump, and the snapshots of 2 and 4 ranks (each
+ * writing its own part with parallel HDF5) the same as one process's. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -446,6 +447,68 @@ TEST(hdf5_snapshots_and_gathers) {
   return 0;
 }
 
+#ifdef STRATA_MPIEXEC
+/* h5dump's text of dir/file less its first line (which names the file),
+ * malloc'd, or NULL. */
+static char *h5_text(const char *file) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "h5dump '%s' 2>/dev/null | tail -n +2 >'%s'",
+           tp(file), tp("h5text.txt"));
+  if (system(cmd) != 0) return NULL;
+  return slurp(tp("h5text.txt"), NULL);
+}
+
+/* HDF5 snapshots over 2 and 4 ranks: every snapshot's content (h5dump)
+ * and the XDMF index are those of one process; with parallel HDF5 every
+ * rank wrote its own part (the summary's h5_writers), else rank 0 */
+TEST(hdf5_snapshots_over_ranks) {
+  CHECK(setup() == 0);
+  if (!strata_h5_available()) SKIP("this strata was built without HDF5");
+  if (system("h5dump --version >/dev/null 2>&1") != 0)
+    SKIP("h5dump is not installed (hdf5-tools)");
+  CHECK(write_file(tp("hr.ini"),
+                   "[solver]\nkind = heat\n[grid]\nn = 20, 18, 23\n"
+                   "[run]\nsteps = 20\n[output]\nevery = 10\n"
+                   "formats = h5\n") == 0);
+  int rc = strata("run hr.ini --quiet --no-ceiling --backend cpu --out r1");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  static const char *const files[] = {"snap_000000.h5", "snap_000010.h5",
+                                      "snap_000020.h5", "final.h5"};
+  const int np[2] = {2, 4};
+  for (int q = 0; q < 2; q++) {
+    char args[160], out[16], path[64];
+    snprintf(out, sizeof out, "r%d", np[q]);
+    snprintf(args, sizeof args, "run hr.ini --quiet --no-ceiling --backend "
+             "cpu --out %s", out);
+    rc = strata_mpi(np[q], args);
+    CHECKF(rc == 0, "%d ranks: exit %d: %s", np[q], rc, err_text());
+    for (int i = 0; i < 4; i++) {
+      snprintf(path, sizeof path, "r1/%s", files[i]);
+      char *a = h5_text(path);
+      snprintf(path, sizeof path, "%s/%s", out, files[i]);
+      char *b = h5_text(path);
+      CHECKF(a && b && strstr(a, "DATASET \"u\"") && !strcmp(a, b),
+             "%s differs from one process's", path);
+      free(a);
+      free(b);
+    }
+    snprintf(path, sizeof path, "%s/snapshots.xmf", out);
+    char *x1 = slurp(tp("r1/snapshots.xmf"), NULL), *x = slurp(tp(path), NULL);
+    CHECK(x1 && x && !strcmp(x1, x) &&
+          strstr(x, "Format=\"HDF\">snap_000020.h5:/u</DataItem>"));
+    free(x1);
+    free(x);
+    snprintf(path, sizeof path, "%s/summary.json", out);
+    char *sum = slurp(tp(path), NULL), want[32];
+    snprintf(want, sizeof want, "\"h5_writers\": %d,",
+             strata_h5_parallel() ? np[q] : 1);
+    CHECKF(sum && strstr(sum, want), "no '%s' in %s", want, path);
+    free(sum);
+  }
+  return 0;
+}
+#endif
+
 TEST(cleanup) {
   if (dir[0]) CHECK(rm_rf(dir) == 0);
   return 0;
@@ -457,4 +520,8 @@ RUN_TESTS(survey_one_process, survey_shot_layouts, survey_segyio_geometry,
           survey_ranks_match_one_process,
 #endif
           survey_wavelet_file, survey_refusals, example_survey_runs,
-          vti_series_indexed, hdf5_snapshots_and_gathers, cleanup)
+          vti_series_indexed, hdf5_snapshots_and_gathers,
+#ifdef STRATA_MPIEXEC
+          hdf5_snapshots_over_ranks,
+#endif
+          cleanup)

@@ -1,10 +1,9 @@
 /* The output writers, read back by plain independent parsers: .npy headers
- * and data, .vti XML and appended data, PNG chunks (CRC-32 of each, by a
- * bitwise CRC of the test's own), the zlib stream (inflated by zlib, which
- * checks its Adler-32) and the pixels behind each row's filter, SEG-Y headers and
- * big-endian samples.  Random data at odd sizes, fp32 and fp64; and the
- * temporary-name rule: nothing but the final file is left behind, and a
- * failed write leaves nothing. */
+ * and data, .vti XML and appended data, PNG chunks, zlib stream and pixels
+ * (ref_png_decode: a bitwise CRC of the tests' own, zlib's inflate), SEG-Y
+ * headers and big-endian samples.  Random data at odd sizes, fp32 and
+ * fp64; and the temporary-name rule: nothing but the final file is left
+ * behind, and a failed write leaves nothing. */
 #include <dirent.h>
 #include <math.h>
 #include <stdint.h>
@@ -13,7 +12,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "reference.h"
 #include "runner.h"
@@ -321,102 +319,6 @@ TEST(vti_two_fields_read_back) {
 
 /* ---- png ---------------------------------------------------------------- */
 
-static uint32_t crc32_plain(const unsigned char *p, size_t n) {
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < n; i++) {
-    c ^= p[i];
-    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
-  }
-  return c ^ 0xffffffffu;
-}
-
-/* Decodes a PNG into RGB; checks the signature, every chunk's CRC, IHDR,
- * the zlib stream (inflated whole, Adler-32 included) and each row's
- * filter type, and undoes the five PNG filters.  Returns NULL (after
- * printing) on any violation. */
-static char png_title[512]; /* the last decoded PNG's Title text, or "" */
-
-static unsigned char *png_decode(const char *path, size_t *w, size_t *h) {
-  size_t len;
-  unsigned char *b = ref_slurp(path, &len), *rgb = NULL, *z = NULL;
-  size_t zn = 0;
-  png_title[0] = 0;
-  if (!b) return NULL;
-  if (len < 8 || memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0) goto bad;
-  size_t pos = 8;
-  int seen_end = 0;
-  while (pos + 12 <= len && !seen_end) {
-    uint32_t n = be32(b + pos);
-    if (pos + 12 + n > len) goto bad;
-    const unsigned char *type = b + pos + 4, *data = b + pos + 8;
-    if (crc32_plain(type, 4 + n) != be32(data + n)) {
-      fprintf(stderr, "  CRC mismatch in chunk %.4s\n", type);
-      goto bad;
-    }
-    if (memcmp(type, "IHDR", 4) == 0) {
-      if (n != 13 || data[8] != 8 || data[9] != 2 || data[12] != 0) goto bad;
-      *w = be32(data);
-      *h = be32(data + 4);
-    } else if (memcmp(type, "IDAT", 4) == 0) {
-      z = realloc(z, zn + n);
-      memcpy(z + zn, data, n);
-      zn += n;
-    } else if (memcmp(type, "iTXt", 4) == 0 && n >= 9 &&
-               memcmp(data, "Title\0\0\0\0", 9) == 0) {
-      snprintf(png_title, sizeof png_title, "%.*s", (int)(n - 9), data + 9);
-    } else if (memcmp(type, "IEND", 4) == 0) {
-      seen_end = 1;
-    }
-    pos += 12 + n;
-  }
-  if (!seen_end || pos != len || !z || zn < 6) goto bad;
-  size_t row = 1 + 3 * *w, raw = row * *h;
-  unsigned char *r = malloc(raw + 1);
-  uLongf got = (uLongf)raw + 1; /* one more: a longer stream is an error */
-  int zs = uncompress(r, &got, z, (uLong)zn);
-  if (zs != Z_OK || got != raw) {
-    fprintf(stderr, "  zlib stream: %d, %lu of %zu bytes\n", zs,
-            (unsigned long)got, raw);
-    goto bad_r;
-  }
-  /* undo the filters in place, row by row (bpp = 3) */
-  for (size_t y = 0; y < *h; y++) {
-    unsigned char *c = r + y * row + 1;
-    const unsigned char *u = y ? r + (y - 1) * row + 1 : NULL;
-    unsigned f = c[-1];
-    if (f > 4) goto bad_r;
-    for (size_t i = 0; i < 3 * *w; i++) {
-      int a = i >= 3 ? c[i - 3] : 0, up = u ? u[i] : 0,
-          ul = u && i >= 3 ? u[i - 3] : 0, p = a + up - ul;
-      int pa = abs(p - a), pb = abs(p - up), pc = abs(p - ul);
-      int pred = f == 0   ? 0
-                 : f == 1 ? a
-                 : f == 2 ? up
-                 : f == 3 ? (a + up) / 2
-                 : pa <= pb && pa <= pc ? a
-                 : pb <= pc             ? up
-                                        : ul;
-      c[i] = (unsigned char)(c[i] + pred);
-    }
-  }
-  rgb = malloc(3 * *w * *h);
-  for (size_t y = 0; y < *h; y++) {
-    memcpy(rgb + 3 * *w * y, r + y * row + 1, 3 * *w);
-  }
-  free(r);
-  free(z);
-  free(b);
-  return rgb;
-bad_r:
-  free(r);
-bad:
-  fprintf(stderr, "  %s: not a valid PNG as written by strata\n", path);
-  free(rgb);
-  free(z);
-  free(b);
-  return NULL;
-}
-
 TEST(png_pixels_and_checksums) {
   strata_context *ctx = cpu();
   CHECK(ctx);
@@ -443,7 +345,7 @@ TEST(png_pixels_and_checksums) {
     const char *path = tpath("s.png");
     CHECK_OK(strata_field_save_png(f, path, &o), ctx);
     size_t w = 0, h = 0;
-    unsigned char *rgb = png_decode(path, &w, &h);
+    unsigned char *rgb = ref_png_decode(path, &w, &h);
     CHECK(rgb);
     size_t sw = axis == 0 ? 5 : 7, sh = axis == 2 ? 5 : 3;
     CHECKF(w == 2 * sw + 16 && h == 2 * sh + 16, "%zu x %zu", w, h);
@@ -475,7 +377,7 @@ TEST(png_pixels_and_checksums) {
   o.scale = 1;
   CHECK_OK(strata_field_save_png(f, tpath("flip.png"), &o), ctx);
   size_t w, h;
-  unsigned char *rgb = png_decode(tpath("flip.png"), &w, &h);
+  unsigned char *rgb = ref_png_decode(tpath("flip.png"), &w, &h);
   CHECK(rgb && w == 7 + 16 && h == 5 + 16);
   /* bottom-left interior pixel is (0, 0, 1): 100 -> 85 */
   CHECK(abs(rgb[3 * ((8 + 4) * w + 8)] - 85) <= 1);
@@ -486,7 +388,7 @@ TEST(png_pixels_and_checksums) {
   o.cmap = STRATA_CMAP_GRAY;
   o.axes = 0;
   CHECK_OK(strata_field_save_png(f, tpath("bar.png"), &o), ctx);
-  rgb = png_decode(tpath("bar.png"), &w, &h);
+  rgb = ref_png_decode(tpath("bar.png"), &w, &h);
   CHECK(rgb);
   size_t sc = 16 /* 512 / 7, capped */, iw = 7 * sc, ih = 5 * sc;
   CHECKF(w > 8 + iw + 12 + 16 && h >= 16 + ih, "%zu x %zu", w, h);
@@ -538,7 +440,7 @@ TEST(png_large_image_spans_blocks) {
                                   &o),
            ctx);
   size_t W, H;
-  unsigned char *rgb = png_decode(tpath("big.png"), &W, &H);
+  unsigned char *rgb = ref_png_decode(tpath("big.png"), &W, &H);
   CHECK(rgb && W == w + 16 && H == h + 16);
   /* viridis ends: 0 -> (68,1,84), 1 -> (253,231,37); monotone in green */
   float lo_v = 2, hi_v = -1;
@@ -640,9 +542,9 @@ TEST(png_axes_colour_bar_and_title) {
                                   &o),
            ctx);
   size_t W, H, box[4];
-  unsigned char *rgb = png_decode(tpath("axes.png"), &W, &H);
+  unsigned char *rgb = ref_png_decode(tpath("axes.png"), &W, &H);
   CHECK(rgb);
-  CHECKF(!strcmp(png_title, "ramp"), "title '%s'", png_title);
+  CHECKF(!strcmp(ref_png_title, "ramp"), "title '%s'", ref_png_title);
   /* the plot, framed, at an integer scale; margins all round */
   static const unsigned char v0[3] = {68, 1, 84}; /* viridis' low end */
   CHECK(find_plot(rgb, W, H, H / 2, v0, box));
@@ -690,9 +592,9 @@ TEST(png_axes_colour_bar_and_title) {
   CHECK_OK(strata_png_write_image(ctx, tpath("zero.png"), STRATA_F64, w, h, v,
                                   &o),
            ctx);
-  rgb = png_decode(tpath("zero.png"), &W, &H);
+  rgb = ref_png_decode(tpath("zero.png"), &W, &H);
   CHECK(rgb);
-  CHECKF(!strcmp(png_title, "step 0: all zero"), "title '%s'", png_title);
+  CHECKF(!strcmp(ref_png_title, "step 0: all zero"), "title '%s'", ref_png_title);
   CHECK(has_text(rgb, W, H, 0, 40, "step 0: all zero"));
   static const unsigned char grey[3] = {225, 225, 225};
   CHECK(find_plot(rgb, W, H, H / 2, grey, box));
@@ -711,9 +613,9 @@ TEST(png_axes_colour_bar_and_title) {
   CHECK_OK(strata_png_write_image(ctx, tpath("c.png"), STRATA_F32, w, h, f,
                                   &o),
            ctx);
-  rgb = png_decode(tpath("c.png"), &W, &H);
-  CHECKF(rgb && !strcmp(png_title, "constant = 3.5"), "title '%s'",
-         png_title);
+  rgb = ref_png_decode(tpath("c.png"), &W, &H);
+  CHECKF(rgb && !strcmp(ref_png_title, "constant = 3.5"), "title '%s'",
+         ref_png_title);
   free(rgb);
   free(f);
   /* a bad coordinate step is refused */
@@ -730,7 +632,7 @@ TEST(png_axes_colour_bar_and_title) {
   CHECK_OK(strata_png_write_image(ctx, tpath("long.png"), STRATA_F64, lw, 1,
                                   l, &o),
            ctx);
-  rgb = png_decode(tpath("long.png"), &W, &H);
+  rgb = ref_png_decode(tpath("long.png"), &W, &H);
   CHECK(rgb && find_plot(rgb, W, H, H / 2, v0, box));
   CHECKF(box[2] - box[0] == 3000 && box[3] - box[1] >= 32,
          "plot %zu x %zu", box[2] - box[0], box[3] - box[1]);
@@ -760,7 +662,7 @@ TEST(png_traces_gather) {
   strata_traces t = {nt, ns, 0.002, STRATA_F64, d, rec, {0, 0, 0}, 0};
   CHECK_OK(strata_traces_save_png(ctx, tpath("tr.png"), &t, NULL), ctx);
   size_t W, H;
-  unsigned char *rgb = png_decode(tpath("tr.png"), &W, &H);
+  unsigned char *rgb = ref_png_decode(tpath("tr.png"), &W, &H);
   CHECK(rgb && W > nt && H > ns);
   CHECK(has_text(rgb, W, H, H / 2, H, "receiver x (m)"));
   CHECK(has_text(rgb, W, H, 0, H / 2, "time (s)"));
@@ -769,13 +671,13 @@ TEST(png_traces_gather) {
   /* receivers along a diagonal: the offset along the line */
   for (size_t r = 0; r < nt; r++) rec[3 * r + 1] = 50 + 10.0 * (double)r;
   CHECK_OK(strata_traces_save_png(ctx, tpath("tr.png"), &t, NULL), ctx);
-  rgb = png_decode(tpath("tr.png"), &W, &H);
+  rgb = ref_png_decode(tpath("tr.png"), &W, &H);
   CHECK(rgb && has_text(rgb, W, H, H / 2, H, "offset (m)"));
   free(rgb);
   /* anywhere: their number */
   rec[4] = 0;
   CHECK_OK(strata_traces_save_png(ctx, tpath("tr.png"), &t, NULL), ctx);
-  rgb = png_decode(tpath("tr.png"), &W, &H);
+  rgb = ref_png_decode(tpath("tr.png"), &W, &H);
   CHECK(rgb && has_text(rgb, W, H, H / 2, H, "receiver"));
   CHECK(!has_text(rgb, W, H, H / 2, H, "offset (m)"));
   free(rgb);
@@ -790,7 +692,7 @@ TEST(png_traces_gather) {
     strata_traces lt = {nr, nk, 0.001, STRATA_F64, g, NULL, {0, 0, 0}, 0};
     CHECK_OK(strata_traces_save_png(ctx, tpath("long.png"), &lt, NULL), ctx);
     free(g);
-    rgb = png_decode(tpath("long.png"), &W, &H);
+    rgb = ref_png_decode(tpath("long.png"), &W, &H);
     CHECK(rgb);
     size_t y = H / 2, x = 0, box[4];
     /* the frame's left side: a black pixel, then the first receiver's
@@ -1072,6 +974,63 @@ TEST(xdmf_series) {
   return 0;
 }
 
+TEST(solver_save_h5_is_the_snapshot_writers) {
+  /* on one process strata_solver_save_h5 writes the bytes the snapshot
+   * writer's .h5 holds; a bad index is refused */
+  strata_context *ctx = cpu();
+  CHECK(ctx);
+  strata_heat_options ho;
+  strata_heat_options_init(&ho);
+  ho.dims = 3;
+  ho.n[0] = 9;
+  ho.n[1] = 7;
+  ho.n[2] = 5;
+  strata_solver_options so;
+  strata_solver_options_init(&so, STRATA_SOLVER_HEAT);
+  so.heat = &ho;
+  strata_solver *s = NULL;
+  CHECK_OK(strata_solver_create(ctx, &so, &s), ctx);
+  double host[9 * 7 * 5];
+  for (int q = 0; q < 9 * 7 * 5; q++) host[q] = 0.25 * q - 3;
+  CHECK_OK(strata_field_write(strata_solver_field(s, 0), host), ctx);
+  strata_status st = strata_solver_save_h5(s, 0, tpath("a.h5"), "u", 2.5);
+  if (!strata_h5_available()) {
+    CHECK_STATUS(st, STRATA_ENOTSUP, ctx);
+    strata_solver_destroy(&s);
+    strata_context_destroy(&ctx);
+    SKIP("this strata was built without HDF5");
+  }
+  CHECK_OK(st, ctx);
+  strata_snapshot_options wo;
+  strata_snapshot_options_init(&wo);
+  wo.dir = tmpdir;
+  wo.npy = wo.png = 0;
+  wo.h5 = 1;
+  wo.async = 0;
+  wo.spacing = 2.5;
+  const strata_field_desc d = {3, {9, 7, 5}, 1, STRATA_F64};
+  strata_snapshot_writer *w = NULL;
+  CHECK_OK(strata_snapshot_writer_create(ctx, &d, &wo, &w), ctx);
+  double *buf = strata_snapshot_acquire(w);
+  memcpy(buf, host, sizeof host);
+  CHECK_OK(strata_snapshot_submit_host(w, buf, "b"), ctx);
+  strata_snapshot_writer_destroy(&w);
+  size_t na = 0, nb = 0;
+  unsigned char *a = ref_slurp(tpath("a.h5"), &na),
+                *b = ref_slurp(tpath("b.h5"), &nb);
+  CHECK(a && b && na == nb && na > 0 && !memcmp(a, b, na));
+  free(a);
+  free(b);
+  CHECK_STATUS(strata_solver_save_h5(s, 3, tpath("c.h5"), NULL, 1),
+               STRATA_EINVAL, ctx);
+  CHECK(access(tpath("c.h5"), F_OK) != 0);
+  remove(tpath("a.h5"));
+  remove(tpath("b.h5"));
+  strata_solver_destroy(&s);
+  strata_context_destroy(&ctx);
+  return 0;
+}
+
 TEST(cleanup) {
   /* removes the scratch directory (last test) */
   remove(tpath("f.npy"));
@@ -1086,4 +1045,5 @@ RUN_TESTS(npy_fields_read_back, npy_bad_files_refused,
           png_pixels_and_checksums, png_large_image_spans_blocks,
           png_axes_colour_bar_and_title, png_traces_gather,
           segy_and_npy_traces, stale_temporaries_removed,
-          png_in_memory_matches_file, pvd_collection, xdmf_series, cleanup)
+          png_in_memory_matches_file, pvd_collection, xdmf_series,
+          solver_save_h5_is_the_snapshot_writers, cleanup)

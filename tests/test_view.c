@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "reference.h"
 #include "runner.h"
 
 #define CLI_TEST_NAME "test_view"
@@ -355,6 +356,87 @@ TEST(frame_is_the_snapshot_png) {
   return 0;
 }
 
+/* The rows of the PNG body with a black run of 100 pixels or more (the
+ * plot's frame, top and bottom, and lines across it); -1 when not a PNG. */
+static int black_rows(const void *png, size_t n) {
+  FILE *f = fopen(tp("frame.png"), "wb");
+  if (!f || fwrite(png, 1, n, f) != n || fclose(f) != 0) return -1;
+  size_t w, h;
+  unsigned char *rgb = ref_png_decode(tp("frame.png"), &w, &h);
+  if (!rgb) return -1;
+  int rows = 0;
+  for (size_t y = 0; y < h; y++) {
+    size_t run = 0, best = 0;
+    for (size_t x = 0; x < w; x++) {
+      run = memcmp(rgb + 3 * (y * w + x), "\0\0\0", 3) ? 0 : run + 1;
+      if (run > best) best = run;
+    }
+    rows += best >= 100;
+  }
+  free(rgb);
+  return rows;
+}
+
+TEST(frame_draws_the_interfaces) {
+  /* a layered wave case: the live frame is the snapshot PNG, the layers'
+   * interface drawn across it (a third long black row besides the frame's
+   * two), in the case's slice and in another; and in strata view DIR's */
+  CHECK(setup() == 0);
+  CHECK(write_file(tp("vl.ini"),
+                   "[case]\nname = vl\n[solver]\nkind = wave\n[grid]\n"
+                   "n = 40, 24, 32\nspacing = 10\n[run]\nsteps = 200000\n"
+                   "[wave]\norder = 4\nlayer_tops = 0, 155\n"
+                   "layer_velocities = 1500, 2500\n[boundary]\nall = sponge\n"
+                   "width = 6\n[source]\nposition = 200, 120, 100\n"
+                   "[output]\nevery = 20\nformats = npy, png\n") == 0);
+  pid_t pid = start_viewed("vl.ini", "--out o_layers");
+  CHECK(pid > 0);
+  /* the frames first, the run stopped, then the checks */
+  http_reply r = {0}, r0 = {0};
+  long step = -1;
+  for (int i = 0; i < 40; i++) {
+    if (http("GET", "/frame.png", 1, &r) || r.code != 200) break;
+    const char *h = strstr(r.head, "X-Strata-Step: ");
+    step = h ? atol(h + 15) : -1;
+    if (step > 0 && step % 20 == 0) break;
+    free(r.body);
+    r.body = NULL;
+    sleep_s(0.05);
+  }
+  int got0 = http("GET", "/frame.png?axis=0&index=3", 1, &r0) == 0 &&
+             r0.code == 200;
+  kill(pid, SIGINT);
+  int st = 0;
+  CHECK(wait_bounded(pid, &st, 30) == pid && exit_code(st) == 130);
+  CHECKF(r.body && step > 0 && step % 20 == 0, "step %ld", step);
+  char name[64];
+  snprintf(name, sizeof name, "o_layers/snap_%06ld.png", step);
+  size_t fn = 0;
+  char *file = slurp(tp(name), &fn);
+  CHECKF(file && fn == r.n && !memcmp(file, r.body, fn),
+         "%s: %zu bytes, the frame %zu", name, fn, r.n);
+  free(file);
+  int rows = black_rows(r.body, r.n);
+  CHECKF(rows == 3, "%d long black rows", rows);
+  free(r.body);
+  CHECK(got0);
+  rows = black_rows(r0.body, r0.n);
+  CHECKF(rows == 3, "axis 0: %d long black rows", rows);
+  free(r0.body);
+  /* strata view DIR on the finished run draws them too (the case's model
+   * read again) */
+  pid = start_viewed("view", "o_layers --listen 127.0.0.1:0");
+  CHECK(pid > 0);
+  int got = http("GET", "/frame.png?snap=1", 1, &r) == 0 && r.code == 200;
+  kill(pid, SIGINT);
+  CHECK(wait_bounded(pid, &st, 20) == pid && exit_code(st) == 0);
+  CHECK(got);
+  rows = black_rows(r.body, r.n);
+  CHECKF(rows == 3, "strata view: %d long black rows", rows);
+  free(r.body);
+  return 0;
+}
+
 TEST(live_traces_of_a_wave_run) {
   /* a run with receivers: the status says so, and the gather so far is a
    * PNG that grows as the run steps */
@@ -520,7 +602,7 @@ TEST(cleanup) {
 
 #ifdef STRATA_HAVE_MHD
 RUN_TESTS(http_token_paths_and_sizes, frame_is_the_snapshot_png,
-          live_traces_of_a_wave_run, unwatched_view_changes_nothing,
+          frame_draws_the_interfaces, live_traces_of_a_wave_run, unwatched_view_changes_nothing,
           view_dir_serves_the_snapshots,
           browser_shows_the_run, cleanup)
 #else

@@ -16,9 +16,22 @@
 #ifdef STRATA_HAVE_HDF5
 #include <hdf5.h>
 #endif
+#ifdef STRATA_HAVE_HDF5_MPI
+#include <stdio.h>
+
+#include "../dist/dist_internal.h"
+#endif
 
 int strata_h5_available(void) {
 #ifdef STRATA_HAVE_HDF5
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+int strata_h5_parallel(void) {
+#ifdef STRATA_HAVE_HDF5_MPI
   return 1;
 #else
   return 0;
@@ -141,6 +154,95 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
 #else
   (void)dims, (void)n, (void)p, (void)data, (void)name, (void)spacing;
   return no_hdf5(ctx, path);
+#endif
+}
+
+#ifdef STRATA_HAVE_HDF5_MPI
+/* The dataset of the grid in the file f opened over the ranks (every rank
+ * calls it with the same shape): this rank's planes written collectively
+ * into its hyperslab, the attributes as strata__h5_write_grid's.  1 when
+ * this rank's calls succeeded. */
+static int put_slab(hid_t f, const char *name, int dims, const hsize_t *gd,
+                    hsize_t own_lo, hsize_t own_n, strata_precision p,
+                    const void *data, double spacing) {
+  hid_t t = p == STRATA_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+  hid_t mt = p == STRATA_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  hsize_t start[3] = {own_lo, 0, 0},
+          cnt[3] = {own_n, gd[1], dims > 2 ? gd[2] : 0};
+  hid_t fs = H5Screate_simple(dims, gd, NULL);
+  hid_t ms = H5Screate_simple(dims, cnt, NULL);
+  hid_t d = fs < 0 ? -1
+                   : H5Dcreate2(f, name, t, fs, H5P_DEFAULT, H5P_DEFAULT,
+                                H5P_DEFAULT);
+  hid_t x = H5Pcreate(H5P_DATASET_XFER);
+  int ok = fs >= 0 && ms >= 0 && d >= 0 && x >= 0 &&
+           H5Pset_dxpl_mpio(x, H5FD_MPIO_COLLECTIVE) >= 0;
+  /* a rank that owns no plane still takes part, selecting nothing */
+  if (ok && own_n == 0)
+    ok = H5Sselect_none(fs) >= 0 && H5Sselect_none(ms) >= 0;
+  else if (ok)
+    ok = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0;
+  ok = ok && H5Dwrite(d, mt, ms, fs, x, data) >= 0;
+  const double h[3] = {spacing, spacing, spacing}, o[3] = {0, 0, 0};
+  ok = d >= 0 && put_attr(d, "spacing", dims, h) &&
+       put_attr(d, "origin", dims, o) && ok;
+  if (x >= 0) H5Pclose(x);
+  if (d >= 0) H5Dclose(d);
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return ok;
+}
+#endif
+
+strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
+                                         const char *path, int dims,
+                                         const size_t n[3], size_t own_lo,
+                                         size_t own_n, strata_precision p,
+                                         const void *data, const char *name,
+                                         double spacing) {
+#ifdef STRATA_HAVE_HDF5_MPI
+  /* every rank writes under rank 0's temporary name */
+  char tmp[4096 + 32];
+  const size_t pn = strlen(path);
+  if (pn > 4096)
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "path", path, "the path "
+                              "'%s' is longer than 4096 bytes", path);
+  if (d->rank == 0) strata__ofile_tmp_name(tmp, sizeof tmp, path);
+  MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, d->comm);
+  hsize_t gd[3] = {1, 1, 1};
+  for (int a = 0; a < dims; a++) gd[a] = (hsize_t)n[dims - 1 - a];
+  pthread_mutex_lock(&h5_lock);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  int ok = fapl >= 0 && H5Pset_fapl_mpio(fapl, d->comm, MPI_INFO_NULL) >= 0;
+  /* the file's creation and closing are collective: every rank calls
+   * them whatever failed on its own side */
+  hid_t f = ok ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
+  if (fapl >= 0) H5Pclose(fapl);
+  ok = ok && f >= 0 &&
+       put_slab(f, name, dims, gd, (hsize_t)own_lo, (hsize_t)own_n, p, data,
+                spacing);
+  if (f >= 0 && H5Fclose(f) < 0) ok = 0;
+  pthread_mutex_unlock(&h5_lock);
+  ok = all_ok(d->comm, ok);
+  int renamed = 1;
+  if (d->rank == 0) {
+    renamed = ok && rename(tmp, path) == 0;
+    if (!renamed) remove(tmp);
+  }
+  MPI_Bcast(&renamed, 1, MPI_INT, 0, d->comm);
+  if (ok && renamed) return STRATA_OK;
+  return strata__fail_arg(ctx, STRATA_EIO, "path", path, "cannot write the "
+                          "HDF5 file '%s' over %d ranks (%s)", path, d->size,
+                          ok ? "the rename failed"
+                             : "the parallel HDF5 library failed on a rank");
+#else
+  (void)d, (void)dims, (void)n, (void)own_lo, (void)own_n, (void)p,
+      (void)data, (void)name, (void)spacing;
+  return strata__fail_arg_s(ctx, STRATA_ENOTSUP, "path", path ? path : "",
+                            "cannot write '%s' over several processes: this "
+                            "strata was built without parallel HDF5 (install "
+                            "libhdf5-openmpi-dev and build again)",
+                            path ? path : "");
 #endif
 }
 

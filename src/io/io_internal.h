@@ -23,6 +23,10 @@ typedef struct strata__ofile {
 
 /* Opens PATH.tmp.<pid> for writing.  Errors: STRATA_EINVAL (path NULL or
  * empty), STRATA_EIO (cannot create it: the message names it and errno). */
+/* The temporary name PATH.tmp.PID a file is written under until it is
+ * complete (n: at least strlen(path) + 32), for writers that cannot go
+ * through strata__ofile (several processes writing one file). */
+void strata__ofile_tmp_name(char *buf, size_t n, const char *path);
 strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
                                  const char *path);
 /* Appends n bytes; failures are kept in o->status and returned. */
@@ -98,6 +102,19 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
                                     int dims, const size_t n[3],
                                     strata_precision p, const void *data,
                                     const char *name, double spacing);
+
+/* Over the ranks of d, collectively: the grid of global shape n (dims
+ * axes, split along the last) as strata__h5_write_grid writes it, each
+ * rank writing its own planes [own_lo, own_lo + own_n) from data (dense,
+ * x fastest) with MPI-IO's collective writes, no gather; the file is
+ * complete under its final name (rank 0 renames it once every rank has
+ * written).  STRATA_ENOTSUP without parallel HDF5 (strata_h5_parallel). */
+strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
+                                         const char *path, int dims,
+                                         const size_t n[3], size_t own_lo,
+                                         size_t own_n, strata_precision p,
+                                         const void *data, const char *name,
+                                         double spacing);
 
 /* Writes dense host arrays (x fastest, n[0] x n[1] x n[2] points each, of
  * precisions prec) as the point data of one .vti file (vti.c). */

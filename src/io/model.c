@@ -471,3 +471,46 @@ strata_status strata_model_resample(strata_context *ctx,
   }
   return STRATA_OK;
 }
+
+/* ---- interfaces ----------------------------------------------------------- */
+
+strata_status strata_model_interfaces(strata_context *ctx, const size_t n[3],
+                                      const double *values, double threshold,
+                                      unsigned char *mask, size_t *count) {
+  if (!n || !values || !mask)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL,
+                              !n ? "n" : !values ? "values" : "mask", NULL,
+                              "model interfaces: NULL argument");
+  char nm[STRATA__ARGNAME_SIZE];
+  for (int a = 0; a < 3; a++)
+    if (n[a] < 1)
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", a), 0,
+                              "model interfaces: n[%d] is 0", a);
+  if (!(threshold >= 0) || !isfinite(threshold))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "threshold", threshold,
+                            "model interfaces: threshold is %g; it must be "
+                            "finite and >= 0", threshold);
+  const size_t st[3] = {1, n[0], n[0] * n[1]};
+  size_t marked = 0, p = 0;
+  for (size_t k = 0; k < n[2]; k++)
+    for (size_t j = 0; j < n[1]; j++)
+      for (size_t i = 0; i < n[0]; i++, p++) {
+        const int more[3] = {i + 1 < n[0], j + 1 < n[1], k + 1 < n[2]};
+        const size_t at[3] = {i, j, k};
+        for (int a = 0; a < 3; a++) {
+          if (!more[a]) continue;
+          const double v0 = values[p], v1 = values[p + st[a]], d = v1 - v0;
+          if (!(fabs(d) > threshold * fmin(fabs(v0), fabs(v1)))) continue;
+          /* a jump spread over two steps (a resampled model's) is drawn
+           * once, at its larger step (the first of equal ones) */
+          const double dp = at[a] > 0 ? v0 - values[p - st[a]] : 0,
+                       dn = at[a] + 2 < n[a] ? values[p + 2 * st[a]] - v1 : 0;
+          if ((dp > 0) == (d > 0) && dp != 0 && fabs(dp) >= fabs(d)) continue;
+          if ((dn > 0) == (d > 0) && dn != 0 && fabs(dn) > fabs(d)) continue;
+          mask[p] |= (unsigned char)(1u << a);
+        }
+        marked += mask[p] != 0;
+      }
+  if (count) *count = marked;
+  return STRATA_OK;
+}

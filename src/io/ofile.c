@@ -16,6 +16,10 @@
 /* A file being written is PATH.tmp.PID until it is complete. */
 #define TMP_MARK ".tmp."
 
+void strata__ofile_tmp_name(char *buf, size_t n, const char *path) {
+  snprintf(buf, n, "%s" TMP_MARK "%ld", path, (long)getpid());
+}
+
 strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
                                  const char *path) {
   memset(o, 0, sizeof *o);
@@ -36,7 +40,7 @@ strata_status strata__ofile_open(strata__ofile *o, strata_context *ctx,
                                     "out of memory naming '%s'", path);
   }
   memcpy(o->path, path, n + 1);
-  snprintf(o->tmp, n + 32, "%s" TMP_MARK "%ld", path, (long)getpid());
+  strata__ofile_tmp_name(o->tmp, n + 32, path);
   o->fp = fopen(o->tmp, "wb");
   if (!o->fp) {
     int e = errno;

@@ -544,6 +544,32 @@ static void draw_plot(unsigned char *img, const layout *Lp, const void *data,
   }
 }
 
+/* o->lines over the plot of a w x h array drawn in cells of sx x sy
+ * pixels, each of dx x dy values: a value's bit 0 as the column of its
+ * cell next to the following value across, its bit 1 as the row next to
+ * the following value down (the cell's bottom row, or its top row when
+ * flipped). */
+static void draw_lines(unsigned char *img, const layout *L,
+                       const strata_png_options *o, size_t w, size_t h,
+                       size_t dx, size_t dy, size_t sx, size_t sy) {
+  const size_t vh = (h + dy - 1) / dy;
+  for (size_t i = 0; i < h; i++) {
+    const long y0 = L->top + (long)((o->flip ? vh - 1 - i / dy : i / dy) * sy);
+    for (size_t j = 0; j < w; j++) {
+      const unsigned m = o->lines[i * w + j];
+      const long x0 = L->left + (long)(j / dx * sx);
+      if (m & 1 && j + 1 < w)
+        for (long y = y0; y < y0 + (long)sy; y++)
+          strata__put_px(img, L->W, L->H, x0 + (long)sx - 1, y, o->line_rgb);
+      if (m & 2 && i + 1 < h) {
+        const long y = o->flip ? y0 : y0 + (long)sy - 1;
+        for (long x = x0; x < x0 + (long)sx; x++)
+          strata__put_px(img, L->W, L->H, x, y, o->line_rgb);
+      }
+    }
+  }
+}
+
 static strata_status png_image(strata_context *ctx, const png_sink *to,
                                strata_precision p, size_t w, size_t h,
                                const void *data,
@@ -652,6 +678,7 @@ static strata_status png_image(strata_context *ctx, const png_sink *to,
                         "the image", L.W * L.H * 3);
   memset(img, 255, L.W * L.H * 3);
   draw_plot(img, &L, data, p, w, h, &o, &R, dx, dy, sx, sy);
+  if (o.lines) draw_lines(img, &L, &o, w, h, dx, dy, sx, sy);
   if (o.axes) draw_axes(img, &L, &o, &T);
   if (o.colorbar) draw_bar(img, &L, &o, &T, lo, hi, flat);
   strata_status s = write_png(ctx, to, L.W, L.H, img,
@@ -719,17 +746,23 @@ static strata_status png_slice(strata_context *ctx, const png_sink *to,
   const size_t es = (size_t)p, w = n[ax[0]], h = n[ax[1]];
   const size_t st[3] = {1, n[0], n[0] * n[1]};
   unsigned char *sl = scratch ? scratch : malloc(w * h * es);
-  if (!sl)
+  /* the lines of the slice: the grid's bits of its two axes */
+  unsigned char *ln = o->lines ? malloc(w * h) : NULL;
+  if (!sl || (o->lines && !ln)) {
+    if (!scratch) free(sl);
     return strata__fail(ctx, STRATA_ENOMEM, "out of memory for a slice");
+  }
   for (size_t r = 0; r < h; r++)
-    for (size_t c = 0; c < w; c++)
-      memcpy(sl + (r * w + c) * es,
-             (const unsigned char *)host +
-                 (c * st[ax[0]] + r * st[ax[1]] + (size_t)idx * st[ax[2]]) *
-                     es,
-             es);
+    for (size_t c = 0; c < w; c++) {
+      const size_t q = c * st[ax[0]] + r * st[ax[1]] + (size_t)idx * st[ax[2]];
+      memcpy(sl + (r * w + c) * es, (const unsigned char *)host + q * es, es);
+      if (ln)
+        ln[r * w + c] = (unsigned char)((o->lines[q] >> ax[0] & 1) |
+                                        (o->lines[q] >> ax[1] & 1) << 1);
+    }
   /* the slice's axes are two of the grid's; its plane goes in the title */
   strata_png_options so = *o;
+  so.lines = ln;
   so.coord[0] = o->coord[ax[0]];
   so.coord[1] = o->coord[ax[1]];
   if (dims == 1) so.coord[1].name = NULL; /* a line has no y */
@@ -747,6 +780,7 @@ static strata_status png_slice(strata_context *ctx, const png_sink *to,
   }
   s = png_image(ctx, to, p, w, h, sl, &so);
   if (!scratch) free(sl);
+  free(ln);
   return s;
 }
 

@@ -44,6 +44,7 @@ struct strata_snapshot_writer {
   char err[1024 + STRATA__ERRMSG_SIZE + 32];
   double busy_s;
   unsigned char *slice; /* the PNG slice (the writing thread's) */
+  unsigned char *lines; /* png_options.lines, copied */
 };
 
 void strata_snapshot_options_init(strata_snapshot_options *o) {
@@ -136,6 +137,7 @@ static void free_all(strata_snapshot_writer *w) {
   free(w->slots);
   free(w->queue);
   free(w->slice);
+  free(w->lines);
   strata_context_destroy(&w->wctx);
   free(w->dir);
   free(w->name);
@@ -227,8 +229,11 @@ strata_status strata_snapshot_writer_create(strata_context *ctx,
                         "(dims %d, %zu x %zu x %zu)", d->dims, d->n[0],
                         d->n[1], d->n[2]);
   const int nbuf = o->buffers > 2 ? o->buffers : 2;
-  size_t bytes = fd.n[0] * fd.n[1] * fd.n[2] * (size_t)fd.precision;
-  double need = (double)bytes * (o->async ? nbuf : 1);
+  const size_t points = fd.n[0] * fd.n[1] * fd.n[2];
+  size_t bytes = points * (size_t)fd.precision;
+  const int lines = o->png && o->png_options.lines;
+  double need = (double)bytes * (o->async ? nbuf : 1) +
+                (lines ? (double)points : 0);
   /* copies in flight are memory the caller did not plan for: bound them */
   size_t avail = o->async ? strata__host_available() : 0;
   if (avail && need > 0.5 * (double)avail)
@@ -259,8 +264,12 @@ strata_status strata_snapshot_writer_create(strata_context *ctx,
   w->name = strdup(o->field_name ? o->field_name : "u");
   w->slice = o->png ? malloc(w->n[ax[0]] * w->n[ax[1]] * (size_t)w->precision)
                     : NULL;
+  w->lines = lines ? malloc(points) : NULL;
+  if (w->lines) memcpy(w->lines, o->png_options.lines, points);
+  w->o.png_options.lines = w->lines;
   int ok = w->slots && w->queue && w->dir && w->name &&
-           (w->slice || !o->png) && copy_png_strings(w) == 0;
+           (w->slice || !o->png) && (w->lines || !lines) &&
+           copy_png_strings(w) == 0;
   for (int i = 0; ok && i < w->nbuf; i++)
     ok = (w->slots[i].buf = malloc(bytes ? bytes : 1)) != NULL;
   if (!ok) {

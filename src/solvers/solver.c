@@ -5,6 +5,7 @@
  * (solver_state.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "solver_internal.h"
+#include "../io/io_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -455,15 +456,20 @@ static const strata_field *peek(const strata_solver *s, int index) {
   }
 }
 
-strata_status strata_solver_read(strata_solver *s, int index, void *host) {
-  if (!s) return STRATA_EINVAL;
+/* peek, or NULL after recording a bad index. */
+static const strata_field *peek_index(const strata_solver *s, int index) {
   const strata_field *f = peek(s, index);
   if (!f)
-    return strata__fail_arg(s->ctx, STRATA_EINVAL, "index", index,
-                            "solver: field %d; the %s "
-                        "solver has fields 0..%d", index,
-                        strata__solver_kinds[s->kind],
-                        s->nfields - 1);
+    strata__fail_arg(s->ctx, STRATA_EINVAL, "index", index,
+                     "solver: field %d; the %s solver has fields 0..%d",
+                     index, strata__solver_kinds[s->kind], s->nfields - 1);
+  return f;
+}
+
+strata_status strata_solver_read(strata_solver *s, int index, void *host) {
+  if (!s) return STRATA_EINVAL;
+  const strata_field *f = peek_index(s, index);
+  if (!f) return STRATA_EINVAL;
   if (s->dist) return strata_dist_gather(f, 0, host);
   if (!host)
     return strata__fail_arg_p(s->ctx, STRATA_EINVAL, "host", host,
@@ -471,16 +477,57 @@ strata_status strata_solver_read(strata_solver *s, int index, void *host) {
   return strata_field_read(f, host);
 }
 
+strata_status strata_solver_save_h5(strata_solver *s, int index,
+                                    const char *path, const char *name,
+                                    double spacing) {
+  if (!s) return STRATA_EINVAL;
+  if (!strata_h5_available())
+    return strata__fail_arg_s(s->ctx, STRATA_ENOTSUP, "path",
+                              path ? path : "", "cannot write '%s': this "
+                              "strata was built without HDF5 (install "
+                              "libhdf5-dev and build again)",
+                              path ? path : "");
+  const strata_field *f = peek_index(s, index);
+  if (!f) return STRATA_EINVAL;
+  if (!name) name = s->names[index];
+  /* the solver's grid (a wave section's x, 1, z), split along its last
+   * axis as the field is */
+  const int dims = s->dims;
+  const strata_precision p = f->d.precision;
+  const strata__window *w = f->win;
+  const size_t *n = s->n, pts = n[0] * n[1] * n[2];
+  /* this rank's owned planes with parallel HDF5 (slabs: a y-z split's
+   * boxes are gathered), else the whole grid (on rank 0, gathered) */
+  const int slab = w && w->py <= 1 && strata_h5_parallel();
+  const size_t mine = slab ? pts / n[dims - 1] * (size_t)w->own_n : pts;
+  const int holds = slab || !s->dist || strata_dist_rank(s->dist) == 0;
+  void *host = holds ? malloc(mine * (size_t)p + 1) : NULL;
+  strata_status st = holds && !host ? strata__fail(s->ctx, STRATA_ENOMEM,
+                                                   "out of host memory for "
+                                                   "'%s'", path)
+                                    : STRATA_OK;
+  if (s->dist) st = strata__dist_agree(s->dist, st);
+  if (st == STRATA_OK)
+    st = slab ? strata_field_read(f, host) : strata_solver_read(s, index, host);
+  if (s->dist) st = strata__dist_agree(s->dist, st);
+  if (st == STRATA_OK && slab)
+    st = strata__h5_write_grid_dist(s->ctx, s->dist, path, dims, n,
+                                    (size_t)w->own_lo, (size_t)w->own_n, p,
+                                    host, name, spacing);
+  else if (st == STRATA_OK && holds)
+    st = strata__h5_write_grid(s->ctx, path, dims, n, p, host, name,
+                               spacing);
+  if (s->dist && !slab) st = strata__dist_agree(s->dist, st);
+  free(host);
+  return st;
+}
+
 strata_status strata_solver_read_box(strata_solver *s, int index,
                                     const size_t lo[3], const size_t n[3],
                                     void *host) {
   if (!s) return STRATA_EINVAL;
-  const strata_field *f = peek(s, index);
-  if (!f)
-    return strata__fail_arg(s->ctx, STRATA_EINVAL, "index", index,
-                            "solver: field %d; the %s solver has fields "
-                            "0..%d", index, strata__solver_kinds[s->kind],
-                            s->nfields - 1);
+  const strata_field *f = peek_index(s, index);
+  if (!f) return STRATA_EINVAL;
   if (s->dist)
     return strata__fail(s->ctx, STRATA_ENOTSUP, "solver: a box of a field "
                         "over several processes: read the whole field "

@@ -123,11 +123,9 @@ static strata_status check_velocity_range(strata_context *ctx,
   return STRATA_OK;
 }
 
-/* The velocity model's options: *lo and *hi receive the lowest and highest
- * velocity of the layers that reach a grid node. */
-static strata_status velocity_model(strata_context *ctx,
-                                    const strata_wave_options *o, double *lo,
-                                    double *hi) {
+strata_status strata__wave_velocity_model(strata_context *ctx,
+                                          const strata_wave_options *o,
+                                          double *lo, double *hi) {
   char nm[STRATA__ARGNAME_SIZE];
   if (o->nlayers > 0) {
     if (!o->layer_top || !o->layer_velocity)
@@ -304,7 +302,7 @@ static strata_status validate(strata_context *ctx, const strata_wave_options *o,
                               "(0, 1)", o->absorb_reflection);
   }
   double lo = 0, hi = 0;
-  strata_status s = velocity_model(ctx, o, &lo, &hi);
+  strata_status s = strata__wave_velocity_model(ctx, o, &lo, &hi);
   if (s == STRATA_OK) s = strata__wave_check_source(ctx, o);
   if (s != STRATA_OK) return s;
   *limit = 2.0 / sqrt(wave_dims(o) * W);
@@ -416,12 +414,11 @@ static int engine_desc(const strata_wave_options *o, double dt, double vmax,
   }
   if (!host || oom) return oom ? -1 : 0;
   for (size_t k = 0; k < o->n[2]; k++) {
-    double v = o->velocity;
-    if (o->nlayers > 0) {
-      double z = (double)k * o->h;
-      for (int m = 0; m < o->nlayers; m++)
-        if (o->layer_top[m] <= z) v = o->layer_velocity[m];
-    }
+    double v = o->nlayers > 0
+                   ? strata__wave_layer_value(o->nlayers, o->layer_top,
+                                              o->layer_velocity,
+                                              (double)k * o->h, o->velocity)
+                   : o->velocity;
     (*line)[k] = (v * dt / o->h) * (v * dt / o->h);
   }
   d->c2_line = *line;
@@ -527,10 +524,8 @@ static double b_at(long i, long j, long k, void *p) {
     const size_t y = b->w->dims == 2 ? 0 : (size_t)j;
     return 1.0 / b->rho[(size_t)i + o->n[0] * (y + o->n[1] * (size_t)z)];
   }
-  double r = b->lrho[0], depth = (double)z * o->h;
-  for (int m = 0; m < b->nlayers; m++)
-    if (b->top[m] <= depth) r = b->lrho[m];
-  return 1.0 / r;
+  return 1.0 / strata__wave_layer_value(b->nlayers, b->top, b->lrho,
+                                        (double)z * o->h, b->lrho[0]);
 }
 
 static strata_status layer_density(strata_wave *w,

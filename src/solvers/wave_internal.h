@@ -49,6 +49,24 @@ static inline void strata__wave_lin(double x, long n, long *i0, double *f) {
   *f = n > 1 ? x - (double)i : 0.0;
 }
 
+/* A property of layers (nlayers tops, increasing, and values) at depth z:
+ * the value of the last layer whose top is at or above z; def above the
+ * first. */
+static inline double strata__wave_layer_value(int nlayers, const double *top,
+                                              const double *value, double z,
+                                              double def) {
+  double v = def;
+  for (int m = 0; m < nlayers; m++)
+    if (top[m] <= z) v = value[m];
+  return v;
+}
+
+/* The velocity model's options checked (wave.c): *lo and *hi receive the
+ * lowest and highest velocity of the layers that reach a grid node. */
+strata_status strata__wave_velocity_model(strata_context *ctx,
+                                          const strata_wave_options *o,
+                                          double *lo, double *hi);
+
 /* The source's and receivers' check (wave.c) and placement (wave_shot.c),
  * used by create and by the shot calls: zoff, zlo, zhi are the slab's
  * offset and owned planes. */

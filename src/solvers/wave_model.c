@@ -4,6 +4,7 @@
 #include "wave_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 strata_status strata_wave_check_model(strata_context *ctx,
@@ -85,5 +86,68 @@ strata_status strata_wave_check_model(strata_context *ctx,
                             strata__vs(o->f0, in.vmin / (STRATA__RICKER_FMAX *
                                                           o->min_ppw * o->h))
                                 .lim);
+  return STRATA_OK;
+}
+
+/* The layers' interfaces: a column of the layers' values marked on its
+ * own, then spread over the column's points. */
+static strata_status layer_interfaces(strata_context *ctx,
+                                      const strata_wave_options *o,
+                                      const double *value, double threshold,
+                                      unsigned char *mask) {
+  const size_t nz = o->n[2], plane = o->n[0] * o->n[1];
+  double *col = calloc(nz, sizeof *col);
+  unsigned char *cm = calloc(nz, 1);
+  if (!col || !cm) {
+    free(col);
+    free(cm);
+    return strata__fail(ctx, STRATA_ENOMEM, "wave interfaces: out of host "
+                        "memory");
+  }
+  for (size_t k = 0; k < nz; k++)
+    col[k] = strata__wave_layer_value(o->nlayers, o->layer_top, value,
+                                      (double)k * o->h, value[0]);
+  const size_t cn[3] = {1, 1, nz};
+  strata_status s = strata_model_interfaces(ctx, cn, col, threshold, cm, NULL);
+  for (size_t k = 0; s == STRATA_OK && k < nz; k++)
+    if (cm[k])
+      for (size_t q = 0; q < plane; q++) mask[k * plane + q] |= cm[k];
+  free(col);
+  free(cm);
+  return s;
+}
+
+strata_status strata_wave_interfaces(strata_context *ctx,
+                                     const strata_wave_options *o,
+                                     const double *v, const double *rho,
+                                     double threshold, unsigned char *mask,
+                                     size_t *count) {
+  if (!o || !mask)
+    return strata__fail_arg_p(ctx, STRATA_EINVAL, o ? "mask" : "o", NULL,
+                              "wave interfaces: NULL argument");
+  if (!(threshold >= 0) || !isfinite(threshold))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "threshold", threshold,
+                            "wave interfaces: threshold is %g; it must be "
+                            "finite and >= 0", threshold);
+  char nm[STRATA__ARGNAME_SIZE];
+  for (int a = 0; a < 3; a++)
+    if (o->n[a] < 1)
+      return strata__fail_arg(ctx, STRATA_EINVAL, strata__idx(nm, "n", a), 0,
+                              "wave interfaces: n[%d] is 0", a);
+  double lo, hi;
+  strata_status s = v ? STRATA_OK
+                      : strata__wave_velocity_model(ctx, o, &lo, &hi);
+  if (s == STRATA_OK && v)
+    s = strata_model_interfaces(ctx, o->n, v, threshold, mask, NULL);
+  else if (s == STRATA_OK && o->nlayers > 0)
+    s = layer_interfaces(ctx, o, o->layer_velocity, threshold, mask);
+  if (s == STRATA_OK && rho)
+    s = strata_model_interfaces(ctx, o->n, rho, threshold, mask, NULL);
+  else if (s == STRATA_OK && o->nlayers > 0 && o->layer_density)
+    s = layer_interfaces(ctx, o, o->layer_density, threshold, mask);
+  if (s != STRATA_OK || !count) return s;
+  size_t marked = 0, total = o->n[0] * o->n[1] * o->n[2];
+  for (size_t q = 0; q < total; q++) marked += mask[q] != 0;
+  *count = marked;
   return STRATA_OK;
 }

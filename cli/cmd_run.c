@@ -285,7 +285,7 @@ static int run_restart(run_state *r, const char *path) {
 
 /* The output folder, made by rank 0, which removes the partial files of a
  * killed run there; every rank learns whether it was made. */
-static int run_open_dir(run_state *r, const char *dir) {
+int run_open_dir(run_state *r, const char *dir) {
   int mrc = 0;
   if (r->rank == 0 && run_make_dir(dir)) {
     run_fail(r, "cannot create the output folder '%s': %s", dir,

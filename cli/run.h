@@ -217,6 +217,10 @@ int run_check_memory(run_state *r, size_t *need);
 /* run_ranks.c: the worst exit code of a stage over the ranks (printed);
  * rc alone for one process. */
 int run_agree(run_state *r, int rc);
+/* The output folder, made by rank 0, which removes the partial files of a
+ * killed run there; every rank learns whether it was made (collective):
+ * 0, or the exit code with r->err. */
+int run_open_dir(run_state *r, const char *dir);
 int run_dist_refusal(run_state *r, int nranks);
 /* The engine alone: a context, or over several processes (started by an
  * MPI launcher) a group of ranks (r->dist, r->rank, r->nranks).  Returns

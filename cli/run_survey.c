@@ -259,18 +259,8 @@ int run_survey(run_state *r, const run_args *a, const cli_launch *L,
              res.device_bytes, res.device_bytes / 1048576.0);
     goto out;
   }
-  int mrc = 0;
   cli_interrupt_exits(0);
-  if (r->rank == 0 && run_make_dir(dir)) {
-    run_fail(r, "cannot create the output folder '%s': %s", dir,
-             strerror(errno));
-    mrc = CLI_FAIL;
-  } else if (r->rank == 0 && /* the partial files of a killed survey */
-             strata_remove_stale_temporaries(r->ctx, dir, NULL) !=
-                 STRATA_OK) {
-    cli_err("%s", strata_context_error(r->ctx));
-  }
-  if ((rc = run_agree(r, mrc))) goto out;
+  if ((rc = run_open_dir(r, dir))) goto out;
   shot_report rep = {r, split};
   so.on_shot = on_shot;
   so.user = &rep;

@@ -915,6 +915,51 @@ TEST(poisson_fmg_run_matches_library) {
   return 0;
 }
 
+/* The error_max of a manufactured FD/FE case run to max_cycles cycles
+ * (cycle = fmg: the first is the full-multigrid pass), or -1. */
+static double fmg_case_error(const char *disc, const char *cycle, int cycles) {
+  char text[512], cmd[128];
+  snprintf(text, sizeof text,
+           "[solver]\nkind = multigrid\n[grid]\nn = 65, 65\n"
+           "spacing = 0.015625\nprecision = f64\n[poisson]\n"
+           "discretization = %s\ncycle = %s\ntolerance = 1e-12\n"
+           "max_cycles = %d\n[boundary]\nall = dirichlet\n[output]\n"
+           "formats = npy\n", disc, cycle, cycles);
+  if (write_file(tp("fmg.ini"), text)) return -1;
+  rm_rf(tp("fmg.out"));
+  snprintf(cmd, sizeof cmd, "run fmg.ini --no-ceiling --quiet --backend cpu "
+           "--out fmg.out");
+  if (strata(cmd) != 0) return -1;
+  char *js = slurp(tp("fmg.out/summary.json"), NULL);
+  const char *em = js ? strstr(js, "\"error_max\": ") : NULL;
+  double e = -1;
+  if (!em || sscanf(em, "\"error_max\": %lf", &e) != 1) e = -1;
+  free(js);
+  return e;
+}
+
+/* Full multigrid ends with the finest level's cycle: one FE solve is at
+ * the discretisation error (the converged solution's error against the
+ * manufactured one); FD, whose Jacobi cycle reduces the residual about
+ * threefold, gets there in three cycles (docs/multigrid.md). */
+TEST(poisson_fmg_reaches_the_discretisation_error) {
+  CHECK(setup() == 0);
+  const struct {
+    const char *disc;
+    int cycles;
+  } c[] = {{"fe27", 1}, {"fd7", 3}};
+  for (int q = 0; q < 2; q++) {
+    double conv = fmg_case_error(c[q].disc, "v", 60);
+    double one = fmg_case_error(c[q].disc, "fmg", c[q].cycles);
+    CHECKF(conv > 0 && one > 0 && one < 1.5 * conv,
+           "%s: %d FMG cycle(s) %.3g, converged %.3g", c[q].disc,
+           c[q].cycles, one, conv);
+    printf("  %s: %d FMG cycle(s) %.3g, converged %.3g\n", c[q].disc,
+           c[q].cycles, one, conv);
+  }
+  return 0;
+}
+
 TEST(poisson_run_matches_library) {
   CHECK(setup() == 0);
   CHECK(write_file(tp("poisson.ini"), poisson_case) == 0);
@@ -2141,6 +2186,7 @@ TEST(cleanup) {
 RUN_TESTS(help_and_usage, bad_case_files_refused,
           operator_run_matches_library, heat_run_matches_library,
           checkpoint_restart_bit_for_bit, poisson_run_matches_library,
+          poisson_fmg_reaches_the_discretisation_error,
           poisson_fv_run_matches_library, poisson_fmg_run_matches_library,
           wave_fdtd_restart_bit_for_bit, plots_have_titles_and_axes,
           blowups_exit_nonzero_keeping_good_output, ctrl_c_stops_cleanly,

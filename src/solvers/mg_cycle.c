@@ -180,7 +180,8 @@ static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
 /* Full multigrid for the correction of the initial guess: the residual r
  * (in the finest scratch) is restricted to every level, the coarsest
  * correction solved, and each level's correction interpolated from the
- * coarser one and improved by one V-cycle; then phi += P e. */
+ * coarser one and improved by one cycle of the solve's type; then phi +=
+ * P e, which the caller's finest cycle improves (fine_start, fine_end). */
 static strata_status fmg(strata_mg *mg) {
   int top = mg->nlev - 1;
   double scale = 4.0 / (1 << mg->o.dims);
@@ -200,9 +201,33 @@ static strata_status fmg(strata_mg *mg) {
     strata__mg_transfer_args p = {C->x[C->cur], u, u, l == 0 ? 1.0 : 0.0,
                                   1.0, {L->pb[0], L->pb[1], L->pb[2]}};
     TRY(mg->ctx->be->mg_transfer(&p));
-    if (l > 0) TRY(cycle(mg, l, STRATA_MG_V, 0));
+    if (l > 0) TRY(cycle(mg, l, mg->o.cycle, 0));
   }
   return STRATA_OK;
+}
+
+/* The finest level's cycle, in two halves so the solve can stop between
+ * them: fine_start fills the ghosts and runs the first pre-smoothing sweep,
+ * which measures the residual of the iterate it starts from (r2, or NULL);
+ * fine_end keeps that sweep and finishes the cycle. */
+static strata_status fine_start(strata_mg *mg, double *r2) {
+  mg_level *L0 = &mg->lev[0];
+  strata_field *src = L0->x[L0->cur], *dst = L0->x[1 - L0->cur];
+  TRY(fill(mg, 0, src));
+  return mg->o.pre_fine >= 1 ? sweep(mg, 0, src, dst, 1.0, mg->jw, r2)
+                             : sweep(mg, 0, src, NULL, 0.0, 0.0, r2);
+}
+
+static strata_status fine_end(strata_mg *mg) {
+  const strata_mg_options *o = &mg->o;
+  mg_level *L0 = &mg->lev[0];
+  if (o->pre_fine >= 1) {
+    L0->cur ^= 1;
+    L0->sweeps++;
+  }
+  TRY(smooth(mg, 0, o->pre_fine - 1 > 0 ? o->pre_fine - 1 : 0, 0));
+  if (mg->nlev > 1) TRY(descend(mg, 0, o->cycle));
+  return smooth(mg, 0, o->post, 0);
 }
 
 /* ---- solve ------------------------------------------------------------------ */
@@ -309,18 +334,18 @@ strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
     if (s != STRATA_OK) goto out;
     r0 = mg->hist[0] = sqrt(r2) * rscale;
     if (r0 > o->atol && r0 > 0) {
+      /* the pass and the finest level's cycle: the first cycle */
       s = fmg(mg);
+      if (s == STRATA_OK) s = fine_start(mg, NULL);
+      if (s == STRATA_OK) s = fine_end(mg);
       if (s != STRATA_OK) goto out;
       k = 1;
     }
   }
   for (;;) {
-    strata_field *src = L0->x[L0->cur], *dst = L0->x[1 - L0->cur];
+    strata_field *src = L0->x[L0->cur];
     double r2;
-    s = fill(mg, 0, src);
-    if (s == STRATA_OK)
-      s = o->pre_fine >= 1 ? sweep(mg, 0, src, dst, 1.0, mg->jw, &r2)
-                           : sweep(mg, 0, src, NULL, 0.0, 0.0, &r2);
+    s = fine_start(mg, &r2);
     if (s != STRATA_OK) goto out;
     double r = sqrt(r2) * rscale;
     mg->hist[k] = r;
@@ -347,15 +372,9 @@ strata_status strata_mg_solve(strata_mg *mg, strata_field *phi,
       break;
     }
     if (k >= o->max_cycles) break;
-    /* the sweep that measured r was the first pre-smoothing sweep: keep
-     * it (when the loop stops above it is dropped, x[cur] unchanged) */
-    if (o->pre_fine >= 1) {
-      L0->cur ^= 1;
-      L0->sweeps++;
-    }
-    s = smooth(mg, 0, o->pre_fine - 1 > 0 ? o->pre_fine - 1 : 0, 0);
-    if (s == STRATA_OK && mg->nlev > 1) s = descend(mg, 0, o->cycle);
-    if (s == STRATA_OK) s = smooth(mg, 0, o->post, 0);
+    /* the sweep that measured r was the first pre-smoothing sweep: kept
+     * (when the loop stops above it is dropped, x[cur] unchanged) */
+    s = fine_end(mg);
     if (s != STRATA_OK) goto out;
     k++;
   }

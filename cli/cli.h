@@ -56,7 +56,7 @@ void cli_set_rank(int rank);
 /* Joins the ranks through strata_dist_create with the context options
  * cli_context builds; on failure prints the reason (rank 0, and a rank
  * whose own context failed) and returns NULL.  Collective. */
-strata_dist *cli_dist(strata_backend b, int threads);
+strata_dist *cli_dist(strata_backend b, int threads, int ranks_y);
 
 /* Seconds from a monotonic clock. */
 double cli_now(void);

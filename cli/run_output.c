@@ -436,6 +436,13 @@ int run_summary(run_state *r, output_cfg *o, const run_totals *t) {
   json_string(json, t->di.name);
   fprintf(json, ",\n  \"ranks\": %d,\n  \"transport\": \"%s\"", r->nranks,
           t->transport);
+  /* the decomposition of the solver's first field: ranks along y of a
+   * y-z split (1: slabs) */
+  strata_field_window win;
+  if (r->dist && r->sv &&
+      strata_field_get_window(strata_solver_field(r->sv, 0), &win) ==
+          STRATA_OK)
+    fprintf(json, ",\n  \"ranks_y\": %d", win.ranks_y);
   fprintf(json, ",\n  \"strata\": \"%s\",\n  \"build\": ", strata_version());
   json_string(json, strata_build_info());
   fprintf(json, ",\n  \"dims\": %d,\n  \"n\": [%zu, %zu, %zu],\n"

@@ -64,6 +64,10 @@ int run_dist_refusal(run_state *r, int nranks) {
   if (r->dims < 2)
     return run_fail(r, "%s: a 1D grid cannot be split %s (a 2D grid is "
                     "split along y, a 3D grid along z)", r->cf.path, over);
+  const long py = cf_int(&r->cf, "run", "ranks_y", 0);
+  if (py > 1 && nranks > 1 && nranks % py != 0)
+    return run_case_fail(r, "run", "ranks_y", "ranks_y = %ld does not "
+                         "divide the %d processes", py, nranks);
   return 0;
 }
 
@@ -96,7 +100,8 @@ static int make_solver(run_state *r, const run_args *a, strata_backend be,
     if (r->dist) {
       r->ctx = NULL;
       strata_dist_destroy(&r->dist);
-      r->dist = cli_dist(STRATA_BACKEND_CPU, threads);
+      r->dist = cli_dist(STRATA_BACKEND_CPU, threads,
+                         (int)cf_int(&r->cf, "run", "ranks_y", 0));
       if (!r->dist) return run_fail(r, "cannot start the CPU engine"), CLI_FAIL;
       r->ctx = strata_dist_context(r->dist);
     } else {
@@ -126,6 +131,7 @@ int run_open(run_state *r, const run_args *a, const cli_launch *L,
   }
   const int device = (int)cf_int(&r->cf, "run", "device", 0);
   const int threads = (int)cf_int(&r->cf, "run", "threads", 0);
+  const int ranks_y = (int)cf_int(&r->cf, "run", "ranks_y", 0);
   if (multi) {
     char why[256];
     if (!strata_dist_available(why, sizeof why)) {
@@ -149,7 +155,7 @@ int run_open(run_state *r, const run_args *a, const cli_launch *L,
     return rc;
   }
   if (multi) {
-    r->dist = cli_dist(be, threads);
+    r->dist = cli_dist(be, threads, ranks_y);
     if (!r->dist) {
       rc = CLI_FAIL;
       return rc;

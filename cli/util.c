@@ -92,7 +92,7 @@ void cli_launch_detect(cli_launch *l) {
   }
 }
 
-strata_dist *cli_dist(strata_backend b, int threads) {
+strata_dist *cli_dist(strata_backend b, int threads, int ranks_y) {
   strata_context_options o;
   strata_context_options_init(&o);
   char why[512] = "";
@@ -103,6 +103,7 @@ strata_dist *cli_dist(strata_backend b, int threads) {
   o.interrupt = interrupt_hook; /* long library work stops on Ctrl-C too */
   strata_dist_options dopt;
   strata_dist_options_init(&dopt); /* one GPU per rank (node-local rank) */
+  dopt.ranks_y = ranks_y;
   strata_dist *d = NULL;
   strata_status s = strata_dist_create(&o, &dopt, &d);
   if (s != STRATA_OK) {

@@ -2010,6 +2010,10 @@ TEST(mpi_runs_match_one_process) {
        "--set operator.order=4 --set initial.kind=random --set "
        "boundary.all=periodic",
        {"snap_000000.npy", "final.npy"}, 2},
+      /* 3D heat on a y-z split of 2 x 1 ([run] ranks_y) */
+      {"heatyz", "heat3d.ini' --set grid.n=20,24,18 --set run.steps=6 "
+       "--set output.every=3 --set output.movie=false --set run.ranks_y=2",
+       {"snap_000003.npy", "final.npy"}, 2},
       /* variable-coefficient multigrid: 24 planes halve on 1, 2, 3 ranks */
       {"mg", "poisson3d.ini' --set grid.n=16,12,24 --set "
        "poisson.discretization=fv7 --set poisson.source=gaussian --set "
@@ -2033,6 +2037,9 @@ TEST(mpi_runs_match_one_process) {
       snprintf(b, sizeof b, "%s/summary.json", a);
       char *js = slurp(tp(b), NULL), want[64];
       snprintf(want, sizeof want, "\"ranks\": %d", np);
+      CHECKF(js && (np == 1 || strcmp(cs[c].name, "heatyz") ||
+                    strstr(js, "\"ranks_y\": 2")),
+             "heatyz: no ranks_y in summary.json of %d", np);
       CHECKF(js && strstr(js, want) &&
                  strstr(js, np == 1 ? "\"transport\": \"none\""
                                     : "\"transport\": \"mpi\""),
@@ -2056,6 +2063,16 @@ TEST(mpi_runs_match_one_process) {
     free(d);
     CHECKF(peak > 0 && isfinite(peak), "%s: peak %g", a, peak);
   }
+  /* a split the processes cannot make: refused at its key */
+  snprintf(args, sizeof args, "run '%s/examples/heat3d.ini' --backend cpu "
+           "--quiet --set run.ranks_y=3 --set grid.n=20,24,18 --out yzbad",
+           STRATA_SOURCE_DIR);
+  int brc = strata_mpi(2, args);
+  char *be = err_text();
+  CHECKF(brc == 2 && be && strstr(be, "ranks_y = 3 does not divide the 2 "
+                                      "processes"),
+         "exit %d: %s", brc, be ? be : "");
+  free(be);
   return mpi_checkpoint_restart();
 }
 

@@ -545,3 +545,13 @@ bad:
   free(b);
   return NULL;
 }
+
+double ref_hash_point(long i, long j, long k, void *unused) {
+  (void)unused;
+  unsigned long long x = (unsigned long long)(i * 73856093L ^ j * 19349663L ^
+                                              k * 83492791L);
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 29;
+  return (double)(x % 2000003ull) / 1000001.5 - 1.0;
+}

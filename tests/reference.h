@@ -46,6 +46,10 @@ strata_field *ref_random_field(strata_context *ctx, int dims, size_t nx,
 
 /* Unit roundoff of a precision. */
 double ref_eps(strata_precision p);
+
+/* A value in [-1, 1) hashed from the global point (i, j, k), smooth-free:
+ * the same field on any number of ranks (strata_field_fill_fn's shape). */
+double ref_hash_point(long i, long j, long k, void *unused);
 /* strata_field_read_box on ctx's backend: every slice of a 33 x 17 x 9
  * field (ghost 2, precision p) along each axis, and boxes of every size at
  * the corners and inside, equal the same points of the whole interior's

@@ -8,6 +8,7 @@
  * STRATA_TEST_BACKEND=cuda runs it on GPUs (one rank per GPU, NCCL).
  * Every rank makes the same collective calls in the same order; only rank
  * 0 checks, after the last collective of a test. */
+#include "reference.h"
 #include "runner.h"
 
 #include <math.h>
@@ -50,18 +51,6 @@ static strata_status make_dist(int overlap, strata_dist **out) {
 
 static int rank0(void) { return strata_dist_rank(D) == 0; }
 
-/* A smooth-free random value of the global point: the same field on any
- * number of ranks. */
-static double hashv(long i, long j, long k, void *u) {
-  (void)u;
-  unsigned long long x = (unsigned long long)(i * 73856093L ^ j * 19349663L ^
-                                              k * 83492791L);
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 29;
-  return (double)(x % 2000003ull) / 1000001.5 - 1.0;
-}
-
 /* The index of the first of cnt values of es bytes where a and b differ,
  * or cnt when they are the same bits. */
 static size_t first_diff(const unsigned char *a, const unsigned char *b,
@@ -92,7 +81,7 @@ static int make_ops(op_case *c) {
   c[n].dims = 3;
   strata_stencil_box_symmetric(&c[n++].op, -2.5, 0.21, 0.07, 0.013);
   double K[27];
-  for (int q = 0; q < 27; q++) K[q] = hashv(q, 1, 2, NULL);
+  for (int q = 0; q < 27; q++) K[q] = ref_hash_point(q, 1, 2, NULL);
   c[n].name = "box27";
   c[n].dims = 3;
   strata_stencil_box(&c[n++].op, 3, K);
@@ -233,8 +222,8 @@ TEST(operators_not_overlapped) { return apply_all(D_plain); }
 
 static double bump(long i, long j, long k, void *u) {
   (void)u;
-  return hashv(i, j, k, NULL) + 0.5 * sin(0.3 * (double)i + 0.2 * (double)j +
-                                          0.1 * (double)k);
+  return ref_hash_point(i, j, k, NULL) +
+         0.5 * sin(0.3 * (double)i + 0.2 * (double)j + 0.1 * (double)k);
 }
 
 /* thin: 1, slabs of 5 planes (rows in 2D) a rank, where an automatic fuse

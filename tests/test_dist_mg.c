@@ -13,6 +13,7 @@
  * STRATA_TEST_BACKEND=cuda runs it on GPUs (one rank per GPU, NCCL).
  * Every rank makes the same collective calls in the same order; only rank
  * 0 checks, after the last collective of a case. */
+#include "reference.h"
 #include "runner.h"
 
 #include <math.h>
@@ -45,16 +46,6 @@ static strata_status make_dist(const char *tuning, strata_dist **out) {
 }
 
 static int rank0(void) { return strata_dist_rank(D) == 0; }
-
-static double hashv(long i, long j, long k, void *u) {
-  (void)u;
-  unsigned long long x = (unsigned long long)(i * 73856093L ^ j * 19349663L ^
-                                              k * 83492791L);
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 29;
-  return (double)(x % 2000003ull) / 1000001.5 - 1.0;
-}
 
 static double zerof(long i, long j, long k, void *u) {
   (void)i, (void)j, (void)k, (void)u;
@@ -147,7 +138,7 @@ static int solve(const mg_case *c, strata_dist *d, double *phi_host,
     CHECK_OK(strata_field_create(ctx, &fd, &phi), ctx);
     CHECK_OK(strata_field_create(ctx, &fd, &psi), ctx);
   }
-  CHECK_OK(strata_field_fill_fn(psi, hashv, NULL), ctx);
+  CHECK_OK(strata_field_fill_fn(psi, ref_hash_point, NULL), ctx);
   CHECK_OK(strata_field_fill_fn(phi, zerof, NULL), ctx);
   strata_mg *mg = NULL;
   CHECK_OK(strata_mg_create(ctx, &o, &mg), ctx);
@@ -214,15 +205,21 @@ static int one_case(const mg_case *c, int *gl) {
   return 0;
 }
 
+/* The options of a small FV solver over d: 16 x 16 x 32, the rest the
+ * defaults. */
+static void small_fv(strata_mg_options *o, strata_dist *d) {
+  strata_mg_options_init(o);
+  o->disc = STRATA_MG_FV;
+  o->n[0] = o->n[1] = 16;
+  o->n[2] = 32;
+  o->dist = d;
+}
+
 /* Several GPUs: refused (the solver over ranks runs on the CPU engine). */
 static int gpus_refused(void) {
   strata_context *ctx = strata_dist_context(D);
   strata_mg_options o;
-  strata_mg_options_init(&o);
-  o.disc = STRATA_MG_FV;
-  o.n[0] = o.n[1] = 16;
-  o.n[2] = 32;
-  o.dist = D;
+  small_fv(&o, D);
   strata_mg *mg = NULL;
   strata_status s = strata_mg_create(ctx, &o, &mg);
   CHECKF(s == STRATA_ENOTSUP && !mg &&
@@ -289,11 +286,7 @@ TEST(gather_rule_and_refusals) {
   CHECK(make_dist("dist_link_us=1000", &slow) == STRATA_OK);
   strata_context *ctx = strata_dist_context(slow);
   strata_mg_options o;
-  strata_mg_options_init(&o);
-  o.disc = STRATA_MG_FV;
-  o.n[0] = o.n[1] = 16;
-  o.n[2] = 32;
-  o.dist = slow;
+  small_fv(&o, slow);
   strata_mg *mg = NULL;
   CHECK_OK(strata_mg_create(ctx, &o, &mg), ctx);
   strata_mg_level_info li;

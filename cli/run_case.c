@@ -297,17 +297,6 @@ int run_read_output(run_state *r, output_cfg *o, const char *dir_opt,
 
 /* ---- memory -------------------------------------------------------------- */
 
-/* Host memory the system reports available (MemAvailable), 0 if unknown. */
-static size_t host_available(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  unsigned long long kb = 0;
-  char line[256];
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
-  if (f) fclose(f);
-  return (size_t)kb * 1024;
-}
-
 static double gib(size_t b) { return (double)b / 1073741824.0; }
 
 /* The run's own host copies beside the solver's: rank 0 stages each
@@ -358,7 +347,7 @@ int run_check_memory(run_state *r, size_t *need) {
   r->copy_dev = cdev;
   const size_t dev = r->fp_dev + cdev, host = r->fp_host + chost;
   const int on_host = strata_context_backend(r->ctx) == STRATA_BACKEND_CPU;
-  const size_t avail = host_available();
+  const size_t avail = strata_host_memory_available();
   const char *rank = r->dist ? " on this rank" : "";
   *need = dev + host;
   if (on_host) {

@@ -170,6 +170,12 @@ typedef struct strata_device_info {
   int threads;           /* OpenMP threads (CPU backend) */
 } strata_device_info;
 
+/* Host memory this process may still allocate, in bytes: the system's
+ * MemAvailable, bounded by the room its cgroup's memory limit leaves
+ * (cgroup v1 or v2: a container's or a batch job's limit); 0 if unknown.
+ * The solvers' memory checks use it. */
+size_t strata_host_memory_available(void);
+
 /* Describes the machine the context runs on. */
 strata_status strata_context_device_info(strata_context *ctx,
                                          strata_device_info *info);

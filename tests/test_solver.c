@@ -1114,6 +1114,58 @@ TEST(footprint_refused_before_allocating) {
   return 0;
 }
 
+static int put(const char *dir, const char *name, const char *text) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+/* The memory checks see a container's or a batch job's limit: the
+ * tightest of the process's cgroup and its ancestors, v2 and v1, in a
+ * made-up tree (root and /proc/self/cgroup's text given). */
+TEST(cgroup_memory_limits) {
+  char root[] = "/tmp/strata_cg_XXXXXX", d[512], self[600];
+  CHECK(mkdtemp(root));
+  size_t limit = 0, room = 0;
+  /* v2: /a/b limited to 1 MB with 400 kB used; /a unlimited ("max") */
+  snprintf(d, sizeof d, "%s/a", root);
+  CHECK(mkdir(d, 0700) == 0 && put(d, "memory.max", "max\n") == 0);
+  snprintf(d, sizeof d, "%s/a/b", root);
+  CHECK(mkdir(d, 0700) == 0 && put(d, "memory.max", "1000000\n") == 0 &&
+        put(d, "memory.current", "400000\n") == 0);
+  snprintf(self, sizeof self, "%s/self", root);
+  CHECK(put(root, "self", "0::/a/b\n") == 0);
+  strata__cgroup_memory(root, self, &limit, &room);
+  CHECKF(limit == 1000000 && room == 600000, "v2: %zu, %zu", limit, room);
+  /* v1, the controller beside another: the parent's limit is tighter */
+  snprintf(d, sizeof d, "%s/memory", root);
+  CHECK(mkdir(d, 0700) == 0 &&
+        put(d, "memory.limit_in_bytes", "2000000\n") == 0 &&
+        put(d, "memory.usage_in_bytes", "1900000\n") == 0);
+  snprintf(d, sizeof d, "%s/memory/x", root);
+  CHECK(mkdir(d, 0700) == 0 &&
+        put(d, "memory.limit_in_bytes", "9223372036854771712\n") == 0 &&
+        put(d, "memory.usage_in_bytes", "5000\n") == 0);
+  CHECK(put(root, "self", "7:pids:/\n5:cpu,memory:/x\n") == 0);
+  strata__cgroup_memory(root, self, &limit, &room);
+  CHECKF(limit == 2000000 && room == 100000, "v1: %zu, %zu", limit, room);
+  /* no memory controller named, or none limiting: nothing bounds */
+  CHECK(put(root, "self", "3:cpuset:/\n") == 0);
+  strata__cgroup_memory(root, self, &limit, &room);
+  CHECK(limit == SIZE_MAX && room == SIZE_MAX);
+  /* this machine: the public figure is what the checks use, and no more
+   * than /proc/meminfo's */
+  const size_t avail = strata_host_memory_available();
+  CHECK(avail == strata__host_available());
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  CHECK(system(cmd) == 0);
+  return 0;
+}
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -1226,7 +1278,7 @@ TEST(traces_follow_moved_shots) {
   return 0;
 }
 
-RUN_TESTS(heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
+RUN_TESTS(cgroup_memory_limits, heat_matches_own_api, wave_matches_own_api, fdtd_matches_own_api,
           poisson_matches_own_api, operator_matches_own_api, save_load_memory_continues_bit_for_bit,
           save_load_file_continues_bit_for_bit, program_checkpoint_v1_loads,
           bad_arguments_refused, crafted_headers_refused,

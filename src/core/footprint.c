@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,88 @@ static size_t meminfo_bytes(const char *key) {
   return v;
 }
 
-size_t strata__host_available(void) { return meminfo_bytes("MemAvailable"); }
-size_t strata__host_total(void) { return meminfo_bytes("MemTotal"); }
+/* A number read from dir/name, or -1: absent, "max" or a v1 "unlimited"
+ * (page-rounded LONG_MAX: anything from 2^62 up). */
+static double cg_value(const char *dir, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *fp = fopen(path, "r");
+  if (!fp) return -1;
+  char buf[64] = "";
+  char *end = NULL;
+  double v = fgets(buf, sizeof buf, fp) ? strtod(buf, &end) : -1;
+  fclose(fp);
+  return end != buf && v >= 0 && v < 4611686018427387904.0 ? v : -1;
+}
+
+void strata__cgroup_memory(const char *root, const char *self,
+                           size_t *limit, size_t *room) {
+  *limit = *room = SIZE_MAX;
+  FILE *fp = fopen(self, "r");
+  if (!fp) return;
+  char line[4096];
+  while (fgets(line, sizeof line, fp)) {
+    line[strcspn(line, "\n")] = '\0';
+    /* "0::/path" (v2), or "N:a,memory,b:/path" (v1) */
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2 || c2[1] != '/') continue;
+    *c1 = *c2 = '\0';
+    const char *ctl = c1 + 1;
+    int v2 = !strcmp(line, "0") && !*ctl, v1 = 0;
+    for (const char *t = ctl; *t && !v2;) {
+      size_t n = strcspn(t, ",");
+      if (n == 6 && !strncmp(t, "memory", 6)) v1 = 1;
+      t += n + (t[n] == ',');
+    }
+    if (!v1 && !v2) continue;
+    const char *lim = v2 ? "memory.max" : "memory.limit_in_bytes";
+    const char *use = v2 ? "memory.current" : "memory.usage_in_bytes";
+    /* the cgroup and each ancestor up to the root: the tightest */
+    char rel[4096];
+    snprintf(rel, sizeof rel, "%s", c2 + 1);
+    for (;;) {
+      char dir[8192];
+      snprintf(dir, sizeof dir, "%s%s%s", root, v2 ? "" : "/memory",
+               strcmp(rel, "/") ? rel : "");
+      const double l = cg_value(dir, lim), u = cg_value(dir, use);
+      if (l >= 0 && (size_t)l < *limit) *limit = (size_t)l;
+      if (l >= 0) {
+        const size_t r = u >= 0 && u < l ? (size_t)(l - u) : u >= 0 ? 0
+                                                                     : (size_t)l;
+        if (r < *room) *room = r;
+      }
+      char *slash = strrchr(rel, '/');
+      if (!slash || slash == rel) {
+        if (!strcmp(rel, "/")) break;
+        snprintf(rel, sizeof rel, "/");
+      } else {
+        *slash = '\0';
+      }
+    }
+  }
+  fclose(fp);
+}
+
+/* /proc/meminfo's figure bounded by the process's cgroup: 0 when neither
+ * says. */
+static size_t bounded(size_t meminfo, size_t cgroup) {
+  if (cgroup == SIZE_MAX) return meminfo;
+  return meminfo && meminfo < cgroup ? meminfo : cgroup;
+}
+
+size_t strata__host_available(void) {
+  size_t limit, room;
+  strata__cgroup_memory("/sys/fs/cgroup", "/proc/self/cgroup", &limit, &room);
+  return bounded(meminfo_bytes("MemAvailable"), room);
+}
+
+size_t strata__host_total(void) {
+  size_t limit, room;
+  strata__cgroup_memory("/sys/fs/cgroup", "/proc/self/cgroup", &limit, &room);
+  return bounded(meminfo_bytes("MemTotal"), limit);
+}
+
+size_t strata_host_memory_available(void) { return strata__host_available(); }
 
 static size_t sat_add(size_t a, size_t b) {
   size_t r;

@@ -769,9 +769,18 @@ strata_status strata__fill_ghosts_host(const strata_field *f, void *img,
 typedef struct strata__footprint {
   size_t device, host, host_peak;
 } strata__footprint;
-/* MemAvailable and MemTotal of /proc/meminfo in bytes, 0 when unknown. */
+/* MemAvailable and MemTotal of /proc/meminfo in bytes, each bounded by the
+ * process's cgroup (the room its memory limit leaves, the limit); 0 when
+ * unknown. */
 size_t strata__host_available(void);
 size_t strata__host_total(void);
+/* The tightest memory limit over the cgroup that the file self
+ * (/proc/self/cgroup's format) names and its ancestors, under root
+ * (/sys/fs/cgroup; v2 memory.max / memory.current, v1
+ * memory/.../memory.limit_in_bytes / memory.usage_in_bytes), and the room
+ * it leaves (limit - usage); both SIZE_MAX when nothing limits. */
+void strata__cgroup_memory(const char *root, const char *self,
+                           size_t *limit, size_t *room);
 void strata__fp_device(strata__footprint *fp, size_t bytes);
 void strata__fp_host(strata__footprint *fp, size_t bytes);
 void strata__fp_host_peak(strata__footprint *fp, size_t bytes);

@@ -26,6 +26,7 @@ from ._ops import (Stencil, laplacian, derivative, star, box, box27,
 from ._solvers import (Solver, Heat, Wave, FDTD, Poisson, Operator,
                        estimate)
 from ._case import run_case, CaseResult, CaseError
+from ._model import Model, read_model, host_memory_available
 
 __version__ = _clib.strata_version().decode()
 build_info = _clib.strata_build_info().decode()
@@ -38,4 +39,5 @@ __all__ = [
     "empty", "zeros", "Stencil", "laplacian", "derivative", "star", "box",
     "box27", "laplacian9", "apply", "Solver", "Heat", "Wave", "FDTD",
     "Poisson", "Operator", "estimate", "run_case", "CaseResult", "CaseError",
-    "LIBRARY_PATH", "build_info"]
+    "Model", "read_model", "host_memory_available", "LIBRARY_PATH",
+    "build_info"]

@@ -189,6 +189,20 @@ class SolverInfo(C.Structure):
                 ("source_mean", C.c_double)]
 
 
+class ModelFile(C.Structure):
+    _fields_ = [("path", C.c_char_p), ("format", C.c_int),
+                ("axes", C.c_char_p), ("ndim", C.c_int), ("shape", c_size3),
+                ("precision", C.c_int), ("big_endian", C.c_int),
+                ("segy_geometry", C.c_int), ("segy_nx", C.c_size_t),
+                ("inline_byte", C.c_int), ("crossline_byte", C.c_int),
+                ("spacing", c_double3), ("origin", c_double3)]
+
+
+class Model(C.Structure):
+    _fields_ = [("dims", C.c_int), ("n", c_size3), ("spacing", c_double3),
+                ("origin", c_double3), ("data", C.POINTER(C.c_double))]
+
+
 MIRRORS = {
     "strata_context_options": ContextOptions,
     "strata_device_info": DeviceInfo,
@@ -206,6 +220,8 @@ MIRRORS = {
     "strata_operator_options": OperatorOptions,
     "strata_solver_options": SolverOptions,
     "strata_solver_info": SolverInfo,
+    "strata_model_file": ModelFile,
+    "strata_model": Model,
 }
 _checked = set()
 
@@ -320,3 +336,11 @@ _sig("strata_mg_set_coefficients", S, P, C.POINTER(C.c_double),
 _sig("strata_heat_stability_limit", C.c_double, C.c_int, C.c_int)
 _sig("strata_wave_cfl_limit", C.c_double, C.c_int, C.c_int)
 _sig("strata_fdtd_courant_limit", C.c_double)
+_sig("strata_model_file_init", None, C.POINTER(ModelFile))
+_sig("strata_model_read", S, P, C.POINTER(ModelFile), C.POINTER(Model))
+_sig("strata_model_free", None, C.POINTER(Model))
+_sig("strata_model_check", S, P, C.POINTER(Model), C.c_char_p,
+     C.POINTER(C.c_double), C.POINTER(C.c_double))
+_sig("strata_model_resample", S, P, C.POINTER(Model), c_size3, C.c_double,
+     C.c_int, C.POINTER(C.c_double))
+_sig("strata_host_memory_available", C.c_size_t)

@@ -24,7 +24,7 @@ from ._core import (Context, Field, default_context, set_default_context,
 from ._ops import (Stencil, laplacian, derivative, star, box, box27,
                    laplacian9, apply)
 from ._solvers import (Solver, Heat, Wave, FDTD, Poisson, Operator,
-                       estimate)
+                       estimate, survey)
 from ._case import run_case, CaseResult, CaseError
 from ._model import Model, read_model, host_memory_available
 
@@ -39,5 +39,5 @@ __all__ = [
     "empty", "zeros", "Stencil", "laplacian", "derivative", "star", "box",
     "box27", "laplacian9", "apply", "Solver", "Heat", "Wave", "FDTD",
     "Poisson", "Operator", "estimate", "run_case", "CaseResult", "CaseError",
-    "Model", "read_model", "host_memory_available", "LIBRARY_PATH",
+    "survey", "Model", "read_model", "host_memory_available", "LIBRARY_PATH",
     "build_info"]

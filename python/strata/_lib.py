@@ -203,6 +203,31 @@ class Model(C.Structure):
                 ("origin", c_double3), ("data", C.POINTER(C.c_double))]
 
 
+SHOT_FN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int, C.c_int, C.c_double)
+
+
+class SurveyOptions(C.Structure):
+    _fields_ = [("wave", WaveOptions), ("velocity", C.POINTER(C.c_double)),
+                ("density", C.POINTER(C.c_double)), ("nshots", C.c_int),
+                ("shots", C.POINTER(C.c_double)), ("moving", C.c_int),
+                ("wavelet", C.POINTER(C.c_double)),
+                ("wavelet_n", C.c_size_t), ("wavelet_dt", C.c_double),
+                ("nsteps", C.c_long), ("dir", C.c_char_p),
+                ("stem", C.c_char_p), ("segy", C.c_int), ("npy", C.c_int),
+                ("h5", C.c_int), ("first_number", C.c_int),
+                ("rank", C.c_int), ("nranks", C.c_int), ("resume", C.c_int),
+                ("check_only", C.c_int), ("on_shot", SHOT_FN),
+                ("user", C.c_void_p)]
+
+
+class SurveyResult(C.Structure):
+    _fields_ = [("run", C.c_int), ("skipped", C.c_int),
+                ("stopped", C.c_int), ("seconds", C.c_double),
+                ("setup_seconds", C.c_double), ("steps", C.c_long),
+                ("device_bytes", C.c_size_t), ("host_bytes", C.c_size_t),
+                ("to_run", C.c_int)]
+
+
 MIRRORS = {
     "strata_context_options": ContextOptions,
     "strata_device_info": DeviceInfo,
@@ -222,6 +247,8 @@ MIRRORS = {
     "strata_solver_info": SolverInfo,
     "strata_model_file": ModelFile,
     "strata_model": Model,
+    "strata_survey_options": SurveyOptions,
+    "strata_survey_result": SurveyResult,
 }
 _checked = set()
 
@@ -344,3 +371,6 @@ _sig("strata_model_check", S, P, C.POINTER(Model), C.c_char_p,
 _sig("strata_model_resample", S, P, C.POINTER(Model), c_size3, C.c_double,
      C.c_int, C.POINTER(C.c_double))
 _sig("strata_host_memory_available", C.c_size_t)
+_sig("strata_survey_options_init", None, C.POINTER(SurveyOptions))
+_sig("strata_survey_run", S, P, C.POINTER(SurveyOptions),
+     C.POINTER(SurveyResult))

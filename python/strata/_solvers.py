@@ -1,7 +1,8 @@
 """The solvers (heat, acoustic wave, FDTD, multigrid Poisson, an operator
 applied step after step) behind the library's one solver interface."""
 import ctypes as C
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import (Any, Callable, Dict, List, Optional, Sequence, Tuple,
+                    Union)
 import sys
 from collections import namedtuple
 
@@ -10,9 +11,9 @@ import numpy as np
 from ._core import (Field, boundary, default_context, precision_of,
                     dtype_of)
 from ._errors import InvalidArgument, check
-from ._lib import (FdtdOptions, HeatOptions, MgOptions, MgResult,
-                   OperatorOptions, SolverInfo, SolverOptions, Traces,
-                   WaveOptions, checked, lib)
+from ._lib import (SHOT_FN, FdtdOptions, HeatOptions, MgOptions, MgResult,
+                   OperatorOptions, SolverInfo, SolverOptions, SurveyOptions,
+                   SurveyResult, Traces, WaveOptions, checked, lib)
 
 Traces_ = namedtuple("Traces", "data receivers dt source")
 Traces_.__doc__ = """Receiver traces: data (ntraces, nsamples) float64,
@@ -641,3 +642,87 @@ class Operator(Solver):
 
 _KINDS = {"heat": Heat, "wave": Wave, "fdtd": FDTD, "poisson": Poisson,
           "operator": Operator}
+
+
+def survey(shots: Any, nsteps: int, dir: str, *, moving: bool = False,
+           wavelet: Any = None, wavelet_dt: float = 0.0,
+           formats: Sequence[str] = ("segy",), stem: str = "shot",
+           first_number: int = 1, rank: int = 0, nranks: int = 1,
+           resume: bool = True, check_only: bool = False,
+           on_shot: Optional[Callable[[int, bool, float], Any]] = None,
+           context: Any = None, **wave: Any) -> Dict[str, Any]:
+    """Runs a survey (strata_survey_run): one acoustic solver, created once,
+    runs every shot of ``shots`` (an (N, 3) array of source positions, m)
+    for ``nsteps`` steps and writes its gather DIR/STEM_NNNN.{sgy,npy,h5}
+    (``formats``; SEG-Y with full trace headers by default).  ``wave``
+    takes Wave's options (n, h, velocity as a number or an (nz, ny, nx)
+    array, density, layers, face, f0, receivers, record_every...);
+    ``moving``: the receivers are x, y offsets from each shot (z a depth);
+    ``wavelet``: samples at ``wavelet_dt`` s in place of the Ricker.  Shots
+    already written by the same survey are skipped (``resume``), so a
+    killed survey goes on; ``rank``/``nranks`` take a process's share.
+    ``on_shot(number, skipped, seconds)`` is called after each shot (its
+    number as in the file names; return True to stop there).  ``dir``
+    must exist.  Returns what it did: run,
+    skipped, stopped, seconds, setup_seconds, steps, device_bytes,
+    host_bytes, to_run."""
+    ctx = context or default_context()
+    o = checked(SurveyOptions)()
+    lib.strata_survey_options_init(C.byref(o))
+    opts = Wave.__new__(Wave)   # Wave's option rules, no solver
+    opts._keep, opts._after = [], []
+    keep = opts._keep
+    for key in sorted(wave, key=lambda k: k == "dims"):
+        value = wave[key]
+        if key in ("velocity", "density") and not np.isscalar(value):
+            a = _host_doubles(value)
+            keep.append(a)
+            setattr(o, key, a.ctypes.data_as(C.POINTER(C.c_double)))
+            if key == "velocity":
+                o.wave.velocity = float(a.max()) if a.size else 0.0
+        elif key in ("src", "dist"):
+            raise TypeError("strata.survey: %s is not an option of a survey "
+                            "(the shots place the source)" % key)
+        else:
+            opts._set(o.wave, key, value)
+    s = np.ascontiguousarray(shots, np.float64).reshape(-1, 3)
+    keep.append(s)
+    o.nshots = len(s)
+    o.shots = s.ctypes.data_as(C.POINTER(C.c_double))
+    o.moving = 1 if moving else 0
+    if wavelet is not None:
+        wl = np.ascontiguousarray(wavelet, np.float64).ravel()
+        keep.append(wl)
+        o.wavelet = wl.ctypes.data_as(C.POINTER(C.c_double))
+        o.wavelet_n = wl.size
+        o.wavelet_dt = float(wavelet_dt)
+    o.nsteps = int(nsteps)
+    bdir, bstem = str(dir).encode(), stem.encode()
+    o.dir, o.stem = bdir, bstem
+    fm = set(formats)
+    unknown = fm - {"segy", "npy", "h5"}
+    if unknown:
+        raise ValueError("strata.survey: formats are segy, npy, h5, not %s"
+                         % ", ".join(sorted(unknown)))
+    o.segy, o.npy, o.h5 = ("segy" in fm), ("npy" in fm), ("h5" in fm)
+    o.first_number = int(first_number)
+    o.rank, o.nranks = int(rank), int(nranks)
+    o.resume = 1 if resume else 0
+    o.check_only = 1 if check_only else 0
+    raised = []
+
+    def shot_done(user, shot, skipped, seconds):
+        try:
+            return 1 if on_shot(shot, bool(skipped), seconds) else 0
+        except BaseException as e:  # stop the survey, raise it after
+            raised.append(e)
+            return 1
+
+    fn = SHOT_FN(shot_done) if on_shot else SHOT_FN()
+    o.on_shot = fn
+    r = checked(SurveyResult)()
+    st = lib.strata_survey_run(ctx.ptr, C.byref(o), C.byref(r))
+    if raised:
+        raise raised[0]
+    check(st, ctx.ptr, "strata_survey_run")
+    return {k: getattr(r, k) for k, _ in SurveyResult._fields_}

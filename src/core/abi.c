@@ -21,7 +21,8 @@ size_t strata_abi_sizeof(const char *name) {
       STRATA__ABI(strata_mg_result),       STRATA__ABI(strata_operator_options),
       STRATA__ABI(strata_solver_options),  STRATA__ABI(strata_solver_info),
       STRATA__ABI(strata_field_window),    STRATA__ABI(strata_model_file),
-      STRATA__ABI(strata_model),
+      STRATA__ABI(strata_model),           STRATA__ABI(strata_survey_options),
+      STRATA__ABI(strata_survey_result),
   };
 #undef STRATA__ABI
   if (!name) return 0;

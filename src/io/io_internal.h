@@ -219,6 +219,12 @@ strata_status strata__ck_read_file(strata_context *ctx, const char *path,
                                    const strata__ck_expect *e, void **buf,
                                    size_t *size);
 
+/* The colour of t in [0, 1] (clamped) in map c (src/io/colormap.c), and
+ * whether c is diverging (its middle colour at 0): 1 or 0, -1 when c is
+ * no colour map. */
+void strata__cmap_rgb(strata_colormap c, double t, unsigned char *out);
+int strata__cmap_diverging(strata_colormap c);
+
 /* Sets pixel (x, y) of a W x H RGB image to c; outside, nothing. */
 static inline void strata__put_px(unsigned char *img, size_t W, size_t H,
                                   long x, long y, const unsigned char *c) {

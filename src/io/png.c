@@ -1,5 +1,6 @@
-/* PNG images of fields: a colour map, an optional colour bar with labelled
- * ends and middle, and the one 5x7 font that labels every image the
+/* PNG images of fields: a colour map (src/io/colormap.c), an optional
+ * colour bar with labelled ends and middle, axes, a model's interfaces,
+ * labelled in the one 5x7 font (src/io/font.c) of every image the
  * library and its programs draw.  zlib does the deflate stream and the
  * chunks' CRC-32. */
 #define _POSIX_C_SOURCE 200809L
@@ -111,64 +112,6 @@ strata_status strata_png_write_rgb(strata_context *ctx, const char *path,
                                    const unsigned char *rgb) {
   const png_sink to = {path, NULL, NULL};
   return write_png(ctx, &to, width, height, rgb, NULL);
-}
-
-/* ---- colour maps ------------------------------------------------------- */
-
-typedef struct {
-  const char *name;
-  int diverging;
-  unsigned char a[9][3]; /* anchors at 0, 1/8, ..., 1 */
-} cmap_def;
-
-static const cmap_def cmaps[] = {
-    [STRATA_CMAP_VIRIDIS] = {"viridis", 0,
-                             {{68, 1, 84}, {71, 44, 122}, {59, 81, 139},
-                              {44, 113, 142}, {33, 144, 141}, {39, 173, 129},
-                              {92, 200, 99}, {170, 220, 50}, {253, 231, 37}}},
-    [STRATA_CMAP_INFERNO] = {"inferno", 0,
-                             {{0, 0, 4}, {31, 12, 72}, {85, 15, 109},
-                              {136, 34, 106}, {186, 54, 85}, {227, 89, 51},
-                              {249, 140, 10}, {249, 201, 50},
-                              {252, 255, 164}}},
-    [STRATA_CMAP_GRAY] = {"gray", 0,
-                          {{0, 0, 0}, {32, 32, 32}, {64, 64, 64},
-                           {96, 96, 96}, {128, 128, 128}, {159, 159, 159},
-                           {191, 191, 191}, {223, 223, 223},
-                           {255, 255, 255}}},
-    [STRATA_CMAP_SEISMIC] = {"seismic", 1,
-                             {{5, 48, 97}, {33, 102, 172}, {67, 147, 195},
-                              {146, 197, 222}, {247, 247, 247},
-                              {244, 165, 130}, {214, 96, 77}, {178, 24, 43},
-                              {103, 0, 31}}},
-};
-#define NCMAPS (sizeof cmaps / sizeof cmaps[0])
-
-const char *strata_colormap_name(strata_colormap c) {
-  if ((unsigned)c >= NCMAPS) return "?";
-  return cmaps[c].name;
-}
-
-strata_status strata_colormap_parse(const char *name, strata_colormap *c) {
-  if (!name || !c) return STRATA_EINVAL;
-  for (unsigned i = 0; i < NCMAPS; i++)
-    if (strcmp(name, cmaps[i].name) == 0) {
-      *c = (strata_colormap)i;
-      return STRATA_OK;
-    }
-  return STRATA_EINVAL;
-}
-
-static void cmap_rgb(strata_colormap c, double t, unsigned char *out) {
-  if (!(t >= 0)) t = 0; /* also NaN t, though callers catch NaN first */
-  if (t > 1) t = 1;
-  double x = t * 8;
-  int i = (int)x;
-  if (i > 7) i = 7;
-  double w = x - i;
-  for (int k = 0; k < 3; k++)
-    out[k] = (unsigned char)lround((1 - w) * cmaps[c].a[i][k] +
-                                   w * cmaps[c].a[i + 1][k]);
 }
 
 /* ---- images of 2D arrays ------------------------------------------------ */
@@ -322,7 +265,7 @@ static strata_status png_check(strata_context *ctx, strata_precision p,
   if (!data || w < 1 || h < 1 || w > 65536 || h > 65536)
     return strata__fail(ctx, STRATA_EINVAL, "image of %zu x %zu values: each "
                         "side must be 1..65536", w, h);
-  if ((unsigned)o.cmap >= NCMAPS)
+  if (strata__cmap_diverging(o.cmap) < 0)
     return strata__fail(ctx, STRATA_EINVAL, "unknown colour map %d",
                         (int)o.cmap);
   if (o.scale < 0 || o.scale > 64)
@@ -376,7 +319,7 @@ static void png_range(const void *data, strata_precision p, size_t n,
   int flat = 0;
   if (lo == hi && lo == 0) { /* automatic: the finite values' range */
     if (mn > mx) mn = mx = 0;
-    if (cmaps[o.cmap].diverging) {
+    if (strata__cmap_diverging(o.cmap) == 1) {
       double a = fmax(fabs(mn), fabs(mx));
       mn = -a;
       mx = a;
@@ -459,7 +402,7 @@ static void draw_bar(unsigned char *img, const layout *Lp,
     if (flat)
       memcpy(rgb, flat_rgb, 3);
     else
-      cmap_rgb(o->cmap, 1.0 - (double)y / (double)(L.bh - 1), rgb);
+      strata__cmap_rgb(o->cmap, 1.0 - (double)y / (double)(L.bh - 1), rgb);
     for (long x = 1; x < 15; x++) strata__put_px(img, L.W, L.H, bx + x, by + y, rgb);
   }
   for (long x = 0; x < 16; x++) { /* frame */
@@ -534,7 +477,7 @@ static void draw_plot(unsigned char *img, const layout *Lp, const void *data,
       else if (flat)
         memcpy(rgb, flat_rgb, 3);
       else
-        cmap_rgb(o->cmap, (v - lo) / (hi - lo), rgb);
+        strata__cmap_rgb(o->cmap, (v - lo) / (hi - lo), rgb);
       for (size_t yy = 0; yy < sy; yy++)
         for (size_t xx = 0; xx < sx; xx++)
           memcpy(img + 3 * (((size_t)L.top + r * sy + yy) * L.W +

@@ -555,3 +555,10 @@ double ref_hash_point(long i, long j, long k, void *unused) {
   x ^= x >> 29;
   return (double)(x % 2000003ull) / 1000001.5 - 1.0;
 }
+
+strata_backend ref_test_backend(void) {
+  const char *b = getenv("STRATA_TEST_BACKEND");
+  strata_backend k = STRATA_BACKEND_CPU;
+  if (b) strata_backend_parse(b, &k);
+  return k;
+}

@@ -47,6 +47,10 @@ strata_field *ref_random_field(strata_context *ctx, int dims, size_t nx,
 /* Unit roundoff of a precision. */
 double ref_eps(strata_precision p);
 
+/* The engine the tests run on: the CPU, or STRATA_TEST_BACKEND's
+ * ("cuda" runs the same tests on GPUs). */
+strata_backend ref_test_backend(void);
+
 /* A value in [-1, 1) hashed from the global point (i, j, k), smooth-free:
  * the same field on any number of ranks (strata_field_fill_fn's shape). */
 double ref_hash_point(long i, long j, long k, void *unused);

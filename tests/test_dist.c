@@ -21,19 +21,12 @@ static int ranks_y;          /* --yz: 2 ranks along y (odd counts: 1) */
 static int skip_all;
 static char skip_why[256];
 
-static strata_backend test_backend(void) {
-  const char *b = getenv("STRATA_TEST_BACKEND");
-  strata_backend k = STRATA_BACKEND_CPU;
-  if (b) strata_backend_parse(b, &k);
-  return k;
-}
-
 static strata_status make_dist_tuned(int overlap, const char *tuning,
                                      strata_dist **out) {
   strata_context_options co;
   strata_context_options_init(&co);
   co.tuning = tuning;
-  co.backend = test_backend();
+  co.backend = ref_test_backend();
   co.autotune = 0; /* the fixed variant table, as the ranks use */
   co.tune_cache = "";
   co.errbuf = skip_why;

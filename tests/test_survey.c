@@ -39,9 +39,7 @@ static int same_file(const char *a, const char *b) {
 static strata_context *cpu(void) {
   strata_context_options o;
   strata_context_options_init(&o);
-  o.backend = STRATA_BACKEND_CPU;
-  const char *b = getenv("STRATA_TEST_BACKEND");
-  if (b) strata_backend_parse(b, &o.backend);
+  o.backend = ref_test_backend();
   strata_context *ctx = NULL;
   if (!tmpdir[0]) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/strata_test_survey.XXXXXX");

@@ -9,6 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Corner c (bit a: the upper node along a) of the trilinear cell at i0
+ * with fractions fr: its node in idx, its weight returned. */
+static double corner(int c, const long i0[3], const double fr[3],
+                     long idx[3]) {
+  double wt = 1;
+  for (int a = 0; a < 3; a++) {
+    int up = (c >> a) & 1;
+    wt *= up ? fr[a] : 1 - fr[a];
+    idx[a] = i0[a] + up;
+  }
+  return wt;
+}
+
 /* The source's trilinear weights on up to 8 nodes, the ones this rank
  * owns ([zlo, zhi) of the global planes, zoff the slab's first). */
 void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,
@@ -19,13 +32,8 @@ void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,
   for (int a = 0; a < 3; a++)
     strata__wave_lin(o->src[a] / o->h, (long)o->n[a], &i0[a], &fr[a]);
   for (int c = 0; c < 8; c++) {
-    double wt = 1;
     long idx[3];
-    for (int a = 0; a < 3; a++) {
-      int up = (c >> a) & 1;
-      wt *= up ? fr[a] : 1 - fr[a];
-      idx[a] = i0[a] + up;
-    }
+    const double wt = corner(c, i0, fr, idx);
     if (wt == 0 || idx[2] < zlo || idx[2] >= zhi) continue;
     idx[2] -= zoff;
     if (w->dims == 2) { /* the engine's axes: x, z */
@@ -106,14 +114,10 @@ strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
         for (int a = 0; a < 3; a++)
           strata__wave_lin(o->receivers[3 * r + a] / o->h, (long)o->n[a], &i0[a], &fr[a]);
         for (int c = 0; c < 8; c++) {
-          double ww = 1;
           long idx[3];
-          for (int a = 0; a < 3; a++) {
-            int up = (c >> a) & 1;
-            ww *= up ? fr[a] : 1 - fr[a];
-            idx[a] = i0[a] + up;
+          const double ww = corner(c, i0, fr, idx);
+          for (int a = 0; a < 3; a++)
             if (idx[a] >= (long)o->n[a]) idx[a] = (long)o->n[a] - 1;
-          }
           idx[2] -= zoff;
           if (w->dims == 2) { /* the engine's axes: x, z */
             idx[1] = idx[2];

@@ -109,6 +109,15 @@ static inline void rank_box(const strata__window *w, int r, size_t lo[2],
   split_n(w->gn[w->axis], w->pz, r / w->py, &lo[1], &cnt[1]);
 }
 
+/* Plane k of a field along its split (last) axis, k = 0 its first owned
+ * plane (negative: ghost planes): planes are contiguous in its allocation. */
+static inline char *plane_ptr(const strata_field *f, long k) {
+  const int ax = f->d.dims - 1;
+  const size_t S = ax == 2 ? f->L.pitch_x * f->L.pitch_y : f->L.pitch_x;
+  return (char *)f->data +
+         (ptrdiff_t)(k + f->g[ax]) * (ptrdiff_t)(S * f->esize);
+}
+
 /* The neighbours of a window along the last axis for an exchange with or
  * without wrap-around. */
 static inline void neighbours(const strata__window *w, int periodic,

@@ -793,8 +793,16 @@ static int wave_cases(const char *kernel, int density) {
 
 TEST(wave_step_vs_cpu) { return wave_cases(NULL, 0); }
 
-/* The variable-density step (k_wave's VD instance) on every case. */
+/* The variable-density step (3D: k_wsv's VD instance; 2D: k_wsv) on
+ * every case. */
 TEST(wave_step_density_vs_cpu) { return wave_cases(NULL, 1); }
+
+/* The scalar 2.5D kernel k_wave, the fallback of the variable-density and
+ * 2D updates (tuning switch wave_kernel=scalar), with and without a
+ * density field. */
+TEST(wave_step_scalar_vs_cpu) {
+  return wave_cases("scalar", 0) || wave_cases("scalar", 1);
+}
 
 /* The 3D update kernel of devices without tensor copies (k_wavev), which
  * an sm_90 device never picks by itself. */

@@ -36,6 +36,7 @@ template <typename T> struct wave_par {
   int inface;
   int ffree[3][2];
   T lap[STRATA_MAX_RADIUS + 1], d1[STRATA_MAX_RADIUS + 1];
+  int dims;               /* 2 or 3 */
 };
 
 /* Whether CPML slab sl (a low side) and sl + 1 can share one launch of
@@ -57,6 +58,14 @@ strata_status slab_pass(strata_context *ctx, cudaStream_t strm,
 template <typename T>
 strata_status launch_stream(strata_context *ctx, strata__cuda_state *st,
                             const wave_par<T> &P, int R, bool *used);
+
+/* B, streamed, for the variable-density 3D update and the 2D section
+ * (wave_vd.cu): k_wsv, rb = b = 1/rho or NULL (2D constant density);
+ * *used = false (and nothing launched) when it does not apply. */
+template <typename T>
+strata_status launch_sv(strata_context *ctx, strata__cuda_state *st,
+                        const wave_par<T> &P, const T *rb, int D, int R,
+                        bool *used);
 
 /* B with tensor copies (wave_tma_launch.cuh): k_wavetma and its CPML tiles; see
  * launch_wavetma there for used, fused and cover. */

@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(128)
     }
     T L = 0;
     cpml_at<T, R>(S, ax, i, j, k, uu[0], um, upl, P.pa[ax], P.pb[ax], P, L);
-    const T c2 = P.c2 ? P.c2[o] : (T)P.c2_line[k];
+    const T c2 = P.c2 ? P.c2[o] : (T)P.c2_line[P.dims == 3 ? k : j];
     P.up[o] = cpml_add<T>(P, i, j, k, P.up[o], c2, L);
     if (P.inface) free_images<T>(P, R, i, j, k, P.up[o]);
   }
@@ -436,7 +436,8 @@ template <typename T>
 strata_status wave_cpml_pass(strata_context *ctx, strata__cuda_state *st,
                              const wave_par<T> &P, int D, int R, int fused,
                              const int cover[4]) {
-  const bool split = sv_tuning_is(ctx, "wave_cpml", "split");
+  /* k_cpml_slab is 3D only */
+  const bool split = D == 2 || sv_tuning_is(ctx, "wave_cpml", "split");
   for (int sl = 0; sl < 2 * D; sl++) {
     const wave_slab<T> &W = P.slab[sl];
     if (!W.psi || W.hi <= W.lo) continue;
@@ -578,6 +579,7 @@ strata_status wave_fill(strata_context *ctx, const strata__wave_args *a,
   P.c2_line = a->c2_line;
   P.sy = (long long)UF->L.pitch_x;
   P.sz = P.sy * (long long)UF->L.pitch_y;
+  P.dims = D;
   for (int k = 0; k <= STRATA_MAX_RADIUS; k++) {
     P.lap[k] = k <= R ? (T)a->lap[k] : T(0);
     P.d1[k] = k <= R ? (T)a->d1[k] : T(0);
@@ -659,7 +661,7 @@ strata_status wave_typed(const strata__wave_args *a) {
   bool streamed = false;
   int fused = 0; /* CPML slabs done inside k_wavetma (bit: slab index) */
   int cover[4] = {P.s0[2], P.s1[2], 0, P.n[2]}; /* its planes (see there) */
-  if (D == 3 && !rb) { /* variable density: k_wave's VD instance */
+  if (D == 3 && !rb) { /* constant density (variable: k_wsv below) */
     strata_status sb =
         launch_tma<T>(ctx, st, P, a, R, &streamed, &fused, cover);
     if (sb != STRATA_OK) return sb;
@@ -667,6 +669,13 @@ strata_status wave_typed(const strata__wave_args *a) {
       sb = launch_stream<T>(ctx, st, P, R, &streamed);
       if (sb != STRATA_OK) return sb;
     }
+  }
+  if (!streamed && (D == 2 || rb)) {
+    /* variable density in 3D, and 2D: k_wsv (faces by k_faces), else
+     * k_wave */
+    P.inface = 0;
+    const strata_status sb = launch_sv<T>(ctx, st, P, rb, D, R, &streamed);
+    if (sb != STRATA_OK) return sb;
   }
   if (!streamed) P.inface = 0;
   if (P.inface && (P.ffree[1][0] || P.ffree[1][1] || P.ffree[2][0] ||

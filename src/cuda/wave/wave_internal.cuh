@@ -36,7 +36,6 @@ template <typename T> struct wave_par {
   int inface;
   int ffree[3][2];
   T lap[STRATA_MAX_RADIUS + 1], d1[STRATA_MAX_RADIUS + 1];
-  int dims;               /* 2 or 3 */
 };
 
 /* Whether CPML slab sl (a low side) and sl + 1 can share one launch of

@@ -1,6 +1,7 @@
 /* B of the wave step for the variable-density 3D update and for the 2D
  * section (constant or variable density): the streamed update k_wsv.  See
- * wave_step.cu for the phases; the CPML terms are added after it (B'). */
+ * wave_step.cu for the phases: in 3D the CPML terms are added after it
+ * (B'), in 2D inside it from the psi of A. */
 #include "wave/wave_internal.cuh"
 
 namespace {
@@ -8,7 +9,7 @@ namespace {
 using namespace strata_cuwave;
 
 /* k_wsv's tile.  3D: a BX x BY block owns an xy tile of BX*V x BY points
- * (V = 16 bytes / sizeof(T) along x per thread) with R halo rows above and
+ * (V = VB bytes / sizeof(T) along x per thread) with R halo rows above and
  * below; 2D: a BX x 1 block owns a row segment of BX*V points (the y
  * neighbours come from the register queue, as z's do in 3D).  Both walk a
  * chunk of the last axis.  A ring of NS tiles of u (and of b = 1/rho, VD)
@@ -16,8 +17,8 @@ using namespace strata_cuwave;
  * thread go into its own slots, a ring of NP. */
 constexpr int kSvAhead = 2;
 
-template <typename T, int R, int D, int BX, int BY> struct wsv_geo {
-  static constexpr int V = 16 / (int)sizeof(T);
+template <typename T, int R, int D, int BX, int BY, int VB> struct wsv_geo {
+  static constexpr int V = VB / (int)sizeof(T);
   static constexpr int HV = (R + V - 1) / V;
   static constexpr int RY = D == 3 ? R : 0; /* halo rows of the tile */
   static constexpr int A = kSvAhead;
@@ -36,9 +37,9 @@ template <typename T, int R, int D, int BX, int BY> struct wsv_geo {
 };
 
 /* The operator at the V points of my vector, the CPU's order.  xs / xb: the
- * x windows of u and b (HV vectors each side of mine); ym / yp (3D): the
- * rows m above / below in the tile (u then b at col and colb); q / qb: the
- * queue of the walked axis, planes k-R .. k+R.  VD: point.h's vd_term /
+ * x windows of u and b (HV vectors each side of mine); col / colb (3D): my
+ * vector in the u and b tiles, the rows m below / above at -+ m TW; q / qb:
+ * the queues of the walked axis, planes k-R .. k+R.  VD: point.h's vd_term /
  * vd_total with the pairs per distance in x, y, z order; else (2D) the
  * Laplacian: centre, then per distance the x and y pairs. */
 template <typename T, int R, int D, bool VD, int V, int HV, int TW>
@@ -96,17 +97,86 @@ wsv_op(const wave_par<T> &P, T c0, const T (&xs)[(2 * HV + 1) * V],
   }
 }
 
-/* B. The update of up over the stencil nodes (without the CPML terms, which
- * k_cpml_slab or k_cpml_corr add afterwards).  The walk of k_wavev
+/* 2D: the CPML corrections of my V points in row j (psi of this step
+ * already made by k_psi), added to L in the CPU's order: x sides, then y
+ * sides, where the point lies in the slab (cpml_at; u's neighbours read
+ * from global memory, as k_cpml_corr does), point by point: called only
+ * for vectors that touch a slab, and small, so that the walk keeps its
+ * registers; in the kernel rather than after it, so that the 2D step's
+ * launches stay few. */
+template <typename T, int R, int V>
+__device__ __forceinline__ void wsv_cpml2(const wave_par<T> &P, int xv, int j,
+                                          T (&L)[V]) {
+#pragma unroll 1
+  for (int ee = 0; ee < V; ee++) {
+    const int i = xv + ee;
+    if (i < P.s0[0] || i >= P.s1[0]) continue;
+    T Le = L[0];
+#pragma unroll
+    for (int e = 1; e < V; e++)
+      if (e == ee) Le = L[e];
+    const T *uu = P.u + i + (long long)j * P.sy;
+#pragma unroll 1
+    for (int sl = 0; sl < 4; sl++) {
+      const int ax = sl / 2;
+      const wave_slab<T> &S = P.slab[sl];
+      const int c = ax == 0 ? i : j;
+      if (!S.psi || c < S.lo || c >= S.hi) continue;
+      const long long su = ax == 0 ? 1 : P.sy;
+      T um[R], upl[R];
+#pragma unroll
+      for (int r = 1; r <= R; r++) {
+        um[r - 1] = uu[-r * su];
+        upl[r - 1] = uu[r * su];
+      }
+      cpml_at<T, R>(S, ax, i, j, 0, uu[0], um, upl, P.pa[ax], P.pb[ax], P,
+                    Le);
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++)
+      if (e == ee) L[e] = Le;
+  }
+}
+
+/* Whether the V points from xv (x) or row j (y) lie in some 2D CPML slab. */
+template <typename T, int V>
+__device__ __forceinline__ bool wsv_inslab(const wave_par<T> &P, int ax,
+                                           int xv, int j) {
+  bool in = false;
+#pragma unroll
+  for (int side = 0; side < 2; side++) {
+    const wave_slab<T> &S = P.slab[2 * ax + side];
+    if (ax == 0)
+      in |= S.psi && xv + V > S.lo && xv < S.hi;
+    else
+      in |= S.psi && j >= S.lo && j < S.hi;
+  }
+  return in;
+}
+
+/* B. The update of up over the stencil nodes.  3D: without the CPML terms,
+ * which k_cpml_slab or k_cpml_corr add afterwards (B'); 2D: with them
+ * (wsv_cpml2), psi made before by k_psi (A).  The walk of k_wavev
  * (wave_stream.cu): one barrier per plane; at step k the copies overwrite
  * the tiles and slots of plane k - 2, whose last readers finished before
  * the barrier of step k - 1.  rb: b = 1/rho (u's layout, ghosts set), read
  * only by the VD instances. */
-template <typename T, int R, int D, bool VD, int BX, int BY>
+/* A copy of one vector (VB bytes: 16 or 8), zero-filled when !ok (g must
+ * still be a valid address). */
+template <int VB>
+__device__ __forceinline__ void wsv_copy(void *s, const void *g, bool ok) {
+  if constexpr (VB == 16)
+    cp_async16(s, g, ok ? 16 : 0);
+  else
+    cp_async8(s, g, ok ? 8 : 0);
+}
+
+template <typename T, int R, int D, bool VD, int BX, int BY, int VB>
 __global__ void __launch_bounds__(BX *BY)
-    k_wsv(const wave_par<T> P, const T *__restrict__ rb, const T c0,
+    k_wsv(const __grid_constant__ wave_par<T> P, const T *__restrict__ rb,
+          const T c0,
           const int zchunk) {
-  typedef wsv_geo<T, R, D, BX, BY> G;
+  typedef wsv_geo<T, R, D, BX, BY, VB> G;
   constexpr int V = G::V, HV = G::HV, A = G::A, NS = G::NS, NP = G::NP;
   constexpr int NT = G::NT, TW = G::TW, TSZ = G::TSZ, RY = G::RY;
   constexpr int SL = G::SL;
@@ -162,25 +232,24 @@ __global__ void __launch_bounds__(BX *BY)
     if (p <= last) {
       const int t = ((p - kz0) % NS) * TSZ;
       const long long po = (long long)p * ss;
-      cp_async16(sm + t + csm, cok ? in + po + coff : in, cok ? 16 : 0);
-      if (VD)
-        cp_async16(smb + t + csm, cok ? rb + po + coff : rb, cok ? 16 : 0);
+      wsv_copy<VB>(sm + t + csm, cok ? in + po + coff : in, cok);
+      if (VD) wsv_copy<VB>(smb + t + csm, cok ? rb + po + coff : rb, cok);
 #pragma unroll
       for (int s = 0; s < SL; s++)
         if (hact[s]) {
-          cp_async16(sm + t + hsm[s], hok[s] ? in + po + hoff[s] : in,
-                     hok[s] ? 16 : 0);
+          wsv_copy<VB>(sm + t + hsm[s], hok[s] ? in + po + hoff[s] : in,
+                       hok[s]);
           if (VD)
-            cp_async16(smb + t + hsm[s], hok[s] ? rb + po + hoff[s] : rb,
-                       hok[s] ? 16 : 0);
+            wsv_copy<VB>(smb + t + hsm[s], hok[s] ? rb + po + hoff[s] : rb,
+                         hok[s]);
         }
     }
     const int pu = p - R;
     if (uok && pu >= kz0 && pu < kz1) {
       const long long o = coff + (long long)pu * ss;
       const int sl = ((pu - kz0) % NP) * NT * V + pslot;
-      cp_async16(spu + sl, P.up + o, 16);
-      if (c2f) cp_async16(spc + sl, P.c2 + o, 16);
+      wsv_copy<VB>(spu + sl, P.up + o, true);
+      if (c2f) wsv_copy<VB>(spc + sl, P.c2 + o, true);
     }
     cp_async_commit();
   };
@@ -208,6 +277,7 @@ __global__ void __launch_bounds__(BX *BY)
     ex[e] = P.any_damp && P.damp[0] && xv + e < nx ? (T)P.damp[0][xv + e]
                                                    : T(0);
   if (D == 3 && P.any_damp && P.damp[1]) ey = (T)P.damp[1][j < ny ? j : ny - 1];
+  const bool xslab = D == 2 && wsv_inslab<T, V>(P, 0, xv, 0);
 
   for (int k = kz0; k < kz1; k++) {
     issue(k + R + A);
@@ -229,6 +299,11 @@ __global__ void __launch_bounds__(BX *BY)
     if (VD) strata__xwin<T, V, HV>(smb + rowp, qb[R], xb);
     wsv_op<T, R, D, VD, V, HV, TW>(P, c0, xs, xb, sm + tk + csm,
                                    smb + tk + csm, q, qb, L);
+
+    if constexpr (D == 2) {
+      if (xslab || wsv_inslab<T, V>(P, 1, xv, k))
+        wsv_cpml2<T, R, V>(P, xv, k, L);
+    }
 
     const int sl = ((k - kz0) % NP) * NT * V + pslot;
     const vec upv = lds_v<T, V>(spu + sl);
@@ -257,11 +332,11 @@ __global__ void __launch_bounds__(BX *BY)
 
 /* Launches k_wsv with a BX x BY block; *used = false (and nothing
  * launched) when the grid or the shared memory does not fit. */
-template <typename T, int R, int D, bool VD, int BX, int BY>
+template <typename T, int R, int D, bool VD, int BX, int BY, int VB>
 strata_status launch_wsv_shape(strata_context *ctx, strata__cuda_state *st,
                                const wave_par<T> &P, const T *rb,
                                bool *used) {
-  typedef wsv_geo<T, R, D, BX, BY> G;
+  typedef wsv_geo<T, R, D, BX, BY, VB> G;
   *used = false;
   const size_t bytes = G::bytes(P.c2 != NULL, VD);
   if (bytes > st->prop.sharedMemPerBlockOptin) return STRATA_OK;
@@ -270,7 +345,7 @@ strata_status launch_wsv_shape(strata_context *ctx, strata__cuda_state *st,
   if (gy > 65535 || gx > 0x7fffffffLL) return STRATA_OK;
   const int W = D - 1;
   const int nzs = P.s1[W] - P.s0[W];
-  auto kern = k_wsv<T, R, D, VD, BX, BY>;
+  auto kern = k_wsv<T, R, D, VD, BX, BY, VB>;
   STRATA__CU(ctx, cudaFuncSetAttribute(
                       kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                       (int)bytes));
@@ -292,23 +367,39 @@ strata_status launch_wsv_shape(strata_context *ctx, strata__cuda_state *st,
   return STRATA_OK;
 }
 
-/* The block shape per case: 3D VD 32 x 8 (two rings of tiles share the
- * shared memory), 2D 64 x 1; the tuning switch wave_svb (docs/tuning.md)
- * picks another for measurements. */
+/* The block shape per case.  Two register queues (u and b) and two rings
+ * of tiles cost a variable-density walk twice the registers and shared
+ * memory: its vectors are 8 bytes, so that 3D blocks of 32 x 8 threads fit
+ * two on a multiprocessor (one with 16-byte vectors) and 2D blocks keep
+ * about 80 registers.  2D: 64 threads, 16-byte vectors with constant
+ * density.  For measurements, radius 4 also has the shapes of the tuning
+ * switch wave_svb (docs/tuning.md): alt (the other vector width), tall
+ * (3D: 32 x 16 threads) and wide (2D: 128 threads). */
 template <typename T, int R, int D, bool VD>
 strata_status launch_wsv_r(strata_context *ctx, strata__cuda_state *st,
                            const wave_par<T> &P, const T *rb, bool *used) {
-  const bool alt = sv_tuning_is(ctx, "wave_svb", "alt");
-  const bool wide = sv_tuning_is(ctx, "wave_svb", "wide");
-  if constexpr (D == 3) {
-    if (alt) return launch_wsv_shape<T, R, D, VD, 32, 4>(ctx, st, P, rb, used);
-    return launch_wsv_shape<T, R, D, VD, 32, 8>(ctx, st, P, rb, used);
-  } else {
-    if (alt) return launch_wsv_shape<T, R, D, VD, 32, 1>(ctx, st, P, rb, used);
-    if (wide)
-      return launch_wsv_shape<T, R, D, VD, 128, 1>(ctx, st, P, rb, used);
-    return launch_wsv_shape<T, R, D, VD, 64, 1>(ctx, st, P, rb, used);
+  constexpr int VB = D == 3 || VD ? 8 : 16, VO = 24 - VB;
+  if constexpr (R == 4) {
+    char buf[16];
+    const char *v = strata__tuning(ctx, "wave_svb", buf, sizeof buf);
+    const int alt = v && !strcmp(v, "alt"), wide = v && !strcmp(v, "wide"),
+              tall = v && !strcmp(v, "tall");
+    if constexpr (D == 3) {
+      if (alt)
+        return launch_wsv_shape<T, R, D, VD, 32, 8, VO>(ctx, st, P, rb, used);
+      if (tall)
+        return launch_wsv_shape<T, R, D, VD, 32, 16, VB>(ctx, st, P, rb, used);
+    } else {
+      if (alt)
+        return launch_wsv_shape<T, R, D, VD, 64, 1, VO>(ctx, st, P, rb, used);
+      if (wide)
+        return launch_wsv_shape<T, R, D, VD, 128, 1, VB>(ctx, st, P, rb, used);
+    }
   }
+  if constexpr (D == 3)
+    return launch_wsv_shape<T, R, D, VD, 32, 8, VB>(ctx, st, P, rb, used);
+  else
+    return launch_wsv_shape<T, R, D, VD, 64, 1, VB>(ctx, st, P, rb, used);
 }
 
 template <typename T, int D, bool VD>

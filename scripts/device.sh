@@ -166,7 +166,7 @@ if [ "${stages#*density}" != "$stages" ]; then
   # racecheck of k_wsv, then bench_solvers wave-density and wave2d with
   # k_wsv's block shapes (wave_svb) and k_wave, in one machine's run
   : > "$OUT/density.txt"
-  for t in wave_step_density_vs_cpu wave_step_vs_cpu wave_step_scalar_vs_cpu; do
+  for t in wave_step_density_vs_cpu wave_step_vs_cpu wave_step_scalar_vs_cpu wave_step_shapes_vs_cpu; do
     timeout 150 "$B/tests/test_cuda_solvers" $t >> "$OUT/density.txt" 2>&1
     note "test_cuda_solvers $t rc=$?"
   done

@@ -754,15 +754,16 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
   return bad;
 }
 
-/* Every wave case in both precisions; kernel: NULL (the engine's choice)
- * or a value of the tuning switch wave_kernel; density: with a b = 1/rho
- * field (the variable-density kernels). */
+/* Every wave case in both precisions; kernel: NULL (the engine's choice),
+ * a value of the tuning switch wave_kernel, or a whole KEY=VALUE entry;
+ * density: with a b = 1/rho field (the variable-density kernels). */
 static int wave_cases(const char *kernel, int density) {
   ctx_pair P;
   OPEN_PAIR(P);
   if (kernel) {
     char t[64];
-    snprintf(t, sizeof t, "wave_kernel=%s", kernel);
+    snprintf(t, sizeof t, "%s%s", strchr(kernel, '=') ? "" : "wave_kernel=",
+             kernel);
     if (retune(&P, t)) {
       close_pair(&P);
       return 1;
@@ -802,6 +803,14 @@ TEST(wave_step_density_vs_cpu) { return wave_cases(NULL, 1); }
  * density field. */
 TEST(wave_step_scalar_vs_cpu) {
   return wave_cases("scalar", 0) || wave_cases("scalar", 1);
+}
+
+/* k_wsv's other block shapes (tuning switch wave_svb, radius 4): the other
+ * vector width, 3D 32 x 16 threads, 2D 128 threads. */
+TEST(wave_step_shapes_vs_cpu) {
+  return wave_cases("wave_svb=alt", 1) || wave_cases("wave_svb=alt", 0) ||
+         wave_cases("wave_svb=tall", 1) || wave_cases("wave_svb=wide", 1) ||
+         wave_cases("wave_svb=wide", 0);
 }
 
 /* The 3D update kernel of devices without tensor copies (k_wavev), which

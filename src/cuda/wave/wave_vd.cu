@@ -154,13 +154,6 @@ __device__ __forceinline__ bool wsv_inslab(const wave_par<T> &P, int ax,
   return in;
 }
 
-/* B. The update of up over the stencil nodes.  3D: without the CPML terms,
- * which k_cpml_slab or k_cpml_corr add afterwards (B'); 2D: with them
- * (wsv_cpml2), psi made before by k_psi (A).  The walk of k_wavev
- * (wave_stream.cu): one barrier per plane; at step k the copies overwrite
- * the tiles and slots of plane k - 2, whose last readers finished before
- * the barrier of step k - 1.  rb: b = 1/rho (u's layout, ghosts set), read
- * only by the VD instances. */
 /* A copy of one vector (VB bytes: 16 or 8), zero-filled when !ok (g must
  * still be a valid address). */
 template <int VB>
@@ -171,11 +164,37 @@ __device__ __forceinline__ void wsv_copy(void *s, const void *g, bool ok) {
     cp_async8(s, g, ok ? 8 : 0);
 }
 
+/* The halo vector of copy slot q: 3D as the streaming kernels'
+ * (strata__halo_slot), 2D the HV vectors left and right of the row
+ * segment. */
+template <int R, int D, int V, int HV, int BX, int BY, int TW>
+__device__ __forceinline__ void wsv_halo(int q, int x0, int y0, int nx,
+                                         int ny, long long sy, long long *off,
+                                         int *smo, bool *ok, bool *act) {
+  if constexpr (D == 3) {
+    strata__halo_slot<R, V, HV>(q, BX, BY, TW, x0, y0, nx, ny, sy, off, smo,
+                                ok, act);
+  } else {
+    const int col = q < HV ? q : BX + q;
+    const int x = x0 + (col - HV) * V;
+    *act = q < 2 * HV;
+    *ok = *act && x < nx + R;
+    *off = x;
+    *smo = col * V;
+  }
+}
+
+/* B. The update of up over the stencil nodes.  3D: without the CPML terms,
+ * which k_cpml_slab or k_cpml_corr add afterwards (B'); 2D: with them
+ * (wsv_cpml2), psi made before by k_psi (A).  The walk of k_wavev
+ * (wave_stream.cu): one barrier per plane; at step k the copies overwrite
+ * the tiles and slots of plane k - 2, whose last readers finished before
+ * the barrier of step k - 1.  rb: b = 1/rho (u's layout, ghosts set), read
+ * only by the VD instances. */
 template <typename T, int R, int D, bool VD, int BX, int BY, int VB>
 __global__ void __launch_bounds__(BX *BY)
     k_wsv(const __grid_constant__ wave_par<T> P, const T *__restrict__ rb,
-          const T c0,
-          const int zchunk) {
+          const T c0, const int zchunk) {
   typedef wsv_geo<T, R, D, BX, BY, VB> G;
   constexpr int V = G::V, HV = G::HV, A = G::A, NS = G::NS, NP = G::NP;
   constexpr int NT = G::NT, TW = G::TW, TSZ = G::TSZ, RY = G::RY;
@@ -210,20 +229,9 @@ __global__ void __launch_bounds__(BX *BY)
   int hsm[SL];
   bool hok[SL], hact[SL];
 #pragma unroll
-  for (int s = 0; s < SL; s++) {
-    const int qs = tid + s * NT;
-    if constexpr (D == 3) {
-      strata__halo_slot<R, V, HV>(qs, BX, BY, TW, x0, y0, nx, ny, sy,
-                                  &hoff[s], &hsm[s], &hok[s], &hact[s]);
-    } else {
-      const int colh = qs < HV ? qs : BX + qs;
-      const int x = x0 + (colh - HV) * V;
-      hact[s] = qs < 2 * HV;
-      hok[s] = hact[s] && x < nx + R;
-      hoff[s] = x;
-      hsm[s] = colh * V;
-    }
-  }
+  for (int s = 0; s < SL; s++)
+    wsv_halo<R, D, V, HV, BX, BY, TW>(tid + s * NT, x0, y0, nx, ny, sy,
+                                      &hoff[s], &hsm[s], &hok[s], &hact[s]);
 
   /* issue(p): the u (and b) tiles of plane p and my up / c2 vectors of
    * plane p - R; exactly one commit group per call */

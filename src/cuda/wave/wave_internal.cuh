@@ -1,8 +1,8 @@
 /* The wave step's shared parts (wave_step.cu, wave_cpml.cu, wave_stream.cu,
- * wave_tma_launch.cuh): its parameters, the point-update pieces every update
- * kernel uses (sponge, CPML, free-surface images) and the launchers one
- * file calls in another.  The phases of the step are described in
- * wave_step.cu. */
+ * wave_vd.cu, wave_tma_launch.cuh): its parameters, the point-update pieces
+ * every update kernel uses (sponge, CPML, free-surface images) and the
+ * launchers one file calls in another.  The phases of the step are
+ * described in wave_step.cu. */
 #ifndef STRATA_CUDA_WAVE_INTERNAL_CUH
 #define STRATA_CUDA_WAVE_INTERNAL_CUH
 

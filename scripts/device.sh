@@ -7,7 +7,7 @@
 # FDTD3d comparison).  Logs go to $OUT (at most 8 files).  Every stage runs
 # against a deadline so the whole call ends inside 10 minutes.
 #
-#   scripts/device.sh [all|test|bench|solvers|sanitize|dist|survey]...  (default: all)
+#   scripts/device.sh [all|test|bench|solvers|sanitize|dist|survey|density]...  (default: all)
 #
 # dist (not part of all; on a machine of several GPUs): the distributed
 # tests on 1, 2 and 4 GPUs (one rank each, NCCL), then the weak (512^3 a
@@ -20,6 +20,10 @@
 #
 # survey (not part of all): test_survey on the GPU, then the shots per hour
 # of examples/survey3d_gpu.ini on one GPU and (with 2 or more) on two.
+#
+# density (not part of all): the variable-density and 2D wave tests on the
+# GPU and their benchmarks (bench_solvers wave-density and wave2d) with each
+# block shape of k_wsv and with the scalar k_wave.
 #
 # Environment: ARCH (CMAKE_CUDA_ARCHITECTURES, default 90a), SEEDS (1: also
 # build, test and benchmark the seeds' strategies, -DSTRATA_CUDA_SEEDS=ON),
@@ -169,6 +173,32 @@ if [ "${stages#*dist}" != "$stages" ]; then
   awk -v date="$(head -1 "$OUT/env.txt")" -v commit="$(sed -n 2p "$OUT/env.txt")" \
     -f scripts/dist_table.awk "$OUT/dist.txt" | tee "$OUT/dist_table.md" >> "$OUT/summary.txt"
   cat "$OUT/dist_table.md"
+fi
+
+if [ "${stages#*density}" != "$stages" ]; then
+  # variable density and the 2D section (not part of all): their GPU tests
+  # against the CPU engine (k_wsv, and k_wave by wave_kernel=scalar), the
+  # racecheck of k_wsv, then bench_solvers wave-density and wave2d with
+  # k_wsv's block shapes (wave_svb) and k_wave, in one machine's run
+  : > "$OUT/density.txt"
+  for t in wave_step_density_vs_cpu wave_step_vs_cpu wave_step_scalar_vs_cpu wave_step_shapes_vs_cpu; do
+    timeout 150 "$B/tests/test_cuda_solvers" $t >> "$OUT/density.txt" 2>&1
+    note "test_cuda_solvers $t rc=$?"
+  done
+  STRATA_TEST_QUICK=1 timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$B/tests/test_cuda_solvers" wave_step_density_vs_cpu >> "$OUT/density.txt" 2>&1
+  note "racecheck wave_step_density_vs_cpu rc=$?"
+  for w in wave-density wave2d; do
+    for v in default wave_svb=alt wave_svb=tall wave_svb=wide wave_kernel=scalar; do
+      [ $w = wave-density ] && [ $v = wave_svb=wide ] && continue
+      [ $w = wave2d ] && [ $v = wave_svb=tall ] && continue
+      tune=; [ $v != default ] && tune="--tuning $v"
+      timeout 90 "$B/bench_solvers" $w --backend cuda --reps 5 $tune > /tmp/strata-vd.txt 2>&1
+      note "bench_solvers $w $v rc=$?"
+      (echo "== bench_solvers $w $v"; cat /tmp/strata-vd.txt) >> "$OUT/density.txt"
+      grep -E "^\| CPML|copy" /tmp/strata-vd.txt | sed "s/^/  $v: /" >> "$OUT/summary.txt"
+    done
+  done
 fi
 
 if [ "${stages#*survey}" != "$stages" ]; then

@@ -754,15 +754,16 @@ static int wave_case(ctx_pair *P, const wcase *c, strata_precision prec,
   return bad;
 }
 
-/* Every wave case in both precisions; kernel: NULL (the engine's choice)
- * or a value of the tuning switch wave_kernel; density: with a b = 1/rho
- * field (the variable-density kernels). */
+/* Every wave case in both precisions; kernel: NULL (the engine's choice),
+ * a value of the tuning switch wave_kernel, or a whole KEY=VALUE entry;
+ * density: with a b = 1/rho field (the variable-density kernels). */
 static int wave_cases(const char *kernel, int density) {
   ctx_pair P;
   OPEN_PAIR(P);
   if (kernel) {
     char t[64];
-    snprintf(t, sizeof t, "wave_kernel=%s", kernel);
+    snprintf(t, sizeof t, "%s%s", strchr(kernel, '=') ? "" : "wave_kernel=",
+             kernel);
     if (retune(&P, t)) {
       close_pair(&P);
       return 1;
@@ -793,8 +794,24 @@ static int wave_cases(const char *kernel, int density) {
 
 TEST(wave_step_vs_cpu) { return wave_cases(NULL, 0); }
 
-/* The variable-density step (k_wave's VD instance) on every case. */
+/* The variable-density step (3D: k_wsv's VD instance; 2D: k_wsv) on
+ * every case. */
 TEST(wave_step_density_vs_cpu) { return wave_cases(NULL, 1); }
+
+/* The scalar 2.5D kernel k_wave, the fallback of the variable-density and
+ * 2D updates (tuning switch wave_kernel=scalar), with and without a
+ * density field. */
+TEST(wave_step_scalar_vs_cpu) {
+  return wave_cases("scalar", 0) || wave_cases("scalar", 1);
+}
+
+/* k_wsv's other block shapes (tuning switch wave_svb, radius 4): the other
+ * vector width, 3D 32 x 16 threads, 2D 128 threads. */
+TEST(wave_step_shapes_vs_cpu) {
+  return wave_cases("wave_svb=alt", 1) || wave_cases("wave_svb=alt", 0) ||
+         wave_cases("wave_svb=tall", 1) || wave_cases("wave_svb=wide", 1) ||
+         wave_cases("wave_svb=wide", 0);
+}
 
 /* The 3D update kernel of devices without tensor copies (k_wavev), which
  * an sm_90 device never picks by itself. */

@@ -1,8 +1,8 @@
 /* The wave step's shared parts (wave_step.cu, wave_cpml.cu, wave_stream.cu,
- * wave_tma_launch.cuh): its parameters, the point-update pieces every update
- * kernel uses (sponge, CPML, free-surface images) and the launchers one
- * file calls in another.  The phases of the step are described in
- * wave_step.cu. */
+ * wave_vd.cu, wave_tma_launch.cuh): its parameters, the point-update pieces
+ * every update kernel uses (sponge, CPML, free-surface images) and the
+ * launchers one file calls in another.  The phases of the step are
+ * described in wave_step.cu. */
 #ifndef STRATA_CUDA_WAVE_INTERNAL_CUH
 #define STRATA_CUDA_WAVE_INTERNAL_CUH
 
@@ -57,6 +57,14 @@ strata_status slab_pass(strata_context *ctx, cudaStream_t strm,
 template <typename T>
 strata_status launch_stream(strata_context *ctx, strata__cuda_state *st,
                             const wave_par<T> &P, int R, bool *used);
+
+/* B, streamed, for the variable-density 3D update and the 2D section
+ * (wave_vd.cu): k_wsv, rb = b = 1/rho or NULL (2D constant density);
+ * *used = false (and nothing launched) when it does not apply. */
+template <typename T>
+strata_status launch_sv(strata_context *ctx, strata__cuda_state *st,
+                        const wave_par<T> &P, const T *rb, int D, int R,
+                        bool *used);
 
 /* B with tensor copies (wave_tma_launch.cuh): k_wavetma and its CPML tiles; see
  * launch_wavetma there for used, fused and cover. */

@@ -8,15 +8,17 @@
  *   A. (2D, and 3D grids the streaming kernels do not take) k_psi, one
  *      launch per CPML slab: psi = b psi + a D1 u over the slab's [lo, hi)
  *      along its axis (rows of y/z slabs with a == 0 are skipped, as on
- *      the CPU); the streamed 3D path does this after B, in B';
+ *      the CPU); the streamed 3D paths do this after B, in B';
  *   B. k_wavetma (3D, sm_90): the update of up over the stencil nodes,
  *      fed by bulk tensor copies as streamws (see its comment), the rows
  *      of y CPML slabs and the planes of z CPML slabs (wave_yz) in
  *      launches of their own beside it on a side stream (wt_cpmly); k_wavev
  *      (3D elsewhere) the same streamed as streamcp (16-byte vectors,
  *      cp.async ring of u tiles, up and c2 copied ahead, one barrier per
- *      plane; see its comment).  k_wave (2D, or
- *      grids k_wavev does not take): the scalar 2.5D update: a 32 x 16
+ *      plane; see its comment).  k_wsv (wave_vd.cu: variable density in
+ *      3D, and 2D) the same walk with a ring of b = 1/rho tiles beside u's
+ *      (2D: row segments walked along y).  k_wave (the fallback: grids the
+ *      others do not take): the scalar 2.5D update: a 32 x 16
  *      block owns an xy tile and walks a chunk of z planes, the current
  *      plane's tile and halo in shared memory, the 2R + 1 z values of its
  *      column in registers; CPML corrections (zeta updated in place) where
@@ -633,7 +635,7 @@ strata_status wave_typed(const strata__wave_args *a) {
   wave_par<T> P;
   const strata_status sf = wave_fill<T>(ctx, a, P);
   if (sf != STRATA_OK) return sf;
-  /* variable density: b = 1/rho, k_wave's VD instance only */
+  /* variable density: b = 1/rho (k_wsv's and k_wave's VD instances) */
   const T *rb =
       a->rb ? (const T *)a->rb->data + a->rb->L.origin : (const T *)NULL;
 
@@ -654,12 +656,13 @@ strata_status wave_typed(const strata__wave_args *a) {
       P.ffree[ax][side] = ax < D && a->face[2 * ax + side] == STRATA__WF_FREE;
   }
 
-  /* B: the update over the stencil nodes: streamed in 3D (k_wavev), else
-   * (2D, or a grid k_wavev does not take) k_wave */
+  /* B: the update over the stencil nodes: constant density in 3D by
+   * k_wavetma or k_wavev, variable density and 2D by k_wsv; k_wave where
+   * none of them takes the grid */
   bool streamed = false;
   int fused = 0; /* CPML slabs done inside k_wavetma (bit: slab index) */
   int cover[4] = {P.s0[2], P.s1[2], 0, P.n[2]}; /* its planes (see there) */
-  if (D == 3 && !rb) { /* variable density: k_wave's VD instance */
+  if (D == 3 && !rb) { /* constant density (variable: k_wsv below) */
     strata_status sb =
         launch_tma<T>(ctx, st, P, a, R, &streamed, &fused, cover);
     if (sb != STRATA_OK) return sb;
@@ -667,6 +670,21 @@ strata_status wave_typed(const strata__wave_args *a) {
       sb = launch_stream<T>(ctx, st, P, R, &streamed);
       if (sb != STRATA_OK) return sb;
     }
+  }
+  /* 2D: A first (k_wsv and k_wave both read psi), then B */
+  for (int sl = 0; D == 2 && sl < 2 * D; sl++) {
+    if (!P.slab[sl].psi) continue;
+    const strata_status sp = wave_psi<T>(ctx, st, P, R, sl);
+    if (sp != STRATA_OK) return sp;
+  }
+  bool sv = false; /* k_wsv ran */
+  if (!streamed && (D == 2 || rb)) {
+    /* variable density in 3D, and 2D: k_wsv (faces by k_faces), else
+     * k_wave */
+    P.inface = 0;
+    const strata_status sb = launch_sv<T>(ctx, st, P, rb, D, R, &sv);
+    if (sb != STRATA_OK) return sb;
+    streamed = sv && D == 3; /* B' follows in 3D */
   }
   if (!streamed) P.inface = 0;
   if (P.inface && (P.ffree[1][0] || P.ffree[1][1] || P.ffree[2][0] ||
@@ -707,14 +725,14 @@ strata_status wave_typed(const strata__wave_args *a) {
     const strata_status sb = wave_cpml_pass<T>(ctx, st, P, D, R, fused, cover);
     if (sb != STRATA_OK) return sb;
   }
-  if (!streamed) { /* A, before the update that reads psi */
+  if (!streamed && D == 3) { /* A, before the update that reads psi */
     for (int sl = 0; sl < 2 * D; sl++) {
       if (!P.slab[sl].psi) continue;
       strata_status sp = wave_psi<T>(ctx, st, P, R, sl);
       if (sp != STRATA_OK) return sp;
     }
   }
-  if (!streamed) {
+  if (!streamed && !sv) {
     const long long pairs = (long long)P.tiles_y * P.nchunks;
     dim3 grid((unsigned)tiles_x, (unsigned)(pairs < 65535 ? pairs : 65535));
     dim3 block(kWX, kWY);

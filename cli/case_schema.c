@@ -238,7 +238,7 @@ const cf_key run_schema[] = {
        "beta per cell as .npy of the grid's shape, f32 or f64, positive"),
     KE("poisson", "face_mean", "harmonic|arithmetic", "harmonic",
        "fv7: a face's beta from its two cells'"),
-    KE("poisson", "cycle", "v|f|w", "v", "multigrid cycle"),
+    KE("poisson", "cycle", "v|f|w|fmg", "v", "multigrid cycle; fmg: full multigrid (one FMG solve with V-cycles as the first cycle, V-cycles after it)"),
     KF("poisson", "tolerance", 0, 1, "f64 1e-10, f32 1e-5",
        "stop when the RMS residual has fallen by this factor"),
     KI("poisson", "max_cycles", 1, 100000, "30",

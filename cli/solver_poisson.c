@@ -1,7 +1,8 @@
 /* The Poisson equation -lap(phi) = psi through the library's geometric
  * multigrid (strata_mg_*), as `strata run` sees it: one driver "step" is
- * one multigrid cycle, so the progress display, Ctrl-C and the snapshots
- * work per cycle; the run ends early when the tolerance is met or the
+ * one multigrid cycle (cycle = fmg: the first is the full-multigrid pass),
+ * so the progress display, Ctrl-C and the snapshots work per cycle; the
+ * run ends early when the tolerance is met or the
  * residual stalls.  The source is a manufactured function whose exact
  * solution is known (the summary then gives the error), a Gaussian, or an
  * .npy file. */
@@ -208,8 +209,9 @@ static int mg_create(run_state *r) {
                              fv_only[q]);
     }
   const char *cy = cf_string(f, "poisson", "cycle", "v");
-  o.cycle = cy[0] == 'w' ? STRATA_MG_W : cy[0] == 'f' ? STRATA_MG_F
-                                                      : STRATA_MG_V;
+  o.fmg = !strcmp(cy, "fmg");
+  o.cycle = !strcmp(cy, "w") ? STRATA_MG_W : !strcmp(cy, "f") ? STRATA_MG_F
+                                                             : STRATA_MG_V;
   long maxc = cf_int(f, "poisson", "max_cycles", 30);
   ms->tol = cf_float(f, "poisson", "tolerance",
                      r->precision == STRATA_F32 ? 1e-5 : 1e-10);
@@ -374,7 +376,7 @@ static void mg_describe(run_state *r, FILE *json) {
           "\"solve_s\": %.6f,\n    \"residual0\": %.17g, \"residual\": "
           "%.17g, \"relative\": %.17g,\n    \"convergence_factor\": %.6g, "
           "\"last_factor\": %.6g, \"source_mean\": %.17g,\n",
-          mg_disc_names[o.disc], mg_cycle_names[o.cycle],
+          mg_disc_names[o.disc], o.fmg ? "fmg" : mg_cycle_names[o.cycle],
           ms->nlev, o.omega, ms->tol, k, ms->converged ? "true" : "false",
           ms->stalled ? "true" : "false", ms->seconds, r0, h[k], rel,
           k > 0 && r0 > 0 ? pow(rel, 1.0 / k) : 0,

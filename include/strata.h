@@ -1743,9 +1743,11 @@ void strata_solver_destroy(strata_solver **s);
 /* Advances n >= 0 steps (the kind's strata_X_step; the operator: n
  * applications).  Poisson: n
  * multigrid cycles, each one strata_mg_solve of the solver's options with
- * max_cycles = 1 and no tolerance, stall or full-multigrid test, so that
- * the residual is measured before and after every cycle (info.residual);
- * the caller decides when to stop (strata_solver_solve stops by itself).
+ * max_cycles = 1 and no tolerance or stall test, so that the residual is
+ * measured before and after every cycle (info.residual); with opt.fmg the
+ * solver's first cycle is the full-multigrid pass (one FMG solve), the
+ * later ones cycles of opt.cycle; the caller decides when to stop
+ * (strata_solver_solve stops by itself).
  * Returns when the work is done on the device, so that info's throughput
  * is the call's.  Errors: those of the kind's step (STRATA_ENONFINITE
  * when a check finds the state blown up: see "Blow-ups" above; Poisson:

@@ -377,7 +377,7 @@ out:
 }
 
 strata_status strata__mg_cycles(strata_mg *mg, strata_field *phi,
-                                const strata_field *psi, int cycles,
+                                const strata_field *psi, int cycles, int fmg,
                                 strata_mg_result *res) {
   if (!mg) return STRATA_EINVAL;
   if (cycles < 1 || cycles > mg->o.max_cycles)
@@ -389,7 +389,7 @@ strata_status strata__mg_cycles(strata_mg *mg, strata_field *phi,
   mg->o.rtol = 0;
   mg->o.atol = 0;
   mg->o.stall = 0;
-  mg->o.fmg = 0;
+  mg->o.fmg = keep.fmg && fmg;
   strata_status s = strata_mg_solve(mg, phi, psi, res);
   mg->o = keep;
   return s;

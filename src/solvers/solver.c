@@ -352,9 +352,12 @@ static strata_status record(strata_solver *s, const strata_mg_result *res) {
   return STRATA_OK;
 }
 
+/* One cycle; the first of a run is the full-multigrid pass when the
+ * options ask for one (a restart from a checkpoint continues with cycles). */
 static strata_status poisson_cycle(strata_solver *s) {
   strata_mg_result res;
-  strata_status st = strata__mg_cycles(s->mg, s->phi, s->psi, 1, &res);
+  strata_status st =
+      strata__mg_cycles(s->mg, s->phi, s->psi, 1, s->cycles == 0, &res);
   return st == STRATA_OK ? record(s, &res) : st;
 }
 

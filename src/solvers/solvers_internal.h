@@ -172,10 +172,13 @@ const strata_field *strata__wave_peek(const strata_wave *w, int previous);
 const strata_field *strata__fdtd_peek(const strata_fdtd *f,
                                       strata_fdtd_component c);
 /* Exactly `cycles` cycles of the options' cycle type on phi (1 ..
- * max_cycles), with no tolerance or stall test and no full-multigrid
- * pass: strata_mg_solve with those options overridden for the call. */
+ * max_cycles), with no tolerance or stall test: strata_mg_solve with those
+ * options overridden for the call.  fmg = 1 makes the first of them the
+ * full-multigrid pass when the options ask for one (opt.fmg); fmg = 0
+ * runs cycles only (the pass belongs to a solve's start, not to cycles
+ * that continue one). */
 strata_status strata__mg_cycles(strata_mg *mg, strata_field *phi,
-                                const strata_field *psi, int cycles,
+                                const strata_field *psi, int cycles, int fmg,
                                 strata_mg_result *res);
 
 /* The operator kind of the solver interface (operator.c). */

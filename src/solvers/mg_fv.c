@@ -56,7 +56,20 @@ static strata_status smooth(strata_mg *mg, int l, int count, int from0) {
   if (from0) TRY(zero(mg, L->u));
   if (count <= 0) return STRATA_OK;
   if (fv->smoother == STRATA_MG_GSRB) {
-    for (int q = 0; q < count; q++)
+    int q = 0;
+    /* where the backend does a step in one pass: u -> r -> u, an odd
+     * count's last step copied back (r is free during smoothing) */
+    for (int used = 1; be->fv_gsrb2 && used && q < count;) {
+      const int two = q + 1 < count;
+      TRY(be->fv_gsrb2(&L->op, L->u, L->b, L->r, &fv->ghost, &used));
+      if (!used) break;
+      if (two)
+        TRY(be->fv_gsrb2(&L->op, L->r, L->b, L->u, &fv->ghost, &used));
+      else
+        TRY(be->mg_axpby(L->u, L->r, 1, 0, 0, NULL));
+      q += two ? 2 : 1;
+    }
+    for (; q < count; q++)
       for (int color = 0; color < 2; color++) {
         TRY(ghosts(mg, L->u));
         TRY(be->fv_gsrb(&L->op, L->u, L->b, color));
@@ -198,13 +211,13 @@ static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
  * finer level's correction interpolated from the coarser one
  * (quadratically: more accurate than the second-order discretisation)
  * and improved by one cycle of opt.cycle; the finest adds its
- * interpolated correction to phi and runs one cycle. */
+ * interpolated correction to phi and runs one cycle.  Level 0's r holds
+ * phi's residual on entry (iterate took it for the history). */
 static strata_status fmg(strata_mg *mg) {
   strata__mgfv *fv = mg->fv;
   const strata__backend *be = mg->ctx->be;
   const int top = fv->nlev - 1;
   fv_level *L0 = &fv->lev[0];
-  TRY(residual(mg, 0, L0->u, L0->b, L0->r, NULL));
   for (int l = 0; l < top; l++)
     TRY(be->fv_restrict(l == 0 ? L0->r : fv->lev[l].b, fv->lev[l + 1].b));
   TRY(mark(mg, top));
@@ -319,7 +332,7 @@ static strata_status iterate(strata_mg *mg, strata_field *phi,
   int k = 0;
   double r0 = 0;
   if (o->fmg && mg->fv->nlev > 1 && o->max_cycles > 0) {
-    double r2;
+    double r2; /* L0->r: the residual fmg() starts from */
     TRY(residual(mg, 0, phi, L0->b, L0->r, &r2));
     r0 = mg->hist[0] = sqrt(r2) * rs;
     if (r0 > o->atol && r0 > 0) {

@@ -24,7 +24,10 @@
  * solve (median of R; one cycle per level, pre = post = 2), unknowns per
  * second, the max error against u, its ratio to the error of the
  * converged discrete solution, and the order against the previous grid.
- * --graph: recorded cycles (opt.graph, 8 smoothing steps at the bottom). */
+ * --graph: recorded cycles (opt.graph, 8 smoothing steps at the bottom).
+ * After the table, per grid: the copy ceiling, the finest level's
+ * smoothing step alone against it, and a profiled solve's time per level
+ * (hp_where). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +113,131 @@ static void hp_point(const double *x, double *beta, double *f, double *u) {
        (gb[0] * gu[0] + gb[1] * gu[1] + gb[2] * gu[2]);
 }
 
+/* beta, f and u of n^3 cells (x fastest), allocated here. */
+static void hp_arrays(long n, double **beta, double **f, double **u) {
+  const size_t cells = (size_t)n * (size_t)n * (size_t)n;
+  *beta = malloc(cells * sizeof **beta);
+  *f = malloc(cells * sizeof **f);
+  *u = malloc(cells * sizeof **u);
+  if (!*beta || !*f || !*u) {
+    fprintf(stderr, "bench_mg: out of host memory for %ld^3\n", n);
+    exit(1);
+  }
+  for (long k = 0; k < n; k++)
+    for (long j = 0; j < n; j++)
+      for (long i = 0; i < n; i++) {
+        const double x[3] = {(i + 0.5) / n, (j + 0.5) / n, (k + 0.5) / n};
+        const size_t q = (size_t)(i + n * (j + n * k));
+        hp_point(x, &(*beta)[q], &(*f)[q], &(*u)[q]);
+      }
+}
+
+/* Median seconds of reps solves (after a warm-up) from phi = 0. */
+static double hp_time(strata_context *ctx, strata_mg *mg, strata_field *phi,
+                      const strata_field *psi, int reps) {
+  double t[64];
+  for (int r = 0; r <= reps; r++) {
+    DIE(ctx, strata_field_fill(phi, 0));
+    DIE(ctx, strata_context_sync(ctx));
+    double t0 = strata_test_clock();
+    DIE(ctx, strata_mg_solve(mg, phi, psi, NULL));
+    DIE(ctx, strata_context_sync(ctx));
+    if (r) t[r - 1] = strata_test_clock() - t0;
+  }
+  return median(t, reps);
+}
+
+/* Where an FMG solve's time goes, as one line: the copy ceiling (GB/s,
+ * strata_copy_kernel, read + write), the finest level's smoothing step
+ * alone (one level, graph = 1 so the bottom solve is exactly
+ * coarse_max_sweeps steps: (t(24 steps) - t(4 steps)) / 20; its GB/s
+ * count 56 bytes a cell: u, b, the three face coefficients and 1/diag
+ * read, u written) and its share of the copy ceiling, and a profiled FMG
+ * solve's time per level (launched, CG bottom; it waits for the device at
+ * every level change, so it is slower than the timed solve). */
+static void hp_where(strata_context *ctx, long n, strata_mg_smoother sm,
+                     int reps) {
+  const size_t cells = (size_t)n * (size_t)n * (size_t)n;
+  double *beta, *f, *u;
+  hp_arrays(n, &beta, &f, &u);
+  strata_field_desc d = {3, {(size_t)n, (size_t)n, (size_t)n}, 1, STRATA_F64};
+  strata_field *phi = NULL, *psi = NULL;
+  DIE(ctx, strata_field_create(ctx, &d, &phi));
+  DIE(ctx, strata_field_create(ctx, &d, &psi));
+  DIE(ctx, strata_field_write(psi, f));
+  double t[64];
+  for (int r = 0; r <= reps; r++) {
+    DIE(ctx, strata_context_sync(ctx));
+    double t0 = strata_test_clock();
+    DIE(ctx, strata_copy_kernel(psi, phi, NULL));
+    DIE(ctx, strata_context_sync(ctx));
+    if (r) t[r - 1] = strata_test_clock() - t0;
+  }
+  const double copy_gbs = 16.0 * (double)cells / median(t, reps) / 1e9;
+  double ts[2];
+  for (int q = 0; q < 2; q++) {
+    strata_mg_options o;
+    strata_mg_options_init(&o);
+    o.disc = STRATA_MG_FV;
+    o.n[0] = o.n[1] = o.n[2] = (size_t)n;
+    o.h = 1.0 / (double)n;
+    o.smoother = sm;
+    o.max_levels = 1;
+    o.max_cycles = 1;
+    o.rtol = 0;
+    o.stall = 0;
+    o.graph = 1;
+    o.bottom = STRATA_MG_BOTTOM_SMOOTH;
+    o.coarse_max_sweeps = q ? 24 : 4;
+    strata_mg *mg = NULL;
+    DIE(ctx, strata_mg_create(ctx, &o, &mg));
+    DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
+    ts[q] = hp_time(ctx, mg, phi, psi, reps);
+    strata_mg_destroy(&mg);
+  }
+  const double step = (ts[1] - ts[0]) / 20;
+  const double step_gbs = 56.0 * (double)cells / step / 1e9;
+  printf("- %ld^3: copy %.0f GB/s; finest smoothing step %.3f ms, %.0f GB/s "
+         "at 56 B/cell (%.0f%% of copy);", n, copy_gbs, 1e3 * step, step_gbs,
+         100 * step_gbs / copy_gbs);
+  strata_mg_options o;
+  strata_mg_options_init(&o);
+  o.disc = STRATA_MG_FV;
+  o.n[0] = o.n[1] = o.n[2] = (size_t)n;
+  o.h = 1.0 / (double)n;
+  o.smoother = sm;
+  o.pre_fine = o.pre = o.post = sm == STRATA_MG_GSRB ? 2 : 4;
+  o.fmg = 1;
+  o.max_cycles = 1;
+  o.rtol = 0;
+  o.profile = 1;
+  strata_mg *mg = NULL;
+  DIE(ctx, strata_mg_create(ctx, &o, &mg));
+  DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
+  hp_time(ctx, mg, phi, psi, 1);
+  const int nl = strata_mg_levels(mg);
+  double total = 0;
+  for (int l = 0; l < nl; l++) {
+    strata_mg_level_info li;
+    DIE(ctx, strata_mg_get_level(mg, l, &li));
+    total += li.seconds;
+  }
+  printf(" profiled FMG %.2f ms:", 1e3 * total);
+  for (int l = 0; l < nl; l++) {
+    strata_mg_level_info li;
+    DIE(ctx, strata_mg_get_level(mg, l, &li));
+    printf(" L%d %zu^3 %.3f ms (%.0f%%, %ld steps)%s", l, li.n[0],
+           1e3 * li.seconds, total > 0 ? 100 * li.seconds / total : 0,
+           li.sweeps, l + 1 < nl ? ";" : "\n");
+  }
+  strata_mg_destroy(&mg);
+  strata_field_destroy(&phi);
+  strata_field_destroy(&psi);
+  free(beta);
+  free(f);
+  free(u);
+}
+
 /* One FMG solve (or, converge = 1, a solve to rtol 1e-10) of n^3 cells
  * from phi = 0: the max error, the seconds of the solves (median of reps)
  * and the result. */
@@ -135,19 +263,8 @@ static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
   strata_mg *mg = NULL;
   DIE(ctx, strata_mg_create(ctx, &o, &mg));
   const size_t cells = (size_t)n * (size_t)n * (size_t)n;
-  double *beta = malloc(cells * sizeof *beta), *f = malloc(cells * sizeof *f);
-  double *u = malloc(cells * sizeof *u);
-  if (!beta || !f || !u) {
-    fprintf(stderr, "bench_mg: out of host memory for %ld^3\n", n);
-    exit(1);
-  }
-  for (long k = 0; k < n; k++)
-    for (long j = 0; j < n; j++)
-      for (long i = 0; i < n; i++) {
-        const double x[3] = {(i + 0.5) / n, (j + 0.5) / n, (k + 0.5) / n};
-        const size_t q = (size_t)(i + n * (j + n * k));
-        hp_point(x, &beta[q], &f[q], &u[q]);
-      }
+  double *beta, *f, *u;
+  hp_arrays(n, &beta, &f, &u);
   DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
   strata_field_desc d = {3, {(size_t)n, (size_t)n, (size_t)n}, 1, STRATA_F64};
   strata_field *phi = NULL, *psi = NULL;
@@ -227,6 +344,8 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
     prev = e;
     prevn = n;
   }
+  printf("\nWhere the time goes:\n\n");
+  for (int s = 0; s < ns; s++) hp_where(ctx, sizes[s], sm, c->reps);
   strata_context_destroy(&ctx);
   return 0;
 }

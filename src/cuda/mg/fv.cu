@@ -10,8 +10,6 @@
 #include "core/point.h"
 #include "mg_common.cuh"
 
-#include <atomic>
-
 namespace {
 
 constexpr int kFvThreads = 128;
@@ -232,6 +230,10 @@ __global__ void __launch_bounds__(kFvThreads)
 constexpr int kGX = 32, kGY = 8;                /* 256 threads, the tile */
 constexpr int kOW = kGX + 4, kOH = kGY + 4;     /* old planes: halo 2 */
 constexpr int kRW = kGX + 2, kRH = kGY + 2;     /* red planes: halo 1 */
+/* blocks resident per multiprocessor, as the launch bounds promise (the
+ * z chunking's model; no occupancy query, which a graph capture of the
+ * first step would have to wait for) */
+constexpr int kGSBlocks = 3;
 
 struct gs_faces {
   double f[6]; /* ghost(-1) = f * u(0): x lo, x hi, y lo, y hi, z lo, z hi */
@@ -274,7 +276,7 @@ __device__ __forceinline__ double gs_red(const fv_coef &c, const fv_ptr &b,
   return strata__pt_fv_relax(uc, 1.0, c.di[o], res);
 }
 
-__global__ void __launch_bounds__(kGX *kGY, 3)
+__global__ void __launch_bounds__(kGX *kGY, kGSBlocks)
     k_fv_gsrb2(fv_coef c, fv_ptr u, fv_ptr b, fv_ptr out, int nx, int ny,
                int nz, int tiles_x, int tiles_y, int zchunk, gs_faces g) {
   __shared__ double old[3][kOH][kOW];
@@ -362,25 +364,6 @@ __global__ void __launch_bounds__(kGX *kGY, 3)
   }
 }
 
-/* Blocks of k_fv_gsrb2 resident per multiprocessor, per device ordinal. */
-strata_status gsrb2_per_sm(strata_context *ctx, int dev, int *per_sm) {
-  static std::atomic<int> cache[64];
-  if (dev >= 0 && dev < 64) {
-    const int v = cache[dev].load(std::memory_order_relaxed);
-    if (v > 0) {
-      *per_sm = v;
-      return STRATA_OK;
-    }
-  }
-  int n = 0;
-  STRATA__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                      &n, k_fv_gsrb2, kGX * kGY, 0));
-  if (n < 1) n = 1;
-  if (dev >= 0 && dev < 64) cache[dev].store(n, std::memory_order_relaxed);
-  *per_sm = n;
-  return STRATA_OK;
-}
-
 void ratio_of(const strata_field *fine, const strata_field *coarse, int q[3]) {
   for (int a = 0; a < 3; a++) q[a] = fine->d.n[a] == coarse->d.n[a] ? 1 : 2;
 }
@@ -456,20 +439,15 @@ strata_status strata__cuda_fv_gsrb2(const strata__fv_op *op,
   const int nx = (int)u->d.n[0], ny = (int)u->d.n[1], nz = (int)u->d.n[2];
   const int tiles_x = (nx + kGX - 1) / kGX, tiles_y = (ny + kGY - 1) / kGY;
   const long long xy = (long long)tiles_x * tiles_y;
-  int per_sm = 1;
-  strata_status s = gsrb2_per_sm(ctx, st->device, &per_sm);
-  if (s != STRATA_OK) return s;
   /* z chunks for whole waves of blocks (a chunk re-reads three old planes
    * and recomputes two red ones), at most 64 planes each */
   int chunks = strata__cu_zchunks(xy > (1 << 24) ? (1 << 24) : (int)xy,
-                                  per_sm, st->prop.multiProcessorCount, nz, 3);
+                                  kGSBlocks, st->prop.multiProcessorCount,
+                                  nz, 3);
   if (chunks < (nz + 63) / 64) chunks = (nz + 63) / 64;
   const int zchunk = (nz + chunks - 1) / chunks;
   const long long blocks = xy * ((nz + zchunk - 1) / zchunk);
-  if (blocks > 0x7fffffffLL)
-    return strata__fail(ctx, STRATA_ENOTSUP,
-                        "multigrid: %lld blocks for one Gauss-Seidel step "
-                        "exceed the launch limit", blocks);
+  if (blocks > 0x7fffffffLL) return STRATA_OK; /* past one launch: 2 passes */
   k_fv_gsrb2<<<(unsigned)blocks, dim3(kGX, kGY), 0, st->stream>>>(
       coef_of(op), ptr_of(u), ptr_of(b), ptr_of(out), nx, ny, nz, tiles_x,
       tiles_y, zchunk, fc);

@@ -94,13 +94,10 @@ static void usage(void) {
 
 #define HP_PI 3.14159265358979323846
 
-/* beta, f and u at the cell centre x. */
-static void hp_point(const double *x, double *beta, double *f, double *u) {
-  double s[3], c[3], S[3], C[3];
-  for (int a = 0; a < 3; a++) {
-    s[a] = sin(HP_PI * x[a]), c[a] = cos(HP_PI * x[a]);
-    S[a] = sin(2 * HP_PI * x[a]), C[a] = cos(2 * HP_PI * x[a]);
-  }
+/* beta, f and u at a cell centre from sin and cos of pi x (s, c) and of
+ * 2 pi x (S, C) per axis. */
+static void hp_point(const double *s, const double *c, const double *S,
+                     const double *C, double *beta, double *f, double *u) {
   const double b = 1 + 0.25 * S[0] * S[1] * S[2];
   const double gb[3] = {0.5 * HP_PI * C[0] * S[1] * S[2],
                         0.5 * HP_PI * S[0] * C[1] * S[2],
@@ -113,23 +110,55 @@ static void hp_point(const double *x, double *beta, double *f, double *u) {
        (gb[0] * gu[0] + gb[1] * gu[1] + gb[2] * gu[2]);
 }
 
-/* beta, f and u of n^3 cells (x fastest), allocated here. */
-static void hp_arrays(long n, double **beta, double **f, double **u) {
+/* The problem on n^3 cells (x fastest): beta, f, the exact u, and w, a
+ * buffer of the same size. */
+typedef struct {
+  long n;
+  double *beta, *f, *u, *w;
+} hp_problem;
+
+static void hp_arrays(long n, hp_problem *P) {
   const size_t cells = (size_t)n * (size_t)n * (size_t)n;
-  *beta = malloc(cells * sizeof **beta);
-  *f = malloc(cells * sizeof **f);
-  *u = malloc(cells * sizeof **u);
-  if (!*beta || !*f || !*u) {
+  P->n = n;
+  P->beta = malloc(cells * sizeof *P->beta);
+  P->f = malloc(cells * sizeof *P->f);
+  P->u = malloc(cells * sizeof *P->u);
+  P->w = malloc(cells * sizeof *P->w);
+  double *tab = malloc(4 * (size_t)n * sizeof *tab);
+  if (!P->beta || !P->f || !P->u || !P->w || !tab) {
     fprintf(stderr, "bench_mg: out of host memory for %ld^3\n", n);
     exit(1);
+  }
+  /* the cube's axes share one table of sin/cos at the centres */
+  for (long i = 0; i < n; i++) {
+    const double x = (i + 0.5) / n;
+    tab[4 * i] = sin(HP_PI * x);
+    tab[4 * i + 1] = cos(HP_PI * x);
+    tab[4 * i + 2] = sin(2 * HP_PI * x);
+    tab[4 * i + 3] = cos(2 * HP_PI * x);
   }
   for (long k = 0; k < n; k++)
     for (long j = 0; j < n; j++)
       for (long i = 0; i < n; i++) {
-        const double x[3] = {(i + 0.5) / n, (j + 0.5) / n, (k + 0.5) / n};
+        const long ix[3] = {i, j, k};
+        double sv[3], cv[3], Sv[3], Cv[3];
+        for (int a = 0; a < 3; a++) {
+          sv[a] = tab[4 * ix[a]];
+          cv[a] = tab[4 * ix[a] + 1];
+          Sv[a] = tab[4 * ix[a] + 2];
+          Cv[a] = tab[4 * ix[a] + 3];
+        }
         const size_t q = (size_t)(i + n * (j + n * k));
-        hp_point(x, &(*beta)[q], &(*f)[q], &(*u)[q]);
+        hp_point(sv, cv, Sv, Cv, &P->beta[q], &P->f[q], &P->u[q]);
       }
+  free(tab);
+}
+
+static void hp_free(hp_problem *P) {
+  free(P->beta);
+  free(P->f);
+  free(P->u);
+  free(P->w);
 }
 
 /* Median seconds of reps solves (after a warm-up) from phi = 0. */
@@ -155,16 +184,16 @@ static double hp_time(strata_context *ctx, strata_mg *mg, strata_field *phi,
  * read, u written) and its share of the copy ceiling, and a profiled FMG
  * solve's time per level (launched, CG bottom; it waits for the device at
  * every level change, so it is slower than the timed solve). */
-static void hp_where(strata_context *ctx, long n, strata_mg_smoother sm,
-                     int reps) {
+static void hp_where(strata_context *ctx, const hp_problem *P,
+                     strata_mg_smoother sm, int reps) {
+  const long n = P->n;
   const size_t cells = (size_t)n * (size_t)n * (size_t)n;
-  double *beta, *f, *u;
-  hp_arrays(n, &beta, &f, &u);
+  const double *beta = P->beta;
   strata_field_desc d = {3, {(size_t)n, (size_t)n, (size_t)n}, 1, STRATA_F64};
   strata_field *phi = NULL, *psi = NULL;
   DIE(ctx, strata_field_create(ctx, &d, &phi));
   DIE(ctx, strata_field_create(ctx, &d, &psi));
-  DIE(ctx, strata_field_write(psi, f));
+  DIE(ctx, strata_field_write(psi, P->f));
   double t[64];
   for (int r = 0; r <= reps; r++) {
     DIE(ctx, strata_context_sync(ctx));
@@ -233,17 +262,16 @@ static void hp_where(strata_context *ctx, long n, strata_mg_smoother sm,
   strata_mg_destroy(&mg);
   strata_field_destroy(&phi);
   strata_field_destroy(&psi);
-  free(beta);
-  free(f);
-  free(u);
 }
 
 /* One FMG solve (or, converge = 1, a solve to rtol 1e-10) of n^3 cells
  * from phi = 0: the max error, the seconds of the solves (median of reps)
  * and the result. */
-static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
+static double hp_solve(strata_context *ctx, const hp_problem *P,
+                       strata_mg_smoother sm,
                        int graph, int converge, int reps, double *sec,
                        strata_mg_result *res) {
+  const long n = P->n;
   strata_mg_options o;
   strata_mg_options_init(&o);
   o.disc = STRATA_MG_FV;
@@ -263,14 +291,12 @@ static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
   strata_mg *mg = NULL;
   DIE(ctx, strata_mg_create(ctx, &o, &mg));
   const size_t cells = (size_t)n * (size_t)n * (size_t)n;
-  double *beta, *f, *u;
-  hp_arrays(n, &beta, &f, &u);
-  DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
+  DIE(ctx, strata_mg_set_coefficients(mg, P->beta, NULL));
   strata_field_desc d = {3, {(size_t)n, (size_t)n, (size_t)n}, 1, STRATA_F64};
   strata_field *phi = NULL, *psi = NULL;
   DIE(ctx, strata_field_create(ctx, &d, &phi));
   DIE(ctx, strata_field_create(ctx, &d, &psi));
-  DIE(ctx, strata_field_write(psi, f));
+  DIE(ctx, strata_field_write(psi, P->f));
   double t[64];
   for (int r = 0; r <= reps; r++) { /* r = 0: warm-up */
     DIE(ctx, strata_field_fill(phi, 0));
@@ -281,15 +307,12 @@ static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
     if (r) t[r - 1] = strata_test_clock() - t0;
   }
   *sec = median(t, reps);
-  DIE(ctx, strata_field_read(phi, f));
+  DIE(ctx, strata_field_read(phi, P->w));
   double err = 0;
-  for (size_t q = 0; q < cells; q++) err = fmax(err, fabs(f[q] - u[q]));
+  for (size_t q = 0; q < cells; q++) err = fmax(err, fabs(P->w[q] - P->u[q]));
   strata_field_destroy(&phi);
   strata_field_destroy(&psi);
   strata_mg_destroy(&mg);
-  free(beta);
-  free(f);
-  free(u);
   return err;
 }
 
@@ -333,8 +356,11 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
     const long n = sizes[s];
     strata_mg_result r, rc;
     double sec, sec_c;
-    double e = hp_solve(ctx, n, sm, graph, 0, c->reps, &sec, &r);
-    double ec = hp_solve(ctx, n, sm, graph, 1, 1, &sec_c, &rc);
+    hp_problem P;
+    hp_arrays(n, &P);
+    double e = hp_solve(ctx, &P, sm, graph, 0, c->reps, &sec, &r);
+    double ec = hp_solve(ctx, &P, sm, graph, 1, 1, &sec_c, &rc);
+    hp_free(&P);
     char order[32] = "-";
     if (prev > 0 && n == 2 * prevn)
       snprintf(order, sizeof order, "%.2f", log2(prev / e));
@@ -345,7 +371,12 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
     prevn = n;
   }
   printf("\nWhere the time goes:\n\n");
-  for (int s = 0; s < ns; s++) hp_where(ctx, sizes[s], sm, c->reps);
+  for (int s = 0; s < ns; s++) {
+    hp_problem P;
+    hp_arrays(sizes[s], &P);
+    hp_where(ctx, &P, sm, c->reps);
+    hp_free(&P);
+  }
   strata_context_destroy(&ctx);
   return 0;
 }

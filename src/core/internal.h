@@ -387,6 +387,18 @@ struct strata__backend {
   strata_status (*fv_gsrb2)(const strata__fv_op *op, const strata_field *u,
                             const strata_field *b, strata_field *out,
                             const strata__mg_ghost *g, int *used);
+  /* fv_residual then fv_restrict without the fine residual field,
+   * optional (NULL: the caller runs the two): coarse = the mean of each
+   * coarse cell's children of b - A u (u's ghosts filled, b NULL: 0),
+   * *r2 (may be NULL) = the sum of the fine residual's squares.  *used =
+   * 0, with nothing launched and no error, where the backend does not
+   * take the case (a fine axis that is not twice the coarse one or equal
+   * to it). */
+  strata_status (*fv_residual_restrict)(const strata__fv_op *op,
+                                        const strata_field *u,
+                                        const strata_field *b,
+                                        strata_field *coarse, double *r2,
+                                        int *used);
 };
 
 extern const strata__backend strata__cpu_backend;
@@ -454,6 +466,11 @@ strata_status strata__cuda_fv_gsrb2(const strata__fv_op *op,
                                     const strata_field *u,
                                     const strata_field *b, strata_field *out,
                                     const strata__mg_ghost *g, int *used);
+strata_status strata__cuda_fv_residual_restrict(const strata__fv_op *op,
+                                                const strata_field *u,
+                                                const strata_field *b,
+                                                strata_field *coarse,
+                                                double *r2, int *used);
 strata_status strata__cuda_capture_begin(strata_context *ctx);
 strata_status strata__cuda_capture_end(strata_context *ctx, void **graph);
 strata_status strata__cuda_graph_run(strata_context *ctx, void *graph);

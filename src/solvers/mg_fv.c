@@ -179,14 +179,30 @@ static strata_status bottom(strata_mg *mg, int l, int from0) {
 static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
                            int from0);
 
+/* Level l's residual b - A u restricted into level l + 1's b, *r2 (may be
+ * NULL) its sum of squares: in one pass where the backend has it, else
+ * through level l's r. */
+static strata_status residual_down(strata_mg *mg, int l, strata_field *u,
+                                   double *r2) {
+  fv_level *L = &mg->fv->lev[l], *C = &mg->fv->lev[l + 1];
+  const strata__backend *be = mg->ctx->be;
+  int used = 0;
+  if (be->fv_residual_restrict) {
+    TRY(ghosts(mg, u));
+    TRY(be->fv_residual_restrict(&L->op, u, L->b, C->b, r2, &used));
+    if (used) return STRATA_OK;
+  }
+  TRY(residual(mg, l, u, L->b, L->r, r2));
+  return be->fv_restrict(L->r, C->b);
+}
+
 /* Level l's coarse-grid correction: residual, restriction, the coarse
  * cycle(s) from 0, linear prolongation added to the iterate. */
 static strata_status descend(strata_mg *mg, int l, strata_mg_cycle type) {
   strata__mgfv *fv = mg->fv;
   fv_level *L = &fv->lev[l], *C = &fv->lev[l + 1];
   const strata__backend *be = mg->ctx->be;
-  TRY(residual(mg, l, L->u, L->b, L->r, NULL));
-  TRY(be->fv_restrict(L->r, C->b));
+  TRY(residual_down(mg, l, L->u, NULL));
   TRY(mark(mg, l + 1));
   TRY(cycle(mg, l + 1, type, 1));
   if (l + 1 < fv->nlev - 1) {
@@ -211,15 +227,15 @@ static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
  * finer level's correction interpolated from the coarser one
  * (quadratically: more accurate than the second-order discretisation)
  * and improved by one cycle of opt.cycle; the finest adds its
- * interpolated correction to phi and runs one cycle.  Level 0's r holds
- * phi's residual on entry (iterate took it for the history). */
+ * interpolated correction to phi and runs one cycle.  Level 1's b holds
+ * phi's residual restricted on entry (iterate took the residual for the
+ * history). */
 static strata_status fmg(strata_mg *mg) {
   strata__mgfv *fv = mg->fv;
   const strata__backend *be = mg->ctx->be;
   const int top = fv->nlev - 1;
-  fv_level *L0 = &fv->lev[0];
-  for (int l = 0; l < top; l++)
-    TRY(be->fv_restrict(l == 0 ? L0->r : fv->lev[l].b, fv->lev[l + 1].b));
+  for (int l = 1; l < top; l++)
+    TRY(be->fv_restrict(fv->lev[l].b, fv->lev[l + 1].b));
   TRY(mark(mg, top));
   TRY(bottom(mg, top, 1));
   for (int l = top - 1; l >= 0; l--) {
@@ -337,8 +353,8 @@ static strata_status iterate(strata_mg *mg, strata_field *phi,
   int k = 0;
   double r0 = 0;
   if (o->fmg && mg->fv->nlev > 1 && o->max_cycles > 0) {
-    double r2; /* L0->r: the residual fmg() starts from */
-    TRY(residual(mg, 0, phi, L0->b, L0->r, &r2));
+    double r2; /* restricted into level 1's b, where fmg() starts */
+    TRY(residual_down(mg, 0, phi, &r2));
     r0 = mg->hist[0] = sqrt(r2) * rs;
     if (r0 > o->atol && r0 > 0) {
       TRY(run_rec(mg, 1, fmg));

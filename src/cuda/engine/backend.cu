@@ -693,4 +693,5 @@ const strata__backend strata__cuda_backend = {
     /* graph_run */ strata__cuda_graph_run,
     /* graph_free */ strata__cuda_graph_free,
     /* fv_gsrb2 */ strata__cuda_fv_gsrb2,
+    /* fv_residual_restrict */ strata__cuda_fv_residual_restrict,
 };

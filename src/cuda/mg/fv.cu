@@ -100,6 +100,42 @@ __global__ void __launch_bounds__(kFvThreads)
   }
 }
 
+/* The residual of the fine cells and its restriction in one pass: a
+ * thread per coarse cell sums its children's residuals in k_fv_restrict's
+ * order, so the result equals the two kernels'. */
+template <bool D3, bool NORM>
+__global__ void __launch_bounds__(kFvThreads)
+    k_fv_residual_restrict(fv_coef c, fv_ptr u, fv_ptr b, fv_ptr cr,
+                           fv_dims n, int qx, int qy, int qz, double w,
+                           double *part) {
+  __shared__ double red[NORM ? kFvThreads : 1];
+  double acc = 0;
+  for (long long row = blockIdx.x; row < n.rows; row += gridDim.x) {
+    const long long J = row % n.ny, K = row / n.ny;
+    for (int I = threadIdx.x; I < n.nx; I += blockDim.x) {
+      double s = 0;
+      for (int dk = 0; dk < qz; dk++)
+        for (int dj = 0; dj < qy; dj++) {
+          const long long j = qy * J + dj, k = qz * K + dk;
+          const long long o = j * c.sy + k * c.sz, q = j * u.sy + k * u.sz;
+          for (int di = 0; di < qx; di++) {
+            const long long i = (long long)qx * I + di;
+            const double bv = b.p ? b.p[j * b.sy + k * b.sz + i] : 0.0;
+            const double v =
+                bv - apply_at<D3>(c, o + i, u.p, q + i, u.sy, u.sz);
+            s += v;
+            if (NORM) acc += v * v;
+          }
+        }
+      cr.p[J * cr.sy + K * cr.sz + I] = w * s;
+    }
+  }
+  if (NORM) {
+    const double t = block_sum(acc, red);
+    if (threadIdx.x == 0) part[blockIdx.x] = t;
+  }
+}
+
 template <bool D3>
 __global__ void __launch_bounds__(kFvThreads)
     k_fv_gsrb(fv_coef c, fv_ptr u, fv_ptr b, fv_dims n, int color) {
@@ -420,6 +456,42 @@ strata_status strata__cuda_fv_gsrb(const strata__fv_op *op, strata_field *u,
         coef_of(op), ptr_of(u), ptr_of(b), n, color);
   STRATA__LAUNCHED(ctx, "multigrid (FV) Gauss-Seidel kernel launch");
   return STRATA_OK;
+}
+
+strata_status strata__cuda_fv_residual_restrict(const strata__fv_op *op,
+                                                const strata_field *u,
+                                                const strata_field *b,
+                                                strata_field *coarse,
+                                                double *r2, int *used) {
+  *used = 0;
+  int q[3];
+  ratio_of(u, coarse, q);
+  for (int a = 0; a < 3; a++)
+    if (u->d.n[a] != (size_t)q[a] * coarse->d.n[a]) return STRATA_OK;
+  strata_context *ctx = u->ctx;
+  FV_PRE(ctx, u);
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const fv_dims n = dims_of(coarse);
+  const unsigned grid = grid_of(ctx, n.rows, r2 != NULL);
+  const fv_coef c = coef_of(op);
+  const fv_ptr U = ptr_of(u), B = ptr_of(b), C = ptr_of(coarse);
+  const double w = 1.0 / (q[0] * q[1] * q[2]);
+  const bool d3 = op->dims == 3;
+#define FV_RR(D3, NORM)                                                        \
+  k_fv_residual_restrict<D3, NORM><<<grid, kFvThreads, 0, st->stream>>>(       \
+      c, U, B, C, n, q[0], q[1], q[2], w, NORM ? st->scratch : NULL)
+  if (r2 && d3)
+    FV_RR(true, true);
+  else if (r2)
+    FV_RR(false, true);
+  else if (d3)
+    FV_RR(true, false);
+  else
+    FV_RR(false, false);
+#undef FV_RR
+  STRATA__LAUNCHED(ctx, "multigrid (FV) residual-restriction kernel launch");
+  *used = 1;
+  return r2 ? fold_to_host(ctx, (int)grid, r2) : STRATA_OK;
 }
 
 strata_status strata__cuda_fv_gsrb2(const strata__fv_op *op,

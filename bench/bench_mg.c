@@ -24,7 +24,9 @@
  * solve (median of R; one cycle per level, pre = post = 2), unknowns per
  * second, the max error against u, its ratio to the error of the
  * converged discrete solution, and the order against the previous grid.
- * --graph: recorded cycles (opt.graph, 8 smoothing steps at the bottom).
+ * --graph: recorded cycles (opt.graph, 8 smoothing steps at the bottom);
+ * --tuning: the context's tuning switches (docs/tuning.md; mg_onepass=0
+ * for the two-pass kernels).
  * After the table, per grid: the copy ceiling, the finest level's
  * smoothing step alone against it, and a profiled solve's time per level
  * (hp_where). */
@@ -68,6 +70,7 @@ typedef struct {
   strata_mg_discretization disc;
   strata_mg_cycle cycle;
   int cycles, reps;
+  const char *tuning; /* --hpgmg: the context's tuning switches */
 } cfg;
 
 /* The reference paper's V-cycles/s on a Tesla C2050 (fp32, FE, V(2,1)),
@@ -87,7 +90,8 @@ static void usage(void) {
           "NXxNYxNZ]...\n"
           "       bench_mg --hpgmg [--smoother gsrb|cheb|jacobi] [--graph] "
           "[--quick] [--backend cpu|cuda]\n"
-          "                [--reps R] [--size NxNxN]...\n");
+          "                [--reps R] [--size NxNxN]... [--tuning "
+          "KEY=VALUE,...]\n");
 }
 
 /* ---- HPGMG-FV's comparison problem ------------------------------------- */
@@ -161,15 +165,31 @@ static void hp_free(hp_problem *P) {
   free(P->w);
 }
 
-/* Median seconds of reps solves (after a warm-up) from phi = 0. */
+/* The options of one FMG solve of the problem on n^3 cells (one V-cycle
+ * per level, pre = post = 2 for GSRB, 4 for the others). */
+static void hp_options(strata_mg_options *o, long n, strata_mg_smoother sm) {
+  strata_mg_options_init(o);
+  o->disc = STRATA_MG_FV;
+  o->n[0] = o->n[1] = o->n[2] = (size_t)n;
+  o->h = 1.0 / (double)n;
+  o->smoother = sm;
+  o->pre_fine = o->pre = o->post = sm == STRATA_MG_GSRB ? 2 : 4;
+  o->fmg = 1;
+  o->max_cycles = 1;
+  o->rtol = 0;
+}
+
+/* Median seconds of reps solves (after a warm-up) from phi = 0; *res (may
+ * be NULL) the last one's result. */
 static double hp_time(strata_context *ctx, strata_mg *mg, strata_field *phi,
-                      const strata_field *psi, int reps) {
+                      const strata_field *psi, int reps,
+                      strata_mg_result *res) {
   double t[64];
   for (int r = 0; r <= reps; r++) {
     DIE(ctx, strata_field_fill(phi, 0));
     DIE(ctx, strata_context_sync(ctx));
     double t0 = strata_test_clock();
-    DIE(ctx, strata_mg_solve(mg, phi, psi, NULL));
+    DIE(ctx, strata_mg_solve(mg, phi, psi, res));
     DIE(ctx, strata_context_sync(ctx));
     if (r) t[r - 1] = strata_test_clock() - t0;
   }
@@ -206,14 +226,8 @@ static void hp_where(strata_context *ctx, const hp_problem *P,
   double ts[2];
   for (int q = 0; q < 2; q++) {
     strata_mg_options o;
-    strata_mg_options_init(&o);
-    o.disc = STRATA_MG_FV;
-    o.n[0] = o.n[1] = o.n[2] = (size_t)n;
-    o.h = 1.0 / (double)n;
-    o.smoother = sm;
+    hp_options(&o, n, sm);
     o.max_levels = 1;
-    o.max_cycles = 1;
-    o.rtol = 0;
     o.stall = 0;
     o.graph = 1;
     o.bottom = STRATA_MG_BOTTOM_SMOOTH;
@@ -221,7 +235,7 @@ static void hp_where(strata_context *ctx, const hp_problem *P,
     strata_mg *mg = NULL;
     DIE(ctx, strata_mg_create(ctx, &o, &mg));
     DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
-    ts[q] = hp_time(ctx, mg, phi, psi, reps);
+    ts[q] = hp_time(ctx, mg, phi, psi, reps, NULL);
     strata_mg_destroy(&mg);
   }
   const double step = (ts[1] - ts[0]) / 20;
@@ -230,20 +244,12 @@ static void hp_where(strata_context *ctx, const hp_problem *P,
          "at 56 B/cell (%.0f%% of copy);", n, copy_gbs, 1e3 * step, step_gbs,
          100 * step_gbs / copy_gbs);
   strata_mg_options o;
-  strata_mg_options_init(&o);
-  o.disc = STRATA_MG_FV;
-  o.n[0] = o.n[1] = o.n[2] = (size_t)n;
-  o.h = 1.0 / (double)n;
-  o.smoother = sm;
-  o.pre_fine = o.pre = o.post = sm == STRATA_MG_GSRB ? 2 : 4;
-  o.fmg = 1;
-  o.max_cycles = 1;
-  o.rtol = 0;
+  hp_options(&o, n, sm);
   o.profile = 1;
   strata_mg *mg = NULL;
   DIE(ctx, strata_mg_create(ctx, &o, &mg));
   DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
-  hp_time(ctx, mg, phi, psi, 1);
+  hp_time(ctx, mg, phi, psi, 1, NULL);
   const int nl = strata_mg_levels(mg);
   double total = 0;
   for (int l = 0; l < nl; l++) {
@@ -273,13 +279,7 @@ static double hp_solve(strata_context *ctx, const hp_problem *P,
                        strata_mg_result *res) {
   const long n = P->n;
   strata_mg_options o;
-  strata_mg_options_init(&o);
-  o.disc = STRATA_MG_FV;
-  o.n[0] = o.n[1] = o.n[2] = (size_t)n;
-  o.h = 1.0 / (double)n;
-  o.smoother = sm;
-  o.pre_fine = o.pre = o.post = sm == STRATA_MG_GSRB ? 2 : 4;
-  o.fmg = 1;
+  hp_options(&o, n, sm);
   o.max_cycles = converge ? 50 : 1;
   o.rtol = converge ? 1e-10 : 0;
   if (graph) {
@@ -297,16 +297,7 @@ static double hp_solve(strata_context *ctx, const hp_problem *P,
   DIE(ctx, strata_field_create(ctx, &d, &phi));
   DIE(ctx, strata_field_create(ctx, &d, &psi));
   DIE(ctx, strata_field_write(psi, P->f));
-  double t[64];
-  for (int r = 0; r <= reps; r++) { /* r = 0: warm-up */
-    DIE(ctx, strata_field_fill(phi, 0));
-    DIE(ctx, strata_context_sync(ctx));
-    double t0 = strata_test_clock();
-    DIE(ctx, strata_mg_solve(mg, phi, psi, res));
-    DIE(ctx, strata_context_sync(ctx));
-    if (r) t[r - 1] = strata_test_clock() - t0;
-  }
-  *sec = median(t, reps);
+  *sec = hp_time(ctx, mg, phi, psi, reps, res);
   DIE(ctx, strata_field_read(phi, P->w));
   double err = 0;
   for (size_t q = 0; q < cells; q++) err = fmax(err, fabs(P->w[q] - P->u[q]));
@@ -321,9 +312,13 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
   strata_context_options co;
   strata_context_options_init(&co);
   co.backend = c->backend;
+  co.tuning = c->tuning;
+  char err[512] = "";
+  co.errbuf = err;
+  co.errbuf_size = sizeof err;
   if (strata_context_create(&ctx, &co) != STRATA_OK) {
-    fprintf(stderr, "no context for backend %s\n",
-            strata_backend_name(c->backend));
+    fprintf(stderr, "no context for backend %s: %s\n",
+            strata_backend_name(c->backend), err);
     return 1;
   }
   strata_device_info info;
@@ -334,12 +329,12 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
   printf("# strata multigrid benchmark, HPGMG-FV's problem: %s, %s backend, "
          "%d threads; FV 7-point, beta = 1 + 0.25 sin sin sin, Dirichlet 0, "
          "fp64, one FMG solve (V-cycles, %s, %s) from phi = 0, median "
-         "of %d; %s\n\n",
+         "of %d; tuning %s; %s\n\n",
          info.name, strata_backend_name(strata_context_backend(ctx)),
          info.threads, smn,
          graph ? "recorded (graph = 1), 8 smoothing steps at the bottom"
                : "CG bottom",
-         c->reps, strata_build_info());
+         c->reps, c->tuning ? c->tuning : "none", strata_build_info());
   printf("| grid | FMG solve ms | DOF/s | max error | error / converged "
          "error | order | relative residual |\n|---|---|---|---|---|---|---|\n");
   long sizes[8];
@@ -547,6 +542,8 @@ int main(int argc, char **argv) {
       hp = 1;
     else if (!strcmp(a, "--graph"))
       graph = 1;
+    else if (!strcmp(a, "--tuning") && v)
+      c.tuning = argv[++i];
     else if (!strcmp(a, "--smoother") && v) {
       if (strcmp(v, "gsrb") && strcmp(v, "cheb") && strcmp(v, "jacobi"))
         return usage(), 2;

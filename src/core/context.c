@@ -230,6 +230,8 @@ static const char *const tuning_keys[] = {
     "wave_pair", "wave_pair_chunks", "wave_kernel", "wave_cpml",
     "wave_cpmlx", "wave_cpmly", "wave_cpmlz", "wave_zcap", "wave_faces",
     "fused3d_shape", "fused3d_planes", "fused2d_rows",
+    /* the FV multigrid's one-pass kernels: src/cuda/mg/fv.cu */
+    "mg_onepass",
     /* the heat solver's depth over several ranks: src/solvers/heat.c */
     "dist_mem_gbs", "dist_link_gbs", "dist_link_us",
     /* operators */

@@ -464,6 +464,7 @@ strata_status strata__cuda_fv_residual_restrict(const strata__fv_op *op,
                                                 strata_field *coarse,
                                                 double *r2, int *used) {
   *used = 0;
+  if (strata__tuning_long(u->ctx, "mg_onepass", 1) == 0) return STRATA_OK;
   int q[3];
   ratio_of(u, coarse, q);
   for (int a = 0; a < 3; a++)
@@ -499,7 +500,8 @@ strata_status strata__cuda_fv_gsrb2(const strata__fv_op *op,
                                     const strata_field *b, strata_field *out,
                                     const strata__mg_ghost *g, int *used) {
   *used = 0;
-  if (op->dims != 3) return STRATA_OK;
+  if (op->dims != 3 || strata__tuning_long(u->ctx, "mg_onepass", 1) == 0)
+    return STRATA_OK;
   gs_faces fc;
   for (int f = 0; f < 6; f++) {
     if (g->kind[f] == STRATA__MG_PERIODIC) return STRATA_OK;

@@ -758,6 +758,20 @@ static void fv_case_arrays(double *beta, double *psi) {
     }
 }
 
+/* The FV cases' library options: max_cycles cycles, no stopping rule. */
+static void fv_case_options(strata_mg_options *o, int cycles) {
+  strata_mg_options_init(o);
+  o->dims = 2;
+  o->n[0] = 32;
+  o->n[1] = 24;
+  o->n[2] = 1;
+  o->h = 0.03125;
+  o->disc = STRATA_MG_FV;
+  o->max_cycles = cycles;
+  o->rtol = 0;
+  o->stall = 0;
+}
+
 /* Runs the 32 x 24 case text as NAME.ini into NAME.out on the CPU; *phi
  * its final.npy; returns its summary.json (NULL, and *phi NULL, on a
  * failure, which is printed). */
@@ -809,17 +823,8 @@ TEST(poisson_fv_run_matches_library) {
   strata_context *ctx = NULL;
   CHECK_OK(strata_context_create(&ctx, &co), ctx);
   strata_mg_options o;
-  strata_mg_options_init(&o);
-  o.dims = 2;
-  o.n[0] = 32;
-  o.n[1] = 24;
-  o.n[2] = 1;
-  o.h = 0.03125;
-  o.disc = STRATA_MG_FV;
+  fv_case_options(&o, cycles);
   o.smoother = STRATA_MG_CHEBYSHEV;
-  o.max_cycles = cycles;
-  o.rtol = 0;
-  o.stall = 0;
   strata_mg *mg = NULL;
   CHECK_OK(strata_mg_create(ctx, &o, &mg), ctx);
   static double beta[32 * 24], want[32 * 24];
@@ -879,17 +884,8 @@ TEST(poisson_fmg_run_matches_library) {
   double first[2] = {0, 0};
   for (int fmg = 1; fmg >= 0; fmg--) {
     strata_mg_options o;
-    strata_mg_options_init(&o);
-    o.dims = 2;
-    o.n[0] = 32;
-    o.n[1] = 24;
-    o.n[2] = 1;
-    o.h = 0.03125;
-    o.disc = STRATA_MG_FV;
+    fv_case_options(&o, 3);
     o.fmg = fmg;
-    o.max_cycles = 3;
-    o.rtol = 0;
-    o.stall = 0;
     strata_mg *mg = NULL;
     CHECK_OK(strata_mg_create(ctx, &o, &mg), ctx);
     CHECK_OK(strata_mg_set_coefficients(mg, beta, NULL), ctx);

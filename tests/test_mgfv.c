@@ -609,10 +609,18 @@ TEST(cpu_vs_cuda) {
             {STRATA_MG_GSRB, STRATA_MG_V, 1, 2, STRATA_MG_BOTTOM_SMOOTH, 1},
             {STRATA_MG_CHEBYSHEV, STRATA_MG_F, 1, 3, STRATA_MG_BOTTOM_SMOOTH,
              1}};
-  for (size_t c = 0; c < sizeof problems / sizeof *problems; c++)
+  /* besides the problems (3D at 24^3): alpha with Dirichlet and Neumann
+   * faces at 40^3, several tiles and z chunks of the one-pass kernels */
+  const problem alpha_faces = {
+      P_ALPHA, 3,
+      {STRATA_BC_DIRICHLET, STRATA_BC_NEUMANN, STRATA_BC_DIRICHLET,
+       STRATA_BC_DIRICHLET, STRATA_BC_NEUMANN, STRATA_BC_DIRICHLET},
+      {0}, 2, "alpha = 2, Dirichlet and Neumann faces, 40^3"};
+  const size_t np = sizeof problems / sizeof *problems;
+  for (size_t c = 0; c <= np; c++)
     for (size_t m = 0; m < sizeof ms / sizeof *ms; m++) {
-      const problem *p = &problems[c];
-      const long n = p->dims == 3 ? 24 : 40;
+      const problem *p = c < np ? &problems[c] : &alpha_faces;
+      const long n = p->dims == 3 && c < np ? 24 : 40;
       const size_t cells = (size_t)n * (size_t)n * (p->dims == 3 ? n : 1);
       strata_mg_options mo;
       method(&mo, ms[m].sm, ms[m].cyc, ms[m].fmg, 4, ms[m].sweeps);

@@ -24,7 +24,12 @@
  * solve (median of R; one cycle per level, pre = post = 2), unknowns per
  * second, the max error against u, its ratio to the error of the
  * converged discrete solution, and the order against the previous grid.
- * --graph: recorded cycles (opt.graph, 8 smoothing steps at the bottom). */
+ * --graph: recorded cycles (opt.graph, 8 smoothing steps at the bottom);
+ * --tuning: the context's tuning switches (docs/tuning.md; mg_onepass=0
+ * for the two-pass kernels).
+ * After the table, per grid: the copy ceiling, the finest level's
+ * smoothing step alone against it, and a profiled solve's time per level
+ * (hp_where). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -65,6 +70,7 @@ typedef struct {
   strata_mg_discretization disc;
   strata_mg_cycle cycle;
   int cycles, reps;
+  const char *tuning; /* --hpgmg: the context's tuning switches */
 } cfg;
 
 /* The reference paper's V-cycles/s on a Tesla C2050 (fp32, FE, V(2,1)),
@@ -84,20 +90,18 @@ static void usage(void) {
           "NXxNYxNZ]...\n"
           "       bench_mg --hpgmg [--smoother gsrb|cheb|jacobi] [--graph] "
           "[--quick] [--backend cpu|cuda]\n"
-          "                [--reps R] [--size NxNxN]...\n");
+          "                [--reps R] [--size NxNxN]... [--tuning "
+          "KEY=VALUE,...]\n");
 }
 
 /* ---- HPGMG-FV's comparison problem ------------------------------------- */
 
 #define HP_PI 3.14159265358979323846
 
-/* beta, f and u at the cell centre x. */
-static void hp_point(const double *x, double *beta, double *f, double *u) {
-  double s[3], c[3], S[3], C[3];
-  for (int a = 0; a < 3; a++) {
-    s[a] = sin(HP_PI * x[a]), c[a] = cos(HP_PI * x[a]);
-    S[a] = sin(2 * HP_PI * x[a]), C[a] = cos(2 * HP_PI * x[a]);
-  }
+/* beta, f and u at a cell centre from sin and cos of pi x (s, c) and of
+ * 2 pi x (S, C) per axis. */
+static void hp_point(const double *s, const double *c, const double *S,
+                     const double *C, double *beta, double *f, double *u) {
   const double b = 1 + 0.25 * S[0] * S[1] * S[2];
   const double gb[3] = {0.5 * HP_PI * C[0] * S[1] * S[2],
                         0.5 * HP_PI * S[0] * C[1] * S[2],
@@ -110,20 +114,172 @@ static void hp_point(const double *x, double *beta, double *f, double *u) {
        (gb[0] * gu[0] + gb[1] * gu[1] + gb[2] * gu[2]);
 }
 
+/* The problem on n^3 cells (x fastest): beta, f, the exact u, and w, a
+ * buffer of the same size. */
+typedef struct {
+  long n;
+  double *beta, *f, *u, *w;
+} hp_problem;
+
+static void hp_arrays(long n, hp_problem *P) {
+  const size_t cells = (size_t)n * (size_t)n * (size_t)n;
+  P->n = n;
+  P->beta = malloc(cells * sizeof *P->beta);
+  P->f = malloc(cells * sizeof *P->f);
+  P->u = malloc(cells * sizeof *P->u);
+  P->w = malloc(cells * sizeof *P->w);
+  double *tab = malloc(4 * (size_t)n * sizeof *tab);
+  if (!P->beta || !P->f || !P->u || !P->w || !tab) {
+    fprintf(stderr, "bench_mg: out of host memory for %ld^3\n", n);
+    exit(1);
+  }
+  /* the cube's axes share one table of sin/cos at the centres */
+  for (long i = 0; i < n; i++) {
+    const double x = (i + 0.5) / n;
+    tab[4 * i] = sin(HP_PI * x);
+    tab[4 * i + 1] = cos(HP_PI * x);
+    tab[4 * i + 2] = sin(2 * HP_PI * x);
+    tab[4 * i + 3] = cos(2 * HP_PI * x);
+  }
+  for (long k = 0; k < n; k++)
+    for (long j = 0; j < n; j++)
+      for (long i = 0; i < n; i++) {
+        const long ix[3] = {i, j, k};
+        double sv[3], cv[3], Sv[3], Cv[3];
+        for (int a = 0; a < 3; a++) {
+          sv[a] = tab[4 * ix[a]];
+          cv[a] = tab[4 * ix[a] + 1];
+          Sv[a] = tab[4 * ix[a] + 2];
+          Cv[a] = tab[4 * ix[a] + 3];
+        }
+        const size_t q = (size_t)(i + n * (j + n * k));
+        hp_point(sv, cv, Sv, Cv, &P->beta[q], &P->f[q], &P->u[q]);
+      }
+  free(tab);
+}
+
+static void hp_free(hp_problem *P) {
+  free(P->beta);
+  free(P->f);
+  free(P->u);
+  free(P->w);
+}
+
+/* The options of one FMG solve of the problem on n^3 cells (one V-cycle
+ * per level, pre = post = 2 for GSRB, 4 for the others). */
+static void hp_options(strata_mg_options *o, long n, strata_mg_smoother sm) {
+  strata_mg_options_init(o);
+  o->disc = STRATA_MG_FV;
+  o->n[0] = o->n[1] = o->n[2] = (size_t)n;
+  o->h = 1.0 / (double)n;
+  o->smoother = sm;
+  o->pre_fine = o->pre = o->post = sm == STRATA_MG_GSRB ? 2 : 4;
+  o->fmg = 1;
+  o->max_cycles = 1;
+  o->rtol = 0;
+}
+
+/* Median seconds of reps solves (after a warm-up) from phi = 0; *res (may
+ * be NULL) the last one's result. */
+static double hp_time(strata_context *ctx, strata_mg *mg, strata_field *phi,
+                      const strata_field *psi, int reps,
+                      strata_mg_result *res) {
+  double t[64];
+  for (int r = 0; r <= reps; r++) {
+    DIE(ctx, strata_field_fill(phi, 0));
+    DIE(ctx, strata_context_sync(ctx));
+    double t0 = strata_test_clock();
+    DIE(ctx, strata_mg_solve(mg, phi, psi, res));
+    DIE(ctx, strata_context_sync(ctx));
+    if (r) t[r - 1] = strata_test_clock() - t0;
+  }
+  return median(t, reps);
+}
+
+/* Where an FMG solve's time goes, as one line: the copy ceiling (GB/s,
+ * strata_copy_kernel, read + write), the finest level's smoothing step
+ * alone (one level, graph = 1 so the bottom solve is exactly
+ * coarse_max_sweeps steps: (t(24 steps) - t(4 steps)) / 20; its GB/s
+ * count 56 bytes a cell: u, b, the three face coefficients and 1/diag
+ * read, u written) and its share of the copy ceiling, and a profiled FMG
+ * solve's time per level (launched, CG bottom; it waits for the device at
+ * every level change, so it is slower than the timed solve). */
+static void hp_where(strata_context *ctx, const hp_problem *P,
+                     strata_mg_smoother sm, int reps) {
+  const long n = P->n;
+  const size_t cells = (size_t)n * (size_t)n * (size_t)n;
+  const double *beta = P->beta;
+  strata_field_desc d = {3, {(size_t)n, (size_t)n, (size_t)n}, 1, STRATA_F64};
+  strata_field *phi = NULL, *psi = NULL;
+  DIE(ctx, strata_field_create(ctx, &d, &phi));
+  DIE(ctx, strata_field_create(ctx, &d, &psi));
+  DIE(ctx, strata_field_write(psi, P->f));
+  double t[64];
+  for (int r = 0; r <= reps; r++) {
+    DIE(ctx, strata_context_sync(ctx));
+    double t0 = strata_test_clock();
+    DIE(ctx, strata_copy_kernel(psi, phi, NULL));
+    DIE(ctx, strata_context_sync(ctx));
+    if (r) t[r - 1] = strata_test_clock() - t0;
+  }
+  const double copy_gbs = 16.0 * (double)cells / median(t, reps) / 1e9;
+  double ts[2];
+  for (int q = 0; q < 2; q++) {
+    strata_mg_options o;
+    hp_options(&o, n, sm);
+    o.max_levels = 1;
+    o.stall = 0;
+    o.graph = 1;
+    o.bottom = STRATA_MG_BOTTOM_SMOOTH;
+    o.coarse_max_sweeps = q ? 24 : 4;
+    strata_mg *mg = NULL;
+    DIE(ctx, strata_mg_create(ctx, &o, &mg));
+    DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
+    ts[q] = hp_time(ctx, mg, phi, psi, reps, NULL);
+    strata_mg_destroy(&mg);
+  }
+  const double step = (ts[1] - ts[0]) / 20;
+  const double step_gbs = 56.0 * (double)cells / step / 1e9;
+  printf("- %ld^3: copy %.0f GB/s; finest smoothing step %.3f ms, %.0f GB/s "
+         "at 56 B/cell (%.0f%% of copy);", n, copy_gbs, 1e3 * step, step_gbs,
+         100 * step_gbs / copy_gbs);
+  strata_mg_options o;
+  hp_options(&o, n, sm);
+  o.profile = 1;
+  strata_mg *mg = NULL;
+  DIE(ctx, strata_mg_create(ctx, &o, &mg));
+  DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
+  hp_time(ctx, mg, phi, psi, 1, NULL);
+  const int nl = strata_mg_levels(mg);
+  double total = 0;
+  for (int l = 0; l < nl; l++) {
+    strata_mg_level_info li;
+    DIE(ctx, strata_mg_get_level(mg, l, &li));
+    total += li.seconds;
+  }
+  printf(" profiled FMG %.2f ms:", 1e3 * total);
+  for (int l = 0; l < nl; l++) {
+    strata_mg_level_info li;
+    DIE(ctx, strata_mg_get_level(mg, l, &li));
+    printf(" L%d %zu^3 %.3f ms (%.0f%%, %ld steps)%s", l, li.n[0],
+           1e3 * li.seconds, total > 0 ? 100 * li.seconds / total : 0,
+           li.sweeps, l + 1 < nl ? ";" : "\n");
+  }
+  strata_mg_destroy(&mg);
+  strata_field_destroy(&phi);
+  strata_field_destroy(&psi);
+}
+
 /* One FMG solve (or, converge = 1, a solve to rtol 1e-10) of n^3 cells
  * from phi = 0: the max error, the seconds of the solves (median of reps)
  * and the result. */
-static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
+static double hp_solve(strata_context *ctx, const hp_problem *P,
+                       strata_mg_smoother sm,
                        int graph, int converge, int reps, double *sec,
                        strata_mg_result *res) {
+  const long n = P->n;
   strata_mg_options o;
-  strata_mg_options_init(&o);
-  o.disc = STRATA_MG_FV;
-  o.n[0] = o.n[1] = o.n[2] = (size_t)n;
-  o.h = 1.0 / (double)n;
-  o.smoother = sm;
-  o.pre_fine = o.pre = o.post = sm == STRATA_MG_GSRB ? 2 : 4;
-  o.fmg = 1;
+  hp_options(&o, n, sm);
   o.max_cycles = converge ? 50 : 1;
   o.rtol = converge ? 1e-10 : 0;
   if (graph) {
@@ -135,44 +291,19 @@ static double hp_solve(strata_context *ctx, long n, strata_mg_smoother sm,
   strata_mg *mg = NULL;
   DIE(ctx, strata_mg_create(ctx, &o, &mg));
   const size_t cells = (size_t)n * (size_t)n * (size_t)n;
-  double *beta = malloc(cells * sizeof *beta), *f = malloc(cells * sizeof *f);
-  double *u = malloc(cells * sizeof *u);
-  if (!beta || !f || !u) {
-    fprintf(stderr, "bench_mg: out of host memory for %ld^3\n", n);
-    exit(1);
-  }
-  for (long k = 0; k < n; k++)
-    for (long j = 0; j < n; j++)
-      for (long i = 0; i < n; i++) {
-        const double x[3] = {(i + 0.5) / n, (j + 0.5) / n, (k + 0.5) / n};
-        const size_t q = (size_t)(i + n * (j + n * k));
-        hp_point(x, &beta[q], &f[q], &u[q]);
-      }
-  DIE(ctx, strata_mg_set_coefficients(mg, beta, NULL));
+  DIE(ctx, strata_mg_set_coefficients(mg, P->beta, NULL));
   strata_field_desc d = {3, {(size_t)n, (size_t)n, (size_t)n}, 1, STRATA_F64};
   strata_field *phi = NULL, *psi = NULL;
   DIE(ctx, strata_field_create(ctx, &d, &phi));
   DIE(ctx, strata_field_create(ctx, &d, &psi));
-  DIE(ctx, strata_field_write(psi, f));
-  double t[64];
-  for (int r = 0; r <= reps; r++) { /* r = 0: warm-up */
-    DIE(ctx, strata_field_fill(phi, 0));
-    DIE(ctx, strata_context_sync(ctx));
-    double t0 = strata_test_clock();
-    DIE(ctx, strata_mg_solve(mg, phi, psi, res));
-    DIE(ctx, strata_context_sync(ctx));
-    if (r) t[r - 1] = strata_test_clock() - t0;
-  }
-  *sec = median(t, reps);
-  DIE(ctx, strata_field_read(phi, f));
+  DIE(ctx, strata_field_write(psi, P->f));
+  *sec = hp_time(ctx, mg, phi, psi, reps, res);
+  DIE(ctx, strata_field_read(phi, P->w));
   double err = 0;
-  for (size_t q = 0; q < cells; q++) err = fmax(err, fabs(f[q] - u[q]));
+  for (size_t q = 0; q < cells; q++) err = fmax(err, fabs(P->w[q] - P->u[q]));
   strata_field_destroy(&phi);
   strata_field_destroy(&psi);
   strata_mg_destroy(&mg);
-  free(beta);
-  free(f);
-  free(u);
   return err;
 }
 
@@ -181,9 +312,13 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
   strata_context_options co;
   strata_context_options_init(&co);
   co.backend = c->backend;
+  co.tuning = c->tuning;
+  char err[512] = "";
+  co.errbuf = err;
+  co.errbuf_size = sizeof err;
   if (strata_context_create(&ctx, &co) != STRATA_OK) {
-    fprintf(stderr, "no context for backend %s\n",
-            strata_backend_name(c->backend));
+    fprintf(stderr, "no context for backend %s: %s\n",
+            strata_backend_name(c->backend), err);
     return 1;
   }
   strata_device_info info;
@@ -194,12 +329,12 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
   printf("# strata multigrid benchmark, HPGMG-FV's problem: %s, %s backend, "
          "%d threads; FV 7-point, beta = 1 + 0.25 sin sin sin, Dirichlet 0, "
          "fp64, one FMG solve (V-cycles, %s, %s) from phi = 0, median "
-         "of %d; %s\n\n",
+         "of %d; tuning %s; %s\n\n",
          info.name, strata_backend_name(strata_context_backend(ctx)),
          info.threads, smn,
          graph ? "recorded (graph = 1), 8 smoothing steps at the bottom"
                : "CG bottom",
-         c->reps, strata_build_info());
+         c->reps, c->tuning ? c->tuning : "none", strata_build_info());
   printf("| grid | FMG solve ms | DOF/s | max error | error / converged "
          "error | order | relative residual |\n|---|---|---|---|---|---|---|\n");
   long sizes[8];
@@ -216,8 +351,11 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
     const long n = sizes[s];
     strata_mg_result r, rc;
     double sec, sec_c;
-    double e = hp_solve(ctx, n, sm, graph, 0, c->reps, &sec, &r);
-    double ec = hp_solve(ctx, n, sm, graph, 1, 1, &sec_c, &rc);
+    hp_problem P;
+    hp_arrays(n, &P);
+    double e = hp_solve(ctx, &P, sm, graph, 0, c->reps, &sec, &r);
+    double ec = hp_solve(ctx, &P, sm, graph, 1, 1, &sec_c, &rc);
+    hp_free(&P);
     char order[32] = "-";
     if (prev > 0 && n == 2 * prevn)
       snprintf(order, sizeof order, "%.2f", log2(prev / e));
@@ -226,6 +364,13 @@ static int hpgmg(const cfg *c, strata_mg_smoother sm, int graph, int quick) {
     fflush(stdout);
     prev = e;
     prevn = n;
+  }
+  printf("\nWhere the time goes:\n\n");
+  for (int s = 0; s < ns; s++) {
+    hp_problem P;
+    hp_arrays(sizes[s], &P);
+    hp_where(ctx, &P, sm, c->reps);
+    hp_free(&P);
   }
   strata_context_destroy(&ctx);
   return 0;
@@ -397,6 +542,8 @@ int main(int argc, char **argv) {
       hp = 1;
     else if (!strcmp(a, "--graph"))
       graph = 1;
+    else if (!strcmp(a, "--tuning") && v)
+      c.tuning = argv[++i];
     else if (!strcmp(a, "--smoother") && v) {
       if (strcmp(v, "gsrb") && strcmp(v, "cheb") && strcmp(v, "jacobi"))
         return usage(), 2;

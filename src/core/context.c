@@ -263,7 +263,8 @@ static const tuning_key tuning_keys[] = {
     /* solvers: src/cuda/wave, src/cuda/heat, src/solvers/wave_engine.c */
     {"wave_pair", TV_INT, 0, 1, NULL},
     {"wave_pair_chunks", TV_INT, 1, 1L << 30, NULL},
-    {"wave_kernel", TV_WORD, 0, 0, "wavev"},
+    {"wave_kernel", TV_WORD, 0, 0, "wavev|scalar"},
+    {"wave_svb", TV_WORD, 0, 0, "alt|tall|wide"},
     {"wave_cpml", TV_WORD, 0, 0, "split"},
     {"wave_cpmlx", TV_WORD, 0, 0, "pass"},
     {"wave_cpmly", TV_WORD, 0, 0, "pass|serial"},
@@ -273,6 +274,8 @@ static const tuning_key tuning_keys[] = {
     {"fused3d_shape", TV_SHAPE, 0, 0, NULL},
     {"fused3d_planes", TV_INT, 1, 1L << 30, NULL},
     {"fused2d_rows", TV_INT, 1, 1L << 30, NULL},
+    /* the FV multigrid's one-pass kernels: src/cuda/mg/fv.cu */
+    {"mg_onepass", TV_INT, 0, 1, NULL},
     /* the heat solver's depth over several ranks: src/solvers/heat.c */
     {"dist_mem_gbs", TV_REAL, 0, 0, NULL},
     {"dist_link_gbs", TV_REAL, 0, 0, NULL},

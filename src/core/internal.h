@@ -381,6 +381,29 @@ struct strata__backend {
   strata_status (*capture_end)(strata_context *ctx, void **graph);
   strata_status (*graph_run)(strata_context *ctx, void *graph);
   void (*graph_free)(strata_context *ctx, void *graph);
+  /* One red-black Gauss-Seidel step of the FV operator in one pass,
+   * optional (NULL: the caller runs fv_gsrb twice): out's interior
+   * receives what fv_gsrb colour 0, the ghost rules g on u, fv_gsrb colour
+   * 1 would leave in u's interior, starting from u's interior with the
+   * rules g.  u is only read (its ghost layer is not used), out is a
+   * distinct field of u's shape (its ghosts are left as they are).
+   * *used = 0, with nothing launched and no error, where the backend does
+   * not take the case (2D, periodic faces). */
+  strata_status (*fv_gsrb2)(const strata__fv_op *op, const strata_field *u,
+                            const strata_field *b, strata_field *out,
+                            const strata__mg_ghost *g, int *used);
+  /* fv_residual then fv_restrict without the fine residual field,
+   * optional (NULL: the caller runs the two): coarse = the mean of each
+   * coarse cell's children of b - A u (u's ghosts filled, b NULL: 0),
+   * *r2 (may be NULL) = the sum of the fine residual's squares.  *used =
+   * 0, with nothing launched and no error, where the backend does not
+   * take the case (a fine axis that is not twice the coarse one or equal
+   * to it). */
+  strata_status (*fv_residual_restrict)(const strata__fv_op *op,
+                                        const strata_field *u,
+                                        const strata_field *b,
+                                        strata_field *coarse, double *r2,
+                                        int *used);
 };
 
 extern const strata__backend strata__cpu_backend;
@@ -444,6 +467,15 @@ strata_status strata__cuda_fv_prolong(const strata_field *coarse,
                                       int quadratic);
 strata_status strata__cuda_fv_dot(const strata_field *x, const strata_field *y,
                                   double *out);
+strata_status strata__cuda_fv_gsrb2(const strata__fv_op *op,
+                                    const strata_field *u,
+                                    const strata_field *b, strata_field *out,
+                                    const strata__mg_ghost *g, int *used);
+strata_status strata__cuda_fv_residual_restrict(const strata__fv_op *op,
+                                                const strata_field *u,
+                                                const strata_field *b,
+                                                strata_field *coarse,
+                                                double *r2, int *used);
 strata_status strata__cuda_capture_begin(strata_context *ctx);
 strata_status strata__cuda_capture_end(strata_context *ctx, void **graph);
 strata_status strata__cuda_graph_run(strata_context *ctx, void *graph);

@@ -108,7 +108,20 @@ static strata_status smooth(strata_mg *mg, int l, int count, int from0) {
   if (from0) TRY(zero(mg, L->u));
   if (count <= 0) return STRATA_OK;
   if (fv->smoother == STRATA_MG_GSRB) {
-    for (int q = 0; q < count; q++)
+    int q = 0;
+    /* where the backend does a step in one pass: u -> r -> u, an odd
+     * count's last step copied back (r is free during smoothing) */
+    for (int used = 1; be->fv_gsrb2 && used && q < count;) {
+      const int two = q + 1 < count;
+      TRY(be->fv_gsrb2(&L->op, L->u, L->b, L->r, &fv->ghost, &used));
+      if (!used) break;
+      if (two)
+        TRY(be->fv_gsrb2(&L->op, L->r, L->b, L->u, &fv->ghost, &used));
+      else
+        TRY(be->mg_axpby(L->u, L->r, 1, 0, 0, NULL));
+      q += two ? 2 : 1;
+    }
+    for (; q < count; q++)
       for (int color = 0; color < 2; color++) {
         TRY(ghosts(mg, L->u));
         TRY(be->fv_gsrb(&L->op, L->u, L->b, color));
@@ -218,15 +231,36 @@ static strata_status bottom(strata_mg *mg, int l, int from0) {
 static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
                            int from0);
 
+/* Level l's residual b - A u restricted into level l + 1's b (the split
+ * copy at the gather level, then gathered), *r2 (may be NULL) its sum of
+ * squares: in one pass where the backend has it, else through level l's
+ * r. */
+static strata_status residual_down(strata_mg *mg, int l, strata_field *u,
+                                   double *r2) {
+  strata__mgfv *fv = mg->fv;
+  fv_level *L = &fv->lev[l];
+  strata_field *cb = coarse_b(fv, l + 1);
+  const strata__backend *be = mg->ctx->be;
+  int used = 0;
+  if (be->fv_residual_restrict) {
+    TRY(ghosts(mg, u));
+    TRY(be->fv_residual_restrict(&L->op, u, L->b, cb, r2, &used));
+    if (used && r2) TRY(all_sum(mg, u, r2));
+  }
+  if (!used) {
+    TRY(residual(mg, l, u, L->b, L->r, r2));
+    TRY(be->fv_restrict(L->r, cb));
+  }
+  return gather_b(mg, l + 1);
+}
+
 /* Level l's coarse-grid correction: residual, restriction, the coarse
  * cycle(s) from 0, linear prolongation added to the iterate. */
 static strata_status descend(strata_mg *mg, int l, strata_mg_cycle type) {
   strata__mgfv *fv = mg->fv;
   fv_level *L = &fv->lev[l];
   const strata__backend *be = mg->ctx->be;
-  TRY(residual(mg, l, L->u, L->b, L->r, NULL));
-  TRY(be->fv_restrict(L->r, coarse_b(fv, l + 1)));
-  TRY(gather_b(mg, l + 1));
+  TRY(residual_down(mg, l, L->u, NULL));
   TRY(mark(mg, l + 1));
   if (here(fv, l + 1)) {
     TRY(cycle(mg, l + 1, type, 1));
@@ -255,16 +289,15 @@ static strata_status cycle(strata_mg *mg, int l, strata_mg_cycle type,
  * finer level's correction interpolated from the coarser one
  * (quadratically: more accurate than the second-order discretisation)
  * and improved by one cycle of opt.cycle; the finest adds its
- * interpolated correction to phi and runs one cycle.  Level 0's residual
- * is the one the caller has just taken (iterate): in L0->r, phi's ghosts
- * filled. */
+ * interpolated correction to phi and runs one cycle.  Level 1's b holds
+ * phi's residual restricted (and gathered) on entry: iterate took the
+ * residual for the history. */
 static strata_status fmg(strata_mg *mg) {
   strata__mgfv *fv = mg->fv;
   const strata__backend *be = mg->ctx->be;
   const int top = fv->nlev - 1;
-  fv_level *L0 = &fv->lev[0];
-  for (int l = 0; l < top && here(fv, l); l++) {
-    TRY(be->fv_restrict(l == 0 ? L0->r : fv->lev[l].b, coarse_b(fv, l + 1)));
+  for (int l = 1; l < top && here(fv, l); l++) {
+    TRY(be->fv_restrict(fv->lev[l].b, coarse_b(fv, l + 1)));
     TRY(gather_b(mg, l + 1));
   }
   TRY(mark(mg, top));
@@ -390,8 +423,8 @@ static strata_status iterate(strata_mg *mg, strata_field *phi,
   int k = 0;
   double r0 = 0;
   if (o->fmg && mg->fv->nlev > 1 && o->max_cycles > 0) {
-    double r2;
-    TRY(residual(mg, 0, phi, L0->b, L0->r, &r2)); /* fmg starts from it */
+    double r2; /* restricted into level 1's b, where fmg() starts */
+    TRY(residual_down(mg, 0, phi, &r2));
     r0 = mg->hist[0] = sqrt(r2) * rs;
     if (r0 > o->atol && r0 > 0) {
       TRY(run_rec(mg, 1, fmg));

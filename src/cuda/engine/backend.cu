@@ -692,4 +692,6 @@ const strata__backend strata__cuda_backend = {
     /* capture_end */ strata__cuda_capture_end,
     /* graph_run */ strata__cuda_graph_run,
     /* graph_free */ strata__cuda_graph_free,
+    /* fv_gsrb2 */ strata__cuda_fv_gsrb2,
+    /* fv_residual_restrict */ strata__cuda_fv_residual_restrict,
 };

@@ -100,6 +100,42 @@ __global__ void __launch_bounds__(kFvThreads)
   }
 }
 
+/* The residual of the fine cells and its restriction in one pass: a
+ * thread per coarse cell sums its children's residuals in k_fv_restrict's
+ * order, so the result equals the two kernels'. */
+template <bool D3, bool NORM>
+__global__ void __launch_bounds__(kFvThreads)
+    k_fv_residual_restrict(fv_coef c, fv_ptr u, fv_ptr b, fv_ptr cr,
+                           fv_dims n, int qx, int qy, int qz, double w,
+                           double *part) {
+  __shared__ double red[NORM ? kFvThreads : 1];
+  double acc = 0;
+  for (long long row = blockIdx.x; row < n.rows; row += gridDim.x) {
+    const long long J = row % n.ny, K = row / n.ny;
+    for (int I = threadIdx.x; I < n.nx; I += blockDim.x) {
+      double s = 0;
+      for (int dk = 0; dk < qz; dk++)
+        for (int dj = 0; dj < qy; dj++) {
+          const long long j = qy * J + dj, k = qz * K + dk;
+          const long long o = j * c.sy + k * c.sz, q = j * u.sy + k * u.sz;
+          for (int di = 0; di < qx; di++) {
+            const long long i = (long long)qx * I + di;
+            const double bv = b.p ? b.p[j * b.sy + k * b.sz + i] : 0.0;
+            const double v =
+                bv - apply_at<D3>(c, o + i, u.p, q + i, u.sy, u.sz);
+            s += v;
+            if (NORM) acc += v * v;
+          }
+        }
+      cr.p[J * cr.sy + K * cr.sz + I] = w * s;
+    }
+  }
+  if (NORM) {
+    const double t = block_sum(acc, red);
+    if (threadIdx.x == 0) part[blockIdx.x] = t;
+  }
+}
+
 template <bool D3>
 __global__ void __launch_bounds__(kFvThreads)
     k_fv_gsrb(fv_coef c, fv_ptr u, fv_ptr b, fv_dims n, int color) {
@@ -211,6 +247,159 @@ __global__ void __launch_bounds__(kFvThreads)
   if (threadIdx.x == 0) part[blockIdx.x] = s;
 }
 
+/* ---- the Gauss-Seidel step in one pass ---------------------------------------
+ *
+ * Both colours of a red-black step from u into out: a block owns an xy
+ * tile of kGX x kGY cells and walks a chunk [k0, k1) of planes.  Colour 0
+ * needs the old values of its neighbours, colour 1 the colour-0 results
+ * of its own; so plane p of the old iterate (tile and two cells of halo)
+ * is staged in shared memory, the colour-0 pass of plane p ("red plane":
+ * colour-0 cells updated, colour-1 cells as they were) computed on the
+ * tile and one cell of halo, and plane p - 1 finished from the red planes
+ * p - 2 .. p.  Halo cells are computed redundantly, so blocks never read
+ * each other's results, and u is only read: out must be another field.
+ * Values beyond a face come from the ghost rule ghost(-1) = f * u(0)
+ * (Dirichlet: f = -1, Neumann: 1) applied to the value being read, old
+ * or red, as the two-pass step's ghost fills do.  Rings: three old
+ * planes, four red planes (the top face's ghost plane is written one
+ * plane early). */
+constexpr int kGX = 32, kGY = 8;                /* 256 threads, the tile */
+constexpr int kOW = kGX + 4, kOH = kGY + 4;     /* old planes: halo 2 */
+constexpr int kRW = kGX + 2, kRH = kGY + 2;     /* red planes: halo 1 */
+/* blocks resident per multiprocessor, as the launch bounds promise (the
+ * z chunking's model; no occupancy query, which a graph capture of the
+ * first step would have to wait for) */
+constexpr int kGSBlocks = 3;
+
+struct gs_faces {
+  double f[6]; /* ghost(-1) = f * u(0): x lo, x hi, y lo, y hi, z lo, z hi */
+};
+
+/* Folds index i (-1 .. n) of an axis into 0 .. n-1, multiplying *s by the
+ * face's factor where it was a ghost. */
+__device__ __forceinline__ int gs_fold(int i, int n, double lo, double hi,
+                                       double *s) {
+  if (i < 0) {
+    *s *= lo;
+    return 0;
+  }
+  if (i >= n) {
+    *s *= hi;
+    return n - 1;
+  }
+  return i;
+}
+
+__device__ __forceinline__ int ring(int p, int m) { return ((p % m) + m) % m; }
+
+/* The colour-0 pass's value at interior cell (i, j, p), whose old
+ * neighbourhood is centred at (oy, ox) of the old ring (planes om, oc,
+ * op = p - 1, p, p + 1). */
+__device__ __forceinline__ double gs_red(const fv_coef &c, const fv_ptr &b,
+                                         const double (*om)[kOW],
+                                         const double (*oc)[kOW],
+                                         const double (*opl)[kOW], int i,
+                                         int j, int p, int oy, int ox) {
+  const double uc = oc[oy][ox];
+  if ((i + j + p) & 1) return uc;
+  const long long o = i + j * c.sy + p * c.sz;
+  const double a = c.al ? c.al[o] : 0.0;
+  const double Au = strata__pt_fv_op(
+      a, c.h2, uc, c.bx[o], oc[oy][ox - 1], c.bx[o + 1], oc[oy][ox + 1],
+      c.by[o], oc[oy - 1][ox], c.by[o + c.sy], oc[oy + 1][ox], c.bz[o],
+      om[oy][ox], c.bz[o + c.sz], opl[oy][ox]);
+  const double res = b.p[i + j * b.sy + p * b.sz] - Au;
+  return strata__pt_fv_relax(uc, 1.0, c.di[o], res);
+}
+
+__global__ void __launch_bounds__(kGX *kGY, kGSBlocks)
+    k_fv_gsrb2(fv_coef c, fv_ptr u, fv_ptr b, fv_ptr out, int nx, int ny,
+               int nz, int tiles_x, int tiles_y, int zchunk, gs_faces g) {
+  __shared__ double old[3][kOH][kOW];
+  __shared__ double red[4][kRH][kRW];
+  const int tid = threadIdx.x + kGX * threadIdx.y;
+  const int t = blockIdx.x;
+  const int x0 = (t % tiles_x) * kGX, y0 = ((t / tiles_x) % tiles_y) * kGY;
+  const int k0 = (t / tiles_x / tiles_y) * zchunk;
+  const int k1 = min(nz, k0 + zchunk);
+  const int pa = k0 == 0 ? 0 : k0 - 1, pb = k1 == nz ? nz - 1 : k1;
+
+  /* old plane q (-1 .. nz) of the tile with two cells of halo; cells
+   * more than one cell outside the grid are never used (0) */
+  auto load = [&](int q) {
+    double(*sh)[kOW] = old[ring(q, 3)];
+    double sz = 1;
+    const int kq = gs_fold(q, nz, g.f[4], g.f[5], &sz);
+    for (int e = tid; e < kOH * kOW; e += kGX * kGY) {
+      const int ly = e / kOW, lx = e % kOW;
+      const int i = x0 - 2 + lx, j = y0 - 2 + ly;
+      double v = 0;
+      if (i >= -1 && i <= nx && j >= -1 && j <= ny) {
+        double s = sz;
+        const int fi = gs_fold(i, nx, g.f[0], g.f[1], &s);
+        const int fj = gs_fold(j, ny, g.f[2], g.f[3], &s);
+        v = s * u.p[fi + fj * u.sy + kq * u.sz];
+      }
+      sh[ly][lx] = v;
+    }
+  };
+
+  load(pa - 1);
+  load(pa);
+  for (int p = pa; p <= pb; p++) {
+    load(p + 1);
+    __syncthreads();
+    /* red plane p on the tile and one cell of halo; a ghost cell takes
+     * the rule's multiple of its interior neighbour's red value */
+    {
+      const double(*om)[kOW] = old[ring(p - 1, 3)];
+      const double(*oc)[kOW] = old[ring(p, 3)];
+      const double(*opl)[kOW] = old[ring(p + 1, 3)];
+      double(*rp)[kRW] = red[ring(p, 4)];
+      double(*rlo)[kRW] = red[ring(p - 1, 4)];
+      double(*rhi)[kRW] = red[ring(p + 1, 4)];
+      const bool zlo = p == 0, zhi = p == nz - 1;
+      for (int e = tid; e < kRH * kRW; e += kGX * kGY) {
+        const int ly = e / kRW, lx = e % kRW;
+        const int i = x0 - 1 + lx, j = y0 - 1 + ly;
+        double v = 0;
+        if (i >= -1 && i <= nx && j >= -1 && j <= ny) {
+          double s = 1;
+          const int fi = gs_fold(i, nx, g.f[0], g.f[1], &s);
+          const int fj = gs_fold(j, ny, g.f[2], g.f[3], &s);
+          v = s * gs_red(c, b, om, oc, opl, fi, fj, p, fj - y0 + 2,
+                         fi - x0 + 2);
+        }
+        rp[ly][lx] = v;
+        if (zlo) rlo[ly][lx] = g.f[4] * v;
+        if (zhi) rhi[ly][lx] = g.f[5] * v;
+      }
+    }
+    __syncthreads();
+    /* plane p - 1 is complete (and plane p at the top face) */
+    for (int q = p - 1; q <= p; q++) {
+      if (q < k0 || q >= k1 || (q == p && p != nz - 1)) continue;
+      const int i = x0 + threadIdx.x, j = y0 + threadIdx.y;
+      if (i >= nx || j >= ny) continue;
+      const double(*rc)[kRW] = red[ring(q, 4)];
+      const int ry = threadIdx.y + 1, rx = threadIdx.x + 1;
+      double v = rc[ry][rx];
+      if ((i + j + q) & 1) {
+        const long long o = i + j * c.sy + q * c.sz;
+        const double a = c.al ? c.al[o] : 0.0;
+        const double Au = strata__pt_fv_op(
+            a, c.h2, v, c.bx[o], rc[ry][rx - 1], c.bx[o + 1], rc[ry][rx + 1],
+            c.by[o], rc[ry - 1][rx], c.by[o + c.sy], rc[ry + 1][rx], c.bz[o],
+            red[ring(q - 1, 4)][ry][rx], c.bz[o + c.sz],
+            red[ring(q + 1, 4)][ry][rx]);
+        const double res = b.p[i + j * b.sy + q * b.sz] - Au;
+        v = strata__pt_fv_relax(v, 1.0, c.di[o], res);
+      }
+      out.p[i + j * out.sy + q * out.sz] = v;
+    }
+  }
+}
+
 void ratio_of(const strata_field *fine, const strata_field *coarse, int q[3]) {
   for (int a = 0; a < 3; a++) q[a] = fine->d.n[a] == coarse->d.n[a] ? 1 : 2;
 }
@@ -266,6 +455,78 @@ strata_status strata__cuda_fv_gsrb(const strata__fv_op *op, strata_field *u,
     k_fv_gsrb<false><<<grid, kFvThreads, 0, st->stream>>>(
         coef_of(op), ptr_of(u), ptr_of(b), n, color);
   STRATA__LAUNCHED(ctx, "multigrid (FV) Gauss-Seidel kernel launch");
+  return STRATA_OK;
+}
+
+strata_status strata__cuda_fv_residual_restrict(const strata__fv_op *op,
+                                                const strata_field *u,
+                                                const strata_field *b,
+                                                strata_field *coarse,
+                                                double *r2, int *used) {
+  *used = 0;
+  if (strata__tuning_long(u->ctx, "mg_onepass", 1) == 0) return STRATA_OK;
+  int q[3];
+  ratio_of(u, coarse, q);
+  for (int a = 0; a < 3; a++)
+    if (u->d.n[a] != (size_t)q[a] * coarse->d.n[a]) return STRATA_OK;
+  strata_context *ctx = u->ctx;
+  FV_PRE(ctx, u);
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const fv_dims n = dims_of(coarse);
+  const unsigned grid = grid_of(ctx, n.rows, r2 != NULL);
+  const fv_coef c = coef_of(op);
+  const fv_ptr U = ptr_of(u), B = ptr_of(b), C = ptr_of(coarse);
+  const double w = 1.0 / (q[0] * q[1] * q[2]);
+  const bool d3 = op->dims == 3;
+#define FV_RR(D3, NORM)                                                        \
+  k_fv_residual_restrict<D3, NORM><<<grid, kFvThreads, 0, st->stream>>>(       \
+      c, U, B, C, n, q[0], q[1], q[2], w, NORM ? st->scratch : NULL)
+  if (r2 && d3)
+    FV_RR(true, true);
+  else if (r2)
+    FV_RR(false, true);
+  else if (d3)
+    FV_RR(true, false);
+  else
+    FV_RR(false, false);
+#undef FV_RR
+  STRATA__LAUNCHED(ctx, "multigrid (FV) residual-restriction kernel launch");
+  *used = 1;
+  return r2 ? fold_to_host(ctx, (int)grid, r2) : STRATA_OK;
+}
+
+strata_status strata__cuda_fv_gsrb2(const strata__fv_op *op,
+                                    const strata_field *u,
+                                    const strata_field *b, strata_field *out,
+                                    const strata__mg_ghost *g, int *used) {
+  *used = 0;
+  if (op->dims != 3 || strata__tuning_long(u->ctx, "mg_onepass", 1) == 0)
+    return STRATA_OK;
+  gs_faces fc;
+  for (int f = 0; f < 6; f++) {
+    if (g->kind[f] == STRATA__MG_PERIODIC) return STRATA_OK;
+    fc.f[f] = g->kind[f] == STRATA__MG_MIRROR ? 1.0 : g->alpha[f];
+  }
+  strata_context *ctx = u->ctx;
+  FV_PRE(ctx, u);
+  strata__cuda_state *st = strata__cu_state(ctx);
+  const int nx = (int)u->d.n[0], ny = (int)u->d.n[1], nz = (int)u->d.n[2];
+  const int tiles_x = (nx + kGX - 1) / kGX, tiles_y = (ny + kGY - 1) / kGY;
+  const long long xy = (long long)tiles_x * tiles_y;
+  /* z chunks for whole waves of blocks (a chunk re-reads three old planes
+   * and recomputes two red ones), at most 64 planes each */
+  int chunks = strata__cu_zchunks(xy > (1 << 24) ? (1 << 24) : (int)xy,
+                                  kGSBlocks, st->prop.multiProcessorCount,
+                                  nz, 3);
+  if (chunks < (nz + 63) / 64) chunks = (nz + 63) / 64;
+  const int zchunk = (nz + chunks - 1) / chunks;
+  const long long blocks = xy * ((nz + zchunk - 1) / zchunk);
+  if (blocks > 0x7fffffffLL) return STRATA_OK; /* past one launch: 2 passes */
+  k_fv_gsrb2<<<(unsigned)blocks, dim3(kGX, kGY), 0, st->stream>>>(
+      coef_of(op), ptr_of(u), ptr_of(b), ptr_of(out), nx, ny, nz, tiles_x,
+      tiles_y, zchunk, fc);
+  STRATA__LAUNCHED(ctx, "multigrid (FV) Gauss-Seidel step kernel launch");
+  *used = 1;
   return STRATA_OK;
 }
 

@@ -1917,8 +1917,9 @@ TEST(blowup_end_to_end) {
 }
 
 RUN_TESTS(cuda_engine_has_the_solver_entries, sample_vs_cpu, wave_step_vs_cpu,
-          wave_pair_vs_cpu,
-          wave_step_fallback_vs_cpu, wave_step_density_vs_cpu,
+          wave_pair_vs_cpu, wave_step_fallback_vs_cpu,
+          wave_step_density_vs_cpu, wave_step_scalar_vs_cpu,
+          wave_step_shapes_vs_cpu,
           yee_step_vs_cpu, apply_fused_vs_cpu, heat_end_to_end,
           wave_end_to_end, fdtd_end_to_end, nonfinite_check_vs_cpu,
           blowup_end_to_end)

@@ -185,6 +185,7 @@ static double run(const cfg *c, strata_dist *d, int *fuse) {
 
 int main(int argc, char **argv) {
   long weak = 0, strong = 0, steps = 50;
+  int ranks_y = 0;
   const char *which = "all";
   cfg c;
   memset(&c, 0, sizeof c);
@@ -201,6 +202,8 @@ int main(int argc, char **argv) {
       which = argv[++i];
     else if (!strcmp(argv[i], "--agglomerate") && i + 1 < argc)
       c.agglomerate = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--ranks-y") && i + 1 < argc)
+      ranks_y = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--f64"))
       c.prec = STRATA_F64;
     else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
@@ -211,7 +214,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr, "usage: mpirun -n P %s [--weak N | --strong N] "
               "[--solver wave|heat|mg|all] [--steps S] [--backend cpu|cuda] "
-              "[--f64] [--agglomerate L]\n", argv[0]);
+              "[--f64] [--agglomerate L] [--ranks-y PY]\n", argv[0]);
       return 2;
     }
   }
@@ -233,6 +236,7 @@ int main(int argc, char **argv) {
     strata_dist_options o;
     strata_dist_options_init(&o);
     o.exchange = e == 0;
+    o.ranks_y = ranks_y;
     strata_status s = strata_dist_create(&co, &o, &d[e]);
     if (s != STRATA_OK) {
       fprintf(stderr, "bench_dist: %s: %s\n", strata_status_name(s), why);
@@ -253,10 +257,10 @@ int main(int argc, char **argv) {
   strata_context_device_info(strata_dist_context(d[0]), &info);
   if (rank == 0)
     printf("# %s, %d rank(s), %s, %s scaling, global %zux%zux%zu, %s, %ld "
-           "steps\n",
+           "steps, ranks_y %d\n",
            info.name, P, strata_dist_transport(d[0]), weak ? "weak" : "strong",
            c.n[0], c.n[1], c.n[2], c.prec == STRATA_F32 ? "fp32" : "fp64",
-           steps);
+           steps, ranks_y);
   const char *solvers[3] = {"wave", "heat", "mg"};
   int rc = 0;
   for (int q = 0; q < 3; q++) {

@@ -208,30 +208,8 @@ static void small_fv(strata_mg_options *o, strata_dist *d) {
   o->dist = d;
 }
 
-/* Several GPUs: refused (the solver over ranks runs on the CPU engine). */
-static int gpus_refused(void) {
-  strata_context *ctx = strata_dist_context(D);
-  strata_mg_options o;
-  small_fv(&o, D);
-  strata_mg *mg = NULL;
-  strata_status s = strata_mg_create(ctx, &o, &mg);
-  CHECKF(s == STRATA_ENOTSUP && !mg &&
-             !strcmp(strata_context_error_arg(ctx), "dist") &&
-             strstr(strata_context_error(ctx), "CPU engine"),
-         "over %d GPUs: %s: %s", strata_dist_size(D), strata_status_name(s),
-         strata_context_error(ctx));
-  return 0;
-}
-
-static int on_gpus(void) {
-  return strata_dist_size(D) > 1 &&
-         strata_context_backend(strata_dist_context(D)) ==
-             STRATA_BACKEND_CUDA;
-}
-
 TEST(fv_equals_one_process) {
   if (skip_all) SKIP("%s", skip_why);
-  if (on_gpus()) return gpus_refused();
   const int P = strata_dist_size(D);
   const size_t z3 = 32, z2 = 16 * (size_t)(P > 1 ? P : 2);
   const mg_case cases[] = {
@@ -274,7 +252,6 @@ TEST(gather_rule_and_refusals) {
   if (skip_all) SKIP("%s", skip_why);
   const int P = strata_dist_size(D);
   if (P == 1) SKIP("needs several ranks");
-  if (on_gpus()) SKIP("over GPUs the solver is refused (fv_equals_one_process)");
   strata_dist *slow = NULL;
   CHECK(make_dist("dist_link_us=1000", &slow) == STRATA_OK);
   strata_context *ctx = strata_dist_context(slow);

@@ -287,15 +287,6 @@ strata_status strata_dist_create(const strata_context_options *copt,
     goto fail;
   }
   int cuda = strata_context_backend(d->ctx) == STRATA_BACKEND_CUDA;
-  if (cuda && d->ranks_y > 1) {
-    /* the split's exchange (the packed x-z faces, k_runs) has not run on a
-     * GPU against one process yet: GPUs take slabs until it has */
-    snprintf(msg, sizeof msg, "dist: ranks_y = %d: the y-z split runs on "
-             "the CPU engine; over GPUs the grid is split in z slabs "
-             "(ranks_y = 0 or 1)", d->ranks_y);
-    s = STRATA_ENOTSUP;
-    goto fail_all;
-  }
   if (d->size == 1) {
     d->transport = T_NONE;
   } else if (cuda) {

@@ -54,14 +54,6 @@ static strata_status check_fv(strata_context *ctx, const strata_mg_options *o) {
     return strata__fail_arg_p(ctx, STRATA_EINVAL, "dist", o->dist,
                               "multigrid: with dist set, ctx must be "
                               "strata_dist_context(dist)");
-  if (o->dist && strata_dist_size(o->dist) > 1 &&
-      strata_context_backend(ctx) == STRATA_BACKEND_CUDA)
-    /* its plane gathers and per-level exchanges have not yet run on GPUs
-     * against one process */
-    return strata__fail_arg_p(ctx, STRATA_ENOTSUP, "dist", o->dist,
-                              "multigrid over several ranks runs on the CPU "
-                              "engine; over GPUs it is not yet enabled (run "
-                              "it on one GPU, or with a CPU context)");
   if (o->agglomerate < 0)
     return strata__fail_arg(ctx, STRATA_EINVAL, "agglomerate",
                             o->agglomerate,

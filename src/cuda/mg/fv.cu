@@ -458,13 +458,27 @@ strata_status strata__cuda_fv_gsrb(const strata__fv_op *op, strata_field *u,
   return STRATA_OK;
 }
 
+/* Whether a level takes the one-pass kernels: by the tuning switch
+ * mg_onepass when set (0 never, 1 always), else on levels of at most
+ * kOnePassCells cells.  One pass saves launches and a ghost fill a step,
+ * which is what small levels' time is made of; on the largest the two
+ * half-sweeps stream faster than the one-pass tile (docs/performance.md,
+ * the variable-coefficient multigrid). */
+constexpr size_t kOnePassCells = (size_t)1 << 25;
+
+static bool onepass(const strata_field *u) {
+  const long t = strata__tuning_long(u->ctx, "mg_onepass", -1);
+  if (t >= 0) return t != 0;
+  return u->d.n[0] * u->d.n[1] * u->d.n[2] <= kOnePassCells;
+}
+
 strata_status strata__cuda_fv_residual_restrict(const strata__fv_op *op,
                                                 const strata_field *u,
                                                 const strata_field *b,
                                                 strata_field *coarse,
                                                 double *r2, int *used) {
   *used = 0;
-  if (strata__tuning_long(u->ctx, "mg_onepass", 1) == 0) return STRATA_OK;
+  if (!onepass(u)) return STRATA_OK;
   int q[3];
   ratio_of(u, coarse, q);
   for (int a = 0; a < 3; a++)
@@ -500,8 +514,10 @@ strata_status strata__cuda_fv_gsrb2(const strata__fv_op *op,
                                     const strata_field *b, strata_field *out,
                                     const strata__mg_ghost *g, int *used) {
   *used = 0;
-  if (op->dims != 3 || strata__tuning_long(u->ctx, "mg_onepass", 1) == 0)
-    return STRATA_OK;
+  /* a part of a level split over ranks: its z-end planes belong to the
+   * neighbours, whose red half-sweep must arrive (an exchange) before the
+   * black one reads it; the two half-sweeps take that route */
+  if (op->dims != 3 || u->win || !onepass(u)) return STRATA_OK;
   gs_faces fc;
   for (int f = 0; f < 6; f++) {
     if (g->kind[f] == STRATA__MG_PERIODIC) return STRATA_OK;

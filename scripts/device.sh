@@ -189,8 +189,8 @@ if [ "${stages#*density}" != "$stages" ]; then
     "$B/tests/test_cuda_solvers" wave_step_density_vs_cpu >> "$OUT/density.txt" 2>&1
   note "racecheck wave_step_density_vs_cpu rc=$?"
   for w in wave-density wave2d; do
-    for v in default wave_svb=alt wave_svb=tall wave_svb=wide wave_kernel=scalar; do
-      [ $w = wave-density ] && [ $v = wave_svb=wide ] && continue
+    for v in default wave_svb=alt wave_svb=tall wave_svb=narrow wave_kernel=scalar; do
+      [ $w = wave-density ] && [ $v = wave_svb=narrow ] && continue
       [ $w = wave2d ] && [ $v = wave_svb=tall ] && continue
       tune=; [ $v != default ] && tune="--tuning $v"
       timeout 90 "$B/bench_solvers" $w --backend cuda --reps 5 $tune > /tmp/strata-vd.txt 2>&1

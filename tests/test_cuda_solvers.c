@@ -806,11 +806,11 @@ TEST(wave_step_scalar_vs_cpu) {
 }
 
 /* k_wsv's other block shapes (tuning switch wave_svb, radius 4): the other
- * vector width, 3D 32 x 16 threads, 2D 128 threads. */
+ * vector width, 3D 32 x 16 threads, 2D 64 threads. */
 TEST(wave_step_shapes_vs_cpu) {
   return wave_cases("wave_svb=alt", 1) || wave_cases("wave_svb=alt", 0) ||
-         wave_cases("wave_svb=tall", 1) || wave_cases("wave_svb=wide", 1) ||
-         wave_cases("wave_svb=wide", 0);
+         wave_cases("wave_svb=tall", 1) || wave_cases("wave_svb=narrow", 1) ||
+         wave_cases("wave_svb=narrow", 0);
 }
 
 /* The 3D update kernel of devices without tensor copies (k_wavev), which

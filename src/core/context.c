@@ -264,7 +264,7 @@ static const tuning_key tuning_keys[] = {
     {"wave_pair", TV_INT, 0, 1, NULL},
     {"wave_pair_chunks", TV_INT, 1, 1L << 30, NULL},
     {"wave_kernel", TV_WORD, 0, 0, "wavev|scalar"},
-    {"wave_svb", TV_WORD, 0, 0, "alt|tall|wide"},
+    {"wave_svb", TV_WORD, 0, 0, "alt|tall|narrow"},
     {"wave_cpml", TV_WORD, 0, 0, "split"},
     {"wave_cpmlx", TV_WORD, 0, 0, "pass"},
     {"wave_cpmly", TV_WORD, 0, 0, "pass|serial"},

@@ -379,10 +379,11 @@ strata_status launch_wsv_shape(strata_context *ctx, strata__cuda_state *st,
  * of tiles cost a variable-density walk twice the registers and shared
  * memory: its vectors are 8 bytes, so that 3D blocks of 32 x 8 threads fit
  * two on a multiprocessor (one with 16-byte vectors) and 2D blocks keep
- * about 80 registers.  2D: 64 threads, 16-byte vectors with constant
- * density.  For measurements, radius 4 also has the shapes of the tuning
- * switch wave_svb (docs/tuning.md): alt (the other vector width), tall
- * (3D: 32 x 16 threads) and wide (2D: 128 threads). */
+ * about 80 registers.  2D: 128 threads, 16-byte vectors with constant
+ * density (the measured best of 64 and 128: docs/performance.md).  For
+ * measurements, radius 4 also has the shapes of the tuning switch wave_svb
+ * (docs/tuning.md): alt (the other vector width), tall (3D: 32 x 16
+ * threads) and narrow (2D: 64 threads). */
 template <typename T, int R, int D, bool VD>
 strata_status launch_wsv_r(strata_context *ctx, strata__cuda_state *st,
                            const wave_par<T> &P, const T *rb, bool *used) {
@@ -390,7 +391,7 @@ strata_status launch_wsv_r(strata_context *ctx, strata__cuda_state *st,
   if constexpr (R == 4) {
     char buf[16];
     const char *v = strata__tuning(ctx, "wave_svb", buf, sizeof buf);
-    const int alt = v && !strcmp(v, "alt"), wide = v && !strcmp(v, "wide"),
+    const int alt = v && !strcmp(v, "alt"), narrow = v && !strcmp(v, "narrow"),
               tall = v && !strcmp(v, "tall");
     if constexpr (D == 3) {
       if (alt)
@@ -399,15 +400,15 @@ strata_status launch_wsv_r(strata_context *ctx, strata__cuda_state *st,
         return launch_wsv_shape<T, R, D, VD, 32, 16, VB>(ctx, st, P, rb, used);
     } else {
       if (alt)
-        return launch_wsv_shape<T, R, D, VD, 64, 1, VO>(ctx, st, P, rb, used);
-      if (wide)
-        return launch_wsv_shape<T, R, D, VD, 128, 1, VB>(ctx, st, P, rb, used);
+        return launch_wsv_shape<T, R, D, VD, 128, 1, VO>(ctx, st, P, rb, used);
+      if (narrow)
+        return launch_wsv_shape<T, R, D, VD, 64, 1, VB>(ctx, st, P, rb, used);
     }
   }
   if constexpr (D == 3)
     return launch_wsv_shape<T, R, D, VD, 32, 8, VB>(ctx, st, P, rb, used);
   else
-    return launch_wsv_shape<T, R, D, VD, 64, 1, VB>(ctx, st, P, rb, used);
+    return launch_wsv_shape<T, R, D, VD, 128, 1, VB>(ctx, st, P, rb, used);
 }
 
 template <typename T, int D, bool VD>

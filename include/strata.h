@@ -2026,10 +2026,10 @@ typedef struct strata_dist_options {
                          of a y-z split (py x P/py ranks; it must divide
                          the rank count).  0 (default): the split the
                          exchange model predicts fastest for the grid
-                         (docs/distributed.md); 1: slabs along z.  2D
-                         grids, the wave and FDTD solvers, and contexts on
-                         the CUDA engine: slabs (ranks_y > 1 with a CUDA
-                         context is refused, STRATA_ENOTSUP) */
+                         (docs/distributed.md) on the CPU engine, slabs on
+                         the CUDA engine (measured faster within a node);
+                         1: slabs along z.  2D grids and the wave and
+                         FDTD solvers: slabs */
 } strata_dist_options;
 
 /* Fills *o with the defaults listed above. */

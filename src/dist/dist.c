@@ -128,7 +128,8 @@ void strata__dist_grid(const strata_dist *d, const strata_field_desc *gd,
   if (!yz || gd->dims != 3 || P < 2) return;
   p[0] = d->ranks_y;
   if (p[0] == 0 && strata_context_backend(d->ctx) == STRATA_BACKEND_CUDA)
-    p[0] = 1; /* GPUs: slabs (see strata_dist_create) */
+    p[0] = 1; /* GPUs: slabs, measured ahead of the split within a node
+               * (docs/distributed.md); ranks_y asks for the split */
   if (p[0] == 0) {
     /* the model's choice for the CPU engine's 3D heat sweep (one step a
      * sweep), with parts of at least a 4-deep sweep's 7 planes */

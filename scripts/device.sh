@@ -16,7 +16,8 @@
 # README in its form (scripts/dist_table.awk: device, date, commit,
 # efficiency and exposed exchange a row) in $OUT/dist_table.md; then the
 # variable-coefficient multigrid over 1, 2 and 4 GPUs (test_dist_mg, and
-# one fp64 FMG solve of HPGMG-FV's problem, DIST_MG_WEAK^3 = 256^3 a GPU).
+# one fp64 FMG solve of HPGMG-FV's problem, DIST_MG_WEAK^3 = 256^3 a GPU,
+# at the cost rule's gather level and at each of DIST_MG_LEVELS).
 #
 # survey (not part of all): test_survey on the GPU, then the shots per hour
 # of examples/survey3d_gpu.ini on one GPU and (with 2 or more) on two.
@@ -167,6 +168,14 @@ if [ "${stages#*dist}" != "$stages" ]; then
     timeout 150 $MPI -n $np "$B/bench_dist" --backend cuda --solver mg \
       --weak ${DIST_MG_WEAK:-256} --steps ${DIST_MG_STEPS:-10} >> "$OUT/dist.txt" 2>&1
     note "bench_dist mg weak np=$np rc=$?"
+    # the gather level by hand (the cost rule's alternatives): rank 0's
+    # coarse work against more exchanges of small messages
+    [ $np -gt 1 ] && for L in ${DIST_MG_LEVELS:-3 4 5}; do
+      timeout 100 $MPI -n $np "$B/bench_dist" --backend cuda --solver mg \
+        --weak ${DIST_MG_WEAK:-256} --steps ${DIST_MG_STEPS:-10} \
+        --agglomerate $L >> "$OUT/dist.txt" 2>&1
+      note "bench_dist mg weak np=$np agglomerate=$L rc=$?"
+    done
   done
   grep -E "^(wave|heat|mg|#)" "$OUT/dist.txt" | tee -a "$OUT/summary.txt"
   # the table of the README and docs/performance.md, from these runs

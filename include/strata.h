@@ -1891,6 +1891,19 @@ strata_status strata_solver_check(strata_solver *s);
  * collective, the traces gathered on rank 0 (0 traces elsewhere).
  * Errors: STRATA_EINVAL, STRATA_ENOMEM. */
 strata_status strata_solver_traces(strata_solver *s, strata_traces *t);
+/* Writes the receiver traces recorded so far as an HDF5 file at path, as
+ * strata_traces_save_h5 writes strata_solver_traces' result (dataset
+ * "traces" (receivers, samples) in fp64, "receivers" (receivers, 3) in
+ * metres, the root's attributes "dt", "source" and "shot"): the same
+ * content on any number of processes.  Over several processes
+ * collective: with parallel HDF5 (strata_h5_parallel) every rank writes
+ * the rows of the receivers it samples with MPI-IO's collective writes, no
+ * gather; else the traces are gathered to rank 0, which writes them.  The
+ * file is complete under its final name, or absent.  Errors: STRATA_EINVAL
+ * (a solver without receivers, path NULL), STRATA_ENOTSUP (no HDF5),
+ * STRATA_ENOMEM, STRATA_EIO. */
+strata_status strata_solver_save_traces_h5(strata_solver *s,
+                                           const char *path);
 
 /* The kind's own handle, for what only it offers (e.g. a velocity model:
  * strata_wave_set_velocity); NULL when s is of another kind.  Borrowed:

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "io_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -194,34 +195,31 @@ static int put_slab(hid_t f, const char *name, int dims, const hsize_t *gd,
 }
 #endif
 
-strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
-                                         const char *path, int dims,
-                                         const size_t n[3], size_t own_lo,
-                                         size_t own_n, strata_precision p,
-                                         const void *data, const char *name,
-                                         double spacing) {
 #ifdef STRATA_HAVE_HDF5_MPI
-  /* every rank writes under rank 0's temporary name */
-  char tmp[4096 + 32];
-  const size_t pn = strlen(path);
-  if (pn > 4096)
-    return strata__fail_arg_s(ctx, STRATA_EINVAL, "path", path, "the path "
-                              "'%s' is longer than 4096 bytes", path);
-  if (d->rank == 0) strata__ofile_tmp_name(tmp, sizeof tmp, path);
-  MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, d->comm);
-  hsize_t gd[3] = {1, 1, 1};
-  for (int a = 0; a < dims; a++) gd[a] = (hsize_t)n[dims - 1 - a];
+/* A file created collectively over the ranks of d with the MPI-IO
+ * driver, under rank 0's temporary name for path (into tmp, tn bytes):
+ * its handle (-1 when this rank's creation failed), with the lock held;
+ * dist_close ends it.  The file's creation and closing are collective:
+ * every rank calls both whatever failed on its own side. */
+static hid_t dist_open(strata_dist *d, const char *path, char *tmp,
+                       size_t tn) {
+  if (d->rank == 0) strata__ofile_tmp_name(tmp, tn, path);
+  MPI_Bcast(tmp, (int)tn, MPI_CHAR, 0, d->comm);
   pthread_mutex_lock(&h5_lock);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   int ok = fapl >= 0 && H5Pset_fapl_mpio(fapl, d->comm, MPI_INFO_NULL) >= 0;
-  /* the file's creation and closing are collective: every rank calls
-   * them whatever failed on its own side */
   hid_t f = ok ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
   if (fapl >= 0) H5Pclose(fapl);
-  ok = ok && f >= 0 &&
-       put_slab(f, name, dims, gd, (hsize_t)own_lo, (hsize_t)own_n, p, data,
-                spacing);
-  if (f >= 0 && H5Fclose(f) < 0) ok = 0;
+  return f;
+}
+
+/* Closes dist_open's file f (ok: this rank's writes succeeded) and, once
+ * every rank has written, renames it to path on rank 0 (else removes it);
+ * unlocks. */
+static strata_status dist_close(strata_context *ctx, strata_dist *d,
+                                const char *path, const char *tmp, hid_t f,
+                                int ok) {
+  if (f < 0 || H5Fclose(f) < 0) ok = 0;
   pthread_mutex_unlock(&h5_lock);
   ok = all_ok(d->comm, ok);
   int renamed = 1;
@@ -235,14 +233,146 @@ strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
                           "HDF5 file '%s' over %d ranks (%s)", path, d->size,
                           ok ? "the rename failed"
                              : "the parallel HDF5 library failed on a rank");
+}
+#endif
+
+/* The path's check for the ranks' writers; STRATA_ENOTSUP without
+ * parallel HDF5. */
+static strata_status dist_path(strata_context *ctx, const char *path) {
+#ifdef STRATA_HAVE_HDF5_MPI
+  if (strlen(path) > 4096)
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "path", path, "the path "
+                              "'%s' is longer than 4096 bytes", path);
+  return STRATA_OK;
 #else
-  (void)d, (void)dims, (void)n, (void)own_lo, (void)own_n, (void)p,
-      (void)data, (void)name, (void)spacing;
   return strata__fail_arg_s(ctx, STRATA_ENOTSUP, "path", path ? path : "",
                             "cannot write '%s' over several processes: this "
                             "strata was built without parallel HDF5 (install "
                             "libhdf5-openmpi-dev and build again)",
                             path ? path : "");
+#endif
+}
+
+strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
+                                         const char *path, int dims,
+                                         const size_t n[3], size_t own_lo,
+                                         size_t own_n, strata_precision p,
+                                         const void *data, const char *name,
+                                         double spacing) {
+  strata_status s = dist_path(ctx, path);
+  if (s != STRATA_OK) return s;
+#ifdef STRATA_HAVE_HDF5_MPI
+  /* every rank writes under rank 0's temporary name */
+  char tmp[4096 + 32];
+  hsize_t gd[3] = {1, 1, 1};
+  for (int a = 0; a < dims; a++) gd[a] = (hsize_t)n[dims - 1 - a];
+  hid_t f = dist_open(d, path, tmp, sizeof tmp);
+  int ok = f >= 0 && put_slab(f, name, dims, gd, (hsize_t)own_lo,
+                              (hsize_t)own_n, p, data, spacing);
+  return dist_close(ctx, d, path, tmp, f, ok);
+#else
+  (void)d, (void)dims, (void)n, (void)own_lo, (void)own_n, (void)p,
+      (void)data, (void)name, (void)spacing;
+  return s;
+#endif
+}
+
+#ifdef STRATA_HAVE_HDF5_MPI
+/* Selects in the file space fs of (ntraces, ns) the rows ids[0 .. nown)
+ * (increasing), one hyperslab per run of consecutive rows, and in the
+ * memory space ms their nown * ns samples; none on a rank that has none. */
+static int select_rows(hid_t fs, hid_t ms, int nown, const int *ids,
+                       hsize_t ns) {
+  if (nown == 0) return H5Sselect_none(fs) >= 0 && H5Sselect_none(ms) >= 0;
+  int ok = 1;
+  for (int i = 0; ok && i < nown;) {
+    int j = i + 1;
+    while (j < nown && ids[j] == ids[j - 1] + 1) j++;
+    hsize_t start[2] = {(hsize_t)ids[i], 0}, cnt[2] = {(hsize_t)(j - i), ns};
+    ok = H5Sselect_hyperslab(fs, i ? H5S_SELECT_OR : H5S_SELECT_SET, start,
+                             NULL, cnt, NULL) >= 0;
+    i = j;
+  }
+  return ok && H5Sget_select_npoints(fs) == (hssize_t)((hsize_t)nown * ns);
+}
+
+/* A dataset of rank 2 and shape gd of type p in f, written collectively:
+ * this rank's rows ids[0 .. nown) (all of them when ids is NULL and nown
+ * is gd[0]) from data. */
+static int put_rows(hid_t f, const char *name, const hsize_t gd[2],
+                    strata_precision p, int nown, const int *ids,
+                    const void *data) {
+  hid_t t = p == STRATA_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+  hid_t mt = p == STRATA_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  hsize_t mn = nown > 0 ? (hsize_t)nown * gd[1] : 1;
+  hid_t fs = H5Screate_simple(2, gd, NULL);
+  hid_t ms = H5Screate_simple(1, &mn, NULL);
+  hid_t d = fs < 0 ? -1
+                   : H5Dcreate2(f, name, t, fs, H5P_DEFAULT, H5P_DEFAULT,
+                                H5P_DEFAULT);
+  hid_t x = H5Pcreate(H5P_DATASET_XFER);
+  int ok = fs >= 0 && ms >= 0 && d >= 0 && x >= 0 &&
+           H5Pset_dxpl_mpio(x, H5FD_MPIO_COLLECTIVE) >= 0;
+  if (ok && ids) ok = select_rows(fs, ms, nown, ids, gd[1]);
+  else if (ok && nown == 0)
+    ok = H5Sselect_none(fs) >= 0 && H5Sselect_none(ms) >= 0;
+  static const double nothing; /* the buffer of an empty selection */
+  ok = ok && H5Dwrite(d, mt, ms, fs, x, data ? data : &nothing) >= 0;
+  if (x >= 0) H5Pclose(x);
+  if (d >= 0) H5Dclose(d);
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return ok;
+}
+
+/* 1 on every rank when every trace of ntraces is one rank's: ids
+ * increasing and in range on each rank, each trace counted once. */
+static int rows_cover(strata_dist *d, int ntraces, int nown,
+                      const int *ids) {
+  int ok = nown >= 0 && nown <= ntraces;
+  for (int i = 0; ok && i < nown; i++)
+    ok = ids[i] >= 0 && ids[i] < ntraces && (i == 0 || ids[i] > ids[i - 1]);
+  int *cnt = calloc((size_t)ntraces, sizeof *cnt);
+  ok = all_ok(d->comm, ok && cnt);
+  if (ok) {
+    for (int i = 0; i < nown; i++) cnt[ids[i]] = 1;
+    MPI_Allreduce(MPI_IN_PLACE, cnt, ntraces, MPI_INT, MPI_SUM, d->comm);
+    for (int r = 0; ok && r < ntraces; r++) ok = cnt[r] == 1;
+  }
+  free(cnt);
+  return ok;
+}
+#endif
+
+strata_status strata__h5_write_traces_dist(strata_context *ctx,
+                                           strata_dist *d, const char *path,
+                                           const strata_traces *t, int nown,
+                                           const int *ids, const void *rows) {
+  strata_status s = dist_path(ctx, path);
+  if (s != STRATA_OK) return s;
+#ifdef STRATA_HAVE_HDF5_MPI
+  if (t->ntraces > (size_t)INT_MAX || !rows_cover(d, (int)t->ntraces, nown,
+                                                  ids))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "ids", nown, "traces over "
+                            "%d ranks: the ranks' receivers are not each of "
+                            "the %zu receivers once", d->size, t->ntraces);
+  char tmp[4096 + 32];
+  const hsize_t gd[2] = {t->ntraces, t->nsamples}, gr[2] = {t->ntraces, 3};
+  const double dt = t->dt, shot = t->shot > 0 ? t->shot : 1;
+  /* the receivers' positions (the same on every rank) from rank 0 */
+  const int nr = d->rank == 0 ? (int)t->ntraces : 0;
+  hid_t f = dist_open(d, path, tmp, sizeof tmp);
+  int ok = f >= 0 &&
+           put_rows(f, "traces", gd, t->precision, nown, ids, rows) &&
+           (!t->receivers ||
+            put_rows(f, "receivers", gr, STRATA_F64, nr, NULL,
+                     t->receivers)) &&
+           put_attr(f, "dt", 1, &dt) && put_attr(f, "source", 3, t->source) &&
+           put_attr(f, "shot", 1, &shot);
+  return dist_close(ctx, d, path, tmp, f, ok);
+#else
+  (void)d, (void)t, (void)nown, (void)ids, (void)rows;
+  return s;
 #endif
 }
 

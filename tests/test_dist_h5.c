@@ -183,29 +183,7 @@ TEST(refusals) {
 }
 
 int main(int argc, char **argv) {
-  if (!strata_dist_available(skip_why, sizeof skip_why)) {
-    skip_all = 1;
-  } else {
-    strata_context_options co;
-    strata_context_options_init(&co);
-    co.backend = ref_test_backend();
-    co.errbuf = skip_why;
-    co.errbuf_size = sizeof skip_why;
-    strata_dist_options o;
-    strata_dist_options_init(&o);
-    strata_status s = strata_dist_create(&co, &o, &D);
-    if (s != STRATA_OK) {
-      if (s != STRATA_ENOBACKEND && s != STRATA_ENOTSUP) {
-        fprintf(stderr, "strata_dist_create: %s: %s\n", strata_status_name(s),
-                skip_why);
-        strata_dist_finalize();
-        return 1;
-      }
-      skip_all = 1;
-    }
-  }
-  if (!skip_all && !rank0()) /* the other ranks: the same calls, quietly */
-    if (!freopen("/dev/null", "w", stdout)) return 1;
+  if (ref_dist_start(&D, &skip_all, skip_why, sizeof skip_why)) return 1;
   static const strata_test_entry tests[] = {
       STRATA__FOR_EACH(STRATA__TE, traces_match_one_process, refusals)};
   int rc = strata_test_main(argc, argv, tests,

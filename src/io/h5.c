@@ -159,6 +159,51 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
 }
 
 #ifdef STRATA_HAVE_HDF5_MPI
+/* A dataset of a file opened over the ranks, written collectively: its
+ * file and memory spaces, the dataset and the transfer list. */
+typedef struct {
+  hid_t fs, ms, d, x;
+} coll_set;
+
+/* Creates dataset name of shape gd (dims axes) and type p in f (every
+ * rank with the same shape), a memory space of shape mn (mdims axes) and
+ * a collective transfer: 1 when all were made. */
+static int coll_open(coll_set *c, hid_t f, const char *name, int dims,
+                     const hsize_t *gd, int mdims, const hsize_t *mn,
+                     strata_precision p) {
+  hid_t t = p == STRATA_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+  c->fs = H5Screate_simple(dims, gd, NULL);
+  c->ms = H5Screate_simple(mdims, mn, NULL);
+  c->d = c->fs < 0 ? -1
+                   : H5Dcreate2(f, name, t, c->fs, H5P_DEFAULT, H5P_DEFAULT,
+                                H5P_DEFAULT);
+  c->x = H5Pcreate(H5P_DATASET_XFER);
+  return c->fs >= 0 && c->ms >= 0 && c->d >= 0 && c->x >= 0 &&
+         H5Pset_dxpl_mpio(c->x, H5FD_MPIO_COLLECTIVE) >= 0;
+}
+
+/* Selects nothing: a rank without a part still takes part in the write. */
+static int coll_none(coll_set *c) {
+  return H5Sselect_none(c->fs) >= 0 && H5Sselect_none(c->ms) >= 0;
+}
+
+/* The collective write of this rank's selection from data, when ok (the
+ * set and the selections were made); 1 when written. */
+static int coll_write(coll_set *c, int ok, strata_precision p,
+                      const void *data) {
+  static const double nothing; /* the buffer of an empty selection */
+  hid_t mt = p == STRATA_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  return ok &&
+         H5Dwrite(c->d, mt, c->ms, c->fs, c->x, data ? data : &nothing) >= 0;
+}
+
+static void coll_close(coll_set *c) {
+  if (c->x >= 0) H5Pclose(c->x);
+  if (c->d >= 0) H5Dclose(c->d);
+  if (c->ms >= 0) H5Sclose(c->ms);
+  if (c->fs >= 0) H5Sclose(c->fs);
+}
+
 /* The dataset of the grid in the file f opened over the ranks (every rank
  * calls it with the same shape): this rank's planes written collectively
  * into its hyperslab, the attributes as strata__h5_write_grid's.  1 when
@@ -166,31 +211,19 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
 static int put_slab(hid_t f, const char *name, int dims, const hsize_t *gd,
                     hsize_t own_lo, hsize_t own_n, strata_precision p,
                     const void *data, double spacing) {
-  hid_t t = p == STRATA_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
-  hid_t mt = p == STRATA_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
   hsize_t start[3] = {own_lo, 0, 0},
           cnt[3] = {own_n, gd[1], dims > 2 ? gd[2] : 0};
-  hid_t fs = H5Screate_simple(dims, gd, NULL);
-  hid_t ms = H5Screate_simple(dims, cnt, NULL);
-  hid_t d = fs < 0 ? -1
-                   : H5Dcreate2(f, name, t, fs, H5P_DEFAULT, H5P_DEFAULT,
-                                H5P_DEFAULT);
-  hid_t x = H5Pcreate(H5P_DATASET_XFER);
-  int ok = fs >= 0 && ms >= 0 && d >= 0 && x >= 0 &&
-           H5Pset_dxpl_mpio(x, H5FD_MPIO_COLLECTIVE) >= 0;
-  /* a rank that owns no plane still takes part, selecting nothing */
-  if (ok && own_n == 0)
-    ok = H5Sselect_none(fs) >= 0 && H5Sselect_none(ms) >= 0;
+  coll_set c;
+  int ok = coll_open(&c, f, name, dims, gd, dims, cnt, p);
+  if (ok && own_n == 0) ok = coll_none(&c);
   else if (ok)
-    ok = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0;
-  ok = ok && H5Dwrite(d, mt, ms, fs, x, data) >= 0;
+    ok = H5Sselect_hyperslab(c.fs, H5S_SELECT_SET, start, NULL, cnt, NULL) >=
+         0;
+  ok = coll_write(&c, ok, p, data);
   const double h[3] = {spacing, spacing, spacing}, o[3] = {0, 0, 0};
-  ok = d >= 0 && put_attr(d, "spacing", dims, h) &&
-       put_attr(d, "origin", dims, o) && ok;
-  if (x >= 0) H5Pclose(x);
-  if (d >= 0) H5Dclose(d);
-  if (ms >= 0) H5Sclose(ms);
-  if (fs >= 0) H5Sclose(fs);
+  ok = c.d >= 0 && put_attr(c.d, "spacing", dims, h) &&
+       put_attr(c.d, "origin", dims, o) && ok;
+  coll_close(&c);
   return ok;
 }
 #endif
@@ -278,22 +311,22 @@ strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
 }
 
 #ifdef STRATA_HAVE_HDF5_MPI
-/* Selects in the file space fs of (ntraces, ns) the rows ids[0 .. nown)
- * (increasing), one hyperslab per run of consecutive rows, and in the
- * memory space ms their nown * ns samples; none on a rank that has none. */
-static int select_rows(hid_t fs, hid_t ms, int nown, const int *ids,
-                       hsize_t ns) {
-  if (nown == 0) return H5Sselect_none(fs) >= 0 && H5Sselect_none(ms) >= 0;
+/* Selects in c's file space of (ntraces, ns) the rows ids[0 .. nown)
+ * (increasing), one hyperslab per run of consecutive rows, and in its
+ * memory space their nown * ns samples; none on a rank that has none. */
+static int select_rows(coll_set *c, int nown, const int *ids, hsize_t ns) {
+  if (nown == 0) return coll_none(c);
   int ok = 1;
   for (int i = 0; ok && i < nown;) {
     int j = i + 1;
     while (j < nown && ids[j] == ids[j - 1] + 1) j++;
     hsize_t start[2] = {(hsize_t)ids[i], 0}, cnt[2] = {(hsize_t)(j - i), ns};
-    ok = H5Sselect_hyperslab(fs, i ? H5S_SELECT_OR : H5S_SELECT_SET, start,
-                             NULL, cnt, NULL) >= 0;
+    ok = H5Sselect_hyperslab(c->fs, i ? H5S_SELECT_OR : H5S_SELECT_SET,
+                             start, NULL, cnt, NULL) >= 0;
     i = j;
   }
-  return ok && H5Sget_select_npoints(fs) == (hssize_t)((hsize_t)nown * ns);
+  return ok &&
+         H5Sget_select_npoints(c->fs) == (hssize_t)((hsize_t)nown * ns);
 }
 
 /* A dataset of rank 2 and shape gd of type p in f, written collectively:
@@ -302,26 +335,13 @@ static int select_rows(hid_t fs, hid_t ms, int nown, const int *ids,
 static int put_rows(hid_t f, const char *name, const hsize_t gd[2],
                     strata_precision p, int nown, const int *ids,
                     const void *data) {
-  hid_t t = p == STRATA_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
-  hid_t mt = p == STRATA_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
-  hsize_t mn = nown > 0 ? (hsize_t)nown * gd[1] : 1;
-  hid_t fs = H5Screate_simple(2, gd, NULL);
-  hid_t ms = H5Screate_simple(1, &mn, NULL);
-  hid_t d = fs < 0 ? -1
-                   : H5Dcreate2(f, name, t, fs, H5P_DEFAULT, H5P_DEFAULT,
-                                H5P_DEFAULT);
-  hid_t x = H5Pcreate(H5P_DATASET_XFER);
-  int ok = fs >= 0 && ms >= 0 && d >= 0 && x >= 0 &&
-           H5Pset_dxpl_mpio(x, H5FD_MPIO_COLLECTIVE) >= 0;
-  if (ok && ids) ok = select_rows(fs, ms, nown, ids, gd[1]);
-  else if (ok && nown == 0)
-    ok = H5Sselect_none(fs) >= 0 && H5Sselect_none(ms) >= 0;
-  static const double nothing; /* the buffer of an empty selection */
-  ok = ok && H5Dwrite(d, mt, ms, fs, x, data ? data : &nothing) >= 0;
-  if (x >= 0) H5Pclose(x);
-  if (d >= 0) H5Dclose(d);
-  if (ms >= 0) H5Sclose(ms);
-  if (fs >= 0) H5Sclose(fs);
+  const hsize_t mn = nown > 0 ? (hsize_t)nown * gd[1] : 1;
+  coll_set c;
+  int ok = coll_open(&c, f, name, 2, gd, 1, &mn, p);
+  if (ok && ids) ok = select_rows(&c, nown, ids, gd[1]);
+  else if (ok && nown == 0) ok = coll_none(&c);
+  ok = coll_write(&c, ok, p, data);
+  coll_close(&c);
   return ok;
 }
 

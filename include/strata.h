@@ -878,8 +878,9 @@ strata_status strata_model_interfaces(strata_context *ctx, const size_t n[3],
  * memory and written like every other file (temporary name, then rename).
  * Over several processes: with parallel HDF5 (strata_h5_parallel() = 1:
  * the library built with MPI against an MPI build of HDF5) each rank
- * writes its own part of a snapshot into the file (strata_solver_save_h5);
- * with serial HDF5 the data is gathered on one rank first. */
+ * writes its own part of a snapshot or of the receiver traces into the
+ * file (strata_solver_save_h5, strata_solver_save_traces_h5); with serial
+ * HDF5 the data is gathered on one rank first. */
 int strata_h5_available(void);
 int strata_h5_parallel(void);
 /* Writes traces as HDF5: dataset "traces" (ntraces, nsamples) in t's

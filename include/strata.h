@@ -1297,7 +1297,9 @@ typedef struct strata_survey_options {
   const char *dir;            /* the gathers' folder (must exist) */
   const char *stem;           /* file names' stem; default "shot" */
   int segy, npy, h5;          /* formats of the gathers (.sgy, .npy, .h5
-                                 as strata_traces_save_h5); default SEG-Y */
+                                 as strata_traces_save_h5: with wave.dist
+                                 and parallel HDF5 written by every rank,
+                                 its receivers' rows); default SEG-Y */
   int first_number;           /* the first shot's number; default 1 */
   int rank, nranks;           /* this process's share; default 0 of 1 */
   int resume;                 /* 1 (default): skip the shots already

@@ -508,11 +508,11 @@ TEST(hdf5_snapshots_over_ranks) {
   return 0;
 }
 
-/* HDF5 traces over 2 and 4 ranks: traces.h5's content (h5dump, to 17
- * digits) is one process's, receivers on 4 ranks' plane boundaries and the
- * last rank sampling none; with parallel HDF5 every rank wrote its own
- * receivers' rows (the summary's traces.h5_writers), else rank 0; alone
- * and beside the gathered formats */
+/* HDF5 traces over 2 and 4 ranks: traces.h5's content (h5dump) is one
+ * process's, receivers on 4 ranks' plane boundaries and the last rank
+ * sampling none; with parallel HDF5 every rank wrote its own receivers'
+ * rows (the summary's traces.h5_writers), else rank 0; alone and beside
+ * the gathered formats.  And a split survey's .h5 gathers. */
 TEST(hdf5_traces_over_ranks) {
   CHECK(setup() == 0);
   if (!strata_h5_available()) SKIP("this strata was built without HDF5");
@@ -559,6 +559,26 @@ TEST(hdf5_traces_over_ranks) {
            also_npy ? "is missing" : "was written");
   }
   free(a);
+  /* a survey's shots split over 2 ranks: each .h5 gather (written by the
+   * ranks with parallel HDF5) is one process's */
+  CHECK(write_case("hs1.ini", "hs1", 120, 48, 2, "") == 0);
+  CHECK(write_case("hs2.ini", "hs2", 120, 48, 2, "split = true\n") == 0);
+  rc = strata("run hs1.ini --backend cpu --quiet --set survey.formats=h5");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  rc = strata_mpi(2, "run hs2.ini --backend cpu --quiet "
+                     "--set survey.formats=h5");
+  CHECKF(rc == 0, "split: exit %d: %s", rc, err_text());
+  for (int k = 1; k <= 2; k++) {
+    char p1[64], p2[64];
+    snprintf(p1, sizeof p1, "hs1/shot_%04d.h5", k);
+    snprintf(p2, sizeof p2, "hs2/shot_%04d.h5", k);
+    a = h5_text(p1);
+    char *b = h5_text(p2);
+    CHECKF(a && b && strstr(a, "DATASET \"traces\"") && !strcmp(a, b),
+           "%s differs from one process's", p2);
+    free(a);
+    free(b);
+  }
   return 0;
 }
 #endif

@@ -626,19 +626,7 @@ strata_status strata_solver_save_traces_h5(strata_solver *s,
   t.precision = STRATA_F64;
   trace_header(s, &t, wi.nsamples, wi.dt);
   /* every rank writes the rows of the receivers it samples */
-  const int *ids;
-  int nown;
-  strata__wave_own_traces(s->wave, NULL, &ids, &nown);
-  double *rows = malloc(sizeof(double) * ((size_t)nown * wi.nsamples + 1));
-  st = rows ? strata__wave_own_traces(s->wave, rows, &ids, &nown)
-            : strata__fail(s->ctx, STRATA_ENOMEM, "out of host memory for "
-                           "the traces of '%s'", path);
-  st = strata__dist_agree(s->dist, st);
-  if (st == STRATA_OK)
-    st = strata__h5_write_traces_dist(s->ctx, s->dist, path, &t, nown, ids,
-                                      rows);
-  free(rows);
-  return st;
+  return strata__wave_save_traces_h5_dist(s->wave, path, &t);
 }
 
 int strata__solver_nrec(const strata_solver *s) {

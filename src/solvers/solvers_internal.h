@@ -237,5 +237,11 @@ void strata__wave_source(const strata_wave *w, double src[3]);
  * backend's. */
 strata_status strata__wave_own_traces(const strata_wave *w, double *out,
                                      const int **ids, int *n);
+/* Over the ranks of the solver's dist, collectively: its traces as the
+ * HDF5 file path, t describing them (t->data unused), each rank writing
+ * the rows of the receivers it samples (strata__h5_write_traces_dist). */
+strata_status strata__wave_save_traces_h5_dist(const strata_wave *w,
+                                              const char *path,
+                                              const strata_traces *t);
 
 #endif

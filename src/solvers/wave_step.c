@@ -4,6 +4,7 @@
  * states for checkpoints.  Kept apart from creation and validation because
  * it works only on a solver already built and checked. */
 #include "wave_internal.h"
+#include "../io/io_internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -208,6 +209,25 @@ strata_status strata__wave_own_traces(const strata_wave *w, double *out,
         out[(size_t)r * w->nsamples + t] = tmp[t * (size_t)w->nrec + r];
   free(tmp);
   return s;
+}
+
+strata_status strata__wave_save_traces_h5_dist(const strata_wave *w,
+                                              const char *path,
+                                              const strata_traces *t) {
+  const int *ids;
+  int nown;
+  strata__wave_own_traces(w, NULL, &ids, &nown);
+  double *rows = malloc(sizeof(double) * ((size_t)nown * w->nsamples + 1));
+  strata_status st =
+      rows ? strata__wave_own_traces(w, rows, &ids, &nown)
+           : strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory for "
+                          "the traces of '%s'", path);
+  st = strata__dist_agree(w->o.dist, st);
+  if (st == STRATA_OK)
+    st = strata__h5_write_traces_dist(w->ctx, w->o.dist, path, t, nown, ids,
+                                      rows);
+  free(rows);
+  return st;
 }
 
 strata_status strata_wave_traces(const strata_wave *w, double *out,

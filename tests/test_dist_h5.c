@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static strata_dist *D;
@@ -154,6 +156,29 @@ TEST(refusals) {
   const int said = strstr(strata_context_error(ctx), "no receivers") != NULL;
   strata_solver_destroy(&s);
   CHECK(st == STRATA_EINVAL && said && !file_exists(path));
+  /* a folder that does not exist: STRATA_EIO naming the file, on every
+   * rank, and nothing printed (HDF5's own error report silenced) */
+  CHECK_OK(make_wave(ctx, D, 8, &s), ctx);
+  char err[160];
+  snprintf(err, sizeof err, "test_dist_h5_np%d_r%d.err", strata_dist_size(D),
+           strata_dist_rank(D));
+  fflush(stderr);
+  int saved = dup(2), fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) dup2(fd, 2);
+  st = strata_solver_save_traces_h5(s, "test_dist_h5_no_such_dir/t.h5");
+  fflush(stderr);
+  if (saved >= 0) dup2(saved, 2);
+  struct stat sb;
+  double quiet = fd >= 0 && stat(err, &sb) == 0 && sb.st_size == 0;
+  if (fd >= 0) close(fd);
+  if (saved >= 0) close(saved);
+  remove(err);
+  const int named = strstr(strata_context_error(ctx), "no_such_dir/t.h5") != 0;
+  strata_solver_destroy(&s);
+  CHECK_OK(strata_dist_allreduce(D, &quiet, 1, 2), ctx);
+  CHECKF(st == STRATA_EIO && named, "%s: %s", strata_status_name(st),
+         strata_context_error(ctx));
+  CHECKF(quiet == 1, "something was printed on stderr");
   if (!strata_h5_parallel()) return 0;
   /* the writer of the ranks: every rank claiming every receiver (one
    * rank: receivers out of order) is refused before anything is written */

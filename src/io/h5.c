@@ -41,6 +41,22 @@ int strata_h5_parallel(void) {
 
 #ifdef STRATA_HAVE_HDF5
 static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+static H5E_auto2_t h5_print; /* the program's own HDF5 error printer */
+static void *h5_print_data;
+
+/* Takes the lock and silences HDF5's printing of its error stack (the
+ * library reports failures through its status and message, and never
+ * prints); h5_leave restores the program's printer and unlocks. */
+static void h5_enter(void) {
+  pthread_mutex_lock(&h5_lock);
+  H5Eget_auto2(H5E_DEFAULT, &h5_print, &h5_print_data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void h5_leave(void) {
+  H5Eset_auto2(H5E_DEFAULT, h5_print, h5_print_data);
+  pthread_mutex_unlock(&h5_lock);
+}
 
 /* A file in memory, named uniquely (the core driver's names must differ
  * between files open at once). */
@@ -94,7 +110,7 @@ static strata_status finish(strata_context *ctx, hid_t f, int ok,
   } else {
     s = mem_commit(ctx, f, path);
   }
-  pthread_mutex_unlock(&h5_lock);
+  h5_leave();
   return s;
 }
 
@@ -144,7 +160,7 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
   hsize_t d[3];
   for (int a = 0; a < dims; a++) d[a] = (hsize_t)n[dims - 1 - a];
   const double h[3] = {spacing, spacing, spacing}, o[3] = {0, 0, 0};
-  pthread_mutex_lock(&h5_lock);
+  h5_enter();
   hid_t f = mem_create();
   int ok = f >= 0 && put_set(f, name, dims, d, p, data);
   hid_t ds = ok ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
@@ -238,7 +254,7 @@ static hid_t dist_open(strata_dist *d, const char *path, char *tmp,
                        size_t tn) {
   if (d->rank == 0) strata__ofile_tmp_name(tmp, tn, path);
   MPI_Bcast(tmp, (int)tn, MPI_CHAR, 0, d->comm);
-  pthread_mutex_lock(&h5_lock);
+  h5_enter();
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   int ok = fapl >= 0 && H5Pset_fapl_mpio(fapl, d->comm, MPI_INFO_NULL) >= 0;
   hid_t f = ok ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
@@ -253,7 +269,7 @@ static strata_status dist_close(strata_context *ctx, strata_dist *d,
                                 const char *path, const char *tmp, hid_t f,
                                 int ok) {
   if (f < 0 || H5Fclose(f) < 0) ok = 0;
-  pthread_mutex_unlock(&h5_lock);
+  h5_leave();
   ok = all_ok(d->comm, ok);
   int renamed = 1;
   if (d->rank == 0) {
@@ -408,7 +424,7 @@ strata_status strata_traces_save_h5(strata_context *ctx, const char *path,
 #ifdef STRATA_HAVE_HDF5
   const hsize_t d[2] = {t->ntraces, t->nsamples}, r[2] = {t->ntraces, 3};
   const double dt = t->dt, shot = t->shot > 0 ? t->shot : 1;
-  pthread_mutex_lock(&h5_lock);
+  h5_enter();
   hid_t f = mem_create();
   int ok = f >= 0 && put_set(f, "traces", 2, d, t->precision, t->data) &&
            (!t->receivers ||

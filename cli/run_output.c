@@ -197,7 +197,44 @@ void run_traces_png_options(run_state *r, const output_cfg *o,
   po->lines = r->interfaces;
 }
 
+/* Over several processes with parallel HDF5, traces.h5 is written by
+ * every rank, each the rows of the receivers it samples
+ * (strata_solver_save_traces_h5); the other formats of the traces gather
+ * them on rank 0. */
+static int traces_h5_by_ranks(const run_state *r, const output_cfg *o) {
+  return r->dist && o->trace_h5 && strata_h5_parallel() &&
+         !strcmp(r->solver->kind, "wave") &&
+         cf_section_line(&r->cf, "receivers");
+}
+
+/* traces.h5 written by the ranks (collective): 0, or -1 with the message;
+ * *done = 1 when no other format of the traces is wanted, the summary's
+ * entry then written here from the solver's description. */
+static int write_traces_h5_by_ranks(run_state *r, output_cfg *o, FILE *json,
+                                    int *done) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/traces.h5", o->dir);
+  if (strata_solver_save_traces_h5(r->sv, path) != STRATA_OK)
+    return run_fail(r, "cannot write %s: %s", path,
+                    strata_context_error(r->ctx));
+  *done = !o->trace_npy && !o->trace_segy && !o->trace_png;
+  strata_wave_info wi;
+  if (!*done || r->rank != 0 ||
+      strata_wave_get_info(strata_solver_wave(r->sv), &wi) != STRATA_OK)
+    return 0;
+  long every = cf_int(&r->cf, "receivers", "every", 1);
+  fprintf(json, "  \"traces\": {\"receivers\": %ld, \"samples\": %zu, "
+          "\"dt\": %.9g, \"h5_writers\": %d},\n",
+          cf_int(&r->cf, "receivers", "count", 1), wi.nsamples,
+          wi.dt * (double)(every > 0 ? every : 1), r->nranks);
+  return 0;
+}
+
 static int write_traces(run_state *r, output_cfg *o, FILE *json) {
+  const int by_ranks = traces_h5_by_ranks(r, o);
+  int done = 0;
+  if (by_ranks && (write_traces_h5_by_ranks(r, o, json, &done) || done))
+    return done ? 0 : -1;
   strata_traces t;
   /* collective over several processes: rank 0 receives the traces */
   if (strata_solver_traces(r->sv, &t) != STRATA_OK)
@@ -207,6 +244,8 @@ static int write_traces(run_state *r, output_cfg *o, FILE *json) {
   strata_status s = STRATA_OK;
   fprintf(json, "  \"traces\": {\"receivers\": %zu, \"samples\": %zu, "
           "\"dt\": %.9g", t.ntraces, t.nsamples, t.dt);
+  if (o->trace_h5) /* who wrote traces.h5: every rank its rows, or rank 0 */
+    fprintf(json, ", \"h5_writers\": %d", by_ranks ? r->nranks : 1);
   if (o->trace_npy) {
     snprintf(path, sizeof path, "%s/traces.npy", o->dir);
     s = strata_traces_save_npy(r->ctx, path, &t);
@@ -221,7 +260,7 @@ static int write_traces(run_state *r, output_cfg *o, FILE *json) {
       s = STRATA_OK;
     }
   }
-  if (o->trace_h5 && s == STRATA_OK) {
+  if (o->trace_h5 && !by_ranks && s == STRATA_OK) {
     snprintf(path, sizeof path, "%s/traces.h5", o->dir);
     s = strata_traces_save_h5(r->ctx, path, &t);
   }

@@ -878,8 +878,9 @@ strata_status strata_model_interfaces(strata_context *ctx, const size_t n[3],
  * memory and written like every other file (temporary name, then rename).
  * Over several processes: with parallel HDF5 (strata_h5_parallel() = 1:
  * the library built with MPI against an MPI build of HDF5) each rank
- * writes its own part of a snapshot into the file (strata_solver_save_h5);
- * with serial HDF5 the data is gathered on one rank first. */
+ * writes its own part of a snapshot or of the receiver traces into the
+ * file (strata_solver_save_h5, strata_solver_save_traces_h5); with serial
+ * HDF5 the data is gathered on one rank first. */
 int strata_h5_available(void);
 int strata_h5_parallel(void);
 /* Writes traces as HDF5: dataset "traces" (ntraces, nsamples) in t's
@@ -1296,7 +1297,9 @@ typedef struct strata_survey_options {
   const char *dir;            /* the gathers' folder (must exist) */
   const char *stem;           /* file names' stem; default "shot" */
   int segy, npy, h5;          /* formats of the gathers (.sgy, .npy, .h5
-                                 as strata_traces_save_h5); default SEG-Y */
+                                 as strata_traces_save_h5: with wave.dist
+                                 and parallel HDF5 written by every rank,
+                                 its receivers' rows); default SEG-Y */
   int first_number;           /* the first shot's number; default 1 */
   int rank, nranks;           /* this process's share; default 0 of 1 */
   int resume;                 /* 1 (default): skip the shots already
@@ -1891,6 +1894,19 @@ strata_status strata_solver_check(strata_solver *s);
  * collective, the traces gathered on rank 0 (0 traces elsewhere).
  * Errors: STRATA_EINVAL, STRATA_ENOMEM. */
 strata_status strata_solver_traces(strata_solver *s, strata_traces *t);
+/* Writes the receiver traces recorded so far as an HDF5 file at path, as
+ * strata_traces_save_h5 writes strata_solver_traces' result (dataset
+ * "traces" (receivers, samples) in fp64, "receivers" (receivers, 3) in
+ * metres, the root's attributes "dt", "source" and "shot"): the same
+ * content on any number of processes.  Over several processes
+ * collective: with parallel HDF5 (strata_h5_parallel) every rank writes
+ * the rows of the receivers it samples with MPI-IO's collective writes, no
+ * gather; else the traces are gathered to rank 0, which writes them.  The
+ * file is complete under its final name, or absent.  Errors: STRATA_EINVAL
+ * (a solver without receivers, path NULL), STRATA_ENOTSUP (no HDF5),
+ * STRATA_ENOMEM, STRATA_EIO. */
+strata_status strata_solver_save_traces_h5(strata_solver *s,
+                                           const char *path);
 
 /* The kind's own handle, for what only it offers (e.g. a velocity model:
  * strata_wave_set_velocity); NULL when s is of another kind.  Borrowed:

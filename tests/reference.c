@@ -556,6 +556,37 @@ double ref_hash_point(long i, long j, long k, void *unused) {
   return (double)(x % 2000003ull) / 1000001.5 - 1.0;
 }
 
+int ref_dist_start(strata_dist **d, int *skip, char *why, size_t why_size) {
+  *skip = 0;
+  if (!strata_dist_available(why, why_size)) {
+    *skip = 1;
+    return 0;
+  }
+  strata_context_options co;
+  strata_context_options_init(&co);
+  co.backend = ref_test_backend();
+  co.autotune = 0; /* the fixed variant table, as the ranks use */
+  co.tune_cache = "";
+  co.errbuf = why;
+  co.errbuf_size = why_size;
+  strata_dist_options o;
+  strata_dist_options_init(&o);
+  strata_status s = strata_dist_create(&co, &o, d);
+  if (s == STRATA_ENOBACKEND || s == STRATA_ENOTSUP) {
+    *skip = 1;
+    return 0;
+  }
+  if (s != STRATA_OK) {
+    fprintf(stderr, "strata_dist_create: %s: %s\n", strata_status_name(s),
+            why);
+    strata_dist_finalize();
+    return 1;
+  }
+  if (strata_dist_rank(*d) != 0 && !freopen("/dev/null", "w", stdout))
+    return 1;
+  return 0;
+}
+
 strata_backend ref_test_backend(void) {
   const char *b = getenv("STRATA_TEST_BACKEND");
   strata_backend k = STRATA_BACKEND_CPU;

@@ -51,6 +51,13 @@ double ref_eps(strata_precision p);
  * ("cuda" runs the same tests on GPUs). */
 strata_backend ref_test_backend(void);
 
+/* The multi-process tests' start: *d over the ranks mpiexec started (one
+ * without it) on ref_test_backend(), fixed variant tables, and the other
+ * ranks' stdout sent to /dev/null.  0 with *skip = 0 when made; 0 with
+ * *skip = 1 where there is no MPI or no such backend (why says so); 1
+ * after printing any other failure (MPI finalized). */
+int ref_dist_start(strata_dist **d, int *skip, char *why, size_t why_size);
+
 /* A value in [-1, 1) hashed from the global point (i, j, k), smooth-free:
  * the same field on any number of ranks (strata_field_fill_fn's shape). */
 double ref_hash_point(long i, long j, long k, void *unused);

@@ -507,6 +507,80 @@ TEST(hdf5_snapshots_over_ranks) {
   }
   return 0;
 }
+
+/* HDF5 traces over 2 and 4 ranks: traces.h5's content (h5dump) is one
+ * process's, receivers on 4 ranks' plane boundaries and the last rank
+ * sampling none; with parallel HDF5 every rank wrote its own receivers'
+ * rows (the summary's traces.h5_writers), else rank 0; alone and beside
+ * the gathered formats.  And a split survey's .h5 gathers. */
+TEST(hdf5_traces_over_ranks) {
+  CHECK(setup() == 0);
+  if (!strata_h5_available()) SKIP("this strata was built without HDF5");
+  if (system("h5dump --version >/dev/null 2>&1") != 0)
+    SKIP("h5dump is not installed (hdf5-tools)");
+  CHECK(write_file(tp("ht.ini"),
+                   "[solver]\nkind = wave\n[grid]\nn = 40, 8, 64\n"
+                   "spacing = 10\nprecision = f32\n[run]\nsteps = 60\n"
+                   "[boundary]\nall = cpml\ny_lo = periodic\n"
+                   "y_hi = periodic\nz_lo = free\nwidth = 8\n"
+                   "[source]\nfrequency = 14\nposition = 200, 35, 150\n"
+                   "[receivers]\nstart = 20, 0, 10\nend = 380, 0, 400\n"
+                   "count = 9\nevery = 2\n"
+                   "[output]\nformats = npy\ntraces = h5\n") == 0);
+  int rc = strata("run ht.ini --quiet --no-ceiling --backend cpu --out t1");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  char *a = h5_text("t1/traces.h5");
+  CHECK(a && strstr(a, "DATASET \"traces\"") &&
+        strstr(a, "DATASPACE  SIMPLE { ( 9, 31 ) / ( 9, 31 ) }"));
+  const int np[2] = {2, 4};
+  for (int q = 0; q < 4; q++) {
+    const int n = np[q % 2], also_npy = q >= 2;
+    char args[200], out[16], path[64], want[48];
+    snprintf(out, sizeof out, "t%d%s", n, also_npy ? "n" : "");
+    snprintf(args, sizeof args, "run ht.ini --quiet --no-ceiling --backend "
+             "cpu --out %s%s", out,
+             also_npy ? " --set output.traces=h5,npy" : "");
+    rc = strata_mpi(n, args);
+    CHECKF(rc == 0, "%d ranks: exit %d: %s", n, rc, err_text());
+    snprintf(path, sizeof path, "%s/traces.h5", out);
+    char *b = h5_text(path);
+    CHECKF(b && !strcmp(a, b), "%s differs from one process's", path);
+    free(b);
+    snprintf(path, sizeof path, "%s/summary.json", out);
+    char *sum = slurp(tp(path), NULL);
+    snprintf(want, sizeof want, "\"h5_writers\": %d}",
+             strata_h5_parallel() ? n : 1);
+    CHECKF(sum && strstr(sum, "\"traces\": {\"receivers\": 9, "
+                              "\"samples\": 31,") && strstr(sum, want),
+           "no '%s' in %s", want, path);
+    free(sum);
+    snprintf(path, sizeof path, "%s/traces.npy", out);
+    CHECKF(access(tp(path), F_OK) == (also_npy ? 0 : -1), "%s %s", path,
+           also_npy ? "is missing" : "was written");
+  }
+  free(a);
+  /* a survey's shots split over 2 ranks: each .h5 gather (written by the
+   * ranks with parallel HDF5) is one process's */
+  CHECK(write_case("hs1.ini", "hs1", 120, 48, 2, "") == 0);
+  CHECK(write_case("hs2.ini", "hs2", 120, 48, 2, "split = true\n") == 0);
+  rc = strata("run hs1.ini --backend cpu --quiet --set survey.formats=h5");
+  CHECKF(rc == 0, "exit %d: %s", rc, err_text());
+  rc = strata_mpi(2, "run hs2.ini --backend cpu --quiet "
+                     "--set survey.formats=h5");
+  CHECKF(rc == 0, "split: exit %d: %s", rc, err_text());
+  for (int k = 1; k <= 2; k++) {
+    char p1[64], p2[64];
+    snprintf(p1, sizeof p1, "hs1/shot_%04d.h5", k);
+    snprintf(p2, sizeof p2, "hs2/shot_%04d.h5", k);
+    a = h5_text(p1);
+    char *b = h5_text(p2);
+    CHECKF(a && b && strstr(a, "DATASET \"traces\"") && !strcmp(a, b),
+           "%s differs from one process's", p2);
+    free(a);
+    free(b);
+  }
+  return 0;
+}
 #endif
 
 TEST(cleanup) {
@@ -522,6 +596,6 @@ RUN_TESTS(survey_one_process, survey_shot_layouts, survey_segyio_geometry,
           survey_wavelet_file, survey_refusals, example_survey_runs,
           vti_series_indexed, hdf5_snapshots_and_gathers,
 #ifdef STRATA_MPIEXEC
-          hdf5_snapshots_over_ranks,
+          hdf5_snapshots_over_ranks, hdf5_traces_over_ranks,
 #endif
           cleanup)

@@ -306,22 +306,7 @@ TEST(gather_rule_and_refusals) {
 }
 
 int main(int argc, char **argv) {
-  if (!strata_dist_available(skip_why, sizeof skip_why)) {
-    skip_all = 1;
-  } else {
-    strata_status s = make_dist(NULL, &D);
-    if (s != STRATA_OK) {
-      if (s != STRATA_ENOBACKEND && s != STRATA_ENOTSUP) {
-        fprintf(stderr, "strata_dist_create: %s: %s\n", strata_status_name(s),
-                skip_why);
-        strata_dist_finalize();
-        return 1;
-      }
-      skip_all = 1;
-    }
-  }
-  if (!skip_all && !rank0())
-    if (!freopen("/dev/null", "w", stdout)) return 1;
+  if (ref_dist_start(&D, &skip_all, skip_why, sizeof skip_why)) return 1;
   static const strata_test_entry tests[] = {STRATA__FOR_EACH(
       STRATA__TE, fv_equals_one_process, gather_rule_and_refusals)};
   int rc = strata_test_main(argc, argv, tests,

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "io_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,6 +41,22 @@ int strata_h5_parallel(void) {
 
 #ifdef STRATA_HAVE_HDF5
 static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+static H5E_auto2_t h5_print; /* the program's own HDF5 error printer */
+static void *h5_print_data;
+
+/* Takes the lock and silences HDF5's printing of its error stack (the
+ * library reports failures through its status and message, and never
+ * prints); h5_leave restores the program's printer and unlocks. */
+static void h5_enter(void) {
+  pthread_mutex_lock(&h5_lock);
+  H5Eget_auto2(H5E_DEFAULT, &h5_print, &h5_print_data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void h5_leave(void) {
+  H5Eset_auto2(H5E_DEFAULT, h5_print, h5_print_data);
+  pthread_mutex_unlock(&h5_lock);
+}
 
 /* A file in memory, named uniquely (the core driver's names must differ
  * between files open at once). */
@@ -93,7 +110,7 @@ static strata_status finish(strata_context *ctx, hid_t f, int ok,
   } else {
     s = mem_commit(ctx, f, path);
   }
-  pthread_mutex_unlock(&h5_lock);
+  h5_leave();
   return s;
 }
 
@@ -143,7 +160,7 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
   hsize_t d[3];
   for (int a = 0; a < dims; a++) d[a] = (hsize_t)n[dims - 1 - a];
   const double h[3] = {spacing, spacing, spacing}, o[3] = {0, 0, 0};
-  pthread_mutex_lock(&h5_lock);
+  h5_enter();
   hid_t f = mem_create();
   int ok = f >= 0 && put_set(f, name, dims, d, p, data);
   hid_t ds = ok ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
@@ -158,6 +175,51 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
 }
 
 #ifdef STRATA_HAVE_HDF5_MPI
+/* A dataset of a file opened over the ranks, written collectively: its
+ * file and memory spaces, the dataset and the transfer list. */
+typedef struct {
+  hid_t fs, ms, d, x;
+} coll_set;
+
+/* Creates dataset name of shape gd (dims axes) and type p in f (every
+ * rank with the same shape), a memory space of shape mn (mdims axes) and
+ * a collective transfer: 1 when all were made. */
+static int coll_open(coll_set *c, hid_t f, const char *name, int dims,
+                     const hsize_t *gd, int mdims, const hsize_t *mn,
+                     strata_precision p) {
+  hid_t t = p == STRATA_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+  c->fs = H5Screate_simple(dims, gd, NULL);
+  c->ms = H5Screate_simple(mdims, mn, NULL);
+  c->d = c->fs < 0 ? -1
+                   : H5Dcreate2(f, name, t, c->fs, H5P_DEFAULT, H5P_DEFAULT,
+                                H5P_DEFAULT);
+  c->x = H5Pcreate(H5P_DATASET_XFER);
+  return c->fs >= 0 && c->ms >= 0 && c->d >= 0 && c->x >= 0 &&
+         H5Pset_dxpl_mpio(c->x, H5FD_MPIO_COLLECTIVE) >= 0;
+}
+
+/* Selects nothing: a rank without a part still takes part in the write. */
+static int coll_none(coll_set *c) {
+  return H5Sselect_none(c->fs) >= 0 && H5Sselect_none(c->ms) >= 0;
+}
+
+/* The collective write of this rank's selection from data, when ok (the
+ * set and the selections were made); 1 when written. */
+static int coll_write(coll_set *c, int ok, strata_precision p,
+                      const void *data) {
+  static const double nothing; /* the buffer of an empty selection */
+  hid_t mt = p == STRATA_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  return ok &&
+         H5Dwrite(c->d, mt, c->ms, c->fs, c->x, data ? data : &nothing) >= 0;
+}
+
+static void coll_close(coll_set *c) {
+  if (c->x >= 0) H5Pclose(c->x);
+  if (c->d >= 0) H5Dclose(c->d);
+  if (c->ms >= 0) H5Sclose(c->ms);
+  if (c->fs >= 0) H5Sclose(c->fs);
+}
+
 /* The dataset of the grid in the file f opened over the ranks (every rank
  * calls it with the same shape): this rank's planes written collectively
  * into its hyperslab, the attributes as strata__h5_write_grid's.  1 when
@@ -165,64 +227,49 @@ strata_status strata__h5_write_grid(strata_context *ctx, const char *path,
 static int put_slab(hid_t f, const char *name, int dims, const hsize_t *gd,
                     hsize_t own_lo, hsize_t own_n, strata_precision p,
                     const void *data, double spacing) {
-  hid_t t = p == STRATA_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
-  hid_t mt = p == STRATA_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
   hsize_t start[3] = {own_lo, 0, 0},
           cnt[3] = {own_n, gd[1], dims > 2 ? gd[2] : 0};
-  hid_t fs = H5Screate_simple(dims, gd, NULL);
-  hid_t ms = H5Screate_simple(dims, cnt, NULL);
-  hid_t d = fs < 0 ? -1
-                   : H5Dcreate2(f, name, t, fs, H5P_DEFAULT, H5P_DEFAULT,
-                                H5P_DEFAULT);
-  hid_t x = H5Pcreate(H5P_DATASET_XFER);
-  int ok = fs >= 0 && ms >= 0 && d >= 0 && x >= 0 &&
-           H5Pset_dxpl_mpio(x, H5FD_MPIO_COLLECTIVE) >= 0;
-  /* a rank that owns no plane still takes part, selecting nothing */
-  if (ok && own_n == 0)
-    ok = H5Sselect_none(fs) >= 0 && H5Sselect_none(ms) >= 0;
+  coll_set c;
+  int ok = coll_open(&c, f, name, dims, gd, dims, cnt, p);
+  if (ok && own_n == 0) ok = coll_none(&c);
   else if (ok)
-    ok = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0;
-  ok = ok && H5Dwrite(d, mt, ms, fs, x, data) >= 0;
+    ok = H5Sselect_hyperslab(c.fs, H5S_SELECT_SET, start, NULL, cnt, NULL) >=
+         0;
+  ok = coll_write(&c, ok, p, data);
   const double h[3] = {spacing, spacing, spacing}, o[3] = {0, 0, 0};
-  ok = d >= 0 && put_attr(d, "spacing", dims, h) &&
-       put_attr(d, "origin", dims, o) && ok;
-  if (x >= 0) H5Pclose(x);
-  if (d >= 0) H5Dclose(d);
-  if (ms >= 0) H5Sclose(ms);
-  if (fs >= 0) H5Sclose(fs);
+  ok = c.d >= 0 && put_attr(c.d, "spacing", dims, h) &&
+       put_attr(c.d, "origin", dims, o) && ok;
+  coll_close(&c);
   return ok;
 }
 #endif
 
-strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
-                                         const char *path, int dims,
-                                         const size_t n[3], size_t own_lo,
-                                         size_t own_n, strata_precision p,
-                                         const void *data, const char *name,
-                                         double spacing) {
 #ifdef STRATA_HAVE_HDF5_MPI
-  /* every rank writes under rank 0's temporary name */
-  char tmp[4096 + 32];
-  const size_t pn = strlen(path);
-  if (pn > 4096)
-    return strata__fail_arg_s(ctx, STRATA_EINVAL, "path", path, "the path "
-                              "'%s' is longer than 4096 bytes", path);
-  if (d->rank == 0) strata__ofile_tmp_name(tmp, sizeof tmp, path);
-  MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, d->comm);
-  hsize_t gd[3] = {1, 1, 1};
-  for (int a = 0; a < dims; a++) gd[a] = (hsize_t)n[dims - 1 - a];
-  pthread_mutex_lock(&h5_lock);
+/* A file created collectively over the ranks of d with the MPI-IO
+ * driver, under rank 0's temporary name for path (into tmp, tn bytes):
+ * its handle (-1 when this rank's creation failed), with the lock held;
+ * dist_close ends it.  The file's creation and closing are collective:
+ * every rank calls both whatever failed on its own side. */
+static hid_t dist_open(strata_dist *d, const char *path, char *tmp,
+                       size_t tn) {
+  if (d->rank == 0) strata__ofile_tmp_name(tmp, tn, path);
+  MPI_Bcast(tmp, (int)tn, MPI_CHAR, 0, d->comm);
+  h5_enter();
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   int ok = fapl >= 0 && H5Pset_fapl_mpio(fapl, d->comm, MPI_INFO_NULL) >= 0;
-  /* the file's creation and closing are collective: every rank calls
-   * them whatever failed on its own side */
   hid_t f = ok ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
   if (fapl >= 0) H5Pclose(fapl);
-  ok = ok && f >= 0 &&
-       put_slab(f, name, dims, gd, (hsize_t)own_lo, (hsize_t)own_n, p, data,
-                spacing);
-  if (f >= 0 && H5Fclose(f) < 0) ok = 0;
-  pthread_mutex_unlock(&h5_lock);
+  return f;
+}
+
+/* Closes dist_open's file f (ok: this rank's writes succeeded) and, once
+ * every rank has written, renames it to path on rank 0 (else removes it);
+ * unlocks. */
+static strata_status dist_close(strata_context *ctx, strata_dist *d,
+                                const char *path, const char *tmp, hid_t f,
+                                int ok) {
+  if (f < 0 || H5Fclose(f) < 0) ok = 0;
+  h5_leave();
   ok = all_ok(d->comm, ok);
   int renamed = 1;
   if (d->rank == 0) {
@@ -235,14 +282,133 @@ strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
                           "HDF5 file '%s' over %d ranks (%s)", path, d->size,
                           ok ? "the rename failed"
                              : "the parallel HDF5 library failed on a rank");
+}
+#endif
+
+/* The path's check for the ranks' writers; STRATA_ENOTSUP without
+ * parallel HDF5. */
+static strata_status dist_path(strata_context *ctx, const char *path) {
+#ifdef STRATA_HAVE_HDF5_MPI
+  if (strlen(path) > 4096)
+    return strata__fail_arg_s(ctx, STRATA_EINVAL, "path", path, "the path "
+                              "'%s' is longer than 4096 bytes", path);
+  return STRATA_OK;
 #else
-  (void)d, (void)dims, (void)n, (void)own_lo, (void)own_n, (void)p,
-      (void)data, (void)name, (void)spacing;
   return strata__fail_arg_s(ctx, STRATA_ENOTSUP, "path", path ? path : "",
                             "cannot write '%s' over several processes: this "
                             "strata was built without parallel HDF5 (install "
                             "libhdf5-openmpi-dev and build again)",
                             path ? path : "");
+#endif
+}
+
+strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
+                                         const char *path, int dims,
+                                         const size_t n[3], size_t own_lo,
+                                         size_t own_n, strata_precision p,
+                                         const void *data, const char *name,
+                                         double spacing) {
+  strata_status s = dist_path(ctx, path);
+  if (s != STRATA_OK) return s;
+#ifdef STRATA_HAVE_HDF5_MPI
+  /* every rank writes under rank 0's temporary name */
+  char tmp[4096 + 32];
+  hsize_t gd[3] = {1, 1, 1};
+  for (int a = 0; a < dims; a++) gd[a] = (hsize_t)n[dims - 1 - a];
+  hid_t f = dist_open(d, path, tmp, sizeof tmp);
+  int ok = f >= 0 && put_slab(f, name, dims, gd, (hsize_t)own_lo,
+                              (hsize_t)own_n, p, data, spacing);
+  return dist_close(ctx, d, path, tmp, f, ok);
+#else
+  (void)d, (void)dims, (void)n, (void)own_lo, (void)own_n, (void)p,
+      (void)data, (void)name, (void)spacing;
+  return s;
+#endif
+}
+
+#ifdef STRATA_HAVE_HDF5_MPI
+/* Selects in c's file space of (ntraces, ns) the rows ids[0 .. nown)
+ * (increasing), one hyperslab per run of consecutive rows, and in its
+ * memory space their nown * ns samples; none on a rank that has none. */
+static int select_rows(coll_set *c, int nown, const int *ids, hsize_t ns) {
+  if (nown == 0) return coll_none(c);
+  int ok = 1;
+  for (int i = 0; ok && i < nown;) {
+    int j = i + 1;
+    while (j < nown && ids[j] == ids[j - 1] + 1) j++;
+    hsize_t start[2] = {(hsize_t)ids[i], 0}, cnt[2] = {(hsize_t)(j - i), ns};
+    ok = H5Sselect_hyperslab(c->fs, i ? H5S_SELECT_OR : H5S_SELECT_SET,
+                             start, NULL, cnt, NULL) >= 0;
+    i = j;
+  }
+  return ok &&
+         H5Sget_select_npoints(c->fs) == (hssize_t)((hsize_t)nown * ns);
+}
+
+/* A dataset of rank 2 and shape gd of type p in f, written collectively:
+ * this rank's rows ids[0 .. nown) (all of them when ids is NULL and nown
+ * is gd[0]) from data. */
+static int put_rows(hid_t f, const char *name, const hsize_t gd[2],
+                    strata_precision p, int nown, const int *ids,
+                    const void *data) {
+  const hsize_t mn = nown > 0 ? (hsize_t)nown * gd[1] : 1;
+  coll_set c;
+  int ok = coll_open(&c, f, name, 2, gd, 1, &mn, p);
+  if (ok && ids) ok = select_rows(&c, nown, ids, gd[1]);
+  else if (ok && nown == 0) ok = coll_none(&c);
+  ok = coll_write(&c, ok, p, data);
+  coll_close(&c);
+  return ok;
+}
+
+/* 1 on every rank when every trace of ntraces is one rank's: ids
+ * increasing and in range on each rank, each trace counted once. */
+static int rows_cover(strata_dist *d, int ntraces, int nown,
+                      const int *ids) {
+  int ok = nown >= 0 && nown <= ntraces;
+  for (int i = 0; ok && i < nown; i++)
+    ok = ids[i] >= 0 && ids[i] < ntraces && (i == 0 || ids[i] > ids[i - 1]);
+  int *cnt = calloc((size_t)ntraces, sizeof *cnt);
+  ok = all_ok(d->comm, ok && cnt);
+  if (ok) {
+    for (int i = 0; i < nown; i++) cnt[ids[i]] = 1;
+    MPI_Allreduce(MPI_IN_PLACE, cnt, ntraces, MPI_INT, MPI_SUM, d->comm);
+    for (int r = 0; ok && r < ntraces; r++) ok = cnt[r] == 1;
+  }
+  free(cnt);
+  return ok;
+}
+#endif
+
+strata_status strata__h5_write_traces_dist(strata_context *ctx,
+                                           strata_dist *d, const char *path,
+                                           const strata_traces *t, int nown,
+                                           const int *ids, const void *rows) {
+  strata_status s = dist_path(ctx, path);
+  if (s != STRATA_OK) return s;
+#ifdef STRATA_HAVE_HDF5_MPI
+  if (t->ntraces > (size_t)INT_MAX || !rows_cover(d, (int)t->ntraces, nown,
+                                                  ids))
+    return strata__fail_arg(ctx, STRATA_EINVAL, "ids", nown, "traces over "
+                            "%d ranks: the ranks' receivers are not each of "
+                            "the %zu receivers once", d->size, t->ntraces);
+  char tmp[4096 + 32];
+  const hsize_t gd[2] = {t->ntraces, t->nsamples}, gr[2] = {t->ntraces, 3};
+  const double dt = t->dt, shot = t->shot > 0 ? t->shot : 1;
+  /* the receivers' positions (the same on every rank) from rank 0 */
+  const int nr = d->rank == 0 ? (int)t->ntraces : 0;
+  hid_t f = dist_open(d, path, tmp, sizeof tmp);
+  int ok = f >= 0 &&
+           put_rows(f, "traces", gd, t->precision, nown, ids, rows) &&
+           (!t->receivers ||
+            put_rows(f, "receivers", gr, STRATA_F64, nr, NULL,
+                     t->receivers)) &&
+           put_attr(f, "dt", 1, &dt) && put_attr(f, "source", 3, t->source) &&
+           put_attr(f, "shot", 1, &shot);
+  return dist_close(ctx, d, path, tmp, f, ok);
+#else
+  (void)d, (void)t, (void)nown, (void)ids, (void)rows;
+  return s;
 #endif
 }
 
@@ -258,7 +424,7 @@ strata_status strata_traces_save_h5(strata_context *ctx, const char *path,
 #ifdef STRATA_HAVE_HDF5
   const hsize_t d[2] = {t->ntraces, t->nsamples}, r[2] = {t->ntraces, 3};
   const double dt = t->dt, shot = t->shot > 0 ? t->shot : 1;
-  pthread_mutex_lock(&h5_lock);
+  h5_enter();
   hid_t f = mem_create();
   int ok = f >= 0 && put_set(f, "traces", 2, d, t->precision, t->data) &&
            (!t->receivers ||

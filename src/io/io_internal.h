@@ -116,6 +116,19 @@ strata_status strata__h5_write_grid_dist(strata_context *ctx, strata_dist *d,
                                          const void *data, const char *name,
                                          double spacing);
 
+/* Over the ranks of d, collectively: traces as strata_traces_save_h5
+ * writes them, t giving the whole set (ntraces, nsamples, precision, dt,
+ * source, shot and receivers, the same on every rank; t->data unused),
+ * each rank writing the rows of its own nown traces ids[0 .. nown)
+ * (increasing) from rows (nown x nsamples, of t's precision) with MPI-IO's
+ * collective writes, no gather, rank 0 the receivers' positions; every
+ * trace must be one rank's (STRATA_EINVAL otherwise).  The file is
+ * complete under its final name.  STRATA_ENOTSUP without parallel HDF5. */
+strata_status strata__h5_write_traces_dist(strata_context *ctx,
+                                           strata_dist *d, const char *path,
+                                           const strata_traces *t, int nown,
+                                           const int *ids, const void *rows);
+
 /* Writes dense host arrays (x fastest, n[0] x n[1] x n[2] points each, of
  * precisions prec) as the point data of one .vti file (vti.c). */
 strata_status strata__vti_write_host(strata_context *ctx, const char *path,

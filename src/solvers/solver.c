@@ -477,16 +477,18 @@ strata_status strata_solver_read(strata_solver *s, int index, void *host) {
   return strata_field_read(f, host);
 }
 
+static strata_status no_h5(const strata_solver *s, const char *path) {
+  return strata__fail_arg_s(s->ctx, STRATA_ENOTSUP, "path", path ? path : "",
+                            "cannot write '%s': this strata was built "
+                            "without HDF5 (install libhdf5-dev and build "
+                            "again)", path ? path : "");
+}
+
 strata_status strata_solver_save_h5(strata_solver *s, int index,
                                     const char *path, const char *name,
                                     double spacing) {
   if (!s) return STRATA_EINVAL;
-  if (!strata_h5_available())
-    return strata__fail_arg_s(s->ctx, STRATA_ENOTSUP, "path",
-                              path ? path : "", "cannot write '%s': this "
-                              "strata was built without HDF5 (install "
-                              "libhdf5-dev and build again)",
-                              path ? path : "");
+  if (!strata_h5_available()) return no_h5(s, path);
   const strata_field *f = peek_index(s, index);
   if (!f) return STRATA_EINVAL;
   if (!name) name = s->names[index];
@@ -551,6 +553,18 @@ strata_status strata_solver_check(strata_solver *s) {
   return STRATA_OK;
 }
 
+/* The traces' description (all but the samples) for ns samples of the
+ * wave solver stepping by dt. */
+static void trace_header(const strata_solver *s, strata_traces *t, size_t ns,
+                         double dt) {
+  int nrec;
+  t->receivers = strata__wave_receivers(s->wave, &nrec);
+  t->ntraces = (size_t)nrec;
+  t->nsamples = ns;
+  t->dt = dt * s->every;
+  strata__wave_source(s->wave, t->source);
+}
+
 strata_status strata_solver_traces(strata_solver *s, strata_traces *t) {
   if (!s) return STRATA_EINVAL;
   if (!t)
@@ -581,13 +595,38 @@ strata_status strata_solver_traces(strata_solver *s, strata_traces *t) {
     return strata__fail(s->ctx, STRATA_ENOMEM, "solver: out of memory for "
                         "%zu trace samples", need);
   if (st != STRATA_OK || !root) return st;
-  t->ntraces = (size_t)nrec;
-  t->nsamples = ns;
-  t->dt = wi.dt * s->every;
+  trace_header(s, t, ns, wi.dt);
   t->data = s->tbuf;
-  t->receivers = strata__wave_receivers(s->wave, &nrec);
-  strata__wave_source(s->wave, t->source);
   return STRATA_OK;
+}
+
+strata_status strata_solver_save_traces_h5(strata_solver *s,
+                                           const char *path) {
+  if (!s) return STRATA_EINVAL;
+  if (!path)
+    return strata__fail_arg_p(s->ctx, STRATA_EINVAL, "path", path,
+                              "solver: path is NULL");
+  if (!strata_h5_available()) return no_h5(s, path);
+  if (strata__solver_nrec(s) == 0)
+    return strata__fail_arg_s(s->ctx, STRATA_EINVAL, "path", path,
+                              "cannot write '%s': the %s solver has no "
+                              "receivers, so no traces", path,
+                              strata__solver_kinds[s->kind]);
+  strata_traces t;
+  strata_status st;
+  if (!s->dist || !strata_h5_parallel()) { /* one writer: rank 0 */
+    st = strata_solver_traces(s, &t);
+    if (st == STRATA_OK && t.ntraces > 0)
+      st = strata_traces_save_h5(s->ctx, path, &t);
+    return s->dist ? strata__dist_agree(s->dist, st) : st;
+  }
+  strata_wave_info wi;
+  if ((st = strata_wave_get_info(s->wave, &wi)) != STRATA_OK) return st;
+  memset(&t, 0, sizeof t);
+  t.precision = STRATA_F64;
+  trace_header(s, &t, wi.nsamples, wi.dt);
+  /* every rank writes the rows of the receivers it samples */
+  return strata__wave_save_traces_h5_dist(s->wave, path, &t);
 }
 
 int strata__solver_nrec(const strata_solver *s) {

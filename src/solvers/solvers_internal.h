@@ -229,5 +229,19 @@ static inline double strata__call_interior(long i, long j, long k, void *p) {
  * what strata_solver_traces reports, after shots moved them too. */
 const double *strata__wave_receivers(const strata_wave *w, int *n);
 void strata__wave_source(const strata_wave *w, double src[3]);
+/* The samples of the receivers this rank samples (*n of them, over
+ * several processes this rank's part; *ids: their numbers among all the
+ * receivers, increasing, borrowed like strata__wave_receivers): receiver
+ * ids[r]'s samples go to out[r * nsamples + s] (room for *n * nsamples
+ * doubles; out NULL: only *n and *ids).  Errors: STRATA_ENOMEM, the
+ * backend's. */
+strata_status strata__wave_own_traces(const strata_wave *w, double *out,
+                                     const int **ids, int *n);
+/* Over the ranks of the solver's dist, collectively: its traces as the
+ * HDF5 file path, t describing them (t->data unused), each rank writing
+ * the rows of the receivers it samples (strata__h5_write_traces_dist). */
+strata_status strata__wave_save_traces_h5_dist(const strata_wave *w,
+                                              const char *path,
+                                              const strata_traces *t);
 
 #endif

@@ -269,14 +269,18 @@ static void shot_receivers(const strata_survey_options *o, int s,
                        (o->moving && a < 2 ? o->shots[3 * s + a] : 0);
 }
 
-/* Writes shot s's gather (t filled but for the shot number). */
+/* With a shot split over the ranks and parallel HDF5, its .h5 gather is
+ * written by every rank, each the rows of the receivers it samples. */
+static int h5_by_ranks(const strata_survey_options *o) {
+  return o->h5 && o->wave.dist && strata_h5_parallel();
+}
+
+/* Writes shot s's gather (t filled; its .h5 unless h5_by_ranks). */
 static strata_status write_gather(strata_context *ctx,
                                   const strata_survey_options *o, int s,
-                                  strata_traces *t) {
+                                  const strata_traces *t) {
   char p[4096];
   strata_status st = STRATA_OK;
-  t->shot = o->first_number + s;
-  for (int a = 0; a < 3; a++) t->source[a] = o->shots[3 * s + a];
   if (o->segy) {
     strata_survey_shot_path(o, s, "sgy", p, sizeof p);
     st = strata_segy_write(ctx, p, t);
@@ -285,7 +289,7 @@ static strata_status write_gather(strata_context *ctx,
     strata_survey_shot_path(o, s, "npy", p, sizeof p);
     st = strata_traces_save_npy(ctx, p, t);
   }
-  if (st == STRATA_OK && o->h5) {
+  if (st == STRATA_OK && o->h5 && !h5_by_ranks(o)) {
     strata_survey_shot_path(o, s, "h5", p, sizeof p);
     st = strata_traces_save_h5(ctx, p, t);
   }
@@ -308,9 +312,17 @@ static strata_status run_shot(strata_wave *w, const strata_survey_options *o,
   }
   if (st == STRATA_OK) st = strata_wave_step(w, o->nsteps);
   size_t ns = 0;
-  if (st == STRATA_OK)
+  /* gathered on the writer for the formats it writes */
+  if (st == STRATA_OK && (o->segy || o->npy || (o->h5 && !h5_by_ranks(o))))
     st = strata_wave_traces(w, buf, t->ntraces * t->nsamples, &ns);
   if (st == STRATA_OK && o->moving) shot_receivers(o, s, pos);
+  t->shot = o->first_number + s;
+  for (int a = 0; a < 3; a++) t->source[a] = o->shots[3 * s + a];
+  if (st == STRATA_OK && h5_by_ranks(o)) {
+    char p[4096];
+    strata_survey_shot_path(o, s, "h5", p, sizeof p);
+    st = strata__wave_save_traces_h5_dist(w, p, t);
+  }
   if (st == STRATA_OK && writer(o)) st = write_gather(w->ctx, o, s, t);
   if (o->wave.dist) st = strata__dist_agree(o->wave.dist, st);
   return st;

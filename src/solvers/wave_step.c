@@ -4,6 +4,7 @@
  * states for checkpoints.  Kept apart from creation and validation because
  * it works only on a solver already built and checked. */
 #include "wave_internal.h"
+#include "../io/io_internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -192,6 +193,43 @@ static strata_status dist_traces(const strata_wave *w, double *out,
   return s;
 }
 
+strata_status strata__wave_own_traces(const strata_wave *w, double *out,
+                                     const int **ids, int *n) {
+  *n = w->nrec;
+  *ids = w->rec_id;
+  const size_t cnt = w->nsamples * (size_t)w->nrec;
+  if (!out || cnt == 0) return STRATA_OK;
+  double *tmp = malloc(cnt * sizeof(double));
+  if (!tmp) return strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory");
+  strata_status s = w->ctx->be->to_host(w->ctx, tmp, w->trace,
+                                        cnt * sizeof(double));
+  if (s == STRATA_OK)
+    for (size_t t = 0; t < w->nsamples; t++)
+      for (int r = 0; r < w->nrec; r++)
+        out[(size_t)r * w->nsamples + t] = tmp[t * (size_t)w->nrec + r];
+  free(tmp);
+  return s;
+}
+
+strata_status strata__wave_save_traces_h5_dist(const strata_wave *w,
+                                              const char *path,
+                                              const strata_traces *t) {
+  const int *ids;
+  int nown;
+  strata__wave_own_traces(w, NULL, &ids, &nown);
+  double *rows = malloc(sizeof(double) * ((size_t)nown * w->nsamples + 1));
+  strata_status st =
+      rows ? strata__wave_own_traces(w, rows, &ids, &nown)
+           : strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory for "
+                          "the traces of '%s'", path);
+  st = strata__dist_agree(w->o.dist, st);
+  if (st == STRATA_OK)
+    st = strata__h5_write_traces_dist(w->ctx, w->o.dist, path, t, nown, ids,
+                                      rows);
+  free(rows);
+  return st;
+}
+
 strata_status strata_wave_traces(const strata_wave *w, double *out,
                                  size_t capacity, size_t *nsamples) {
   if (!w) return STRATA_EINVAL;
@@ -207,16 +245,9 @@ strata_status strata_wave_traces(const strata_wave *w, double *out,
                         "wave: traces need %zu doubles (%d receivers x %zu "
                         "samples); the buffer holds %zu",
                         cnt, w->nrec, w->nsamples, capacity);
-  double *tmp = malloc(cnt * sizeof(double));
-  if (!tmp) return strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory");
-  strata_status s = w->ctx->be->to_host(w->ctx, tmp, w->trace,
-                                        cnt * sizeof(double));
-  if (s == STRATA_OK)
-    for (size_t t = 0; t < w->nsamples; t++)
-      for (int r = 0; r < w->nrec; r++)
-        out[(size_t)r * w->nsamples + t] = tmp[t * (size_t)w->nrec + r];
-  free(tmp);
-  return s;
+  const int *ids;
+  int n;
+  return strata__wave_own_traces(w, out, &ids, &n);
 }
 
 strata_status strata_wave_get_info(const strata_wave *w,

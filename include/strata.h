@@ -2022,13 +2022,13 @@ typedef struct strata_dist_options {
   int device_by_rank; /* CUDA: 1 (default) = this rank uses GPU
                          (node-local rank mod GPU count), overriding the
                          context options' device */
-  int ranks_y;        /* 3D grids of operators and heat: the ranks along y
-                         of a y-z split (py x P/py ranks; it must divide
-                         the rank count).  0 (default): the split the
-                         exchange model predicts fastest for the grid
+  int ranks_y;        /* 3D grids of operators, heat and wave: the ranks
+                         along y of a y-z split (py x P/py ranks; it must
+                         divide the rank count).  0 (default): the split
+                         the exchange model predicts fastest for the grid
                          (docs/distributed.md); 1: slabs along z.  2D
-                         grids, the wave and FDTD solvers, and contexts on
-                         the CUDA engine: slabs (ranks_y > 1 with a CUDA
+                         grids (wave sections, FDTD) and contexts on the
+                         CUDA engine: slabs (ranks_y > 1 with a CUDA
                          context is refused, STRATA_ENOTSUP) */
 } strata_dist_options;
 

@@ -437,6 +437,23 @@ TEST(split_model_choices) {
 
 /* ---- wave ----------------------------------------------------------------- */
 
+/* The wave tests' planes along z: 16 a rank along z (33 on one), so that
+ * a CPML layer of width 6 and radius 4 fits the ranks at the faces; 29
+ * rows along y do the same for two ranks along y. */
+static size_t wave_nz(void) {
+  const int pz = strata_dist_size(D) / (ranks_y ? ranks_y : 1);
+  return (size_t)(pz < 2 ? 33 : pz * 16 + 1);
+}
+
+/* The velocity of variant 5's model at node (i, j, k) of spacing 10. */
+static void wave_model(const strata_wave_options *o, double *v) {
+  size_t q = 0;
+  for (size_t k = 0; k < o->n[2]; k++)
+    for (size_t j = 0; j < o->n[1]; j++)
+      for (size_t i = 0; i < o->n[0]; i++, q++)
+        v[q] = 1800 + 6.0 * (double)k + 13.0 * (double)((i * 7 + j * 3) % 11);
+}
+
 static int one_wave(int variant, strata_precision p) {
   strata_context *ctx = strata_dist_context(D);
   const int P = strata_dist_size(D);
@@ -444,8 +461,8 @@ static int one_wave(int variant, strata_precision p) {
   strata_wave_options_init(&o);
   o.precision = p;
   o.n[0] = 30;
-  o.n[1] = 27;
-  o.n[2] = (size_t)(P < 2 ? 33 : P * 16 + 1);
+  o.n[1] = 29;
+  o.n[2] = wave_nz();
   o.h = 10;
   o.absorb_width = 6;
   o.f0 = 12;
@@ -456,14 +473,18 @@ static int one_wave(int variant, strata_precision p) {
   o.layer_velocity = lv;
   if (variant >= 3) o.layer_density = lr; /* variable density */
   if (variant == 4) o.n[1] = 1;           /* a 2D x-z section */
-  /* the source near a rank boundary, receivers all over */
+  /* the source's corners on both sides of the cuts after row 14 and
+   * plane 16 (two ranks along y, two along z), receivers all over, the
+   * third's and fourth's corners across the cut along y (the third's across
+   * the one along z too) */
   o.src[0] = 150;
-  o.src[1] = variant == 4 ? 0 : 140;
+  o.src[1] = variant == 4 ? 0 : 14.5 * o.h;
   o.src[2] = 16.5 * o.h;
   double rec[3 * 5];
+  static const double ry[5] = {120, 130, 145, 147.5, 200};
   for (int r = 0; r < 5; r++) {
     rec[3 * r] = 40 + 40 * r;
-    rec[3 * r + 1] = variant == 4 ? 0 : 130;
+    rec[3 * r + 1] = variant == 4 ? 0 : ry[r];
     rec[3 * r + 2] = ((double)r * 0.23 + 0.05) * (double)(o.n[2] - 1) * o.h;
   }
   o.nreceivers = 5;
@@ -476,10 +497,22 @@ static int one_wave(int variant, strata_precision p) {
     o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
     o.face[STRATA_FACE_ZHI] = STRATA_WAVE_SPONGE;
     break;
-  default: /* periodic along the split axis and x, CPML on y */
+  case 2: /* periodic along z and x, CPML on y */
     o.face[STRATA_FACE_ZLO] = o.face[STRATA_FACE_ZHI] = STRATA_WAVE_PERIODIC;
     o.face[STRATA_FACE_XLO] = o.face[STRATA_FACE_XHI] = STRATA_WAVE_PERIODIC;
     break;
+  default: /* a model per point; periodic along y, free surface on top,
+            * CPML below, sponges along x */
+    o.face[STRATA_FACE_YLO] = o.face[STRATA_FACE_YHI] = STRATA_WAVE_PERIODIC;
+    o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
+    o.face[STRATA_FACE_XLO] = o.face[STRATA_FACE_XHI] = STRATA_WAVE_SPONGE;
+    break;
+  }
+  double *model = NULL;
+  if (variant == 5) {
+    model = malloc(sizeof(double) * o.n[0] * o.n[1] * o.n[2]);
+    CHECK(model);
+    wave_model(&o, model);
   }
   const long steps = 60;
   size_t cnt = o.n[0] * o.n[1] * o.n[2], es = (size_t)p;
@@ -489,17 +522,28 @@ static int one_wave(int variant, strata_precision p) {
   strata_wave *w = NULL;
   o.dist = D;
   CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  strata_field_window win;
+  CHECK_OK(strata_field_get_window(strata_wave_field(w, 0), &win), ctx);
+  const int want_py = variant == 4 || !ranks_y ? 1 : ranks_y; /* 3D: y-z */
+  CHECKF(win.ranks_y == want_py, "wave variant %d on %d ranks: %d along y, "
+         "expected %d", variant, P, win.ranks_y, want_py);
+  if (model) CHECK_OK(strata_wave_set_velocity(w, model), ctx);
   CHECK_OK(strata_wave_step(w, steps), ctx);
   CHECK_OK(strata_wave_read(w, got), ctx);
   CHECK_OK(strata_wave_traces(w, tg, 5 * (size_t)(steps + 1), &ns), ctx);
   strata_wave_destroy(&w);
-  if (!rank0()) return 0;
+  if (!rank0()) {
+    free(model);
+    return 0;
+  }
   o.dist = NULL;
   unsigned char *want = malloc(cnt * es);
   double *tw = malloc(sizeof(double) * 5 * (steps + 1));
   CHECK(got && want && tg && tw);
   size_t ns1 = 0;
   CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+  if (model) CHECK_OK(strata_wave_set_velocity(w, model), ctx);
+  free(model);
   CHECK_OK(strata_wave_step(w, steps), ctx);
   CHECK_OK(strata_wave_read(w, want), ctx);
   CHECK_OK(strata_wave_traces(w, tw, 5 * (size_t)(steps + 1), &ns1), ctx);
@@ -526,13 +570,14 @@ static int one_wave(int variant, strata_precision p) {
 
 TEST(wave_equals_one_rank) {
   if (skip_all) SKIP("%s", skip_why);
-  for (int v = 0; v < 5; v++)
+  for (int v = 0; v < 6; v++)
     for (int p = 0; p < 2; p++)
       if (one_wave(v, p ? STRATA_F64 : STRATA_F32)) return 1;
   if (rank0())
-    printf("  10 wave runs (CPML; free surface + sponge; periodic; variable "
-           "density; a 2D section with variable density) and their "
-           "seismograms equal one rank's on %d ranks\n", strata_dist_size(D));
+    printf("  12 wave runs (CPML; free surface + sponge; periodic; variable "
+           "density; a 2D section with variable density; a model per point, "
+           "periodic y) and their seismograms equal one rank's on %d ranks, "
+           "%d along y\n", strata_dist_size(D), ranks_y ? ranks_y : 1);
   return 0;
 }
 
@@ -776,7 +821,7 @@ TEST(split_and_window) {
 
 int main(int argc, char **argv) {
   /* --yz: every test again on a y-z split of 3D grids (2 ranks along y,
-   * on odd rank counts 1); wave and FDTD stay on slabs */
+   * on odd rank counts 1); FDTD, which is 2D, stays on slabs */
   const int yz = argc > 1 && strcmp(argv[1], "--yz") == 0;
   if (yz) {
     argc--;

@@ -527,7 +527,18 @@ static int one_wave(int variant, strata_precision p) {
   const int want_py = variant == 4 || !ranks_y ? 1 : ranks_y; /* 3D: y-z */
   CHECKF(win.ranks_y == want_py, "wave variant %d on %d ranks: %d along y, "
          "expected %d", variant, P, win.ranks_y, want_py);
-  if (model) CHECK_OK(strata_wave_set_velocity(w, model), ctx);
+  if (model) { /* a bad value in the last rank's box: every rank refuses */
+    const size_t last = o.n[0] * o.n[1] * o.n[2] - 1;
+    const double keep = model[last];
+    model[last] = -1;
+    strata_status bs = strata_wave_set_velocity(w, model);
+    model[last] = keep;
+    CHECKF(bs == STRATA_EINVAL &&
+               strstr(strata_context_error(ctx), "velocity[") != NULL,
+           "a bad velocity on rank %d: %s (%s)", strata_dist_rank(D),
+           strata_status_name(bs), strata_context_error(ctx));
+    CHECK_OK(strata_wave_set_velocity(w, model), ctx);
+  }
   CHECK_OK(strata_wave_step(w, steps), ctx);
   CHECK_OK(strata_wave_read(w, got), ctx);
   CHECK_OK(strata_wave_traces(w, tg, 5 * (size_t)(steps + 1), &ns), ctx);

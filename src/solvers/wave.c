@@ -595,41 +595,39 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
   if (!v)
     return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "v", v,
                               "wave: velocity is NULL");
-  /* every rank holds the global model: it takes its box */
+  /* every rank holds the global model and checks all of it, so that a bad
+   * value refuses the call on every rank alike; it takes its box */
+  const size_t n0 = w->o.n[0], n1 = w->o.n[1];
+  double lo = INFINITY, hi = 0;
+  for (size_t q = 0; q < n0 * n1 * w->o.n[2]; q++) {
+    if (!(v[q] > 0) || !isfinite(v[q])) {
+      char nm[STRATA__ARGNAME_SIZE];
+      return strata__fail_arg(w->ctx, STRATA_EINVAL,
+                              strata__idx(nm, "v", (long)q), v[q],
+                              "wave: velocity[%zu] = %g; it must be finite "
+                              "and > 0", q, v[q]);
+    }
+    if (v[q] < lo) lo = v[q];
+    if (v[q] > hi) hi = v[q];
+  }
   strata__wave_box b;
   strata__wave_box_of(&w->o, w->dims, w->e->u->win, &b);
-  const size_t n0 = w->o.n[0], n1 = w->o.n[1];
   const size_t cnt = n0 * (size_t)(b.hi[1] - b.lo[1]) *
                      (size_t)(b.hi[2] - b.lo[2]);
   double *c2 = malloc(cnt * sizeof(double));
-  if (!c2) return strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory");
-  double lo = INFINITY, hi = 0;
+  strata_status s = c2 ? STRATA_OK : strata__fail(w->ctx, STRATA_ENOMEM,
+                                                  "out of host memory");
+  if (w->o.dist) s = strata__dist_agree(w->o.dist, s);
+  if (s != STRATA_OK) {
+    free(c2);
+    return s;
+  }
   size_t at = 0;
   for (long k = b.lo[2]; k < b.hi[2]; k++)
     for (long j = b.lo[1]; j < b.hi[1]; j++)
-      for (size_t i = 0; i < n0; i++, at++) {
-        const size_t q = i + n0 * ((size_t)j + n1 * (size_t)k);
-        if (!(v[q] > 0) || !isfinite(v[q])) {
-          free(c2);
-          char nm[STRATA__ARGNAME_SIZE];
-          return strata__fail_arg(w->ctx, STRATA_EINVAL,
-                                  strata__idx(nm, "v", (long)q), v[q],
-                                  "wave: velocity[%zu] = %g; it must be "
-                                  "finite and > 0", q, v[q]);
-        }
-        if (v[q] < lo) lo = v[q];
-        if (v[q] > hi) hi = v[q];
-        c2[at] = v[q];
-      }
-  if (w->o.dist) { /* the global range, for the same checks everywhere */
-    double r[2] = {-lo, hi};
-    strata_status sr = strata_dist_allreduce(w->o.dist, r, 2, 1);
-    if (sr != STRATA_OK) return sr;
-    lo = -r[0];
-    hi = r[1];
-  }
-  strata_status s =
-      check_velocity_range(w->ctx, &w->o, w->dt, lo, hi, w->cfl_limit,
+      for (size_t i = 0; i < n0; i++)
+        c2[at++] = v[i + n0 * ((size_t)j + n1 * (size_t)k)];
+  s = check_velocity_range(w->ctx, &w->o, w->dt, lo, hi, w->cfl_limit,
                            "v");
   if (s != STRATA_OK) {
     free(c2);

@@ -46,8 +46,9 @@ const cf_key run_schema[] = {
        "logical CPU); more threads than free cores run much slower"),
     KI("run", "ranks_y", 0, 1 << 20, "0",
        "over several processes: ranks along y of a y-z split of a 3D grid "
-       "(operators and heat; it must divide the process count), 0 = the "
-       "exchange model's choice (slabs on GPUs), 1 = slabs along z"),
+       "(operators, heat and wave; it must divide the process count; wave "
+       "on the CPU engine), 0 = the exchange model's choice (slabs on GPUs), "
+       "1 = slabs along z"),
     KI("run", "steps", 1, 2000000000, NULL,
        "time steps to take (not multigrid: see [poisson] max_cycles)"),
     KI("run", "checkpoint_every", 0, 2000000000, "0",

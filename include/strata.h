@@ -2038,14 +2038,15 @@ typedef struct strata_dist_options {
   int device_by_rank; /* CUDA: 1 (default) = this rank uses GPU
                          (node-local rank mod GPU count), overriding the
                          context options' device */
-  int ranks_y;        /* 3D grids of operators and heat: the ranks along y
-                         of a y-z split (py x P/py ranks; it must divide
-                         the rank count).  0 (default): the split the
-                         exchange model predicts fastest for the grid
+  int ranks_y;        /* 3D grids of operators, heat and wave: the ranks
+                         along y of a y-z split (py x P/py ranks; it must
+                         divide the rank count).  0 (default): the split
+                         the exchange model predicts fastest for the grid
                          (docs/distributed.md) on the CPU engine, slabs on
                          the CUDA engine (measured faster within a node);
-                         1: slabs along z.  2D grids and the wave and
-                         FDTD solvers: slabs */
+                         1: slabs along z.  2D grids (wave sections, FDTD):
+                         slabs.  The wave solver's split runs on the CPU
+                         engine (a CUDA group refuses it, STRATA_ENOTSUP) */
 } strata_dist_options;
 
 /* Fills *o with the defaults listed above. */

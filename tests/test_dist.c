@@ -437,106 +437,8 @@ TEST(split_model_choices) {
   return r;
 }
 
-/* ---- wave ----------------------------------------------------------------- */
-
-static int one_wave(int variant, strata_precision p) {
-  strata_context *ctx = strata_dist_context(D);
-  const int P = strata_dist_size(D);
-  strata_wave_options o;
-  strata_wave_options_init(&o);
-  o.precision = p;
-  o.n[0] = 30;
-  o.n[1] = 27;
-  o.n[2] = (size_t)(P < 2 ? 33 : P * 16 + 1);
-  o.h = 10;
-  o.absorb_width = 6;
-  o.f0 = 12;
-  double lt[2] = {0, 0.45 * (double)o.n[2] * o.h}, lv[2] = {1800, 2400},
-         lr[2] = {1100, 2300};
-  o.nlayers = 2;
-  o.layer_top = lt;
-  o.layer_velocity = lv;
-  if (variant >= 3) o.layer_density = lr; /* variable density */
-  if (variant == 4) o.n[1] = 1;           /* a 2D x-z section */
-  /* the source near a rank boundary, receivers all over */
-  o.src[0] = 150;
-  o.src[1] = variant == 4 ? 0 : 140;
-  o.src[2] = 16.5 * o.h;
-  double rec[3 * 5];
-  for (int r = 0; r < 5; r++) {
-    rec[3 * r] = 40 + 40 * r;
-    rec[3 * r + 1] = variant == 4 ? 0 : 130;
-    rec[3 * r + 2] = ((double)r * 0.23 + 0.05) * (double)(o.n[2] - 1) * o.h;
-  }
-  o.nreceivers = 5;
-  o.receivers = rec;
-  switch (variant) {
-  case 0: break; /* CPML everywhere */
-  case 1:        /* free surface on top, sponge below */
-  case 3:
-  case 4:
-    o.face[STRATA_FACE_ZLO] = STRATA_WAVE_FREE;
-    o.face[STRATA_FACE_ZHI] = STRATA_WAVE_SPONGE;
-    break;
-  default: /* periodic along the split axis and x, CPML on y */
-    o.face[STRATA_FACE_ZLO] = o.face[STRATA_FACE_ZHI] = STRATA_WAVE_PERIODIC;
-    o.face[STRATA_FACE_XLO] = o.face[STRATA_FACE_XHI] = STRATA_WAVE_PERIODIC;
-    break;
-  }
-  const long steps = 60;
-  size_t cnt = o.n[0] * o.n[1] * o.n[2], es = (size_t)p;
-  unsigned char *got = rank0() ? malloc(cnt * es) : NULL;
-  double *tg = rank0() ? malloc(sizeof(double) * 5 * (steps + 1)) : NULL;
-  size_t ns = 0;
-  strata_wave *w = NULL;
-  o.dist = D;
-  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
-  CHECK_OK(strata_wave_step(w, steps), ctx);
-  CHECK_OK(strata_wave_read(w, got), ctx);
-  CHECK_OK(strata_wave_traces(w, tg, 5 * (size_t)(steps + 1), &ns), ctx);
-  strata_wave_destroy(&w);
-  if (!rank0()) return 0;
-  o.dist = NULL;
-  unsigned char *want = malloc(cnt * es);
-  double *tw = malloc(sizeof(double) * 5 * (steps + 1));
-  CHECK(got && want && tg && tw);
-  size_t ns1 = 0;
-  CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
-  CHECK_OK(strata_wave_step(w, steps), ctx);
-  CHECK_OK(strata_wave_read(w, want), ctx);
-  CHECK_OK(strata_wave_traces(w, tw, 5 * (size_t)(steps + 1), &ns1), ctx);
-  strata_wave_destroy(&w);
-  size_t bad = cnt;
-  double mx = 0;
-  for (size_t q = 0; q < cnt; q++) {
-    if (bad == cnt && memcmp(got + q * es, want + q * es, es) != 0) bad = q;
-    double v = p == STRATA_F32 ? ((float *)want)[q] : ((double *)want)[q];
-    if (fabs(v) > mx) mx = fabs(v);
-  }
-  int tbad = ns != ns1 || memcmp(tg, tw, sizeof(double) * 5 * ns) != 0;
-  free(got);
-  free(want);
-  free(tg);
-  free(tw);
-  CHECKF(mx > 0, "the wave never arrived (all zero)");
-  CHECKF(bad == cnt, "wave variant %d %s on %d ranks: first difference at "
-         "point %zu", variant, p == STRATA_F32 ? "fp32" : "fp64", P, bad);
-  CHECKF(!tbad, "wave variant %d: seismograms differ (%zu vs %zu samples)",
-         variant, ns, ns1);
-  return 0;
-}
-
-TEST(wave_equals_one_rank) {
-  if (skip_all) SKIP("%s", skip_why);
-  for (int v = 0; v < 5; v++)
-    for (int p = 0; p < 2; p++)
-      if (one_wave(v, p ? STRATA_F64 : STRATA_F32)) return 1;
-  if (rank0())
-    printf("  10 wave runs (CPML; free surface + sponge; periodic; variable "
-           "density; a 2D section with variable density) and their "
-           "seismograms equal one rank's on %d ranks\n", strata_dist_size(D));
-  return 0;
-}
+/* ---- wave: tests/test_dist_wave.inc --------------------------------------- */
+#include "test_dist_wave.inc"
 
 /* ---- FDTD ----------------------------------------------------------------- */
 
@@ -778,7 +680,7 @@ TEST(split_and_window) {
 
 int main(int argc, char **argv) {
   /* --yz: every test again on a y-z split of 3D grids (2 ranks along y,
-   * on odd rank counts 1); wave and FDTD stay on slabs */
+   * on odd rank counts 1); FDTD, which is 2D, stays on slabs */
   const int yz = argc > 1 && strcmp(argv[1], "--yz") == 0;
   if (yz) {
     argc--;

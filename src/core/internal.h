@@ -702,6 +702,13 @@ strata_status strata__dist_local_desc(strata_dist *d,
                                       const strata_field_desc *global,
                                       int ext, int periodic,
                                       strata_field_desc *local);
+/* The window of this rank's part of a global field (its planes and, on a
+ * y-z split, rows, with their neighbours), as
+ * strata__dist_field_create_ext would make it; nothing is allocated. */
+strata_status strata__dist_local_window(strata_dist *d,
+                                        const strata_field_desc *global,
+                                        int ext, int periodic,
+                                        strata__window *w);
 /* bc with the faces between ranks set to STRATA_BC_NONE. */
 void strata__dist_local_bc(const strata_field *f, const strata_boundary *bc,
                            strata_boundary *local);

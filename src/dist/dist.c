@@ -167,6 +167,12 @@ strata_status strata_dist_field_create(strata_dist *d,
                                        strata_field **out) {
   return strata__dist_field_create_ext(d, g, 0, 0, out);
 }
+strata_status strata__dist_local_window(strata_dist *d,
+                                        const strata_field_desc *g, int ext,
+                                        int periodic, strata__window *w) {
+  (void)d, (void)g, (void)ext, (void)periodic, (void)w;
+  return STRATA_ENOTSUP;
+}
 strata_status strata__dist_local_desc(strata_dist *d,
                                       const strata_field_desc *g, int ext,
                                       int periodic, strata_field_desc *l) {
@@ -473,6 +479,12 @@ static void window_desc(const strata__window *w, const strata_field_desc *gd,
   *ld = *gd;
   ld->n[w->axis] = (size_t)(w->own_n + w->e_lo + w->e_hi);
   if (w->py > 1) ld->n[1] = (size_t)(w->own_n_y + w->ey_lo + w->ey_hi);
+}
+
+strata_status strata__dist_local_window(strata_dist *d,
+                                        const strata_field_desc *gd, int ext,
+                                        int flags, strata__window *w) {
+  return local_part(d, gd, ext, flags, w);
 }
 
 strata_status strata__dist_local_desc(strata_dist *d,

@@ -24,9 +24,12 @@ typedef struct strata__we_desc {
   const double *damp[3], *pml_a[3], *pml_b[3];
   const double *c2_line;        /* n[dims-1] values */
   strata_dist *dist;            /* NULL, or n is the global grid split over
-                                   dist's ranks along the last axis; the
-                                   profiles above stay global */
-  int split_periodic;           /* the split axis wraps around */
+                                   dist's ranks along the last axis (and
+                                   along y on a y-z split); the profiles
+                                   above stay global */
+  int split_periodic;           /* STRATA__DIST_* flags: the split axes
+                                   that wrap around, and STRATA__DIST_YZ
+                                   where a 3D grid may be split along y */
   int density;                  /* a b = 1/rho field will be set
                                    (strata__we_set_b): counted in the
                                    footprint */
@@ -48,7 +51,7 @@ typedef struct strata__wengine {
   const char *pair_off;
   double *prof;     /* backend memory holding every profile */
   int dirty;        /* the state was written: refresh ghosts first */
-  int split_periodic; /* distributed: the split axis wraps around */
+  int split_periodic; /* distributed: strata__we_desc's flags */
 } strata__wengine;
 
 /* Creates the engine: fields zeroed, profiles uploaded, CPML slabs for the
@@ -117,8 +120,8 @@ int strata__we_state_fields(strata__wengine *e, strata_field **out);
 /* With dist, a blob's header (tagged as a part) is followed by a part
  * record of STRATA__STATE_PART uint64 values: the rank, the number of
  * ranks, the global grid n[3], the first owned plane and the owned plane
- * count of u's window (then one spare 0), so that a part is loaded only
- * on the same decomposition. */
+ * count of u's window, then the ranks along y of a y-z split (0 on
+ * slabs), so that a part is loaded only on the same decomposition. */
 #define STRATA__STATE_PART 8
 void strata__state_part(const strata_field *u,
                         uint64_t p[STRATA__STATE_PART]);

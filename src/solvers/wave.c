@@ -371,7 +371,14 @@ static int engine_desc(const strata_wave_options *o, double dt, double vmax,
   const int D = wave_dims(o), axis[3] = {0, D == 2 ? 2 : 1, 2};
   d->dims = D;
   d->dist = o->dist;
-  d->split_periodic = o->face[STRATA_FACE_ZLO] == STRATA_WAVE_PERIODIC;
+  /* 3D grids may be split along y and z, sections along z only */
+  d->split_periodic =
+      (o->face[STRATA_FACE_ZLO] == STRATA_WAVE_PERIODIC ? STRATA__DIST_WRAP_Z
+                                                        : 0) |
+      (D == 3 ? STRATA__DIST_YZ : 0) |
+      (D == 3 && o->face[STRATA_FACE_YLO] == STRATA_WAVE_PERIODIC
+           ? STRATA__DIST_WRAP_Y
+           : 0);
   d->density = o->layer_density != NULL;
   double W;
   d->radius = lap_weights(o->order, d->lap, d->d1, &W);
@@ -443,17 +450,6 @@ static strata_status make_engine(strata_context *ctx, strata_wave *w,
   return s;
 }
 
-/* The planes [*zlo, *zhi) along z this rank owns (all without dist). */
-static void owned_planes(const strata_wave_options *o, long *zlo, long *zhi) {
-  *zlo = 0;
-  *zhi = (long)o->n[2];
-  if (!o->dist) return;
-  size_t lo, cnt;
-  strata_dist_split(o->dist, o->n[2], strata_dist_rank(o->dist), &lo, &cnt);
-  *zlo = (long)lo;
-  *zhi = (long)(lo + cnt);
-}
-
 /* Everything create checks, and what it will allocate, without
  * allocating: *o receives the options with the source placed, *dt and the
  * velocity range those of the model. */
@@ -485,14 +481,18 @@ static strata_status prepare(strata_context *ctx,
   s = strata__we_footprint(ctx, &d, fp);
   if (s != STRATA_OK) return s;
   /* the receivers this rank samples: 8 offsets and weights each */
-  long zlo, zhi, i0;
-  double fr;
-  owned_planes(o, &zlo, &zhi);
+  strata__window win;
+  const strata_field_desc fd = {d.dims, {d.n[0], d.n[1], d.n[2]}, d.radius,
+                                d.precision};
+  if (o->dist &&
+      (s = strata__dist_local_window(o->dist, &fd, 0, d.split_periodic,
+                                     &win)) != STRATA_OK)
+    return s;
+  strata__wave_box b;
+  strata__wave_box_of(o, d.dims, o->dist ? &win : NULL, &b);
   size_t mine = 0;
-  for (int r = 0; r < o->nreceivers; r++) {
-    strata__wave_lin(o->receivers[3 * r + 2] / o->h, (long)o->n[2], &i0, &fr);
-    mine += i0 >= zlo && i0 < zhi;
-  }
+  for (int r = 0; r < o->nreceivers; r++)
+    mine += (size_t)strata__wave_receiver_here(o, r, &b);
   if (mine) strata__fp_device(fp, mine * 8 * (sizeof(long) + sizeof(double)));
   strata__fp_host(fp, sizeof(strata_wave) +
                           sizeof(int) * (size_t)o->nreceivers);
@@ -572,16 +572,11 @@ strata_status strata_wave_create(strata_context *ctx,
     return s;
   }
 
-  /* this rank's planes along z (all of them without dist) */
-  long zoff = 0, zlo = 0, zhi = (long)o.n[2];
-  if (w->e->u->win) {
-    const strata__window *win = w->e->u->win;
-    zoff = win->offset;
-    zlo = win->own_lo;
-    zhi = win->own_lo + win->own_n;
-  }
-  strata__wave_place_source(w, &o, zoff, zlo, zhi);
-  s = strata__wave_place_receivers(ctx, w, &o, zoff, zlo, zhi);
+  /* this rank's box (the whole grid without dist) */
+  strata__wave_box b;
+  strata__wave_box_of(&o, w->dims, w->e->u->win, &b);
+  strata__wave_place_source(w, &o, &b);
+  s = strata__wave_place_receivers(ctx, w, &o, &b);
   if (o.dist) s = strata__dist_agree(o.dist, s);
   if (s != STRATA_OK) {
     strata_wave_destroy(&w);
@@ -600,14 +595,11 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
   if (!v)
     return strata__fail_arg_p(w->ctx, STRATA_EINVAL, "v", v,
                               "wave: velocity is NULL");
-  size_t cnt = w->o.n[0] * w->o.n[1] * w->o.n[2];
-  const size_t plane = w->o.n[0] * w->o.n[1];
-  if (w->e->u->win) { /* every rank holds the global model: take the slab */
-    v += plane * (size_t)w->e->u->win->own_lo;
-    cnt = plane * (size_t)w->e->u->win->own_n;
-  }
+  /* every rank holds the global model and checks all of it, so that a bad
+   * value refuses the call on every rank alike; it takes its box */
+  const size_t n0 = w->o.n[0], n1 = w->o.n[1];
   double lo = INFINITY, hi = 0;
-  for (size_t q = 0; q < cnt; q++) {
+  for (size_t q = 0; q < n0 * n1 * w->o.n[2]; q++) {
     if (!(v[q] > 0) || !isfinite(v[q])) {
       char nm[STRATA__ARGNAME_SIZE];
       return strata__fail_arg(w->ctx, STRATA_EINVAL,
@@ -618,21 +610,31 @@ strata_status strata_wave_set_velocity(strata_wave *w, const double *v) {
     if (v[q] < lo) lo = v[q];
     if (v[q] > hi) hi = v[q];
   }
-  if (w->o.dist) { /* the global range, for the same checks everywhere */
-    double r[2] = {-lo, hi};
-    strata_status sr = strata_dist_allreduce(w->o.dist, r, 2, 1);
-    if (sr != STRATA_OK) return sr;
-    lo = -r[0];
-    hi = r[1];
-  }
-  strata_status s =
-      check_velocity_range(w->ctx, &w->o, w->dt, lo, hi, w->cfl_limit,
-                           "v");
-  if (s != STRATA_OK) return s;
+  strata__wave_box b;
+  strata__wave_box_of(&w->o, w->dims, w->e->u->win, &b);
+  const size_t cnt = n0 * (size_t)(b.hi[1] - b.lo[1]) *
+                     (size_t)(b.hi[2] - b.lo[2]);
   double *c2 = malloc(cnt * sizeof(double));
-  if (!c2) return strata__fail(w->ctx, STRATA_ENOMEM, "out of host memory");
+  strata_status s = c2 ? STRATA_OK : strata__fail(w->ctx, STRATA_ENOMEM,
+                                                  "out of host memory");
+  if (w->o.dist) s = strata__dist_agree(w->o.dist, s);
+  if (s != STRATA_OK) {
+    free(c2);
+    return s;
+  }
+  size_t at = 0;
+  for (long k = b.lo[2]; k < b.hi[2]; k++)
+    for (long j = b.lo[1]; j < b.hi[1]; j++)
+      for (size_t i = 0; i < n0; i++)
+        c2[at++] = v[i + n0 * ((size_t)j + n1 * (size_t)k)];
+  s = check_velocity_range(w->ctx, &w->o, w->dt, lo, hi, w->cfl_limit,
+                           "v");
+  if (s != STRATA_OK) {
+    free(c2);
+    return s;
+  }
   double r = w->dt / w->o.h;
-  for (size_t q = 0; q < cnt; q++) c2[q] = (v[q] * r) * (v[q] * r);
+  for (size_t q = 0; q < cnt; q++) c2[q] = (c2[q] * r) * (c2[q] * r);
   s = strata__we_set_c2(w->e, c2);
   free(c2);
   if (s == STRATA_OK) {

@@ -156,16 +156,46 @@ void strata__we_destroy(strata__wengine **pe) {
 
 /* What the engine holds on this rank, worked out before anything is
  * allocated: the fields' global and local descriptions, where the local
- * part starts along the last axis, the faces and absorbing layers as this
+ * part starts along each axis, the faces and absorbing layers as this
  * rank treats them, and the profile buffer's length. */
 typedef struct {
   strata_field_desc fd, ld; /* u and up: global, this rank's */
   size_t nl[3];             /* local sizes */
-  long off;                 /* global index of local 0 along the last axis */
+  long off[3];              /* global index of local 0 along each axis */
   int face[6], absorb[6];
-  int cpml_ax;              /* the last axis has a CPML face here */
   size_t prof;              /* doubles of the profile buffer */
 } we_plan;
+
+/* Axis q has a CPML face on this rank (its slab and profiles are here). */
+static int cpml_on(const we_plan *p, int q) {
+  return p->absorb[2 * q] == STRATA__ABS_CPML ||
+         p->absorb[2 * q + 1] == STRATA__ABS_CPML;
+}
+
+/* A CPML layer must lie inside the part of the ranks at its face along a
+ * split axis a of P parts (every rank checks the end parts, so all refuse
+ * together). */
+static strata_status cpml_fits(strata_context *ctx, const strata__we_desc *d,
+                               int a, int P) {
+  const long R = d->radius, W = d->width;
+  const size_t n = d->n[a], base = n / (size_t)P;
+  const char axis = d->dims == 2 && a == 1 ? 'z' : "xyz"[a];
+  for (int side = 0; P > 1 && side < 2; side++) {
+    /* the first part holds one more when P does not divide n */
+    const size_t cnt = base + (!side && n % (size_t)P ? 1 : 0);
+    if (d->absorb[2 * a + side] == STRATA__ABS_CPML && (long)cnt < W + 2 * R)
+      return strata__fail_arg(ctx, STRATA_EINVAL,
+                       d->width_arg ? d->width_arg : "width", W,
+                       "wave: the CPML layer on the %c %s face needs %ld "
+                       "%s (width %ld + 2 x radius %ld) inside the part of "
+                       "the ranks at that face, which have %zu; use fewer "
+                       "ranks%s or a thinner layer",
+                       axis, side ? "high" : "low", W + 2 * R,
+                       a == d->dims - 1 ? "planes" : "rows", W, R, cnt,
+                       a == d->dims - 1 ? "" : " along y");
+  }
+  return STRATA_OK;
+}
 
 static strata_status we_plan_of(strata_context *ctx, const strata__we_desc *d,
                                 we_plan *p) {
@@ -178,52 +208,49 @@ static strata_status we_plan_of(strata_context *ctx, const strata__we_desc *d,
   p->fd = (strata_field_desc){d->dims, {d->n[0], d->n[1], d->n[2]},
                               d->radius, d->precision};
   p->ld = p->fd;
-  int inner[2] = {0, 0}; /* faces of the last axis shared with a neighbour */
+  int inner[6] = {0}; /* faces shared with a neighbour */
   if (d->dist) {
-    strata_status s =
-        strata__dist_local_desc(d->dist, &p->fd, 0, d->split_periodic, &p->ld);
+    strata__window w;
+    strata_status s = strata__dist_local_window(d->dist, &p->fd, 0,
+                                                d->split_periodic, &w);
+    if (s == STRATA_OK)
+      s = strata__dist_local_desc(d->dist, &p->fd, 0, d->split_periodic,
+                                  &p->ld);
+    if (s == STRATA_OK && w.py > 1 &&
+        strata_context_backend(ctx) == STRATA_BACKEND_CUDA)
+      /* the CUDA wave kernels' parts of a y-z box (CPML and damping
+       * offsets along y) have not run against one process on GPUs */
+      s = strata__fail_arg(ctx, STRATA_ENOTSUP, "ranks_y", w.py,
+                           "wave: the y-z split (%d ranks along y) runs on "
+                           "the CPU engine; over GPUs the wave takes slabs "
+                           "(ranks_y = 0 or 1)", w.py);
+    if (s == STRATA_OK) s = cpml_fits(ctx, d, ax, w.pz);
+    if (s == STRATA_OK && w.py > 1) s = cpml_fits(ctx, d, 1, w.py);
     if (s != STRATA_OK) return s;
-    const int P = strata__dist_size(d->dist), r = strata__dist_rank(d->dist);
-    size_t lo, cnt;
-    strata_dist_split(d->dist, d->n[ax], r, &lo, &cnt);
-    p->off = (long)lo;
-    const int per = d->split_periodic && P > 1;
-    inner[0] = r > 0 || per;
-    inner[1] = r < P - 1 || per;
+    const int wz = (d->split_periodic & STRATA__DIST_WRAP_Z) && w.pz > 1,
+              wy = (d->split_periodic & STRATA__DIST_WRAP_Y) && w.py > 1;
+    p->off[ax] = w.offset;
+    for (int side = 0; side < 2; side++)
+      inner[2 * ax + side] = w.nb[side] >= 0 || wz;
+    if (w.py > 1) { /* a y-z split */
+      p->off[1] = w.offset_y;
+      for (int side = 0; side < 2; side++)
+        inner[2 + side] = w.nby[side] >= 0 || wy;
+    }
   }
   for (int a = 0; a < 3; a++) p->nl[a] = p->ld.n[a];
   for (int f = 0; f < 6; f++) {
     p->absorb[f] = d->absorb[f];
     p->face[f] = d->absorb[f] != STRATA__ABS_NONE ? STRATA__WF_ZERO
                                                   : d->face[f];
-  }
-  for (int side = 0; side < 2; side++)
-    if (inner[side]) { /* ghosts come from the neighbour: left alone */
-      p->face[2 * ax + side] = STRATA__WF_ZERO;
-      p->absorb[2 * ax + side] = STRATA__ABS_NONE;
+    if (inner[f]) { /* ghosts come from the neighbour: left alone */
+      p->face[f] = STRATA__WF_ZERO;
+      p->absorb[f] = STRATA__ABS_NONE;
     }
-  /* a CPML layer must lie inside the slab of the rank at its face (every
-   * rank checks the end ranks' slabs, so all refuse together) */
-  const long R = d->radius, W = d->width;
-  for (int side = 0; d->dist && side < 2; side++) {
-    const int P = strata__dist_size(d->dist);
-    size_t lo, cnt;
-    strata_dist_split(d->dist, d->n[ax], side ? P - 1 : 0, &lo, &cnt);
-    if (P > 1 && d->absorb[2 * ax + side] == STRATA__ABS_CPML &&
-        (long)cnt < W + 2 * R)
-      return strata__fail_arg(ctx, STRATA_EINVAL,
-                       d->width_arg ? d->width_arg : "width", W,
-                       "wave: the CPML layer on the %s face needs %ld "
-                       "planes (width %ld + 2 x radius %ld) inside the slab "
-                       "of the rank at that face, which has %zu; use fewer "
-                       "ranks or a thinner layer",
-                       side ? "high" : "low", W + 2 * R, W, R, cnt);
   }
-  p->cpml_ax = p->absorb[2 * ax] == STRATA__ABS_CPML ||
-               p->absorb[2 * ax + 1] == STRATA__ABS_CPML;
   for (int q = 0; q < d->dims; q++)
     p->prof += p->nl[q] * ((d->damp[q] ? 1 : 0) +
-                           (d->pml_a[q] && (q != ax || p->cpml_ax) ? 2 : 0));
+                           (d->pml_a[q] && cpml_on(p, q) ? 2 : 0));
   return STRATA_OK;
 }
 
@@ -301,7 +328,6 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
     return s;
   }
   const size_t *nl = p.nl;
-  const long off = p.off;
   /* profiles: one backend buffer */
   if (p.prof) {
     double *host = malloc(p.prof * sizeof(double));
@@ -309,9 +335,9 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
     size_t at = 0;
     size_t offs[3][3];
     for (int q = 0; host && q < d->dims; q++) {
-      const long o = q == ax ? off : 0;
+      const long o = p.off[q];
       const double *src[3] = {d->damp[q], d->pml_a[q], d->pml_b[q]};
-      if (q == ax && !p.cpml_ax) src[1] = src[2] = NULL;
+      if (!cpml_on(&p, q)) src[1] = src[2] = NULL;
       for (int m = 0; m < 3; m++) {
         offs[q][m] = (size_t)-1;
         if (!src[m]) continue;
@@ -330,8 +356,8 @@ strata_status strata__we_create(strata_context *ctx, const strata__we_desc *d,
     free(host);
   }
   if (s == STRATA_OK)
-    s = strata__we_set_c2_line(e, d->c2_line ? d->c2_line + off : NULL);
-  /* CPML slabs (local fields: the layer lies inside this rank's slab) */
+    s = strata__we_set_c2_line(e, d->c2_line ? d->c2_line + p.off[ax] : NULL);
+  /* CPML slabs (local fields: the layer lies inside this rank's part) */
   const long R = d->radius, W = d->width;
   for (int q = 0; s == STRATA_OK && q < d->dims; q++)
     for (int side = 0; s == STRATA_OK && side < 2; side++) {
@@ -395,7 +421,10 @@ strata_status strata__we_set_b(strata__wengine *e,
   const long g = ld->ghost;
   long ext[3] = {1, 1, 1}, sh[3] = {0, 0, 0};
   for (int a = 0; a < D; a++) ext[a] = (long)ld->n[a] + 2 * g;
-  if (e->u->win) sh[e->u->win->axis] = e->u->win->offset;
+  if (e->u->win) {
+    sh[e->u->win->axis] = e->u->win->offset;
+    if (e->u->win->py > 1) sh[1] = e->u->win->offset_y; /* a y-z split */
+  }
   const size_t cnt = (size_t)ext[0] * (size_t)ext[1] * (size_t)ext[2];
   void *img = malloc(cnt * (size_t)ld->precision);
   if (!img) return strata__fail(e->ctx, STRATA_ENOMEM, "out of host memory");
@@ -598,13 +627,18 @@ void strata__state_part(const strata_field *u,
   for (int a = 0; a < 3; a++) p[2 + a] = (uint64_t)w->gn[a];
   p[5] = (uint64_t)w->own_lo;
   p[6] = (uint64_t)w->own_n;
+  p[7] = w->py > 1 ? (uint64_t)w->py : 0; /* with the rank: its rows */
 }
 
 static void part_words(const uint64_t p[STRATA__STATE_PART], char *s,
                        size_t n) {
-  snprintf(s, n, "rank %llu of %llu, grid %llux%llux%llu, planes %llu..%llu",
-           (unsigned long long)p[0], (unsigned long long)p[1],
-           (unsigned long long)p[2], (unsigned long long)p[3],
+  char yz[64] = "";
+  if (p[7] > 1)
+    snprintf(yz, sizeof yz, " of a y-z split, %llu ranks along y",
+             (unsigned long long)p[7]);
+  snprintf(s, n, "rank %llu of %llu%s, grid %llux%llux%llu, planes "
+           "%llu..%llu", (unsigned long long)p[0], (unsigned long long)p[1],
+           yz, (unsigned long long)p[2], (unsigned long long)p[3],
            (unsigned long long)p[4], (unsigned long long)p[5],
            (unsigned long long)(p[5] + p[6] - 1));
 }
@@ -612,7 +646,7 @@ static void part_words(const uint64_t p[STRATA__STATE_PART], char *s,
 strata_status strata__state_part_check(const strata_field *u, const char *who,
                                        int saved_dist,
                                        const uint64_t *saved) {
-  char mine[160], theirs[160];
+  char mine[200], theirs[200];
   uint64_t p[STRATA__STATE_PART];
   strata__state_part(u, p);
   if (u->win) part_words(p, mine, sizeof mine);

@@ -67,16 +67,31 @@ strata_status strata__wave_velocity_model(strata_context *ctx,
                                           const strata_wave_options *o,
                                           double *lo, double *hi);
 
+/* The box of the grid a rank holds, along the solver's axes x, y, z: the
+ * global index of its local 0 and its owned nodes [lo, hi) (the whole
+ * axis without dist, for x, and for y on slabs). */
+typedef struct strata__wave_box {
+  long off[3], lo[3], hi[3];
+} strata__wave_box;
+/* The box of the engine's window win (NULL: the whole grid) of a solver of
+ * options o and dims (2: a section, whose engine axes are x, z). */
+void strata__wave_box_of(const strata_wave_options *o, int dims,
+                         const strata__window *win, strata__wave_box *b);
+
 /* The source's and receivers' check (wave.c) and placement (wave_shot.c),
- * used by create and by the shot calls: zoff, zlo, zhi are the slab's
- * offset and owned planes. */
+ * used by create and by the shot calls: b is this rank's box. */
 strata_status strata__wave_check_source(strata_context *ctx,
                                         const strata_wave_options *o);
 void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,
-                               long zoff, long zlo, long zhi);
+                               const strata__wave_box *b);
 strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
                                            const strata_wave_options *o,
-                                           long zoff, long zlo, long zhi);
+                                           const strata__wave_box *b);
+/* Receiver r of o (its x, y, z in o->receivers) is sampled on the rank of
+ * box b: that rank owns its lower node along y and z (the upper ones may
+ * be ghosts, exchanged before every sample). */
+int strata__wave_receiver_here(const strata_wave_options *o, int r,
+                               const strata__wave_box *b);
 /* The source's value at time t: amplitude times the Ricker or the
  * wavelet set by strata_wave_set_wavelet. */
 double strata__wave_source_value(const strata_wave *w, double t);

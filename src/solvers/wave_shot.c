@@ -22,10 +22,34 @@ static double corner(int c, const long i0[3], const double fr[3],
   return wt;
 }
 
+void strata__wave_box_of(const strata_wave_options *o, int dims,
+                         const strata__window *win, strata__wave_box *b) {
+  for (int a = 0; a < 3; a++) {
+    b->off[a] = b->lo[a] = 0;
+    b->hi[a] = (long)o->n[a];
+  }
+  if (!win) return;
+  b->off[2] = win->offset; /* the split axis: a section's engine y */
+  b->lo[2] = win->own_lo;
+  b->hi[2] = win->own_lo + win->own_n;
+  if (dims == 3 && win->py > 1) { /* a y-z split */
+    b->off[1] = win->offset_y;
+    b->lo[1] = win->own_lo_y;
+    b->hi[1] = win->own_lo_y + win->own_n_y;
+  }
+}
+
+/* Node idx (global) lies in box b along y and z. */
+static int in_box(const strata__wave_box *b, const long idx[3]) {
+  for (int a = 1; a < 3; a++)
+    if (idx[a] < b->lo[a] || idx[a] >= b->hi[a]) return 0;
+  return 1;
+}
+
 /* The source's trilinear weights on up to 8 nodes, the ones this rank
- * owns ([zlo, zhi) of the global planes, zoff the slab's first). */
+ * owns (its box b). */
 void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,
-                               long zoff, long zlo, long zhi) {
+                               const strata__wave_box *b) {
   w->nsrc = 0;
   long i0[3];
   double fr[3];
@@ -34,8 +58,8 @@ void strata__wave_place_source(strata_wave *w, const strata_wave_options *o,
   for (int c = 0; c < 8; c++) {
     long idx[3];
     const double wt = corner(c, i0, fr, idx);
-    if (wt == 0 || idx[2] < zlo || idx[2] >= zhi) continue;
-    idx[2] -= zoff;
+    if (wt == 0 || !in_box(b, idx)) continue;
+    for (int a = 1; a < 3; a++) idx[a] -= b->off[a];
     if (w->dims == 2) { /* the engine's axes: x, z */
       idx[1] = idx[2];
       idx[2] = 0;
@@ -73,11 +97,21 @@ static strata_status upload_receivers(strata_context *ctx, strata_wave *w,
   return s;
 }
 
-/* The receivers this rank samples (those whose lower z node it owns) and
- * their trilinear offsets and weights in the backend's memory. */
+int strata__wave_receiver_here(const strata_wave_options *o, int r,
+                               const strata__wave_box *b) {
+  long i0[3] = {0, 0, 0};
+  double fr;
+  for (int a = 1; a < 3; a++)
+    strata__wave_lin(o->receivers[3 * r + a] / o->h, (long)o->n[a], &i0[a],
+                     &fr);
+  return in_box(b, i0);
+}
+
+/* The receivers this rank samples (those whose lower y and z nodes it
+ * owns) and their trilinear offsets and weights in the backend's memory. */
 strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
                                            const strata_wave_options *o,
-                                           long zoff, long zlo, long zhi) {
+                                           const strata__wave_box *b) {
   strata_status s = STRATA_OK;
   long i0[3];
   double fr[3];
@@ -91,16 +125,12 @@ strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
     }
     w->rec_pos = pos;
     memcpy(pos, o->receivers, 3 * sizeof(double) * (size_t)w->nrec_all);
-    /* a receiver belongs to the rank owning its lower z node (the upper
-     * one may be a ghost plane, exchanged before every sample) */
     int *id = realloc(w->rec_id, sizeof(int) * (size_t)w->nrec_all);
     if (id) w->rec_id = id;
     else s = strata__fail(ctx, STRATA_ENOMEM, "out of host memory");
     w->nrec = 0;
-    for (int r = 0; id && r < w->nrec_all; r++) {
-      strata__wave_lin(o->receivers[3 * r + 2] / o->h, (long)o->n[2], &i0[2], &fr[2]);
-      if (i0[2] >= zlo && i0[2] < zhi) w->rec_id[w->nrec++] = r;
-    }
+    for (int r = 0; id && r < w->nrec_all; r++)
+      if (strata__wave_receiver_here(o, r, b)) w->rec_id[w->nrec++] = r;
   }
   if (w->nrec > 0) {
     size_t cnt = (size_t)w->nrec * 8;
@@ -116,9 +146,10 @@ strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
         for (int c = 0; c < 8; c++) {
           long idx[3];
           const double ww = corner(c, i0, fr, idx);
-          for (int a = 0; a < 3; a++)
+          for (int a = 0; a < 3; a++) {
             if (idx[a] >= (long)o->n[a]) idx[a] = (long)o->n[a] - 1;
-          idx[2] -= zoff;
+            idx[a] -= b->off[a];
+          }
           if (w->dims == 2) { /* the engine's axes: x, z */
             idx[1] = idx[2];
             idx[2] = 0;
@@ -142,18 +173,6 @@ strata_status strata__wave_place_receivers(strata_context *ctx, strata_wave *w,
   return s;
 }
 
-/* The slab of planes this rank holds: its offset and owned range. */
-static void slab(const strata_wave *w, long *zoff, long *zlo, long *zhi) {
-  *zoff = 0;
-  *zlo = 0;
-  *zhi = (long)w->o.n[2];
-  const strata__window *win = w->e->u->win;
-  if (!win) return;
-  *zoff = win->offset;
-  *zlo = win->own_lo;
-  *zhi = win->own_lo + win->own_n;
-}
-
 strata_status strata_wave_set_source(strata_wave *w, const double src[3]) {
   if (!w) return STRATA_EINVAL;
   if (!src)
@@ -165,9 +184,9 @@ strata_status strata_wave_set_source(strata_wave *w, const double src[3]) {
   o.nreceivers = 0;
   strata_status s = strata__wave_check_source(w->ctx, &o);
   if (s != STRATA_OK) return s;
-  long zoff, zlo, zhi;
-  slab(w, &zoff, &zlo, &zhi);
-  strata__wave_place_source(w, &o, zoff, zlo, zhi);
+  strata__wave_box b;
+  strata__wave_box_of(&w->o, w->dims, w->e->u->win, &b);
+  strata__wave_place_source(w, &o, &b);
   memcpy(w->o.src, o.src, sizeof o.src);
   return STRATA_OK;
 }
@@ -185,10 +204,10 @@ strata_status strata_wave_set_receivers(strata_wave *w, int n,
   o.receivers = pos;
   strata_status s = strata__wave_check_source(w->ctx, &o);
   if (s != STRATA_OK) return s;
-  long zoff, zlo, zhi;
-  slab(w, &zoff, &zlo, &zhi);
+  strata__wave_box b;
+  strata__wave_box_of(&w->o, w->dims, w->e->u->win, &b);
   w->nrec_all = n;
-  s = strata__wave_place_receivers(w->ctx, w, &o, zoff, zlo, zhi);
+  s = strata__wave_place_receivers(w->ctx, w, &o, &b);
   w->o.nreceivers = s == STRATA_OK ? n : 0;
   if (s != STRATA_OK) w->nrec = w->nrec_all = 0;
   if (w->o.dist) s = strata__dist_agree(w->o.dist, s);

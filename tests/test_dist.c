@@ -381,6 +381,34 @@ TEST(heat_fuse_model_choices) {
  * bytes on a grid long in y takes the split whose faces are smallest (the
  * x-z faces of 16 x 32 points instead of x-y faces of 16 x 64).  Heat on
  * the chosen split equals one rank's bit for bit. */
+/* A wave on the model's split: taken with sponges on the y faces; with
+ * CPML layers there that the split's y parts cannot hold, slabs instead
+ * of a refusal (the model knows nothing of absorbing layers). */
+static int wave_split_or_slabs(strata_dist *dd) {
+  strata_context *ctx = strata_dist_context(dd);
+  for (int cpml = 0; cpml < 2; cpml++) {
+    strata_wave_options o;
+    strata_wave_options_init(&o);
+    o.n[0] = 22;
+    o.n[1] = 26; /* 13 or 6 rows a part: under CPML's 6 + 2 x 4 */
+    o.n[2] = 22;
+    o.h = 10;
+    o.absorb_width = 6;
+    o.f0 = 12;
+    o.dist = dd;
+    for (int f = 0; f < 6; f++) o.face[f] = STRATA_WAVE_SPONGE;
+    if (cpml) o.face[STRATA_FACE_YLO] = o.face[STRATA_FACE_YHI] = STRATA_WAVE_CPML;
+    strata_wave *w = NULL;
+    CHECK_OK(strata_wave_create(ctx, &o, &w), ctx);
+    strata_field_window win;
+    CHECK_OK(strata_field_get_window(strata_wave_field(w, 0), &win), ctx);
+    strata_wave_destroy(&w);
+    CHECKF(cpml ? win.ranks_y == 1 : win.ranks_y > 1, "wave, %s on the y "
+           "faces: %d ranks along y", cpml ? "CPML" : "sponges", win.ranks_y);
+  }
+  return 0;
+}
+
 static int split_model_run(void) {
   static const struct {
     const char *tuning;
@@ -409,6 +437,7 @@ static int split_model_run(void) {
     CHECKF(w.ranks_y == want, "%s on %d ranks: %d ranks along y, the model "
            "gives %d", c[q].tuning, P, w.ranks_y, want);
     if (one_heat(dd, 3, STRATA_HEAT_FD, 2, 2, STRATA_F32, 7, 2)) return 1;
+    if (want > 1 && wave_split_or_slabs(dd)) return 1;
     strata_dist_destroy(&dd);
   }
   /* GPUs: the model's choice is slabs, and an asked y-z split is taken */

@@ -653,6 +653,9 @@ enum {
   STRATA__DIST_YZ = 4      /* the solver works on a y-z split of 3D grids */
 };
 
+/* The group's ranks_y option: 0 when the split is the exchange model's
+ * choice (1 without a group). */
+int strata__dist_ranks_y(const strata_dist *d);
 /* The ranks along y and z (p[0] x p[1]) a 3D grid gd is split over: the
  * group's ranks_y when set, else the one the exchange model predicts
  * fastest (docs/distributed.md); 1 x P for 2D grids and without yz. */

@@ -120,6 +120,8 @@ void strata__field_owned(const strata_field *f, strata_field *v) {
   }
 }
 
+int strata__dist_ranks_y(const strata_dist *d) { return d ? d->ranks_y : 1; }
+
 void strata__dist_grid(const strata_dist *d, const strata_field_desc *gd,
                        int yz, int p[2]) {
   const int P = d ? d->size : 1;

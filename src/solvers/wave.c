@@ -395,6 +395,19 @@ static int engine_desc(const strata_wave_options *o, double dt, double vmax,
                    : k == STRATA_WAVE_SPONGE ? STRATA__ABS_SPONGE
                                              : STRATA__ABS_NONE;
   }
+  /* the exchange model's own choice of a split knows nothing of absorbing
+   * layers: where its y parts cannot hold a CPML layer on a y face, the
+   * grid takes slabs (a split asked for by ranks_y is refused instead,
+   * with the numbers) */
+  if (D == 3 && o->dist && strata__dist_ranks_y(o->dist) == 0 &&
+      (d->absorb[2] == STRATA__ABS_CPML || d->absorb[3] == STRATA__ABS_CPML)) {
+    const strata_field_desc fd = {3, {d->n[0], d->n[1], d->n[2]}, d->radius,
+                                  d->precision};
+    int p[2];
+    strata__dist_grid(o->dist, &fd, 1, p);
+    if (p[0] > 1 && (long)(d->n[1] / (size_t)p[0]) < d->width + 2 * d->radius)
+      d->split_periodic &= ~STRATA__DIST_YZ;
+  }
   int oom = 0;
   if (host) oom = !(*line = malloc(o->n[2] * sizeof(double)));
   for (int q = 0; q < D && !oom; q++) {

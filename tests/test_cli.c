@@ -512,11 +512,8 @@ TEST(heat_run_matches_library) {
   }
   CHECKF(rc == 0, "exit %d: %s", rc, e ? e : "");
   free(e);
-  strata_context_options co;
-  strata_context_options_init(&co);
-  co.backend = STRATA_BACKEND_CPU;
-  strata_context *ctx = NULL;
-  CHECK_OK(strata_context_create(&ctx, &co), ctx);
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
   strata_heat_options o;
   strata_heat_options_init(&o);
   o.dims = 2;
@@ -818,11 +815,8 @@ TEST(poisson_fv_run_matches_library) {
   CHECK(c && sscanf(c, "\"cycles\": %d", &cycles) == 1 && cycles > 2 &&
         cycles < 40);
   free(js);
-  strata_context_options co;
-  strata_context_options_init(&co);
-  co.backend = STRATA_BACKEND_CPU;
-  strata_context *ctx = NULL;
-  CHECK_OK(strata_context_create(&ctx, &co), ctx);
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
   strata_mg_options o;
   fv_case_options(&o, cycles);
   o.smoother = STRATA_MG_CHEBYSHEV;
@@ -870,11 +864,8 @@ TEST(poisson_fmg_run_matches_library) {
   CHECK(rh && sscanf(rh, "\"residual_history\": [%lf, %lf, %lf, %lf", &h[0],
                      &h[1], &h[2], &h[3]) == 4);
   free(js);
-  strata_context_options co;
-  strata_context_options_init(&co);
-  co.backend = STRATA_BACKEND_CPU;
-  strata_context *ctx = NULL;
-  CHECK_OK(strata_context_create(&ctx, &co), ctx);
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
   static double beta[32 * 24], src[32 * 24], want[32 * 24];
   fv_case_arrays(beta, src);
   strata_field_desc d = {2, {32, 24, 1}, 1, STRATA_F64};
@@ -995,11 +986,8 @@ TEST(poisson_run_matches_library) {
         fac > 0 && fac < 0.6);
   free(js);
   /* the library solving the same problem for as many cycles */
-  strata_context_options co;
-  strata_context_options_init(&co);
-  co.backend = STRATA_BACKEND_CPU;
-  strata_context *ctx = NULL;
-  CHECK_OK(strata_context_create(&ctx, &co), ctx);
+  strata_context *ctx = strata_test_cpu_context();
+  CHECK(ctx);
   strata_mg_options o;
   strata_mg_options_init(&o);
   o.dims = 2;

@@ -312,6 +312,28 @@ TEST(http_token_paths_and_sizes) {
   return 0;
 }
 
+/* The live frame, asked for until it is one of a step that wrote a
+ * snapshot (a multiple of every), into *r (r->body NULL when none came):
+ * its step, or -1. */
+static long frame_of_a_snapshot(long every, http_reply *r) {
+  long step = -1;
+  r->body = NULL;
+  for (int i = 0; i < 40; i++) {
+    if (http("GET", "/frame.png", 1, r) || r->code != 200) {
+      free(r->body);
+      r->body = NULL;
+      return -1;
+    }
+    const char *h = strstr(r->head, "X-Strata-Step: ");
+    step = h ? atol(h + 15) : -1;
+    if (step > 0 && step % every == 0) return step;
+    free(r->body);
+    r->body = NULL;
+    sleep_s(0.05);
+  }
+  return step;
+}
+
 TEST(frame_is_the_snapshot_png) {
   /* a 3D case: the frame of step S (a multiple of every) is, byte for
    * byte, the snapshot PNG the library wrote at S, of the case's slice */
@@ -326,16 +348,7 @@ TEST(frame_is_the_snapshot_png) {
   pid_t pid = start_viewed("v3.ini", "--out o_frame");
   CHECK(pid > 0);
   http_reply r;
-  long step = -1;
-  for (int i = 0; i < 40; i++) {
-    CHECK(http("GET", "/frame.png", 1, &r) == 0 && r.code == 200);
-    const char *h = strstr(r.head, "X-Strata-Step: ");
-    step = h ? atol(h + 15) : -1;
-    if (step > 0 && step % 40 == 0) break;
-    free(r.body);
-    r.body = NULL;
-    sleep_s(0.05);
-  }
+  long step = frame_of_a_snapshot(40, &r);
   CHECKF(r.body && step > 0 && step % 40 == 0, "step %ld", step);
   char name[64];
   snprintf(name, sizeof name, "o_frame/snap_%06ld.png", step);
@@ -393,16 +406,7 @@ TEST(frame_draws_the_interfaces) {
   CHECK(pid > 0);
   /* the frames first, the run stopped, then the checks */
   http_reply r = {0}, r0 = {0};
-  long step = -1;
-  for (int i = 0; i < 40; i++) {
-    if (http("GET", "/frame.png", 1, &r) || r.code != 200) break;
-    const char *h = strstr(r.head, "X-Strata-Step: ");
-    step = h ? atol(h + 15) : -1;
-    if (step > 0 && step % 20 == 0) break;
-    free(r.body);
-    r.body = NULL;
-    sleep_s(0.05);
-  }
+  long step = frame_of_a_snapshot(20, &r);
   int got0 = http("GET", "/frame.png?axis=0&index=3", 1, &r0) == 0 &&
              r0.code == 200;
   kill(pid, SIGINT);

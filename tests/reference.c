@@ -457,6 +457,21 @@ unsigned char *ref_slurp(const char *path, size_t *n) {
   return b;
 }
 
+char *ref_h5_text(const char *path) {
+  char cmd[2048], out[1024];
+  snprintf(out, sizeof out, "%s.txt", path);
+  snprintf(cmd, sizeof cmd, "h5dump -m %%.17g '%s' 2>/dev/null | tail -n +2 "
+           ">'%s'", path, out);
+  size_t n = 0;
+  char *t = system(cmd) == 0 ? (char *)ref_slurp(out, &n) : NULL;
+  remove(out);
+  if (t && n == 0) {
+    free(t);
+    t = NULL;
+  }
+  return t;
+}
+
 /* ---- PNG ---------------------------------------------------------------- */
 
 char ref_png_title[512];

@@ -94,6 +94,11 @@ uint32_t ref_crc32(const void *p, size_t n);
  * NULL. */
 unsigned char *ref_slurp(const char *path, size_t *n);
 
+/* h5dump's text of the HDF5 file at path (every value to 17 digits) less
+ * its first line, which names the file: malloc'd, or NULL when h5dump
+ * failed.  Two files of the same content give the same text. */
+char *ref_h5_text(const char *path);
+
 /* Decodes a PNG as strata writes it (8-bit RGB) into RGB, rows top to
  * bottom (malloc'd), *w x *h pixels; checks the signature, every chunk's
  * CRC, IHDR, the zlib stream (inflated whole, Adler-32 included) and each

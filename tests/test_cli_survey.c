@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "reference.h"
 #include "runner.h"
 
 #define CLI_TEST_NAME "test_cli_survey"
@@ -448,15 +449,8 @@ TEST(hdf5_snapshots_and_gathers) {
 }
 
 #ifdef STRATA_MPIEXEC
-/* h5dump's text of dir/file less its first line (which names the file),
- * malloc'd, or NULL. */
-static char *h5_text(const char *file) {
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "h5dump '%s' 2>/dev/null | tail -n +2 >'%s'",
-           tp(file), tp("h5text.txt"));
-  if (system(cmd) != 0) return NULL;
-  return slurp(tp("h5text.txt"), NULL);
-}
+/* h5dump's text of a file in the test's folder (reference.c) */
+static char *h5_text(const char *file) { return ref_h5_text(tp(file)); }
 
 /* HDF5 snapshots over 2 and 4 ranks: every snapshot's content (h5dump)
  * and the XDMF index are those of one process; with parallel HDF5 every

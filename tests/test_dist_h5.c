@@ -38,32 +38,6 @@ static const char *name_of(const char *stem, char *buf, size_t n) {
 
 static int file_exists(const char *path) { return access(path, F_OK) == 0; }
 
-/* h5dump's text of path (every value to 17 digits) less its first line,
- * which names the file; malloc'd, or NULL. */
-static char *h5_text(const char *path) {
-  char cmd[1024], out[256];
-  snprintf(out, sizeof out, "%s.txt", path);
-  snprintf(cmd, sizeof cmd, "h5dump -m %%.17g '%s' 2>/dev/null | tail -n +2 "
-           ">'%s'", path, out);
-  char *t = NULL;
-  if (system(cmd) == 0) {
-    FILE *f = fopen(out, "rb");
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (t = malloc((size_t)n + 1)) != NULL) {
-      if (fread(t, 1, (size_t)n, f) != (size_t)n) {
-        free(t);
-        t = NULL;
-      } else {
-        t[n] = 0;
-      }
-    }
-    if (f) fclose(f);
-  }
-  remove(out);
-  return t;
-}
-
 /* Eight receivers on a grid of 40 planes along z (h = 10 m): on 4 ranks
  * (10 planes each) rank 0 samples receivers 0, 2, 5, rank 1 1, 3, 4 (a
  * receiver on the boundary plane 10 is rank 1's, one at 9.5 rank 0's),
@@ -128,7 +102,7 @@ TEST(traces_match_one_process) {
     remove(many);
     SKIP("h5dump is not installed (hdf5-tools)");
   }
-  char *a = h5_text(one), *b = h5_text(many);
+  char *a = ref_h5_text(one), *b = ref_h5_text(many);
   remove(one);
   remove(many);
   CHECKF(a && strstr(a, "DATASET \"traces\"") &&
